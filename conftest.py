@@ -1,0 +1,40 @@
+"""Fixtures shared by the tests of every part: where the Meson build and the
+shared data are, and a DPDK --file-prefix of its own for each test so that
+tests never share hugepage files or runtime sockets."""
+from __future__ import annotations
+
+import os
+import uuid
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent
+SHARED = Path(os.environ.get("PIPEPLACE_SHARED", REPO.parent / "shared")).resolve()
+
+
+@pytest.fixture(scope="session")
+def repo_dir() -> Path:
+    return REPO
+
+
+@pytest.fixture(scope="session")
+def shared_dir() -> Path:
+    if not SHARED.is_dir():
+        pytest.fail(f"shared data not found at {SHARED} (set PIPEPLACE_SHARED)")
+    return SHARED
+
+
+@pytest.fixture(scope="session")
+def build_dir() -> Path:
+    """The Meson build the C tests run against; tools/test.sh points this at
+    the ASan+UBSan build."""
+    d = Path(os.environ.get("PIPEPLACE_BUILD", REPO / "build")).resolve()
+    if not (d / "build.ninja").exists():
+        pytest.fail(f"no Meson build at {d}: run tools/setup.sh or set PIPEPLACE_BUILD")
+    return d
+
+
+@pytest.fixture
+def file_prefix() -> str:
+    return "pp" + uuid.uuid4().hex[:10]
