@@ -1,0 +1,79 @@
+/* The interface between the pipeplace runtime and an application.
+ *
+ * An app is the P stage of an R -> P -> T pipeline: the runtime owns ports,
+ * rings, lcores, placement, counters and statistics; the app owns what it
+ * does to a burst of packets.  An app's main() is just
+ *
+ *     int main(int argc, char **argv) { return pp_main(argc, argv, &my_app); }
+ *
+ * Verdicts: for each packet the P stage writes one byte, 0 = forward to T,
+ * k > 0 = drop, counted under drop_reasons[k-1].  The runtime frees dropped
+ * packets; the app never frees or keeps an mbuf.
+ */
+#ifndef PP_APP_H
+#define PP_APP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+struct rte_mbuf;
+
+#define PP_VERDICT_FORWARD 0u
+
+/* Topology facts an app may size itself with (from hwloc, real or synthetic). */
+struct pp_setup_info {
+	size_t l1d_bytes;     /* L1 data cache of the first context used by a P task */
+	size_t l2_bytes;      /* 0 when the level does not exist */
+	size_t llc_bytes;     /* last-level cache (largest data cache) */
+	unsigned n_instances; /* instances in the placement */
+	unsigned socket_id;   /* NUMA socket of the first P task (for allocation) */
+	const char *variant;  /* placement "variant" or --variant, NULL if none */
+};
+
+struct pp_app {
+	const char *name;                /* must equal placement "app" */
+	const char *const *variants;     /* NULL-terminated list, or NULL: any/none */
+	const char *const *drop_reasons; /* names; index = verdict - 1 */
+	unsigned n_drop_reasons;
+	const char *usage;               /* app options text for --help */
+	size_t cfg_size;                 /* runtime allocates and zeroes cfg */
+
+	/* Called for every option after "--" the runtime does not know.
+	 * argv[0] is the option, argv[1] (if argc > 1) its value.
+	 * Returns the number of argv entries consumed (1 or 2), 0 for an
+	 * unknown option, -1 for a bad value (after printing an error that
+	 * names the option and the value).  May be NULL. */
+	int (*parse_opt)(void *cfg, int argc, char **argv);
+
+	/* Main lcore, after EAL init, before any task runs.  0 or -errno. */
+	int (*setup)(void *cfg, const struct pp_setup_info *info, void **app_state);
+
+	/* Once per P task (instance), before launch, on the main lcore.
+	 * Allocate per-task state on info->socket_id.  0 or -errno. */
+	int (*task_init)(void *app_state, unsigned instance, void **task_state);
+
+	/* FAST PATH: n <= PP_BURST packets; write verdict[i] for each.
+	 * No allocation, locking, logging or printing here. */
+	void (*process)(void *task_state, struct rte_mbuf **pkts, uint16_t n,
+			uint8_t *verdict);
+
+	/* App figures, added to the statistics JSON object `out` (the runtime
+	 * places it under "app").  Called after the tasks stopped, or from the
+	 * main lcore on SIGUSR1 while they run (read-only).  May be NULL. */
+	void (*stats)(void *app_state, void *const *task_states, unsigned n_tasks,
+		      json_t *out);
+
+	/* Free everything setup/task_init made.  May be NULL. */
+	void (*teardown)(void *app_state, void **task_states, unsigned n_tasks);
+};
+
+/* Burst size used by every stage; process() never sees more. */
+#define PP_BURST 32
+
+/* Parse EAL and runtime options, build the topology, validate the placement,
+ * launch, run, print statistics.  Returns the process exit status. */
+int pp_main(int argc, char **argv, const struct pp_app *app);
+
+#endif /* PP_APP_H */
