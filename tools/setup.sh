@@ -1,0 +1,106 @@
+#!/usr/bin/env bash
+# Sets up everything pipeplace needs on Debian 12, as root: system packages,
+# hugepages (or the --no-huge fallback), the Meson build, the Python venv.
+# Idempotent, and quiet when there is nothing to do.
+#
+#   tools/setup.sh            release build in build/
+#   tools/setup.sh --asan     also the ASan+UBSan build in build-asan/ (tests use it)
+#   tools/setup.sh --fuzz     also the clang libFuzzer build in build-fuzz/
+set -euo pipefail
+
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$repo"
+want_asan=0 want_fuzz=0
+for arg in "$@"; do
+  case "$arg" in
+    --asan) want_asan=1 ;;
+    --fuzz) want_fuzz=1 ;;
+    -h|--help) sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "setup: unknown option '$arg' (see --help)" >&2; exit 2 ;;
+  esac
+done
+
+say() { echo "setup: $*"; }
+# Run quietly; show the captured output only when the command fails.
+quiet() {
+  local log; log=$(mktemp)
+  if ! "$@" >"$log" 2>&1; then
+    cat "$log" >&2; rm -f "$log"
+    echo "setup: failed: $*" >&2
+    exit 1
+  fi
+  rm -f "$log"
+}
+
+# --- system packages ---------------------------------------------------------
+packages=(
+  build-essential pkg-config meson ninja-build
+  libdpdk-dev dpdk dpdk-dev libhwloc-dev hwloc libpcap-dev libjansson-dev
+  libhyperscan-dev libsodium-dev
+  python3 python3-venv python3-dev
+  tshark tcpdump clang libclang-rt-14-dev
+)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  if [ "$(id -u)" -ne 0 ]; then
+    echo "setup: missing Debian packages (${missing[*]}); run this script as root" >&2
+    exit 1
+  fi
+  say "installing ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  quiet apt-get update
+  quiet apt-get install -y --no-install-recommends "${missing[@]}"
+fi
+
+# --- hugepages: about 1 GiB of 2 MiB pages and a hugetlbfs mount --------------
+# Where the kernel refuses, the runtime falls back to --no-huge by itself.
+hp_file=/proc/sys/vm/nr_hugepages
+hp_want=512
+if [ -w "$hp_file" ] && [ "$(cat "$hp_file")" -lt "$hp_want" ]; then
+  echo "$hp_want" >"$hp_file" 2>/dev/null || true
+fi
+if ! grep -qs ' hugetlbfs ' /proc/mounts; then
+  mkdir -p /dev/hugepages 2>/dev/null || true
+  mount -t hugetlbfs nodev /dev/hugepages 2>/dev/null || true
+fi
+hp_free=$(awk '/^HugePages_Free:/ {print $2}' /proc/meminfo 2>/dev/null || echo 0)
+if ! grep -qs ' hugetlbfs ' /proc/mounts || [ "${hp_free:-0}" -lt 64 ]; then
+  say "hugepages unavailable (free: ${hp_free:-0}); DPDK programs will run with --no-huge"
+fi
+
+# --- Meson builds ------------------------------------------------------------
+configure() {  # dir, extra meson args...
+  local dir=$1; shift
+  if [ ! -f "$dir/build.ninja" ]; then
+    say "configuring $dir"
+    quiet meson setup "$dir" "$@"
+  fi
+  quiet ninja -C "$dir"
+}
+configure build
+if ((want_asan)); then
+  configure build-asan -Dbuildtype=debugoptimized \
+    -Db_sanitize=address,undefined -Db_lundef=false
+fi
+if ((want_fuzz)); then
+  CC=clang configure build-fuzz -Dbuildtype=debugoptimized -Dfuzz=true \
+    -Db_sanitize=address,undefined -Db_lundef=false
+fi
+
+# --- Python environment --------------------------------------------------------
+# Rebuilt only when the requirements or the package metadata change.
+stamp=.venv/.pipeplace-stamp
+digest=$(cat tests/requirements.txt assign/pyproject.toml 2>/dev/null | sha256sum | cut -d' ' -f1)
+if [ ! -x .venv/bin/python ] || [ "$(cat "$stamp" 2>/dev/null)" != "$digest" ]; then
+  say "preparing the Python environment in .venv"
+  [ -x .venv/bin/python ] || quiet python3 -m venv .venv
+  quiet .venv/bin/pip install --disable-pip-version-check -q -r tests/requirements.txt
+  if [ -f assign/pyproject.toml ]; then
+    quiet .venv/bin/pip install --disable-pip-version-check -q -e "assign[test]"
+  fi
+  echo "$digest" >"$stamp"
+fi
+exit 0

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Runs the whole test suite, after making sure the builds it needs exist:
+#   1. C unit tests (meson test) on the ASan+UBSan build,
+#   2. the libFuzzer targets for a bounded time (clang build),
+#   3. pytest: the assign package and every end-to-end test, the C programs
+#      taken from the ASan+UBSan build.
+# Exits non-zero when any test fails.
+set -euo pipefail
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$repo"
+"$repo/tools/setup.sh" --asan --fuzz
+
+# DPDK maps its memory itself; LeakSanitizer cannot tell its hugepage
+# bookkeeping from a leak, and the first error must stop the program.
+export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=0:abort_on_error=1:halt_on_error=1}"
+export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
+export PIPEPLACE_BUILD="$repo/build-asan"
+export PIPEPLACE_FUZZ_BUILD="$repo/build-fuzz"
+
+status=0
+echo "== C unit tests (ASan+UBSan) =="
+meson test -C build-asan --no-rebuild --print-errorlogs --num-processes 2 || status=1
+echo "== fuzzers (bounded time) =="
+meson test -C build-fuzz --no-rebuild --print-errorlogs --suite fuzz --num-processes 2 || status=1
+echo "== pytest: assign and end-to-end =="
+.venv/bin/python -m pytest || status=1
+exit $status
