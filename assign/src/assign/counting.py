@@ -1,0 +1,95 @@
+"""Exact number of distinct assignments of T distinct tasks on a topology.
+
+Two assignments are the same when one becomes the other by permuting
+identical siblings at any level (cores, pipelines within a core, contexts
+within a pipeline, ...): the orbits of injective maps tasks -> contexts under
+the automorphism group of the topology tree.  The paper's Table 1 counts
+these (3 tasks on the T2: 11).
+
+Method: exponential generating functions over the tree of isomorphism
+classes.  Tasks are labelled, so a node's structure is a *set* of non-empty
+child structures on disjoint task sets, at most k of them for k identical
+children: EGF = sum_{j<=k} B^j / j!, with B the EGF of a non-empty child.
+Different classes of children multiply.  We carry n! [x^n] (labelled counts)
+so every step is an exact integer operation.
+"""
+from __future__ import annotations
+
+from functools import lru_cache
+from math import comb, factorial, perm
+
+from .topology import Node, Topology
+
+Series = tuple[int, ...]  # a[n] = number of labelled structures on n tasks
+
+
+def _mul(f: Series, g: Series, cap: int) -> Series:
+    """Labelled product: (f*g)[n] = sum_i C(n, i) f[i] g[n-i]."""
+    n_max = min(cap, len(f) + len(g) - 2)
+    return tuple(
+        sum(comb(n, i) * f[i] * g[n - i] for i in range(max(0, n - len(g) + 1), min(n, len(f) - 1) + 1))
+        for n in range(n_max + 1)
+    )
+
+
+def _set_of_at_most(b: Series, k: int, cap: int) -> Series:
+    """sum_{j=0..k} B^j / j! for a series B with B[0] = 0 (labelled sets of
+    at most k non-empty structures).  B^j has j! orderings of the same set,
+    so the division is exact."""
+    total = [1] + [0] * cap
+    power: Series = (1,)
+    for j in range(1, k + 1):
+        power = _mul(power, b, cap)
+        if not any(power):
+            break
+        fj = factorial(j)
+        for n, c in enumerate(power):
+            assert c % fj == 0
+            total[n] += c // fj
+    return tuple(total)
+
+
+@lru_cache(maxsize=None)
+def _series(shape: tuple, cap: int) -> Series:
+    node_type, children = shape
+    if node_type == "PU":
+        return (1, 1)[: cap + 1]
+    out: Series = (1,)
+    i = 0
+    while i < len(children):
+        j = i
+        while j < len(children) and children[j] == children[i]:
+            j += 1
+        child = _series(children[i], cap)
+        nonempty = (0,) + child[1:]
+        out = _mul(out, _set_of_at_most(nonempty, j - i, cap), cap)
+        i = j
+    return out
+
+
+def count_assignments(topo: Topology, tasks: int) -> int:
+    """Distinct assignments of `tasks` distinct tasks, one per context."""
+    if tasks < 0:
+        raise ValueError(f"number of tasks must be >= 0, got {tasks}")
+    if tasks > topo.n_contexts:
+        return 0
+    s = _series(topo.root.shape(), tasks)
+    return s[tasks] if tasks < len(s) else 0
+
+
+def raw_placements(topo: Topology, tasks: int) -> int:
+    """Injective maps tasks -> contexts (what iid sampling draws uniformly)."""
+    return perm(topo.n_contexts, tasks) if 0 <= tasks <= topo.n_contexts else 0
+
+
+def canonical_assignment(node: Node, task_at: dict[int, int], _counter: list[int] | None = None) -> tuple:
+    """Canonical form of an assignment (context index -> task) under the
+    tree's symmetries: two assignments are equivalent iff their forms are
+    equal (sorted-children canonical form of a labelled rooted tree).
+    Contexts are numbered in tree order, as Topology.pus."""
+    counter = _counter if _counter is not None else [0]
+    if node.is_pu:
+        v = counter[0]
+        counter[0] += 1
+        return ("PU", task_at.get(v, -1))
+    return (node.type, tuple(sorted(canonical_assignment(c, task_at, counter) for c in node.children)))

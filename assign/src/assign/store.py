@@ -1,0 +1,239 @@
+"""The results database (SQLite).
+
+Tables: runs (what was sampled, on what, by which backend), measurements
+(one row per draw, value or failure with its reason), estimates (what
+`assign iterate` concluded at each step).  Measurements are inserted one
+transaction each, as they come, and never updated or deleted (triggers
+refuse it), so a killed process loses at most the measurement in flight.
+
+Durability: WAL journal.  A run whose backend measures for real commits with
+synchronous=FULL (each commit reaches the disk; a measurement takes seconds
+anyway); a modelled run uses synchronous=NORMAL, which survives the process
+being killed but not a power cut, because a modelled value is recomputed
+exactly from the seed and commits at disk speed would make 5000 model
+points slow.
+"""
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+from dataclasses import dataclass
+from datetime import datetime, timezone
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS runs (
+    id INTEGER PRIMARY KEY,
+    workload TEXT NOT NULL,
+    instances INTEGER NOT NULL,
+    machine TEXT NOT NULL,
+    topology TEXT NOT NULL,          -- JSON: the hwloc tree (see topology.py)
+    backend TEXT NOT NULL,
+    kind TEXT NOT NULL CHECK (kind IN ('measured', 'modelled')),
+    seed INTEGER NOT NULL,
+    allow_colocate INTEGER NOT NULL,
+    params TEXT NOT NULL,            -- JSON: backend configuration
+    created TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS measurements (
+    run_id INTEGER NOT NULL REFERENCES runs(id),
+    idx INTEGER NOT NULL,            -- draw number: the draw is a function of (seed, idx)
+    assignment TEXT NOT NULL,        -- JSON list: PU os_index of task 0, 1, ... (R0 P0 T0 R1 ...)
+    value REAL,                      -- packets/s; NULL when status = 'failed'
+    status TEXT NOT NULL CHECK (status IN ('ok', 'failed')),
+    reason TEXT,
+    extra TEXT,                      -- JSON: per-instance / per-task data from the backend
+    measured_at TEXT NOT NULL,
+    PRIMARY KEY (run_id, idx),
+    CHECK ((status = 'ok') = (value IS NOT NULL))
+);
+CREATE TABLE IF NOT EXISTS estimates (
+    run_id INTEGER NOT NULL REFERENCES runs(id),
+    n INTEGER NOT NULL,
+    result TEXT NOT NULL,            -- JSON: evt Estimate.to_dict()
+    created TEXT NOT NULL,
+    PRIMARY KEY (run_id, n)
+);
+CREATE TRIGGER IF NOT EXISTS measurements_keep_update BEFORE UPDATE ON measurements
+BEGIN SELECT RAISE(ABORT, 'stored measurements are never changed'); END;
+CREATE TRIGGER IF NOT EXISTS measurements_keep_delete BEFORE DELETE ON measurements
+BEGIN SELECT RAISE(ABORT, 'stored measurements are never deleted'); END;
+"""
+
+
+class StoreError(ValueError):
+    """The database is missing, unreadable, or has no such run."""
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
+
+
+@dataclass(frozen=True)
+class Run:
+    id: int
+    workload: str
+    instances: int
+    machine: str
+    topology: dict
+    backend: str
+    kind: str
+    seed: int
+    allow_colocate: bool
+    params: dict
+    created: str
+
+    def label(self) -> str:
+        return (f"run {self.id}: {self.workload} x{self.instances} on {self.machine}, "
+                f"backend {self.backend} ({self.kind}), seed {self.seed}")
+
+
+@dataclass(frozen=True)
+class Measurement:
+    idx: int
+    assignment: list[int]
+    value: float | None
+    status: str
+    reason: str | None
+    extra: dict
+
+
+class Store:
+    def __init__(self, path: str, *, readonly: bool = False):
+        self.path = path
+        if readonly:
+            if not os.path.exists(path):
+                raise StoreError(f"results database {path} does not exist")
+            uri = f"file:{os.path.abspath(path)}?mode=ro"
+            self.db = sqlite3.connect(uri, uri=True)
+        else:
+            self.db = sqlite3.connect(path)
+        try:
+            if not readonly:
+                self.db.execute("PRAGMA journal_mode=WAL")
+                self.db.executescript(SCHEMA)
+            else:
+                self.db.execute("SELECT 1 FROM runs LIMIT 1")
+        except sqlite3.DatabaseError as e:
+            self.db.close()
+            raise StoreError(f"{path} is not an assign results database: {e}") from None
+
+    def close(self) -> None:
+        self.db.close()
+
+    def __enter__(self) -> "Store":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    # runs -----------------------------------------------------------------
+    def _run(self, row) -> Run:
+        return Run(row[0], row[1], row[2], row[3], json.loads(row[4]), row[5], row[6], row[7],
+                   bool(row[8]), json.loads(row[9]), row[10])
+
+    def runs(self) -> list[Run]:
+        return [self._run(r) for r in self.db.execute("SELECT * FROM runs ORDER BY id")]
+
+    def run(self, run_id: int | None) -> Run:
+        """The run asked for, or the only run in the database."""
+        runs = self.runs()
+        if not runs:
+            raise StoreError(f"{self.path} holds no runs yet: run `assign sample` first")
+        if run_id is None:
+            if len(runs) > 1:
+                listing = "; ".join(r.label() for r in runs)
+                raise StoreError(f"{self.path} holds {len(runs)} runs, pick one with --run ID ({listing})")
+            return runs[0]
+        for r in runs:
+            if r.id == run_id:
+                return r
+        raise StoreError(f"{self.path} has no run {run_id} (runs: {', '.join(str(r.id) for r in runs)})")
+
+    def find_or_create_run(self, *, workload: str, instances: int, machine: str, topology: dict,
+                           backend: str, kind: str, seed: int, allow_colocate: bool,
+                           params: dict) -> tuple[Run, bool]:
+        topo_json = json.dumps(topology, sort_keys=True, separators=(",", ":"))
+        params_json = json.dumps(params, sort_keys=True)
+        row = self.db.execute(
+            "SELECT * FROM runs WHERE workload=? AND instances=? AND machine=? AND topology=? AND backend=? "
+            "AND kind=? AND seed=? AND allow_colocate=? AND params=? ORDER BY id LIMIT 1",
+            (workload, instances, machine, topo_json, backend, kind, seed, int(allow_colocate), params_json),
+        ).fetchone()
+        if row is not None:
+            return self._run(row), False
+        with self.db:
+            cur = self.db.execute(
+                "INSERT INTO runs (workload, instances, machine, topology, backend, kind, seed, allow_colocate, "
+                "params, created) VALUES (?,?,?,?,?,?,?,?,?,?)",
+                (workload, instances, machine, topo_json, backend, kind, seed, int(allow_colocate), params_json,
+                 _now()),
+            )
+        return self.run(cur.lastrowid), True
+
+    # measurements ---------------------------------------------------------
+    def set_durability(self, kind: str) -> None:
+        self.db.execute("PRAGMA synchronous=" + ("FULL" if kind == "measured" else "NORMAL"))
+
+    def add(self, run_id: int, idx: int, assignment: list[int], value: float | None, status: str,
+            reason: str | None, extra: dict) -> None:
+        """Store one measurement in its own transaction."""
+        with self.db:
+            self.db.execute(
+                "INSERT INTO measurements (run_id, idx, assignment, value, status, reason, extra, measured_at) "
+                "VALUES (?,?,?,?,?,?,?,?)",
+                (run_id, idx, json.dumps(assignment), value, status, reason,
+                 json.dumps(extra, separators=(",", ":")), _now()),
+            )
+
+    def progress(self, run_id: int) -> tuple[int, int, int, float | None]:
+        """(next idx, ok count, failed count, best value) of a run."""
+        nxt, ok, failed, best = self.db.execute(
+            "SELECT COALESCE(MAX(idx) + 1, 0), SUM(status='ok'), SUM(status='failed'), MAX(value) "
+            "FROM measurements WHERE run_id=?", (run_id,)).fetchone()
+        return int(nxt), int(ok or 0), int(failed or 0), best
+
+    def values(self, run_id: int, limit: int | None = None) -> list[float]:
+        """Successful values in draw order (failures are never values)."""
+        q = "SELECT value FROM measurements WHERE run_id=? AND status='ok' ORDER BY idx"
+        rows = self.db.execute(q + (" LIMIT ?" if limit else ""), (run_id, limit) if limit else (run_id,))
+        return [r[0] for r in rows]
+
+    def measurements(self, run_id: int) -> list[Measurement]:
+        rows = self.db.execute(
+            "SELECT idx, assignment, value, status, reason, extra FROM measurements WHERE run_id=? ORDER BY idx",
+            (run_id,))
+        return [Measurement(r[0], json.loads(r[1]), r[2], r[3], r[4], json.loads(r[5] or "{}")) for r in rows]
+
+    def best(self, run_id: int) -> Measurement | None:
+        r = self.db.execute(
+            "SELECT idx, assignment, value, status, reason, extra FROM measurements "
+            "WHERE run_id=? AND status='ok' ORDER BY value DESC, idx LIMIT 1", (run_id,)).fetchone()
+        return None if r is None else Measurement(r[0], json.loads(r[1]), r[2], r[3], r[4], json.loads(r[5] or "{}"))
+
+    def failures(self, run_id: int) -> list[tuple[int, str]]:
+        return list(self.db.execute(
+            "SELECT idx, reason FROM measurements WHERE run_id=? AND status='failed' ORDER BY idx", (run_id,)))
+
+    # estimates ------------------------------------------------------------
+    def add_estimate(self, run_id: int, n: int, result: dict) -> None:
+        with self.db:
+            self.db.execute("INSERT OR IGNORE INTO estimates (run_id, n, result, created) VALUES (?,?,?,?)",
+                            (run_id, n, json.dumps(result, default=_json_default), _now()))
+
+    def estimates(self, run_id: int) -> list[tuple[int, dict]]:
+        return [(n, json.loads(r)) for n, r in
+                self.db.execute("SELECT n, result FROM estimates WHERE run_id=? ORDER BY n", (run_id,))]
+
+
+def _json_default(o):
+    try:
+        import numpy as np
+
+        if isinstance(o, np.generic):
+            return o.item()
+        if isinstance(o, np.ndarray):
+            return o.tolist()
+    except ImportError:  # pragma: no cover
+        pass
+    return str(o)
