@@ -1,0 +1,138 @@
+/* The flow table shared by every instance of the stateful app.
+ *
+ * 2^16 buckets (the paper's size), each a spinlock and the head of a chain of
+ * flow records.  Records come from a pool preallocated at set-up (capacity
+ * fixed then, default 2^16 records); the free list is a multi-producer
+ * multi-consumer rte_ring of record indices, so creating or reclaiming a
+ * flow never allocates.
+ *
+ * Why a spinlock per bucket and not a seqlock: every packet of a flow WRITES
+ * its record (counters, last seen, flags), so there are no read-only lookups
+ * for a seqlock's optimistic readers to speed up; writers would still need
+ * mutual exclusion, and retrying readers would only add work.  The critical
+ * section is one short chain walk plus a few stores.
+ *
+ * Expiry: a record idle for longer than idle_tsc is reclaimed (1) lazily,
+ * when a lookup walks past it in its chain, and (2) by flow_table_sweep(),
+ * which the app calls for a few buckets per burst so that flows in buckets
+ * no packet visits again are reclaimed too.
+ *
+ * Table full (no free record): the packet's flow is not tracked, the caller
+ * counts it (table_full) and forwards the packet anyway: a monitor must not
+ * become a denial of service for the traffic it watches.
+ */
+#ifndef STATEFUL_FLOW_TABLE_H
+#define STATEFUL_FLOW_TABLE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <rte_common.h>
+#include <rte_spinlock.h>
+
+#include "flow_hash.h"
+#include "flow_key.h"
+
+#define FLOW_TABLE_BUCKETS (1u << 16)
+#define FLOW_TABLE_BUCKET_MASK (FLOW_TABLE_BUCKETS - 1)
+#define FLOW_NIL UINT32_MAX
+#define FLOW_CHAIN_HIST 17 /* chain lengths 0..15 and >= 16 */
+
+enum flow_state {
+	FLOW_STATE_NONE = 0,    /* not TCP */
+	FLOW_STATE_NEW,         /* TCP, not yet acknowledged both ways */
+	FLOW_STATE_ESTABLISHED, /* TCP, ACK seen from both sides */
+	FLOW_STATE_CLOSING,     /* TCP, FIN seen from one side */
+	FLOW_STATE_CLOSED,      /* TCP, RST seen, or FIN from both sides */
+};
+
+#define TCP_FLAG_FIN 0x01
+#define TCP_FLAG_SYN 0x02
+#define TCP_FLAG_RST 0x04
+#define TCP_FLAG_ACK 0x10
+
+/* Directions are relative to the flow's initiator (the sender of its first
+ * packet seen): 0 = initiator -> responder, 1 = back. */
+struct flow_record {
+	/* first cache line: what a chain walk reads */
+	struct flow_key key;
+	uint32_t hash;
+	uint32_t next;          /* pool index of the next record in the chain */
+	uint64_t last_tsc;      /* last seen (rte_rdtsc) */
+	uint8_t init_dir;       /* flow_pkt.dir of the first packet */
+	uint8_t tcp_flags;      /* OR of every packet's flags */
+	uint8_t state;          /* enum flow_state */
+	uint8_t dir_bits;       /* bit d: ACK seen in direction d; bit 2+d: FIN */
+	/* second cache line */
+	uint64_t first_tsc;     /* first seen */
+	uint64_t packets[2];
+	uint64_t bytes[2];
+} __rte_cache_aligned;
+
+struct flow_bucket {
+	rte_spinlock_t lock;
+	uint32_t head;
+};
+
+/* Counters of one caller (one P task): never shared, never locked. */
+struct flow_counters {
+	uint64_t lookups;     /* packets looked up */
+	uint64_t probes;      /* records examined by those lookups */
+	uint64_t max_probe;   /* longest chain walk seen */
+	uint64_t hits;        /* packets of an existing flow */
+	uint64_t created;
+	uint64_t expired;
+	uint64_t table_full;  /* packets whose flow could not be created */
+};
+
+struct rte_ring;
+
+struct flow_table {
+	struct flow_bucket *buckets;
+	struct flow_record *pool;
+	struct rte_ring *free_ring;
+	uint32_t capacity;
+	uint64_t idle_tsc;    /* 0: never expire */
+	struct flow_hasher hasher;
+};
+
+enum flow_update {
+	FLOW_UPDATE_FULL = 0, /* no free record: not tracked */
+	FLOW_UPDATE_HIT,
+	FLOW_UPDATE_CREATED,
+};
+
+/* Allocate the table on socket_id (rte_zmalloc_socket, rte_ring).  Needs the
+ * EAL.  capacity: records in the pool, 1 .. 2^26.  Returns NULL on failure
+ * (rte_errno set). */
+struct flow_table *flow_table_create(uint32_t capacity, uint64_t idle_tsc,
+				     const struct flow_hasher *hasher,
+				     int socket_id);
+void flow_table_free(struct flow_table *t);
+
+/* Find the packet's flow (creating it if new) and account one packet of
+ * wire_len bytes seen at now.  Takes the bucket's lock.  Thread-safe. */
+enum flow_update flow_table_update(struct flow_table *t, const struct flow_pkt *p,
+				   uint32_t hash, uint32_t wire_len, uint64_t now,
+				   struct flow_counters *c);
+
+/* Reclaim idle records in n buckets from *cursor on (wrapping); advances
+ * *cursor.  Thread-safe.  Returns the number reclaimed. */
+uint32_t flow_table_sweep(struct flow_table *t, uint32_t *cursor, uint32_t n,
+			  uint64_t now, struct flow_counters *c);
+
+/* Visit every record.  Only while no thread updates the table (after the
+ * tasks stopped); a concurrent caller may see a record twice or miss one.
+ * Returns records visited. */
+uint32_t flow_table_foreach(const struct flow_table *t,
+			    void (*fn)(const struct flow_record *r, void *arg),
+			    void *arg);
+
+/* hist[i] = buckets whose chain holds i records (i < 16), hist[16]: >= 16.
+ * Same caveat as flow_table_foreach.  Returns the longest chain. */
+uint32_t flow_table_chain_histogram(const struct flow_table *t,
+				    uint64_t hist[FLOW_CHAIN_HIST]);
+
+const char *flow_state_name(enum flow_state s);
+
+#endif
