@@ -47,7 +47,9 @@ struct pp_app {
 	 * names the option and the value).  May be NULL. */
 	int (*parse_opt)(void *cfg, int argc, char **argv);
 
-	/* Main lcore, after EAL init, before any task runs.  0 or -errno. */
+	/* Main lcore, after EAL init, at the start of every run of a placement
+	 * (a process may run several placements one after another).
+	 * 0 or -errno. */
 	int (*setup)(void *cfg, const struct pp_setup_info *info, void **app_state);
 
 	/* Once per P task (instance), before launch, on the main lcore.
@@ -59,13 +61,14 @@ struct pp_app {
 	void (*process)(void *task_state, struct rte_mbuf **pkts, uint16_t n,
 			uint8_t *verdict);
 
-	/* App figures, added to the statistics JSON object `out` (the runtime
-	 * places it under "app").  Called after the tasks stopped, or from the
+	/* App figures, added to the JSON object `out`, which the runtime places
+	 * under "app_stats" in the statistics ("app" is the app's name there).  Called after the tasks stopped, or from the
 	 * main lcore on SIGUSR1 while they run (read-only).  May be NULL. */
 	void (*stats)(void *app_state, void *const *task_states, unsigned n_tasks,
 		      json_t *out);
 
-	/* Free everything setup/task_init made.  May be NULL. */
+	/* End of a run: free everything setup and task_init made (n_tasks may
+	 * be fewer than instances when a task_init failed).  May be NULL. */
 	void (*teardown)(void *app_state, void **task_states, unsigned n_tasks);
 };
 

@@ -1,0 +1,433 @@
+/* The command line every app shares (contract 3):
+ *   <app> [EAL options] -- --placement FILE [--packets N | --duration S]
+ *         [--warmup S] [--stats FILE] [--variant V] [app options]
+ * The runtime builds the EAL lcore map from the placement itself, and falls
+ * back to --no-huge when no hugepages are free. */
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rte_eal.h>
+#include <rte_errno.h>
+#include <rte_lcore.h>
+#include <rte_mbuf.h>
+
+#include "pp_app.h"
+#include "pp_placement.h"
+#include "pp_placement_builtin.h"
+#include "pp_run.h"
+#include "pp_stats.h"
+#include "pp_topology.h"
+
+#define DEFAULT_RING_SIZE 1024
+#define MBUF_OVERHEAD 512   /* mbuf header, headroom, mempool header: rough */
+
+struct cli {
+	const char *placement_path;
+	const char *topology;
+	const char *stats_path;
+	const char *variant;
+	bool check_only;
+	unsigned mbufs;
+	unsigned mbuf_data;
+	struct pp_run_opts run;
+};
+
+static void usage(const struct pp_app *app, FILE *out)
+{
+	fprintf(out,
+		"usage: %s [EAL options] -- [--placement FILE] [--packets N | --duration S]\n"
+		"          [--warmup S] [--stats FILE] [--variant V] [runtime options] [app options]\n"
+		"\n"
+		"Runs the %s pipeline (R -> P -> T per instance) with each task pinned to the\n"
+		"hardware context the placement gives (format: runtime/PLACEMENT.md).\n"
+		"Do not give -l/-c/--lcores: the runtime builds the lcore map from the placement.\n"
+		"Without free hugepages it adds --no-huge -m N itself and says so.\n"
+		"\n"
+		"runtime options:\n"
+		"  --placement FILE    placement JSON%s\n"
+		"  --packets N         stop after N packets received per instance\n"
+		"  --duration S        stop S seconds after the warm-up (default: run until\n"
+		"                      --packets, SIGINT or SIGTERM)\n"
+		"  --warmup S          seconds whose packets are not in the measured window (0)\n"
+		"  --stats FILE        write the statistics JSON here (default: stdout);\n"
+		"                      SIGUSR1 writes an in-progress snapshot\n"
+		"  --variant V         app variant (overrides the placement's \"variant\")\n"
+		"  --topology DESC     hwloc synthetic topology, e.g. \"pack:1 core:8 group:2 pu:4\"\n"
+		"                      (only with --check-placement)\n"
+		"  --check-placement   validate the placement, print it, exit without running\n"
+		"  --mbufs N           mbufs in the pool (default: enough for the rings; add the\n"
+		"                      packets of every capture net_pcap replays with infinite_rx)\n"
+		"  --mbuf-size B       mbuf data room in bytes (default %u)\n"
+		"  --ring-size N       slots of each R->P and P->T ring, power of two (%u)\n"
+		"  --help              this text\n"
+		"\n"
+		"%s options:\n%s",
+		app->name, app->name,
+		PP_HAVE_BUILTIN_PLACEMENT ? " (default: the one compiled in, " PP_BUILTIN_PLACEMENT_ORIGIN ")" : "",
+		RTE_MBUF_DEFAULT_BUF_SIZE, DEFAULT_RING_SIZE, app->name,
+		app->usage != NULL ? app->usage : "  (none)\n");
+	if (app->variants != NULL) {
+		fprintf(out, "\nvariants:");
+		for (const char *const *v = app->variants; *v != NULL; v++)
+			fprintf(out, " %s", *v);
+		fputc('\n', out);
+	}
+}
+
+static int parse_u64(const char *opt, const char *val, uint64_t min, uint64_t max, uint64_t *out)
+{
+	char *end;
+	errno = 0;
+	unsigned long long v = strtoull(val, &end, 10);
+	if (val[0] == '\0' || val[0] == '-' || *end != '\0' || errno != 0 || v < min || v > max) {
+		fprintf(stderr, "%s %s: expected an integer %" PRIu64 "..%" PRIu64 "\n", opt, val, min, max);
+		return -1;
+	}
+	*out = v;
+	return 0;
+}
+
+static int parse_seconds(const char *opt, const char *val, double *out)
+{
+	char *end;
+	errno = 0;
+	double v = strtod(val, &end);
+	if (val[0] == '\0' || *end != '\0' || errno != 0 || !isfinite(v) || v < 0 || v > 1e7) {
+		fprintf(stderr, "%s %s: expected a number of seconds >= 0\n", opt, val);
+		return -1;
+	}
+	*out = v;
+	return 0;
+}
+
+/* Returns 0 to go on, 1 when --help was printed, -1 on error. */
+static int parse_cli(int argc, char **argv, const struct pp_app *app, void *app_cfg, struct cli *c)
+{
+	for (int i = 0; i < argc; i++) {
+		const char *o = argv[i];
+		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+		bool takes = strcmp(o, "--placement") == 0 || strcmp(o, "--packets") == 0 ||
+			     strcmp(o, "--duration") == 0 || strcmp(o, "--warmup") == 0 ||
+			     strcmp(o, "--stats") == 0 || strcmp(o, "--variant") == 0 ||
+			     strcmp(o, "--topology") == 0 || strcmp(o, "--mbufs") == 0 ||
+			     strcmp(o, "--mbuf-size") == 0 || strcmp(o, "--ring-size") == 0;
+		if (strcmp(o, "--help") == 0 || strcmp(o, "-h") == 0) {
+			usage(app, stdout);
+			return 1;
+		}
+		if (strcmp(o, "--check-placement") == 0) {
+			c->check_only = true;
+			continue;
+		}
+		if (takes && v == NULL) {
+			fprintf(stderr, "%s: missing value\n", o);
+			return -1;
+		}
+		uint64_t u;
+		if (strcmp(o, "--placement") == 0) {
+			c->placement_path = v;
+		} else if (strcmp(o, "--stats") == 0) {
+			c->stats_path = v;
+		} else if (strcmp(o, "--variant") == 0) {
+			c->variant = v;
+		} else if (strcmp(o, "--topology") == 0) {
+			c->topology = v;
+		} else if (strcmp(o, "--packets") == 0) {
+			if (parse_u64(o, v, 1, UINT64_MAX / 2, &c->run.packets) < 0)
+				return -1;
+		} else if (strcmp(o, "--duration") == 0) {
+			if (parse_seconds(o, v, &c->run.duration_s) < 0)
+				return -1;
+		} else if (strcmp(o, "--warmup") == 0) {
+			if (parse_seconds(o, v, &c->run.warmup_s) < 0)
+				return -1;
+		} else if (strcmp(o, "--mbufs") == 0) {
+			if (parse_u64(o, v, 1024, 1u << 26, &u) < 0)
+				return -1;
+			c->mbufs = (unsigned)u;
+		} else if (strcmp(o, "--mbuf-size") == 0) {
+			if (parse_u64(o, v, 128, 65535 - RTE_PKTMBUF_HEADROOM, &u) < 0)
+				return -1;
+			c->mbuf_data = (unsigned)u;
+		} else if (strcmp(o, "--ring-size") == 0) {
+			if (parse_u64(o, v, 64, 1u << 20, &u) < 0)
+				return -1;
+			if ((u & (u - 1)) != 0) {
+				fprintf(stderr, "--ring-size %s: expected a power of two\n", v);
+				return -1;
+			}
+			c->run.ring_size = (unsigned)u;
+		} else {
+			int used = app->parse_opt != NULL ? app->parse_opt(app_cfg, argc - i, argv + i) : 0;
+			if (used < 0)
+				return -1;
+			if (used == 0) {
+				fprintf(stderr, "unknown option %s (see --help)\n", o);
+				return -1;
+			}
+			i += used - 1;
+			continue;
+		}
+		i++;
+	}
+	if (c->run.packets != 0 && c->run.duration_s > 0) {
+		fprintf(stderr, "--packets and --duration: give one of them\n");
+		return -1;
+	}
+	return 0;
+}
+
+static bool variant_known(const struct pp_app *app, const char *v)
+{
+	if (app->variants == NULL)
+		return true;
+	for (const char *const *p = app->variants; *p != NULL; p++)
+		if (strcmp(*p, v) == 0)
+			return true;
+	return false;
+}
+
+static void print_placement(const struct pp_placement *pl, const struct pp_topology *t,
+			    const char *origin)
+{
+	printf("placement %s: app %s, variant %s, %u instance(s), co-location %s, valid on %s\n",
+	       origin, pl->app, pl->variant[0] ? pl->variant : "(none)", pl->n_instances,
+	       pl->allow_colocate ? "allowed" : "off", t->source);
+	pp_topology_print_summary(t, stdout);
+	for (unsigned i = 0; i < pl->n_instances; i++) {
+		const struct pp_instance_placement *ip = &pl->instances[i];
+		printf("instance %u: rx port %u queue %u, tx port %u queue %u\n",
+		       i, ip->rx.port, ip->rx.queue, ip->tx.port, ip->tx.queue);
+		for (int r = 0; r < PP_N_ROLES; r++) {
+			printf("  %s on ", pp_role_names[r]);
+			pp_topology_print_context(t, ip->context[r], stdout);
+			putchar('\n');
+		}
+	}
+}
+
+/* Bytes of hugepage memory free in a mounted hugetlbfs, 0 when none. */
+static uint64_t free_hugepage_bytes(void)
+{
+	FILE *f = fopen("/proc/mounts", "r");
+	char line[512];
+	bool mounted = false;
+	while (f != NULL && fgets(line, sizeof(line), f) != NULL)
+		mounted = mounted || strstr(line, " hugetlbfs ") != NULL;
+	if (f != NULL)
+		fclose(f);
+	if (!mounted)
+		return 0;
+	uint64_t free_pages = 0, size_kb = 0;
+	f = fopen("/proc/meminfo", "r");
+	while (f != NULL && fgets(line, sizeof(line), f) != NULL) {
+		sscanf(line, "HugePages_Free: %" SCNu64, &free_pages);
+		sscanf(line, "Hugepagesize: %" SCNu64, &size_kb);
+	}
+	if (f != NULL)
+		fclose(f);
+	return free_pages * size_kb * 1024;
+}
+
+static bool has_arg(int argc, char **argv, const char *const *names)
+{
+	for (int i = 1; i < argc; i++)
+		for (const char *const *n = names; *n != NULL; n++) {
+			size_t l = strlen(*n);
+			if (strncmp(argv[i], *n, l) == 0 && (argv[i][l] == '\0' || argv[i][l] == '=' ||
+							     (*n)[1] != '-'))
+				return true;
+		}
+	return false;
+}
+
+static volatile sig_atomic_t dummy;
+static void on_stop(int sig) { (void)sig; pp_request_stop(); }
+static void on_usr1(int sig) { (void)sig; pp_request_stats(); dummy = 1; }
+
+int pp_main(int argc, char **argv, const struct pp_app *app)
+{
+	int dashdash = argc;
+	for (int i = 1; i < argc; i++)
+		if (strcmp(argv[i], "--") == 0) {
+			dashdash = i;
+			break;
+		}
+	void *app_cfg = calloc(1, app->cfg_size > 0 ? app->cfg_size : 1);
+	struct cli c = {.run = {.ring_size = DEFAULT_RING_SIZE}, .mbuf_data = RTE_MBUF_DEFAULT_BUF_SIZE};
+	if (app_cfg == NULL)
+		return 1;
+	/* --help before "--" too: a user asking for help should get it. */
+	for (int i = 1; i < dashdash; i++)
+		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+			usage(app, stdout);
+			free(app_cfg);
+			return 0;
+		}
+	int prc = dashdash < argc ? parse_cli(argc - dashdash - 1, argv + dashdash + 1, app, app_cfg, &c) : 0;
+	if (prc != 0) {
+		free(app_cfg);
+		return prc > 0 ? 0 : 1;
+	}
+	c.run.stats_path = c.stats_path;
+
+	char err[512];
+	struct pp_topology topo;
+	if (pp_topology_load(&topo, c.topology, err, sizeof(err)) < 0) {
+		fprintf(stderr, "%s\n", err);
+		free(app_cfg);
+		return 1;
+	}
+	struct pp_placement pl;
+	const char *origin;
+	int rc;
+	if (c.placement_path != NULL) {
+		origin = c.placement_path;
+		rc = pp_placement_load_file(origin, &pl, err, sizeof(err));
+	} else if (PP_HAVE_BUILTIN_PLACEMENT) {
+		origin = PP_BUILTIN_PLACEMENT_ORIGIN;
+		rc = pp_placement_parse(pp_builtin_placement, sizeof(pp_builtin_placement) - 1,
+					origin, &pl, err, sizeof(err));
+	} else {
+		fprintf(stderr, "no placement: give --placement FILE (see --help)\n");
+		pp_topology_free(&topo);
+		free(app_cfg);
+		return 1;
+	}
+	if (rc == 0)
+		rc = pp_placement_validate(&pl, origin, app->name, &topo, err, sizeof(err));
+	if (rc == 0 && c.variant != NULL) {
+		if (pl.variant[0] != '\0' && strcmp(pl.variant, c.variant) != 0)
+			fprintf(stderr, "--variant %s overrides the placement's \"variant\": \"%s\"\n",
+				c.variant, pl.variant);
+		snprintf(pl.variant, sizeof(pl.variant), "%s", c.variant);
+	}
+	if (rc == 0 && pl.variant[0] != '\0' && !variant_known(app, pl.variant)) {
+		snprintf(err, sizeof(err), "%s: variant \"%s\" is not one of %s's variants (see --help)",
+			 c.variant != NULL ? "--variant" : origin, pl.variant, app->name);
+		rc = -1;
+	}
+	if (rc < 0) {
+		fprintf(stderr, "%s\n", err);
+		pp_topology_free(&topo);
+		free(app_cfg);
+		return 1;
+	}
+	if (c.check_only) {
+		print_placement(&pl, &topo, origin);
+		pp_placement_free(&pl);
+		pp_topology_free(&topo);
+		free(app_cfg);
+		return 0;
+	}
+	if (topo.synthetic) {
+		fprintf(stderr, "--topology %s: a synthetic topology cannot run tasks; use it with --check-placement\n",
+			c.topology);
+		pp_placement_free(&pl);
+		pp_topology_free(&topo);
+		free(app_cfg);
+		return 1;
+	}
+	static const char *const lcore_opts[] = {"-l", "-c", "--lcores", "--main-lcore", "--master-lcore", NULL};
+	if (has_arg(dashdash, argv, lcore_opts)) {
+		fprintf(stderr, "EAL options: do not give -l, -c, --lcores or --main-lcore: the lcore map comes from the placement\n");
+		return 1;
+	}
+
+	/* EAL arguments: the user's, then the lcore map, then --no-huge if needed. */
+	unsigned ctxs[PP_MAX_CONTEXTS];
+	unsigned n_ctx = pp_placement_contexts(&pl, ctxs, PP_MAX_CONTEXTS);
+	if (n_ctx + 1 > RTE_MAX_LCORE) {
+		fprintf(stderr, "%s: %u contexts used; this DPDK has at most %d lcores\n", origin, n_ctx, RTE_MAX_LCORE);
+		return 1;
+	}
+	size_t cap = 64 + 16 * ((size_t)CPU_SETSIZE + n_ctx);
+	char *lcores = malloc(cap);
+	cpu_set_t allowed;
+	CPU_ZERO(&allowed);
+	sched_getaffinity(0, sizeof(allowed), &allowed);
+	size_t off = (size_t)snprintf(lcores, cap, "0@(");
+	for (unsigned cpu = 0, first = 1; cpu < CPU_SETSIZE; cpu++)
+		if (CPU_ISSET(cpu, &allowed)) {
+			off += (size_t)snprintf(lcores + off, cap - off, "%s%u", first ? "" : ",", cpu);
+			first = 0;
+		}
+	off += (size_t)snprintf(lcores + off, cap - off, ")");
+	for (unsigned k = 0; k < n_ctx; k++)
+		off += (size_t)snprintf(lcores + off, cap - off, ",%u@%u", k + 1, ctxs[k]);
+
+	unsigned per_instance = 2 * c.run.ring_size + 4 * PP_BURST + 512;
+	if (c.mbufs == 0)
+		c.mbufs = RTE_MAX(8191u, pl.n_instances * per_instance + 4096);
+	uint64_t need_mb = ((uint64_t)c.mbufs * (c.mbuf_data + MBUF_OVERHEAD) >> 20) + 64 +
+			   (uint64_t)pl.n_instances * 2 * c.run.ring_size * 8 / (1 << 20);
+	char **eal = calloc((size_t)dashdash + 8, sizeof(char *));
+	int ne = 0;
+	for (int i = 0; i < dashdash; i++)
+		eal[ne++] = argv[i];
+	eal[ne++] = (char *)"--lcores";
+	eal[ne++] = lcores;
+	static const char *const mem_opts[] = {"--no-huge", "-m", "--socket-mem", "--in-memory", NULL};
+	char mbuf_mb[32];
+	if (!has_arg(dashdash, argv, mem_opts) && free_hugepage_bytes() < (need_mb << 20)) {
+		snprintf(mbuf_mb, sizeof(mbuf_mb), "%" PRIu64, need_mb + 64);
+		fprintf(stderr, "pipeplace: fewer than %" PRIu64 " MiB of free hugepages (or no hugetlbfs mount): running with --no-huge -m %s\n",
+			need_mb, mbuf_mb);
+		eal[ne++] = (char *)"--no-huge";
+		eal[ne++] = (char *)"-m";
+		eal[ne++] = mbuf_mb;
+	}
+	eal[ne] = NULL;
+
+	rc = 1;
+	if (rte_eal_init(ne, eal) < 0) {
+		fprintf(stderr, "EAL initialisation failed: %s (EAL arguments and the messages above say why)\n",
+			rte_strerror(rte_errno));
+		goto out_noeal;
+	}
+	struct sigaction sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_stop;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sa.sa_handler = on_usr1;
+	sigaction(SIGUSR1, &sa, NULL);
+
+	struct pp_runtime rt;
+	memset(&rt, 0, sizeof(rt));
+	rt.app = app;
+	rt.app_cfg = app_cfg;
+	rt.topo = &topo;
+	for (unsigned k = 0; k < n_ctx; k++)
+		rt.lcore_of_context[ctxs[k]] = k + 1;
+	rt.pool = rte_pktmbuf_pool_create("pp_pool", c.mbufs, 256, 0,
+					  (uint16_t)(c.mbuf_data + RTE_PKTMBUF_HEADROOM),
+					  (int)pp_topology_numa_node(&topo, ctxs[0]));
+	if (rt.pool == NULL) {
+		fprintf(stderr, "cannot create a pool of %u mbufs of %u bytes: %s (see --mbufs, --mbuf-size, EAL -m)\n",
+			c.mbufs, c.mbuf_data, rte_strerror(rte_errno));
+		goto out;
+	}
+	json_t *stats = NULL;
+	rc = pp_run_placement(&rt, &pl, origin, pl.variant[0] ? pl.variant : NULL, &c.run, &stats);
+	if (stats != NULL) {
+		if (pp_stats_write(stats, c.stats_path) < 0 && rc == 0)
+			rc = 1;
+		json_decref(stats);
+	}
+out:
+	rte_eal_cleanup();
+out_noeal:
+	free(eal);
+	free(lcores);
+	pp_placement_free(&pl);
+	pp_topology_free(&topo);
+	free(app_cfg);
+	return rc;
+}
