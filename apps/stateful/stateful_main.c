@@ -1,0 +1,370 @@
+/* stateful: the P stage tracks every packet's flow in one table shared by all
+ * instances (see README.md and flow_table.h).  Every packet is forwarded:
+ * non-IP, malformed and untrackable (table full) packets are counted, not
+ * dropped, because a monitor must not cut the traffic it watches. */
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+#include <rte_cycles.h>
+#include <rte_malloc.h>
+#include <rte_mbuf.h>
+#include <rte_prefetch.h>
+
+#include "flow_hash.h"
+#include "flow_key.h"
+#include "flow_table.h"
+#include "pp_app.h"
+
+/* Buckets each P task sweeps for idle flows after a burst: a full lap of the
+ * 2^16 buckets every 32768 bursts (about 1 s at 1 Mpps per instance). */
+#define SWEEP_PER_BURST 2
+#define DEFAULT_IDLE_TIMEOUT_S 30.0 /* nProbe's default idle timeout */
+#define DEFAULT_MAX_FLOWS (1u << 16)
+#define MAX_MAX_FLOWS (1u << 26)
+
+struct stateful_cfg {
+	const char *hash;       /* "nprobe" (default) or "keyed" */
+	const char *hash_key;   /* 32 hex digits, or NULL: random */
+	double idle_timeout_s;  /* 0: never expire */
+	bool idle_timeout_set;
+	uint32_t max_flows;     /* 0: default */
+	const char *dump_flows; /* NULL: no dump */
+};
+
+struct stateful_state {
+	struct flow_table *table;
+	struct stateful_cfg cfg;
+	unsigned socket_id;
+	unsigned n_instances;
+	FILE *dump;             /* opened at set-up so a bad path fails early */
+};
+
+struct stateful_task {
+	struct flow_table *table;
+	struct flow_counters c;
+	uint64_t non_ip;        /* not IPv4/IPv6: forwarded untracked */
+	uint64_t malformed;     /* headers cut or inconsistent: forwarded untracked */
+	uint32_t sweep_cursor;
+	unsigned instance;
+} __rte_cache_aligned;
+
+static const char stateful_usage[] =
+	"  --hash nprobe|keyed  flow hash (default nprobe: the source paper's, from\n"
+	"                       nProbe; floodable by anyone who chooses packets).\n"
+	"                       keyed: SipHash-2-4 (libsodium) with a secret key;\n"
+	"                       use it on any network you do not control\n"
+	"  --hash-key HEX       keyed hash key, 32 hex digits (default: random per run)\n"
+	"  --idle-timeout S     reclaim flows idle for S seconds (default 30; 0: never)\n"
+	"  --max-flows N        flow records preallocated, shared by all instances\n"
+	"                       (default 65536); when all are in use new flows are\n"
+	"                       counted in flows_dropped_table_full, not tracked, and\n"
+	"                       their packets still forwarded\n"
+	"  --dump-flows FILE    write every flow record as JSON at the end of the run\n";
+
+static int
+stateful_parse_opt(void *cfgp, int argc, char **argv)
+{
+	struct stateful_cfg *cfg = cfgp;
+	const char *o = argv[0], *v = argc > 1 ? argv[1] : NULL;
+	char *end;
+
+	if (strcmp(o, "--hash") != 0 && strcmp(o, "--hash-key") != 0 &&
+	    strcmp(o, "--idle-timeout") != 0 && strcmp(o, "--max-flows") != 0 &&
+	    strcmp(o, "--dump-flows") != 0)
+		return 0;
+	if (v == NULL) {
+		fprintf(stderr, "stateful: %s needs a value\n", o);
+		return -1;
+	}
+	if (strcmp(o, "--hash") == 0) {
+		if (strcmp(v, "nprobe") != 0 && strcmp(v, "keyed") != 0) {
+			fprintf(stderr, "stateful: --hash '%s': expected nprobe or keyed\n", v);
+			return -1;
+		}
+		cfg->hash = v;
+	} else if (strcmp(o, "--hash-key") == 0) {
+		cfg->hash_key = v;
+	} else if (strcmp(o, "--idle-timeout") == 0) {
+		double s = strtod(v, &end);
+
+		if (*v == '\0' || *end != '\0' || !isfinite(s) || s < 0 || s > 1e6) {
+			fprintf(stderr,
+				"stateful: --idle-timeout '%s': expected seconds, 0 .. 1000000\n", v);
+			return -1;
+		}
+		cfg->idle_timeout_s = s;
+		cfg->idle_timeout_set = true;
+	} else if (strcmp(o, "--max-flows") == 0) {
+		unsigned long n = strtoul(v, &end, 10);
+
+		if (*v == '\0' || *end != '\0' || n < 1 || n > MAX_MAX_FLOWS) {
+			fprintf(stderr, "stateful: --max-flows '%s': expected an integer in 1..%u\n",
+				v, MAX_MAX_FLOWS);
+			return -1;
+		}
+		cfg->max_flows = (uint32_t)n;
+	} else {
+		cfg->dump_flows = v;
+	}
+	return 2;
+}
+
+static int
+stateful_setup(void *cfgp, const struct pp_setup_info *info, void **app_state)
+{
+	const struct stateful_cfg *cfg = cfgp;
+	struct stateful_state *st;
+	struct flow_hasher hasher;
+	char err[256];
+	double idle_s = cfg->idle_timeout_set ? cfg->idle_timeout_s : DEFAULT_IDLE_TIMEOUT_S;
+
+	if (flow_hasher_init(&hasher, cfg->hash != NULL ? cfg->hash : "nprobe",
+			     cfg->hash_key, err, sizeof(err)) != 0) {
+		fprintf(stderr, "stateful: %s\n", err);
+		return -EINVAL;
+	}
+	st = rte_zmalloc_socket("stateful_state", sizeof(*st), RTE_CACHE_LINE_SIZE,
+				(int)info->socket_id);
+	if (st == NULL)
+		return -ENOMEM;
+	st->cfg = *cfg;
+	st->socket_id = info->socket_id;
+	st->n_instances = info->n_instances;
+	if (cfg->dump_flows != NULL) {
+		st->dump = fopen(cfg->dump_flows, "w");
+		if (st->dump == NULL) {
+			int e = errno;
+
+			fprintf(stderr, "stateful: --dump-flows '%s': %s\n", cfg->dump_flows,
+				strerror(e));
+			rte_free(st);
+			return -e;
+		}
+	}
+	st->table = flow_table_create(cfg->max_flows ? cfg->max_flows : DEFAULT_MAX_FLOWS,
+				      (uint64_t)(idle_s * (double)rte_get_tsc_hz()),
+				      &hasher, (int)info->socket_id);
+	if (st->table == NULL) {
+		fprintf(stderr, "stateful: cannot allocate the flow table (%u records) on socket %u\n",
+			cfg->max_flows ? cfg->max_flows : DEFAULT_MAX_FLOWS, info->socket_id);
+		if (st->dump != NULL)
+			fclose(st->dump);
+		rte_free(st);
+		return -ENOMEM;
+	}
+	*app_state = st;
+	return 0;
+}
+
+static int
+stateful_task_init(void *app_state, unsigned instance, void **task_state)
+{
+	struct stateful_state *st = app_state;
+	struct stateful_task *t;
+
+	t = rte_zmalloc_socket("stateful_task", sizeof(*t), RTE_CACHE_LINE_SIZE,
+			       (int)st->socket_id);
+	if (t == NULL)
+		return -ENOMEM;
+	t->table = st->table;
+	t->instance = instance;
+	/* Instances start their sweeps apart so they rarely meet on a lock. */
+	t->sweep_cursor = st->n_instances
+		? (uint32_t)(((uint64_t)instance * FLOW_TABLE_BUCKETS) / st->n_instances)
+		: 0;
+	*task_state = t;
+	return 0;
+}
+
+/* FAST PATH.  Two passes: parse and hash the burst, prefetching each
+ * packet's bucket, then look up / update under the bucket locks. */
+static void
+stateful_process(void *task_state, struct rte_mbuf **pkts, uint16_t n,
+		 uint8_t *verdict)
+{
+	struct stateful_task *t = task_state;
+	struct flow_table *tab = t->table;
+	struct flow_pkt fp[PP_BURST];
+	uint32_t hash[PP_BURST];
+	uint8_t ok[PP_BURST];
+	uint64_t now = rte_rdtsc();
+	uint16_t i;
+
+	for (i = 0; i < n; i++) {
+		const struct rte_mbuf *m = pkts[i];
+		enum flow_parse r;
+
+		if (i + 1 < n)
+			rte_prefetch0(rte_pktmbuf_mtod(pkts[i + 1], const void *));
+		verdict[i] = PP_VERDICT_FORWARD;
+		r = flow_parse_frame(rte_pktmbuf_mtod(m, const uint8_t *),
+				     rte_pktmbuf_data_len(m), &fp[i]);
+		ok[i] = r == FLOW_PARSE_OK;
+		if (!ok[i]) {
+			t->non_ip += r == FLOW_PARSE_NOT_IP;
+			t->malformed += r == FLOW_PARSE_MALFORMED;
+			continue;
+		}
+		hash[i] = flow_hash(&tab->hasher, &fp[i].key);
+		rte_prefetch0(&tab->buckets[hash[i] & FLOW_TABLE_BUCKET_MASK]);
+	}
+	for (i = 0; i < n; i++) {
+		if (ok[i])
+			flow_table_update(tab, &fp[i], hash[i],
+					  rte_pktmbuf_pkt_len(pkts[i]), now, &t->c);
+	}
+	flow_table_sweep(tab, &t->sweep_cursor, SWEEP_PER_BURST, now, &t->c);
+}
+
+static void
+stateful_stats(void *app_state, void *const *task_states, unsigned n_tasks,
+	       json_t *out)
+{
+	const struct stateful_state *st = app_state;
+	struct flow_counters sum = {0};
+	uint64_t non_ip = 0, malformed = 0, hist[FLOW_CHAIN_HIST];
+	json_t *jhist = json_array();
+	uint32_t longest;
+	unsigned i;
+
+	for (i = 0; i < n_tasks; i++) {
+		const struct stateful_task *t = task_states[i];
+
+		if (t == NULL)
+			continue;
+		sum.lookups += t->c.lookups;
+		sum.probes += t->c.probes;
+		sum.hits += t->c.hits;
+		sum.created += t->c.created;
+		sum.expired += t->c.expired;
+		sum.table_full += t->c.table_full;
+		if (t->c.max_probe > sum.max_probe)
+			sum.max_probe = t->c.max_probe;
+		non_ip += t->non_ip;
+		malformed += t->malformed;
+	}
+	longest = flow_table_chain_histogram(st->table, hist);
+	for (i = 0; i < FLOW_CHAIN_HIST; i++)
+		json_array_append_new(jhist, json_integer((json_int_t)hist[i]));
+
+	json_object_set_new(out, "kind", json_string("measured"));
+	json_object_set_new(out, "hash", json_string(
+		st->table->hasher.kind == FLOW_HASH_KEYED ? "keyed" : "nprobe"));
+	json_object_set_new(out, "table_buckets", json_integer(FLOW_TABLE_BUCKETS));
+	json_object_set_new(out, "table_capacity", json_integer(st->table->capacity));
+	json_object_set_new(out, "idle_timeout_s", json_real(
+		st->cfg.idle_timeout_set ? st->cfg.idle_timeout_s : DEFAULT_IDLE_TIMEOUT_S));
+	json_object_set_new(out, "flows_created", json_integer((json_int_t)sum.created));
+	json_object_set_new(out, "flows_expired", json_integer((json_int_t)sum.expired));
+	json_object_set_new(out, "flows_active",
+			    json_integer((json_int_t)(sum.created - sum.expired)));
+	json_object_set_new(out, "flows_dropped_table_full",
+			    json_integer((json_int_t)sum.table_full));
+	json_object_set_new(out, "lookups", json_integer((json_int_t)sum.lookups));
+	json_object_set_new(out, "lookup_hits", json_integer((json_int_t)sum.hits));
+	json_object_set_new(out, "avg_probe_length",
+			    json_real(sum.lookups ? (double)sum.probes / (double)sum.lookups : 0));
+	json_object_set_new(out, "max_probe_length", json_integer((json_int_t)sum.max_probe));
+	json_object_set_new(out, "chain_length_histogram", jhist);
+	json_object_set_new(out, "longest_chain", json_integer(longest));
+	json_object_set_new(out, "non_ip_packets", json_integer((json_int_t)non_ip));
+	json_object_set_new(out, "malformed_packets", json_integer((json_int_t)malformed));
+}
+
+static const char *const proto_names[256] = {[1] = "icmp", [6] = "tcp", [17] = "udp",
+					     [58] = "icmpv6", [132] = "sctp"};
+
+static void
+dump_one(const struct flow_record *r, void *arg)
+{
+	json_t *flows = arg, *f = json_object();
+	/* The initiator (first packet's sender) is reported as the source. */
+	bool src_hi = r->init_dir == 1;
+	char src[64], dst[64];
+
+	flow_key_addr_str(&r->key, src_hi, src, sizeof(src));
+	flow_key_addr_str(&r->key, !src_hi, dst, sizeof(dst));
+	json_object_set_new(f, "family", json_integer(r->key.family));
+	json_object_set_new(f, "vlan", json_integer(r->key.vlan));
+	json_object_set_new(f, "proto", json_integer(r->key.proto));
+	json_object_set_new(f, "proto_name", json_string(
+		proto_names[r->key.proto] ? proto_names[r->key.proto] : "other"));
+	json_object_set_new(f, "src", json_string(src));
+	json_object_set_new(f, "dst", json_string(dst));
+	json_object_set_new(f, "sport", json_integer(src_hi ? r->key.port_hi : r->key.port_lo));
+	json_object_set_new(f, "dport", json_integer(src_hi ? r->key.port_lo : r->key.port_hi));
+	json_object_set_new(f, "packets", json_integer((json_int_t)(r->packets[0] + r->packets[1])));
+	json_object_set_new(f, "bytes", json_integer((json_int_t)(r->bytes[0] + r->bytes[1])));
+	json_object_set_new(f, "packets_src_to_dst", json_integer((json_int_t)r->packets[0]));
+	json_object_set_new(f, "packets_dst_to_src", json_integer((json_int_t)r->packets[1]));
+	json_object_set_new(f, "bytes_src_to_dst", json_integer((json_int_t)r->bytes[0]));
+	json_object_set_new(f, "bytes_dst_to_src", json_integer((json_int_t)r->bytes[1]));
+	json_object_set_new(f, "first_seen_tsc", json_integer((json_int_t)r->first_tsc));
+	json_object_set_new(f, "last_seen_tsc", json_integer((json_int_t)r->last_tsc));
+	json_object_set_new(f, "tcp_flags", json_integer(r->tcp_flags));
+	json_object_set_new(f, "state", json_string(flow_state_name((enum flow_state)r->state)));
+	json_array_append_new(flows, f);
+}
+
+static void
+dump_flows(const struct stateful_state *st)
+{
+	json_t *root = json_object(), *flows = json_array();
+
+	flow_table_foreach(st->table, dump_one, flows);
+	json_object_set_new(root, "app", json_string("stateful"));
+	json_object_set_new(root, "kind", json_string("measured"));
+	json_object_set_new(root, "hash", json_string(
+		st->table->hasher.kind == FLOW_HASH_KEYED ? "keyed" : "nprobe"));
+	json_object_set_new(root, "tsc_hz", json_integer((json_int_t)rte_get_tsc_hz()));
+	json_object_set_new(root, "flows", flows);
+	if (json_dumpf(root, st->dump, JSON_INDENT(1)) != 0 || fputc('\n', st->dump) == EOF ||
+	    fflush(st->dump) != 0)
+		fprintf(stderr, "stateful: --dump-flows '%s': write failed: %s\n",
+			st->cfg.dump_flows, strerror(errno));
+	json_decref(root);
+}
+
+static void
+stateful_teardown(void *app_state, void **task_states, unsigned n_tasks)
+{
+	struct stateful_state *st = app_state;
+	unsigned i;
+
+	if (st == NULL)
+		return;
+	if (st->dump != NULL) {
+		dump_flows(st);
+		fclose(st->dump);
+	}
+	for (i = 0; i < n_tasks; i++)
+		rte_free(task_states[i]);
+	flow_table_free(st->table);
+	rte_free(st);
+}
+
+static const struct pp_app stateful_app = {
+	.name = "stateful",
+	.variants = NULL,
+	.drop_reasons = NULL,
+	.n_drop_reasons = 0,
+	.usage = stateful_usage,
+	.cfg_size = sizeof(struct stateful_cfg),
+	.parse_opt = stateful_parse_opt,
+	.setup = stateful_setup,
+	.task_init = stateful_task_init,
+	.process = stateful_process,
+	.stats = stateful_stats,
+	.teardown = stateful_teardown,
+};
+
+int
+main(int argc, char **argv)
+{
+	return pp_main(argc, argv, &stateful_app);
+}
