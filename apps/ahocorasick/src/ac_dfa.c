@@ -1,0 +1,279 @@
+/* Aho-Corasick DFA construction and scan (see ac_dfa.h for the layout). */
+#include "ac_dfa.h"
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define AC_OUT 0x80000000u
+
+struct ac_dfa {
+	uint32_t *delta;   /* n_states * n_classes: row offset | AC_OUT */
+	uint32_t n_states;
+	uint32_t n_classes;
+	uint8_t cls[256];  /* input byte -> class (case folded) */
+	uint32_t *out_off; /* n_states + 1: outputs of state s are */
+	uint32_t *out_kw;  /* out_kw[out_off[s] .. out_off[s+1]) */
+	uint32_t n_kw;
+	uint32_t *kw_len;
+	uint32_t *kw_off;  /* into kw_bytes */
+	uint8_t *kw_nocase;
+	uint8_t *kw_bytes;
+};
+
+static uint8_t fold(uint8_t b)
+{
+	return (b >= 'A' && b <= 'Z') ? (uint8_t)(b + 32) : b;
+}
+
+static void set_err(char *err, size_t errlen, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void set_err(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (err == NULL || errlen == 0)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+}
+
+void ac_dfa_free(struct ac_dfa *d)
+{
+	if (d == NULL)
+		return;
+	free(d->delta);
+	free(d->out_off);
+	free(d->out_kw);
+	free(d->kw_len);
+	free(d->kw_off);
+	free(d->kw_nocase);
+	free(d->kw_bytes);
+	free(d);
+}
+
+struct ac_dfa *ac_dfa_build(const struct ac_keyword *kw, uint32_t n_kw,
+			    char *err, size_t errlen)
+{
+	struct ac_dfa *d = calloc(1, sizeof(*d));
+	uint64_t total = 0;
+	/* Trie, with child lists: only needed while building. */
+	uint32_t *first_child = NULL, *sibling = NULL, *own_head = NULL;
+	uint32_t *kw_next = NULL, *fail = NULL, *queue = NULL, *out_n = NULL;
+	uint8_t *label = NULL;
+	bool used[256] = { false };
+
+	if (d == NULL)
+		goto oom;
+	if (n_kw == 0) {
+		set_err(err, errlen, "no keyword to build an automaton from");
+		goto fail;
+	}
+	for (uint32_t k = 0; k < n_kw; k++) {
+		if (kw[k].len == 0) {
+			set_err(err, errlen, "keyword %u is empty", k);
+			goto fail;
+		}
+		total += kw[k].len;
+		for (uint32_t i = 0; i < kw[k].len; i++)
+			used[fold(kw[k].bytes[i])] = true;
+	}
+	if (total + 1 > UINT32_MAX / 2) {
+		set_err(err, errlen, "keywords too long in total (%llu bytes)",
+			(unsigned long long)total);
+		goto fail;
+	}
+
+	/* Alphabet: class 0 for bytes no keyword uses, one class per folded
+	 * byte that some keyword uses. */
+	uint8_t fcls[256] = { 0 };
+	d->n_classes = 1;
+	for (unsigned b = 0; b < 256; b++)
+		if (used[b])
+			fcls[b] = (uint8_t)d->n_classes++;
+	/* 256 used bytes would need class 256: impossible, since folding
+	 * removes 26 values. */
+	for (unsigned b = 0; b < 256; b++)
+		d->cls[b] = fcls[fold((uint8_t)b)];
+
+	/* Keyword copies for the exact compare of case-sensitive keywords. */
+	d->n_kw = n_kw;
+	d->kw_len = malloc(n_kw * sizeof(uint32_t));
+	d->kw_off = malloc(n_kw * sizeof(uint32_t));
+	d->kw_nocase = malloc(n_kw);
+	d->kw_bytes = malloc(total);
+	if (!d->kw_len || !d->kw_off || !d->kw_nocase || !d->kw_bytes)
+		goto oom;
+
+	uint32_t max_states = (uint32_t)total + 1, n = 1;
+	first_child = malloc(max_states * sizeof(uint32_t));
+	sibling = malloc(max_states * sizeof(uint32_t));
+	own_head = malloc(max_states * sizeof(uint32_t));
+	label = malloc(max_states);
+	kw_next = malloc(n_kw * sizeof(uint32_t));
+	if (!first_child || !sibling || !own_head || !label || !kw_next)
+		goto oom;
+	first_child[0] = sibling[0] = own_head[0] = UINT32_MAX;
+	uint32_t off = 0;
+	for (uint32_t k = 0; k < n_kw; k++) {
+		uint32_t s = 0;
+		for (uint32_t i = 0; i < kw[k].len; i++) {
+			uint8_t c = fcls[fold(kw[k].bytes[i])];
+			uint32_t t = first_child[s];
+			while (t != UINT32_MAX && label[t] != c)
+				t = sibling[t];
+			if (t == UINT32_MAX) {
+				t = n++;
+				label[t] = c;
+				first_child[t] = own_head[t] = UINT32_MAX;
+				sibling[t] = first_child[s];
+				first_child[s] = t;
+			}
+			s = t;
+		}
+		kw_next[k] = own_head[s];
+		own_head[s] = k;
+		d->kw_len[k] = kw[k].len;
+		d->kw_off[k] = off;
+		d->kw_nocase[k] = kw[k].nocase;
+		memcpy(d->kw_bytes + off, kw[k].bytes, kw[k].len);
+		off += kw[k].len;
+	}
+	d->n_states = n;
+	if ((uint64_t)n * d->n_classes >= AC_OUT) {
+		set_err(err, errlen,
+			"automaton too large: %u states x %u classes does not fit 31-bit offsets",
+			n, d->n_classes);
+		goto fail;
+	}
+
+	/* Breadth-first: failure links, full transition rows, output counts.
+	 * A state's failure target is shallower, so its row and outputs are
+	 * complete before the state itself is reached. */
+	uint32_t nc = d->n_classes;
+	d->delta = malloc((size_t)n * nc * sizeof(uint32_t));
+	fail = malloc(n * sizeof(uint32_t));
+	queue = malloc(n * sizeof(uint32_t));
+	out_n = calloc(n, sizeof(uint32_t));
+	d->out_off = calloc((size_t)n + 1, sizeof(uint32_t));
+	if (!d->delta || !fail || !queue || !out_n || !d->out_off)
+		goto oom;
+	uint32_t qh = 0, qt = 0;
+	fail[0] = 0;
+	queue[qt++] = 0;
+	uint64_t out_total = 0;
+	while (qh < qt) {
+		uint32_t s = queue[qh++];
+		uint32_t *row = d->delta + (size_t)s * nc;
+		if (s == 0)
+			memset(row, 0, nc * sizeof(uint32_t));
+		else
+			memcpy(row, d->delta + (size_t)fail[s] * nc, nc * sizeof(uint32_t));
+		for (uint32_t t = first_child[s]; t != UINT32_MAX; t = sibling[t]) {
+			fail[t] = s == 0 ? 0 : d->delta[(size_t)fail[s] * nc + label[t]];
+			row[label[t]] = t;
+			queue[qt++] = t;
+		}
+		uint32_t own = 0;
+		for (uint32_t k = own_head[s]; k != UINT32_MAX; k = kw_next[k])
+			own++;
+		out_n[s] = own + (s == 0 ? 0 : out_n[fail[s]]);
+		out_total += out_n[s];
+	}
+	if (out_total >= UINT32_MAX) {
+		set_err(err, errlen, "too many automaton outputs (%llu)",
+			(unsigned long long)out_total);
+		goto fail;
+	}
+	for (uint32_t s = 0; s < n; s++)
+		d->out_off[s + 1] = d->out_off[s] + out_n[s];
+	d->out_kw = malloc((out_total ? out_total : 1) * sizeof(uint32_t));
+	if (d->out_kw == NULL)
+		goto oom;
+	for (uint32_t q = 0; q < n; q++) {
+		uint32_t s = queue[q], o = d->out_off[s];
+		for (uint32_t k = own_head[s]; k != UINT32_MAX; k = kw_next[k])
+			d->out_kw[o++] = k;
+		if (s != 0)
+			for (uint32_t j = d->out_off[fail[s]]; j < d->out_off[fail[s] + 1]; j++)
+				d->out_kw[o++] = d->out_kw[j];
+	}
+	/* State ids -> premultiplied row offsets with the output flag. */
+	for (size_t i = 0; i < (size_t)n * nc; i++) {
+		uint32_t t = d->delta[i];
+		d->delta[i] = t * nc | (out_n[t] ? AC_OUT : 0);
+	}
+	goto done;
+oom:
+	set_err(err, errlen, "out of memory building the Aho-Corasick automaton");
+fail:
+	ac_dfa_free(d);
+	d = NULL;
+done:
+	free(first_child);
+	free(sibling);
+	free(own_head);
+	free(label);
+	free(kw_next);
+	free(fail);
+	free(queue);
+	free(out_n);
+	return d;
+}
+
+/* Outputs of the state at row offset `row`, ending at data[end - 1]. */
+static uint64_t report(const struct ac_dfa *d, uint32_t row, const uint8_t *data,
+		       uint32_t end, ac_match_fn fn, void *ctx)
+{
+	uint32_t s = row / d->n_classes;
+	uint64_t m = 0;
+
+	for (uint32_t j = d->out_off[s]; j < d->out_off[s + 1]; j++) {
+		uint32_t k = d->out_kw[j], len = d->kw_len[k];
+		if (!d->kw_nocase[k] &&
+		    memcmp(data + end - len, d->kw_bytes + d->kw_off[k], len) != 0)
+			continue;
+		fn(ctx, k, end);
+		m++;
+	}
+	return m;
+}
+
+uint64_t ac_dfa_scan(const struct ac_dfa *d, const uint8_t *data, uint32_t len,
+		     ac_match_fn fn, void *ctx)
+{
+	const uint32_t *delta = d->delta;
+	const uint8_t *cls = d->cls;
+	uint32_t s = 0;
+	uint64_t m = 0;
+
+	for (uint32_t i = 0; i < len; i++) {
+		uint32_t t = delta[s + cls[data[i]]];
+		s = t & ~AC_OUT;
+		if (__builtin_expect(t & AC_OUT, 0))
+			m += report(d, s, data, i + 1, fn, ctx);
+	}
+	return m;
+}
+
+size_t ac_dfa_size(const struct ac_dfa *d)
+{
+	return (size_t)d->n_states * d->n_classes * sizeof(uint32_t) +
+	       ((size_t)d->n_states + 1) * sizeof(uint32_t) +
+	       (size_t)d->out_off[d->n_states] * sizeof(uint32_t) + sizeof(d->cls) +
+	       (size_t)d->n_kw * (2 * sizeof(uint32_t) + 1) +
+	       (d->n_kw ? d->kw_off[d->n_kw - 1] + d->kw_len[d->n_kw - 1] : 0);
+}
+
+uint32_t ac_dfa_states(const struct ac_dfa *d)
+{
+	return d->n_states;
+}
+
+uint32_t ac_dfa_classes(const struct ac_dfa *d)
+{
+	return d->n_classes;
+}

@@ -1,0 +1,37 @@
+/* Classic Aho-Corasick automaton as a full DFA (failure links folded into
+ * the transition table), over a compressed, case-folded input alphabet.
+ *
+ * Case: the automaton is built from every keyword folded to lower case
+ * (ASCII), so one pass finds every candidate occurrence of both nocase and
+ * case-sensitive keywords; a case-sensitive keyword is reported only after
+ * its exact bytes are compared at the candidate end offset.  This keeps one
+ * table and one pass per payload (two automata would cost two passes and
+ * twice the cache; expanding nocase keywords into all case variants is
+ * exponential in their letters).  The compare happens only on candidate
+ * matches, which are rare next to the bytes scanned.
+ *
+ * Layout: input bytes map to classes (bytes no keyword uses share one
+ * class, upper and lower case letters share one), so a row is n_classes
+ * 32-bit entries instead of 256.  Entries hold the next state's row offset
+ * (state * n_classes, so the scan loop does no multiply) with bit 31 set
+ * when that state has outputs, so the loop tests one bit per byte. */
+#ifndef AC_DFA_H
+#define AC_DFA_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "engine.h"
+
+struct ac_dfa;
+
+struct ac_dfa *ac_dfa_build(const struct ac_keyword *kw, uint32_t n_kw,
+			    char *err, size_t errlen);
+void ac_dfa_free(struct ac_dfa *d);
+uint64_t ac_dfa_scan(const struct ac_dfa *d, const uint8_t *data, uint32_t len,
+		     ac_match_fn fn, void *ctx);
+size_t ac_dfa_size(const struct ac_dfa *d);
+uint32_t ac_dfa_states(const struct ac_dfa *d);
+uint32_t ac_dfa_classes(const struct ac_dfa *d);
+
+#endif /* AC_DFA_H */

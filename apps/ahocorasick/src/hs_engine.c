@@ -1,0 +1,152 @@
+/* Hyperscan behind the engine interface (see hs_engine.h). */
+#include "hs_engine.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include <hs/hs.h>
+
+struct hs_engine {
+	hs_database_t *db;
+};
+
+struct hs_engine_scratch {
+	hs_scratch_t *scratch;
+};
+
+/* Carries the caller's callback through hs_scan's. */
+struct hs_adapter {
+	ac_match_fn fn;
+	void *ctx;
+	uint64_t matches;
+};
+
+static void set_err(char *err, size_t errlen, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void set_err(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (err == NULL || errlen == 0)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+}
+
+struct hs_engine *hs_engine_build(const struct ac_keyword *kw, uint32_t n_kw,
+				  char *err, size_t errlen)
+{
+	struct hs_engine *h = calloc(1, sizeof(*h));
+	const char **expr = malloc(n_kw * sizeof(*expr));
+	unsigned *flags = malloc(n_kw * sizeof(*flags));
+	unsigned *ids = malloc(n_kw * sizeof(*ids));
+	size_t *lens = malloc(n_kw * sizeof(*lens));
+	hs_compile_error_t *cerr = NULL;
+
+	if (h == NULL || expr == NULL || flags == NULL || ids == NULL ||
+	    lens == NULL) {
+		set_err(err, errlen, "out of memory building the Hyperscan database");
+		goto fail;
+	}
+	if (n_kw == 0) {
+		set_err(err, errlen, "no keyword to build a Hyperscan database from");
+		goto fail;
+	}
+	for (uint32_t k = 0; k < n_kw; k++) {
+		expr[k] = (const char *)kw[k].bytes;
+		lens[k] = kw[k].len;
+		flags[k] = kw[k].nocase ? HS_FLAG_CASELESS : 0;
+		ids[k] = k;
+	}
+	if (hs_compile_lit_multi(expr, flags, ids, lens, n_kw, HS_MODE_BLOCK, NULL,
+				 &h->db, &cerr) != HS_SUCCESS) {
+		set_err(err, errlen, "Hyperscan rejected keyword %d: %s",
+			cerr ? cerr->expression : -1,
+			cerr ? cerr->message : "unknown error");
+		hs_free_compile_error(cerr);
+		goto fail;
+	}
+	free(expr);
+	free(flags);
+	free(ids);
+	free(lens);
+	return h;
+fail:
+	free(expr);
+	free(flags);
+	free(ids);
+	free(lens);
+	hs_engine_free(h);
+	return NULL;
+}
+
+void hs_engine_free(struct hs_engine *h)
+{
+	if (h == NULL)
+		return;
+	hs_free_database(h->db);
+	free(h);
+}
+
+struct hs_engine_scratch *hs_engine_scratch_new(const struct hs_engine *h,
+						char *err, size_t errlen)
+{
+	struct hs_engine_scratch *s = calloc(1, sizeof(*s));
+
+	if (s == NULL) {
+		set_err(err, errlen, "out of memory for Hyperscan scratch");
+		return NULL;
+	}
+	if (hs_alloc_scratch(h->db, &s->scratch) != HS_SUCCESS) {
+		set_err(err, errlen, "hs_alloc_scratch failed");
+		free(s);
+		return NULL;
+	}
+	return s;
+}
+
+void hs_engine_scratch_free(struct hs_engine_scratch *s)
+{
+	if (s == NULL)
+		return;
+	hs_free_scratch(s->scratch);
+	free(s);
+}
+
+static int on_match(unsigned id, unsigned long long from, unsigned long long to,
+		    unsigned flags, void *ctx)
+{
+	struct hs_adapter *a = ctx;
+
+	(void)from;
+	(void)flags;
+	a->fn(a->ctx, id, (uint32_t)to);
+	a->matches++;
+	return 0;
+}
+
+uint64_t hs_engine_scan(const struct hs_engine *h, struct hs_engine_scratch *s,
+			const uint8_t *data, uint32_t len, ac_match_fn fn,
+			void *ctx)
+{
+	struct hs_adapter a = { fn, ctx, 0 };
+	static const uint8_t empty[1];
+
+	/* hs_scan only fails on bad arguments (never here: the database and
+	 * scratch were built together); a failure would leave matches short,
+	 * which the engine-agreement tests would catch. */
+	hs_scan(h->db, (const char *)(len ? data : empty), len, 0, s->scratch,
+		on_match, &a);
+	return a.matches;
+}
+
+size_t hs_engine_size(const struct hs_engine *h)
+{
+	size_t sz = 0;
+
+	if (hs_database_size(h->db, &sz) != HS_SUCCESS)
+		return 0;
+	return sz;
+}

@@ -1,0 +1,782 @@
+/* Snort rule parser (the subset keyword matching needs) and keyword set. */
+#include "rules.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *const ac_dos_classtypes[] = {
+	"attempted-dos", "denial-of-service", "successful-dos",
+};
+const unsigned ac_n_dos_classtypes = 3;
+
+static const char *const actions[] = {
+	"alert", "log", "pass", "drop", "reject", "sdrop", "activate", "dynamic",
+};
+static const char *const protocols[] = { "tcp", "udp", "icmp", "ip" };
+
+static void set_err(char *err, size_t errlen, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void set_err(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (err == NULL || errlen == 0)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+}
+
+char *ac_format_bytes(const uint8_t *b, uint32_t len, char *buf, size_t size)
+{
+	size_t o = 0;
+	bool hex = false;
+
+	if (size == 0)
+		return buf;
+	for (uint32_t i = 0; i < len && o + 8 < size; i++) {
+		bool printable = b[i] >= 0x20 && b[i] < 0x7f && b[i] != '|' &&
+				 b[i] != '"' && b[i] != ';' && b[i] != '\\';
+		if (printable) {
+			if (hex)
+				buf[o++] = '|';
+			hex = false;
+			buf[o++] = (char)b[i];
+		} else {
+			o += (size_t)snprintf(buf + o, size - o, hex ? " %02X" : "|%02X",
+					      b[i]);
+			hex = true;
+		}
+	}
+	if (hex && o + 1 < size)
+		buf[o++] = '|';
+	buf[o < size ? o : size - 1] = '\0';
+	return buf;
+}
+
+static bool is_space(char c)
+{
+	return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\v' ||
+	       c == '\f';
+}
+
+static int hex_val(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/* Printable rendering of (part of) a value for error messages. */
+static const char *excerpt(const char *s, size_t n, char *buf, size_t size)
+{
+	size_t o = 0, i = 0;
+
+	for (; i < n && o + 8 < size; i++) {
+		unsigned char c = (unsigned char)s[i];
+		if (c >= 0x20 && c < 0x7f)
+			buf[o++] = (char)c;
+		else
+			o += (size_t)snprintf(buf + o, size - o, "\\x%02x", c);
+	}
+	if (i < n) {
+		memcpy(buf + o, "...", 3);
+		o += 3;
+	}
+	buf[o] = '\0';
+	return buf;
+}
+
+/* Decode a content value: [!] "text|hex|text" (quotes mandatory). */
+static int parse_content(const char *v, size_t n, struct ac_content *c,
+			 char *err, size_t errlen)
+{
+	size_t i = 0;
+	char ex[64];
+
+	memset(c, 0, sizeof(*c));
+	c->depth = c->offset = c->distance = c->within = AC_NO_VALUE;
+	if (i < n && v[i] == '!') {
+		c->negated = true;
+		i++;
+		while (i < n && is_space(v[i]))
+			i++;
+	}
+	if (i >= n || v[i] != '"') {
+		set_err(err, errlen, "content value not in double quotes: '%s'",
+			excerpt(v, n, ex, sizeof(ex)));
+		return -1;
+	}
+	i++;
+	c->bytes = malloc(n + 1); /* decoded length <= source length */
+	if (c->bytes == NULL) {
+		set_err(err, errlen, "out of memory");
+		return -1;
+	}
+	bool hex = false, closed = false;
+	int hi = -1; /* pending high nibble in hex mode */
+	for (; i < n; i++) {
+		char ch = v[i];
+		if (hex) {
+			if (ch == '"') {
+				set_err(err, errlen, "unterminated |hex| block in content '%s'",
+					excerpt(v, n, ex, sizeof(ex)));
+				return -1;
+			}
+			if (ch == '|') {
+				if (hi >= 0) {
+					set_err(err, errlen,
+						"odd number of hex digits in content '%s'",
+						excerpt(v, n, ex, sizeof(ex)));
+					return -1;
+				}
+				hex = false;
+			} else if (is_space(ch)) {
+				if (hi >= 0) {
+					set_err(err, errlen,
+						"hex byte split by a space in content '%s'",
+						excerpt(v, n, ex, sizeof(ex)));
+					return -1;
+				}
+			} else if (hex_val(ch) >= 0) {
+				if (hi < 0) {
+					hi = hex_val(ch);
+				} else {
+					c->bytes[c->len++] = (uint8_t)(hi << 4 | hex_val(ch));
+					hi = -1;
+				}
+			} else {
+				set_err(err, errlen,
+					"bad hex character 0x%02x in content '%s'",
+					(unsigned char)ch, excerpt(v, n, ex, sizeof(ex)));
+				return -1;
+			}
+			continue;
+		}
+		if (ch == '"') {
+			closed = true;
+			i++;
+			break;
+		}
+		if (ch == '|') {
+			hex = true;
+			continue;
+		}
+		if (ch == '\\') {
+			if (i + 1 >= n) {
+				set_err(err, errlen, "content ends in a lone backslash: '%s'",
+					excerpt(v, n, ex, sizeof(ex)));
+				return -1;
+			}
+			ch = v[++i];
+		}
+		c->bytes[c->len++] = (uint8_t)ch;
+	}
+	if (hex) {
+		set_err(err, errlen, "unterminated |hex| block in content '%s'",
+			excerpt(v, n, ex, sizeof(ex)));
+		return -1;
+	}
+	if (!closed) {
+		set_err(err, errlen, "unterminated quoted content '%s'",
+			excerpt(v, n, ex, sizeof(ex)));
+		return -1;
+	}
+	while (i < n && is_space(v[i]))
+		i++;
+	if (i < n) {
+		set_err(err, errlen, "text after the closing quote of content '%s'",
+			excerpt(v, n, ex, sizeof(ex)));
+		return -1;
+	}
+	if (c->len == 0) {
+		set_err(err, errlen, "empty content \"\"");
+		return -1;
+	}
+	return 0;
+}
+
+static bool name_is(const char *name, size_t nlen, const char *want)
+{
+	return strlen(want) == nlen && memcmp(name, want, nlen) == 0;
+}
+
+/* A positional modifier's value: an integer, or a byte_extract variable
+ * (recorded as absent; matching ignores these modifiers anyway). */
+static int32_t modifier_value(const char *v, size_t n)
+{
+	char buf[24];
+	char *end;
+
+	if (n == 0 || n >= sizeof(buf))
+		return AC_NO_VALUE;
+	memcpy(buf, v, n);
+	buf[n] = '\0';
+	errno = 0;
+	long x = strtol(buf, &end, 10);
+	if (*end != '\0' || errno != 0 || x <= INT32_MIN || x > INT32_MAX)
+		return AC_NO_VALUE;
+	return (int32_t)x;
+}
+
+static int parse_uint(const char *v, size_t n, uint32_t *out)
+{
+	uint64_t x = 0;
+
+	if (n == 0 || n > 10)
+		return -1;
+	for (size_t i = 0; i < n; i++) {
+		if (v[i] < '0' || v[i] > '9')
+			return -1;
+		x = x * 10 + (uint64_t)(v[i] - '0');
+	}
+	if (x > UINT32_MAX)
+		return -1;
+	*out = (uint32_t)x;
+	return 0;
+}
+
+static int add_content(struct ac_rule *r, const struct ac_content *c)
+{
+	struct ac_content *nc = realloc(r->contents,
+					(r->n_contents + 1) * sizeof(*nc));
+	if (nc == NULL)
+		return -1;
+	r->contents = nc;
+	r->contents[r->n_contents++] = *c;
+	return 0;
+}
+
+/* One "name[:value]" option of the rule body. */
+static int parse_option(struct ac_rule *r, const char *o, size_t n, char *err,
+			size_t errlen)
+{
+	size_t nl = 0;
+	char ex[64];
+
+	while (nl < n && o[nl] != ':')
+		nl++;
+	const char *name = o;
+	size_t name_len = nl;
+	while (name_len > 0 && is_space(name[name_len - 1]))
+		name_len--;
+	const char *v = nl < n ? o + nl + 1 : o + n;
+	size_t vn = nl < n ? n - nl - 1 : 0;
+	while (vn > 0 && is_space(*v)) {
+		v++;
+		vn--;
+	}
+	while (vn > 0 && is_space(v[vn - 1]))
+		vn--;
+
+	struct ac_content *last = r->n_contents ? &r->contents[r->n_contents - 1]
+						: NULL;
+	if (name_is(name, name_len, "content")) {
+		struct ac_content c;
+		if (parse_content(v, vn, &c, err, errlen) < 0) {
+			free(c.bytes);
+			return -1;
+		}
+		if (add_content(r, &c) < 0) {
+			free(c.bytes);
+			set_err(err, errlen, "out of memory");
+			return -1;
+		}
+		return 0;
+	}
+	bool nocase = name_is(name, name_len, "nocase");
+	int32_t *pos = NULL;
+	if (last != NULL) {
+		if (name_is(name, name_len, "depth"))
+			pos = &last->depth;
+		else if (name_is(name, name_len, "offset"))
+			pos = &last->offset;
+		else if (name_is(name, name_len, "distance"))
+			pos = &last->distance;
+		else if (name_is(name, name_len, "within"))
+			pos = &last->within;
+	}
+	if (nocase || pos != NULL) {
+		if (last == NULL) {
+			set_err(err, errlen, "'%s' before any content",
+				excerpt(name, name_len, ex, sizeof(ex)));
+			return -1;
+		}
+		if (nocase)
+			last->nocase = true;
+		else
+			*pos = modifier_value(v, vn);
+		return 0;
+	}
+	if (name_is(name, name_len, "depth") || name_is(name, name_len, "offset") ||
+	    name_is(name, name_len, "distance") || name_is(name, name_len, "within")) {
+		set_err(err, errlen, "'%s' before any content",
+			excerpt(name, name_len, ex, sizeof(ex)));
+		return -1;
+	}
+	if (name_is(name, name_len, "classtype")) {
+		if (vn == 0 || vn >= sizeof(r->classtype)) {
+			set_err(err, errlen, "bad classtype '%s'",
+				excerpt(v, vn, ex, sizeof(ex)));
+			return -1;
+		}
+		memcpy(r->classtype, v, vn);
+		r->classtype[vn] = '\0';
+	} else if (name_is(name, name_len, "sid")) {
+		if (parse_uint(v, vn, &r->sid) < 0) {
+			set_err(err, errlen, "bad sid '%s'", excerpt(v, vn, ex, sizeof(ex)));
+			return -1;
+		}
+	} else if (name_is(name, name_len, "rev")) {
+		if (parse_uint(v, vn, &r->rev) < 0) {
+			set_err(err, errlen, "bad rev '%s'", excerpt(v, vn, ex, sizeof(ex)));
+			return -1;
+		}
+	} else if (name_len == 0) {
+		set_err(err, errlen, "empty option name before '%s'",
+			excerpt(v, vn, ex, sizeof(ex)));
+		return -1;
+	}
+	/* Everything else (msg, flow, pcre, http_* buffers, fast_pattern, ...)
+	 * does not change the keyword set. */
+	return 0;
+}
+
+/* Does s (n bytes) start with an action word followed by a space? */
+static bool starts_with_action(const char *s, size_t n)
+{
+	for (size_t a = 0; a < sizeof(actions) / sizeof(actions[0]); a++) {
+		size_t l = strlen(actions[a]);
+		if (n > l && memcmp(s, actions[a], l) == 0 && is_space(s[l]))
+			return true;
+	}
+	return false;
+}
+
+enum ac_line_kind ac_rule_parse_line(const char *line, size_t len,
+				     struct ac_rule *rule, char *err,
+				     size_t errlen)
+{
+	size_t i = 0;
+	char ex[64];
+
+	memset(rule, 0, sizeof(*rule));
+	while (i < len && is_space(line[i]))
+		i++;
+	while (len > i && is_space(line[len - 1]))
+		len--;
+	if (i == len)
+		return AC_LINE_IGNORED;
+	if (line[i] == '#') {
+		/* "# alert tcp ... (...)" is a rule shipped disabled; any other
+		 * comment is prose. */
+		i++;
+		while (i < len && is_space(line[i]))
+			i++;
+		if (!starts_with_action(line + i, len - i) ||
+		    memchr(line + i, '(', len - i) == NULL)
+			return AC_LINE_IGNORED;
+		rule->disabled = true;
+	}
+	const char *hdr = line + i;
+	const char *open = memchr(hdr, '(', len - i);
+	if (open == NULL) {
+		set_err(err, errlen, "no '(' opening the rule options in '%s'",
+			excerpt(hdr, len - i, ex, sizeof(ex)));
+		return AC_LINE_ERROR;
+	}
+	if (line[len - 1] != ')') {
+		set_err(err, errlen, "rule does not end with ')'");
+		return AC_LINE_ERROR;
+	}
+
+	/* Header: action proto src sport dir dst dport. */
+	const char *tok[8];
+	size_t tlen[8];
+	unsigned nt = 0;
+	for (const char *p = hdr; p < open;) {
+		while (p < open && is_space(*p))
+			p++;
+		if (p >= open)
+			break;
+		const char *s = p;
+		while (p < open && !is_space(*p))
+			p++;
+		if (nt == 8) {
+			nt++;
+			break;
+		}
+		tok[nt] = s;
+		tlen[nt++] = (size_t)(p - s);
+	}
+	if (nt != 7) {
+		if (nt > 8)
+			set_err(err, errlen, "rule header has more than 8 fields, want 7 (action proto src sport dir dst dport)");
+		else
+			set_err(err, errlen, "rule header has %u fields, want 7 (action proto src sport dir dst dport)", nt);
+		return AC_LINE_ERROR;
+	}
+	bool ok = false;
+	for (size_t a = 0; a < sizeof(actions) / sizeof(actions[0]); a++)
+		ok |= name_is(tok[0], tlen[0], actions[a]);
+	if (!ok) {
+		set_err(err, errlen, "unknown rule action '%s'",
+			excerpt(tok[0], tlen[0], ex, sizeof(ex)));
+		return AC_LINE_ERROR;
+	}
+	ok = false;
+	for (size_t a = 0; a < sizeof(protocols) / sizeof(protocols[0]); a++)
+		ok |= name_is(tok[1], tlen[1], protocols[a]);
+	if (!ok) {
+		set_err(err, errlen, "unknown protocol '%s'",
+			excerpt(tok[1], tlen[1], ex, sizeof(ex)));
+		return AC_LINE_ERROR;
+	}
+	if (!name_is(tok[4], tlen[4], "->") && !name_is(tok[4], tlen[4], "<>")) {
+		set_err(err, errlen, "bad direction '%s' (want -> or <>)",
+			excerpt(tok[4], tlen[4], ex, sizeof(ex)));
+		return AC_LINE_ERROR;
+	}
+
+	/* Body: options split on ';' outside quotes; '\' escapes one char. */
+	const char *body = open + 1, *end = line + len - 1;
+	const char *start = body;
+	bool quoted = false;
+	for (const char *p = body; p <= end; p++) {
+		if (p < end && *p == '\\') {
+			if (p + 1 < end)
+				p++;
+			continue;
+		}
+		if (p < end && *p == '"') {
+			quoted = !quoted;
+			continue;
+		}
+		if (p == end && quoted) {
+			set_err(err, errlen, "unterminated quote in rule options");
+			goto fail;
+		}
+		if (p == end || (*p == ';' && !quoted)) {
+			const char *s = start, *e = p;
+			while (s < e && is_space(*s))
+				s++;
+			while (e > s && is_space(e[-1]))
+				e--;
+			if (e > s && parse_option(rule, s, (size_t)(e - s), err,
+						  errlen) < 0)
+				goto fail;
+			start = p + 1;
+		}
+	}
+	return AC_LINE_RULE;
+fail:
+	ac_rule_free(rule);
+	return AC_LINE_ERROR;
+}
+
+void ac_rule_free(struct ac_rule *rule)
+{
+	for (unsigned i = 0; i < rule->n_contents; i++)
+		free(rule->contents[i].bytes);
+	free(rule->contents);
+	rule->contents = NULL;
+	rule->n_contents = 0;
+}
+
+/* ---- keyword set ---- */
+
+struct kw_index {
+	uint32_t *slot; /* keyword index + 1; 0 = empty */
+	uint32_t cap;   /* power of two */
+};
+
+static uint64_t kw_hash(const uint8_t *b, uint32_t len, bool nocase)
+{
+	uint64_t h = 1469598103934665603ull ^ (nocase ? 0x9e37u : 0);
+	for (uint32_t i = 0; i < len; i++)
+		h = (h ^ b[i]) * 1099511628211ull;
+	return h ^ len;
+}
+
+static int push_skip(struct ac_ruleset *rs, unsigned line, uint32_t sid,
+		     const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+static int push_skip(struct ac_ruleset *rs, unsigned line, uint32_t sid,
+		     const char *fmt, ...)
+{
+	struct ac_skip *s = realloc(rs->skipped, (rs->n_skipped + 1) * sizeof(*s));
+	va_list ap;
+
+	if (s == NULL)
+		return -1;
+	rs->skipped = s;
+	s = &rs->skipped[rs->n_skipped++];
+	s->line = line;
+	s->sid = sid;
+	va_start(ap, fmt);
+	vsnprintf(s->reason, sizeof(s->reason), fmt, ap);
+	va_end(ap);
+	return 0;
+}
+
+static bool class_selected(const struct ac_filter *f, const struct ac_rule *r)
+{
+	if (f == NULL || f->classtypes == NULL)
+		return true;
+	for (unsigned i = 0; i < f->n_classtypes; i++)
+		if (strcmp(f->classtypes[i], r->classtype) == 0)
+			return true;
+	return false;
+}
+
+static int index_grow(struct kw_index *ix, const struct ac_ruleset *rs)
+{
+	uint32_t cap = ix->cap ? ix->cap * 2 : 1024;
+	uint32_t *slot = calloc(cap, sizeof(*slot));
+
+	if (slot == NULL)
+		return -1;
+	for (uint32_t k = 0; k < rs->n_keywords; k++) {
+		const struct ac_keyword *kw = &rs->keywords[k];
+		uint32_t h = (uint32_t)kw_hash(kw->bytes, kw->len, kw->nocase) & (cap - 1);
+		while (slot[h])
+			h = (h + 1) & (cap - 1);
+		slot[h] = k + 1;
+	}
+	free(ix->slot);
+	ix->slot = slot;
+	ix->cap = cap;
+	return 0;
+}
+
+/* Keyword for (bytes, nocase), created if new; the rule is added to its map. */
+static int add_keyword(struct ac_ruleset *rs, struct kw_index *ix,
+		       const struct ac_content *c, uint32_t rule_idx)
+{
+	if ((rs->n_keywords + 1) * 2 > ix->cap && index_grow(ix, rs) < 0)
+		return -1;
+	uint32_t h = (uint32_t)kw_hash(c->bytes, c->len, c->nocase) & (ix->cap - 1);
+	struct ac_keyword *kw = NULL;
+	for (; ix->slot[h]; h = (h + 1) & (ix->cap - 1)) {
+		struct ac_keyword *k = &rs->keywords[ix->slot[h] - 1];
+		if (k->len == c->len && k->nocase == c->nocase &&
+		    memcmp(k->bytes, c->bytes, c->len) == 0) {
+			kw = k;
+			break;
+		}
+	}
+	if (kw == NULL) {
+		struct ac_keyword *nk = realloc(rs->keywords,
+						(rs->n_keywords + 1) * sizeof(*nk));
+		if (nk == NULL)
+			return -1;
+		rs->keywords = nk;
+		kw = &rs->keywords[rs->n_keywords];
+		memset(kw, 0, sizeof(*kw));
+		kw->bytes = malloc(c->len);
+		if (kw->bytes == NULL)
+			return -1;
+		memcpy(kw->bytes, c->bytes, c->len);
+		kw->len = c->len;
+		kw->nocase = c->nocase;
+		ix->slot[h] = ++rs->n_keywords;
+	}
+	/* A rule naming the same keyword twice is listed once. */
+	if (kw->n_rules > 0 && kw->rules[kw->n_rules - 1] == rule_idx)
+		return 0;
+	uint32_t *nr = realloc(kw->rules, (kw->n_rules + 1) * sizeof(*nr));
+	if (nr == NULL)
+		return -1;
+	kw->rules = nr;
+	kw->rules[kw->n_rules++] = rule_idx;
+	return 0;
+}
+
+/* Account for one parsed rule: filter it, then keep it or say why not. */
+static int take_rule(struct ac_ruleset *rs, struct kw_index *ix,
+		     const struct ac_filter *f, struct ac_rule *r)
+{
+	char buf[96];
+	unsigned used = 0;
+
+	rs->rules_seen++;
+	if ((f != NULL && f->enabled_only && r->disabled) || !class_selected(f, r)) {
+		rs->rules_filtered++;
+		ac_rule_free(r);
+		return 0;
+	}
+	for (unsigned i = 0; i < r->n_contents; i++)
+		used += !r->contents[i].negated;
+	if (used == 0) {
+		rs->rules_unusable++;
+		int e = push_skip(rs, r->line, r->sid, "%s",
+				  r->n_contents ? "only negated content (nothing to search for)"
+						: "no content keyword");
+		ac_rule_free(r);
+		return e;
+	}
+	struct ac_rule *nr = realloc(rs->rules, (rs->n_rules + 1) * sizeof(*nr));
+	if (nr == NULL) {
+		ac_rule_free(r);
+		return -1;
+	}
+	rs->rules = nr;
+	uint32_t idx = rs->n_rules++;
+	rs->rules[idx] = *r;
+	for (unsigned i = 0; i < r->n_contents; i++) {
+		const struct ac_content *c = &r->contents[i];
+		if (c->negated) {
+			rs->contents_negated++;
+			if (push_skip(rs, r->line, r->sid,
+				      "negated content !\"%s\" ignored (rule kept)",
+				      ac_format_bytes(c->bytes, c->len, buf,
+						      sizeof(buf))) < 0)
+				return -1;
+			continue;
+		}
+		rs->contents_used++;
+		if (add_keyword(rs, ix, c, idx) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+int ac_ruleset_load(const char *path, const struct ac_filter *filter,
+		    struct ac_ruleset *rs, char *err, size_t errlen)
+{
+	FILE *f;
+	char *line = NULL, *joined = NULL;
+	size_t cap = 0, jlen = 0, jcap = 0;
+	ssize_t n;
+	unsigned lineno = 0, start_line = 0;
+	struct kw_index ix = { 0 };
+	char perr[192];
+	int ret = -1;
+
+	memset(rs, 0, sizeof(*rs));
+	f = fopen(path, "r");
+	if (f == NULL) {
+		set_err(err, errlen, "cannot read rules file '%s': %s", path,
+			strerror(errno));
+		return -1;
+	}
+	rs->path = strdup(path);
+	if (rs->path == NULL)
+		goto oom;
+	while ((n = getline(&line, &cap, f)) >= 0) {
+		lineno++;
+		while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == '\r'))
+			n--;
+		if (jlen == 0)
+			start_line = lineno;
+		bool cont = n > 0 && line[n - 1] == '\\';
+		if (cont)
+			n--;
+		if (jlen + (size_t)n + 1 > jcap) {
+			size_t nc = (jlen + (size_t)n + 1) * 2;
+			char *nj = realloc(joined, nc);
+			if (nj == NULL)
+				goto oom;
+			joined = nj;
+			jcap = nc;
+		}
+		memcpy(joined + jlen, line, (size_t)n);
+		jlen += (size_t)n;
+		if (cont)
+			continue;
+		struct ac_rule r;
+		enum ac_line_kind k = ac_rule_parse_line(joined, jlen, &r, perr,
+							 sizeof(perr));
+		jlen = 0;
+		if (k == AC_LINE_IGNORED)
+			continue;
+		if (k == AC_LINE_ERROR) {
+			rs->rules_seen++;
+			rs->rules_unusable++;
+			if (push_skip(rs, start_line, 0, "malformed: %s", perr) < 0)
+				goto oom;
+			continue;
+		}
+		r.line = start_line;
+		if (take_rule(rs, &ix, filter, &r) < 0)
+			goto oom;
+	}
+	if (ferror(f)) {
+		set_err(err, errlen, "error reading rules file '%s': %s", path,
+			strerror(errno));
+		goto out;
+	}
+	if (jlen > 0) {
+		rs->rules_seen++;
+		rs->rules_unusable++;
+		if (push_skip(rs, start_line, 0,
+			      "malformed: file ends inside a '\\' continued line") < 0)
+			goto oom;
+	}
+	rs->lines = lineno;
+	if (rs->n_keywords == 0) {
+		set_err(err, errlen,
+			"rules file '%s': no usable content keyword (%u rule lines, %u filtered out, %u unusable)",
+			path, rs->rules_seen, rs->rules_filtered, rs->rules_unusable);
+		goto out;
+	}
+	ret = 0;
+	goto out;
+oom:
+	set_err(err, errlen, "out of memory reading '%s'", path);
+out:
+	free(ix.slot);
+	free(line);
+	free(joined);
+	fclose(f);
+	if (ret < 0)
+		ac_ruleset_free(rs);
+	return ret;
+}
+
+void ac_ruleset_free(struct ac_ruleset *rs)
+{
+	for (uint32_t i = 0; i < rs->n_rules; i++)
+		ac_rule_free(&rs->rules[i]);
+	for (uint32_t i = 0; i < rs->n_keywords; i++) {
+		free(rs->keywords[i].bytes);
+		free(rs->keywords[i].rules);
+	}
+	free(rs->rules);
+	free(rs->keywords);
+	free(rs->skipped);
+	free(rs->path);
+	memset(rs, 0, sizeof(*rs));
+}
+
+void ac_ruleset_print_summary(const struct ac_ruleset *rs, const char *set_name,
+			      FILE *out)
+{
+	fprintf(out,
+		"rules %s (%s): %u rule lines, %u selected, %u used, %u unusable "
+		"(listed by --list-skipped), %u negated contents ignored; "
+		"%u content strings -> %u distinct keywords\n",
+		rs->path, set_name, rs->rules_seen, rs->rules_seen - rs->rules_filtered,
+		rs->n_rules, rs->rules_unusable, rs->contents_negated,
+		rs->contents_used, rs->n_keywords);
+}
+
+void ac_ruleset_print_skipped(const struct ac_ruleset *rs, FILE *out)
+{
+	for (uint32_t i = 0; i < rs->n_skipped; i++) {
+		const struct ac_skip *s = &rs->skipped[i];
+		if (s->sid)
+			fprintf(out, "%s:%u: sid %u: %s\n", rs->path, s->line, s->sid,
+				s->reason);
+		else
+			fprintf(out, "%s:%u: %s\n", rs->path, s->line, s->reason);
+	}
+}

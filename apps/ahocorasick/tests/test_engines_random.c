@@ -1,0 +1,249 @@
+/* Both engines against a naive search, on random keyword sets and random
+ * payloads with planted keywords: overlapping keywords, keywords that are
+ * prefixes and suffixes of others, self-overlapping ones ("aaa"), the same
+ * bytes with and without nocase, case variants of case-sensitive keywords
+ * (which must not match), NUL and 0xff bytes. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "engine.h"
+
+struct match {
+	uint32_t kw, end;
+};
+
+struct match_list {
+	struct match *m;
+	size_t n, cap;
+};
+
+static void collect(void *ctx, uint32_t kw, uint32_t end)
+{
+	struct match_list *l = ctx;
+
+	if (l->n == l->cap) {
+		l->cap = l->cap ? l->cap * 2 : 256;
+		l->m = realloc(l->m, l->cap * sizeof(*l->m));
+		if (l->m == NULL)
+			abort();
+	}
+	l->m[l->n++] = (struct match){ kw, end };
+}
+
+static int cmp_match(const void *a, const void *b)
+{
+	const struct match *x = a, *y = b;
+	if (x->kw != y->kw)
+		return x->kw < y->kw ? -1 : 1;
+	return x->end < y->end ? -1 : x->end > y->end;
+}
+
+static uint8_t fold(uint8_t b)
+{
+	return (b >= 'A' && b <= 'Z') ? (uint8_t)(b + 32) : b;
+}
+
+static void naive(const struct ac_keyword *kw, uint32_t n_kw, const uint8_t *d,
+		  uint32_t len, struct match_list *out)
+{
+	for (uint32_t k = 0; k < n_kw; k++)
+		for (uint32_t end = kw[k].len; end <= len; end++) {
+			const uint8_t *p = d + end - kw[k].len;
+			uint32_t i = 0;
+			for (; i < kw[k].len; i++)
+				if (kw[k].nocase ? fold(p[i]) != fold(kw[k].bytes[i])
+						 : p[i] != kw[k].bytes[i])
+					break;
+			if (i == kw[k].len)
+				collect(out, k, end);
+		}
+}
+
+static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
+static uint32_t rnd(uint32_t n)
+{
+	rng_state ^= rng_state << 13;
+	rng_state ^= rng_state >> 7;
+	rng_state ^= rng_state << 17;
+	return (uint32_t)(rng_state % n);
+}
+
+static const uint8_t small_alpha[] = { 'a', 'b', 'A', 'B', 'c', 0, 0xff, '|' };
+
+static uint8_t rand_byte(int wide)
+{
+	return wide ? (uint8_t)rnd(256) : small_alpha[rnd(sizeof(small_alpha))];
+}
+
+/* A random keyword set; duplicates of (bytes, nocase) are avoided as the
+ * rule loader deduplicates them, but the same bytes with the other nocase
+ * value, and case variants, are added on purpose. */
+static uint32_t make_keywords(struct ac_keyword *kw, uint32_t want, int wide)
+{
+	uint32_t n = 0;
+
+	while (n < want) {
+		struct ac_keyword k = { 0 };
+		uint32_t r = rnd(10);
+		if (r < 2 && n > 0) { /* variant of an earlier keyword */
+			const struct ac_keyword *o = &kw[rnd(n)];
+			k.len = o->len;
+			k.bytes = malloc(k.len);
+			memcpy(k.bytes, o->bytes, k.len);
+			if (r == 0) {
+				k.nocase = !o->nocase;
+			} else {
+				for (uint32_t i = 0; i < k.len; i++)
+					if (rnd(2) && ((k.bytes[i] | 32) >= 'a' &&
+						       (k.bytes[i] | 32) <= 'z'))
+						k.bytes[i] ^= 32;
+				k.nocase = o->nocase;
+			}
+		} else {
+			k.len = 1 + rnd(wide ? 24 : 6);
+			k.bytes = malloc(k.len);
+			for (uint32_t i = 0; i < k.len; i++)
+				k.bytes[i] = rand_byte(wide);
+			k.nocase = rnd(2);
+		}
+		int dup = 0;
+		for (uint32_t j = 0; j < n && !dup; j++)
+			dup = kw[j].len == k.len && kw[j].nocase == k.nocase &&
+			      memcmp(kw[j].bytes, k.bytes, k.len) == 0;
+		if (dup) {
+			free(k.bytes);
+			continue;
+		}
+		kw[n++] = k;
+	}
+	return n;
+}
+
+static void plant(uint8_t *d, uint32_t len, const struct ac_keyword *kw,
+		  uint32_t n_kw, int wide)
+{
+	for (uint32_t i = 0; i < len; i++)
+		d[i] = rand_byte(wide);
+	uint32_t plants = len / 16;
+	for (uint32_t p = 0; p < plants; p++) {
+		const struct ac_keyword *k = &kw[rnd(n_kw)];
+		if (k->len > len)
+			continue;
+		uint32_t at = rnd(len - k->len + 1);
+		for (uint32_t i = 0; i < k->len; i++) {
+			uint8_t b = k->bytes[i];
+			/* Flip case at random: a match for nocase keywords,
+			 * a near miss for case-sensitive ones. */
+			if (rnd(3) == 0 && (b | 32) >= 'a' && (b | 32) <= 'z')
+				b ^= 32;
+			d[at + i] = b;
+		}
+	}
+}
+
+static int same(struct match_list *a, struct match_list *b)
+{
+	qsort(a->m, a->n, sizeof(*a->m), cmp_match);
+	qsort(b->m, b->n, sizeof(*b->m), cmp_match);
+	return a->n == b->n && (a->n == 0 || memcmp(a->m, b->m, a->n * sizeof(*a->m)) == 0);
+}
+
+static void run_round(uint32_t n_kw_want, int wide, uint32_t payloads,
+		      uint64_t *total_matches)
+{
+	struct ac_keyword kw[256];
+	char err[256];
+	uint32_t n_kw = make_keywords(kw, n_kw_want, wide);
+	struct ac_engine *ac = ac_engine_build(AC_ENGINE_AC, kw, n_kw, err, sizeof(err));
+	CHECK(ac != NULL, "AC build: %s", err);
+	struct ac_engine *hs = ac_engine_build(AC_ENGINE_HS, kw, n_kw, err, sizeof(err));
+	CHECK(hs != NULL, "HS build: %s", err);
+	if (ac == NULL || hs == NULL)
+		return;
+	struct ac_scratch *sa = ac_scratch_new(ac, err, sizeof(err));
+	struct ac_scratch *sh = ac_scratch_new(hs, err, sizeof(err));
+	CHECK(sa && sh, "scratch: %s", err);
+	uint8_t *d = malloc(4096);
+	for (uint32_t p = 0; p < payloads; p++) {
+		uint32_t len = p == 0 ? 0 : rnd(p % 7 == 0 ? 4096 : 600);
+		plant(d, len, kw, n_kw, wide);
+		struct match_list want = { 0 }, got_ac = { 0 }, got_hs = { 0 };
+		naive(kw, n_kw, d, len, &want);
+		uint64_t mac = ac_engine_scan(ac, sa, d, len, collect, &got_ac);
+		uint64_t mhs = ac_engine_scan(hs, sh, d, len, collect, &got_hs);
+		CHECK(mac == got_ac.n && mhs == got_hs.n, "returned counts match callbacks");
+		struct match_list w2 = { 0 };
+		naive(kw, n_kw, d, len, &w2);
+		CHECK(same(&want, &got_ac), "AC: %zu matches, naive %zu (len %u, %u keywords)",
+		      got_ac.n, want.n, len, n_kw);
+		CHECK(same(&w2, &got_hs), "HS: %zu matches, naive %zu (len %u, %u keywords)",
+		      got_hs.n, w2.n, len, n_kw);
+		*total_matches += want.n;
+		free(want.m);
+		free(w2.m);
+		free(got_ac.m);
+		free(got_hs.m);
+	}
+	free(d);
+	ac_scratch_free(sa);
+	ac_scratch_free(sh);
+	ac_engine_free(ac);
+	ac_engine_free(hs);
+	for (uint32_t k = 0; k < n_kw; k++)
+		free(kw[k].bytes);
+}
+
+/* Hand-written cases whose answer is known without a reference. */
+static void test_known(void)
+{
+	struct ac_keyword kw[] = {
+		{ (uint8_t *)"he", 2, false, NULL, 0 },
+		{ (uint8_t *)"she", 3, false, NULL, 0 },
+		{ (uint8_t *)"his", 3, false, NULL, 0 },
+		{ (uint8_t *)"hers", 4, false, NULL, 0 },
+		{ (uint8_t *)"aa", 2, false, NULL, 0 },
+		{ (uint8_t *)"HE", 2, true, NULL, 0 },
+	};
+	const char *text = "ushers aaaa sHe";
+	const struct match want[] = { /* sorted by keyword, end */
+		{ 0, 4 }, { 1, 4 }, { 3, 6 }, { 4, 9 }, { 4, 10 }, { 4, 11 },
+		{ 5, 4 }, { 5, 15 },
+	};
+	char err[256];
+
+	for (int e = 0; e < 2; e++) {
+		struct ac_engine *eng = ac_engine_build(e ? AC_ENGINE_HS : AC_ENGINE_AC, kw,
+							6, err, sizeof(err));
+		CHECK(eng != NULL, "build: %s", err);
+		if (eng == NULL)
+			continue;
+		struct ac_scratch *s = ac_scratch_new(eng, err, sizeof(err));
+		struct match_list got = { 0 };
+		ac_engine_scan(eng, s, (const uint8_t *)text, (uint32_t)strlen(text),
+			       collect, &got);
+		qsort(got.m, got.n, sizeof(*got.m), cmp_match);
+		CHECK(got.n == sizeof(want) / sizeof(want[0]) &&
+			      memcmp(got.m, want, sizeof(want)) == 0,
+		      "%s: %zu matches on '%s', want 8", e ? "hs" : "ac", got.n, text);
+		free(got.m);
+		ac_scratch_free(s);
+		ac_engine_free(eng);
+	}
+}
+
+int main(void)
+{
+	uint64_t total = 0;
+
+	test_known();
+	for (int round = 0; round < 12; round++)
+		run_round(round % 2 ? 120 : 12, 0, 60, &total);
+	for (int round = 0; round < 6; round++)
+		run_round(200, 1, 60, &total);
+	/* The random data must actually produce matches to compare. */
+	CHECK(total > 10000, "only %llu matches in all rounds", (unsigned long long)total);
+	printf("engines agree with naive search on %llu matches\n",
+	       (unsigned long long)total);
+	return check_done("test_engines_random");
+}
