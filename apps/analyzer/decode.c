@@ -108,11 +108,14 @@ static enum an_status decode_ipv4(const uint8_t *frame, const uint8_t *ip,
 	if (ihl > 20)
 		p->flags |= AN_FLAG_IPV4_OPTS;
 
+	/* Total length 0 is what segmentation offload (Linux BIG TCP, TSO
+	 * captures) writes: the frame's own length holds, as in tcpdump and
+	 * Wireshark. */
 	size_t totlen = rd16(ip + 2);
-	if (totlen < ihl)
+	if (totlen != 0 && totlen < ihl)
 		return AN_ERR_IPV4_TOTLEN;
 	/* Ethernet pads short frames: the L4 header ends at total length. */
-	if ((size_t)(end - ip) > totlen)
+	if (totlen != 0 && (size_t)(end - ip) > totlen)
 		end = ip + totlen;
 
 	uint16_t frag = rd16(ip + 6);
@@ -145,8 +148,9 @@ static enum an_status decode_ipv6(const uint8_t *frame, const uint8_t *ip,
 	memcpy(p->dst, ip + 24, 16);
 	p->have |= AN_HAVE_IP;
 
-	/* Padding after the payload is not L4 data (jumbograms: payload
-	 * length 0, the bytes we have are all we know). */
+	/* Padding after the payload is not L4 data.  Payload length 0
+	 * (jumbogram, or BIG TCP/TSO captures that drop the jumbo option):
+	 * the captured bytes are all we know. */
 	size_t plen = rd16(ip + 4);
 	if (plen != 0 && (size_t)(end - ip) > 40 + plen)
 		end = ip + 40 + plen;

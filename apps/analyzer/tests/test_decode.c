@@ -297,6 +297,13 @@ static void test_ipv4_malformed(void)
 	CHECK(p.have & AN_HAVE_IP);
 	CHECK(!(p.have & AN_HAVE_PORTS));
 	g = f;
+	g.b[16] = 0;
+	g.b[17] = 0; /* total length 0: segmentation offload, frame length holds */
+	p = dec(&g);
+	CHECK_EQ(p.status, AN_OK);
+	CHECK_EQ(p.sport, 1);
+	CHECK_EQ(p.dport, 2);
+	g = f;
 	g.b[14 + 20 + 12] = 0x40; /* TCP data offset 4 */
 	p = dec(&g);
 	CHECK_EQ(p.status, AN_ERR_TCP_DOFF);
