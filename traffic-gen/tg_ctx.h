@@ -1,0 +1,62 @@
+/* The whole generator: configuration, ports, jobs, workers; and what one run
+ * measured. */
+#ifndef TG_CTX_H
+#define TG_CTX_H
+
+#include <jansson.h>
+
+#include "tg_engine.h"
+
+struct tg_ctx {
+	struct tg_cfg *cfg;
+	struct tg_txjob *tx;
+	unsigned n_tx;
+	struct tg_rxjob *rx;
+	unsigned n_rx;
+	struct tg_worker *w;
+	unsigned n_w;
+	double hz;
+	double link_bps;        /* for % rates; nominal for virtual ports */
+	const char *link_source; /* "port" / "flag" / "nominal" */
+	uint16_t epoch;
+	bool live;
+};
+
+struct tg_stream_result {
+	bool local;             /* sent by this process */
+	uint64_t tx_packets, tx_bytes, link_full, alloc_fail;
+	double asked_pps;
+	struct tg_seq seq;      /* counters only (window not merged) */
+	struct tg_hist hist;
+};
+
+struct tg_result {
+	double duration_s;      /* TX window: run start to last TX job stop */
+	double rx_window_s;     /* run start to end of drain */
+	uint64_t tx_packets, tx_bytes, link_full, alloc_fail;
+	uint64_t rx_packets, rx_bytes, foreign, foreign_bytes, stale, no_timestamp;
+	uint64_t rx_unique, rx_duplicates, rx_reordered, rx_late_unchecked, rx_lost;
+	struct tg_hist all;
+	struct tg_stream_result s[TG_STREAM_IDS];
+};
+
+/* tg_setup.c */
+int tg_setup(struct tg_ctx *x, struct tg_cfg *c);
+double tg_stream_pps(const struct tg_ctx *x, const struct tg_stream_cfg *s);
+void tg_teardown(struct tg_ctx *x);
+
+/* tg_run.c: one run of every TX job (with their current pps/limit) and RX job. */
+int tg_run_once(struct tg_ctx *x, double duration_s, struct tg_result *r);
+
+/* tg_report.c */
+json_t *tg_report_latency(const struct tg_hist *h, double hz);
+json_t *tg_report_run(const struct tg_ctx *x, const struct tg_result *r);
+int tg_report_write(const struct tg_cfg *c, json_t *root);
+
+/* tg_rfc2544.c */
+int tg_rfc2544(struct tg_ctx *x);
+
+/* tg_delay.c */
+int tg_delay_line(struct tg_ctx *x);
+
+#endif

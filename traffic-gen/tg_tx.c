@@ -1,0 +1,295 @@
+/* Transmit jobs: template mbufs are pre-filled once (mempool object init), so
+ * the fast path allocates a burst and rewrites only what varies per packet:
+ * lengths, flow fields, IP checksum, signature. */
+#include <stdio.h>
+#include <string.h>
+
+#include <rte_byteorder.h>
+#include <rte_cycles.h>
+#include <rte_ethdev.h>
+#include <rte_ip.h>
+#include <rte_malloc.h>
+#include <rte_mbuf.h>
+#include <rte_tcp.h>
+#include <rte_udp.h>
+
+#include "tg_engine.h"
+#include "tg_sig.h"
+
+static void
+flow_make(struct tg_field *f, struct tg_flow *out)
+{
+	uint64_t d = tg_field_next(&f[TG_F_DST_MAC]), s = tg_field_next(&f[TG_F_SRC_MAC]);
+
+	for (int i = 0; i < 6; i++) {
+		out->mac[i] = (uint8_t)(d >> (40 - 8 * i));
+		out->mac[6 + i] = (uint8_t)(s >> (40 - 8 * i));
+	}
+	out->sip = rte_cpu_to_be_32((uint32_t)tg_field_next(&f[TG_F_SRC_IP]));
+	out->dip = rte_cpu_to_be_32((uint32_t)tg_field_next(&f[TG_F_DST_IP]));
+	out->sport = rte_cpu_to_be_16((uint16_t)tg_field_next(&f[TG_F_SPORT]));
+	out->dport = rte_cpu_to_be_16((uint16_t)tg_field_next(&f[TG_F_DPORT]));
+	out->ttl = (uint8_t)tg_field_next(&f[TG_F_TTL]);
+	out->proto = (uint8_t)tg_field_next(&f[TG_F_PROTO]);
+}
+
+/* Writes the parts of the template that never change into one mbuf. */
+static void
+template_init(struct rte_mempool *mp, void *arg, void *obj, unsigned idx)
+{
+	struct tg_txjob *j = arg;
+	struct rte_mbuf *m = obj;
+	uint8_t *p = (uint8_t *)m->buf_addr + RTE_PKTMBUF_HEADROOM;
+	uint16_t room = (uint16_t)(rte_pktmbuf_data_room_size(mp) - RTE_PKTMBUF_HEADROOM);
+	struct rte_ipv4_hdr *ip = (struct rte_ipv4_hdr *)(p + 14);
+	struct tg_flow f;
+	struct tg_field fields[TG_F_COUNT];
+	const struct tg_stream_cfg *s = j->cfg;
+	unsigned off;
+
+	(void)idx;
+	memcpy(fields, j->field, sizeof(fields));
+	flow_make(fields, &f);
+	memset(p, s->fill, room);
+	memcpy(p, f.mac, 12);
+	p[12] = 0x08;
+	p[13] = 0x00;
+	memset(ip, 0, sizeof(*ip));
+	ip->version_ihl = RTE_IPV4_VHL_DEF;
+	ip->fragment_offset = rte_cpu_to_be_16(RTE_IPV4_HDR_DF_FLAG);
+	if (j->tcp) {
+		struct rte_tcp_hdr *t = (struct rte_tcp_hdr *)(p + 34);
+
+		memset(t, 0, sizeof(*t));
+		t->data_off = 5 << 4;
+		t->tcp_flags = RTE_TCP_ACK_FLAG;
+		t->rx_win = rte_cpu_to_be_16(8192);
+	} else {
+		memset(p + 34, 0, 8);
+	}
+	off = j->hdr_len;
+	if (j->signature) {
+		struct tg_sig sig = {.magic = TG_SIG_MAGIC};
+
+		memcpy(p + off, &sig, sizeof(sig));
+		off += TG_SIG_LEN;
+	}
+	if (off < room)
+		memcpy(p + off, s->payload, RTE_MIN((unsigned)s->payload_len, room - off));
+}
+
+/* Smooth weighted round robin: 64:7,570:4,1518:1 interleaves sizes rather
+ * than sending seven 64-byte frames in a row. */
+void
+tg_txjob_set_sizes(struct tg_txjob *j, const struct tg_size_mix *m)
+{
+	int64_t cur[TG_MAX_SIZES] = {0};
+	int64_t total = 0;
+
+	for (unsigned i = 0; i < m->n; i++)
+		total += m->weight[i];
+	rte_free(j->len);
+	j->len = rte_malloc("tg_len", sizeof(uint16_t) * (size_t)total, 0);
+	j->n_len = (uint32_t)total;
+	j->len_idx = 0;
+	for (int64_t k = 0; k < total; k++) {
+		unsigned best = 0;
+
+		for (unsigned i = 0; i < m->n; i++) {
+			cur[i] += m->weight[i];
+			if (cur[i] > cur[best])
+				best = i;
+		}
+		cur[best] -= total;
+		j->len[k] = (uint16_t)(m->size[best] - TG_FCS_LEN);
+	}
+}
+
+int
+tg_txjob_init(struct tg_txjob *j, const struct tg_stream_cfg *s, const struct tg_cfg *c,
+	      uint16_t port, uint16_t queue, uint8_t id, int socket)
+{
+	char name[RTE_MEMPOOL_NAMESIZE];
+	bool varies = false;
+
+	memset(j, 0, sizeof(*j));
+	j->port = port;
+	j->queue = queue;
+	j->id = id;
+	j->cfg = s;
+	j->retry = c->tx_retry;
+	memcpy(j->field, s->field, sizeof(j->field));
+	snprintf(name, sizeof(name), "tg_tx%u", id);
+	if (s->pcap[0])
+		return tg_pcap_load(s->pcap, name, socket, &j->pool, &j->pcap, &j->n_pcap);
+
+	j->tcp = s->field[TG_F_PROTO].min == 6;
+	j->hdr_len = tg_stream_hdr_len(s);
+	j->signature = s->signature;
+	for (int i = 0; i < TG_F_COUNT; i++)
+		varies |= s->field[i].mode != TG_FIELD_FIXED;
+	j->n_flows = s->flows ? s->flows : varies ? 0 : 1;
+	if (j->n_flows) {
+		j->flows = rte_malloc("tg_flows", sizeof(*j->flows) * j->n_flows, 0);
+		if (!j->flows) {
+			fprintf(stderr, "pp-tgen: no memory for %u flows\n", j->n_flows);
+			return -1;
+		}
+		for (uint32_t i = 0; i < j->n_flows; i++)
+			flow_make(j->field, &j->flows[i]);
+	}
+	tg_txjob_set_sizes(j, &s->sizes);
+	j->pool = rte_pktmbuf_pool_create(name, c->mbufs, 256, 0, RTE_MBUF_DEFAULT_BUF_SIZE,
+					  socket);
+	if (!j->pool) {
+		fprintf(stderr, "pp-tgen: cannot create TX pool %s (%u mbufs): %s\n", name, c->mbufs,
+			rte_strerror(rte_errno));
+		return -1;
+	}
+	for (int i = 0; i < TG_F_COUNT; i++)
+		tg_field_reset(&j->field[i]);
+	rte_mempool_obj_iter(j->pool, template_init, j);
+	return 0;
+}
+
+void
+tg_txjob_reset(struct tg_txjob *j)
+{
+	memset(&j->c, 0, sizeof(j->c));
+	j->seq = 0;
+	j->done = false;
+	j->pcap_idx = 0;
+	j->flow_idx = 0;
+	j->len_idx = 0;
+	j->pkts_per_cycle = j->pps / (double)rte_get_tsc_hz();
+}
+
+static inline void
+fill(struct tg_txjob *j, struct rte_mbuf *m, uint64_t seq, uint64_t tsc)
+{
+	uint8_t *p = rte_pktmbuf_mtod(m, uint8_t *);
+	struct rte_ipv4_hdr *ip = (struct rte_ipv4_hdr *)(p + 14);
+	uint8_t *l4 = p + 34;
+	const struct tg_flow *f;
+	struct tg_flow tmp;
+	uint16_t len = j->len[j->len_idx];
+
+	if (++j->len_idx == j->n_len)
+		j->len_idx = 0;
+	if (j->n_flows) {
+		f = &j->flows[j->flow_idx];
+		if (++j->flow_idx == j->n_flows)
+			j->flow_idx = 0;
+	} else {
+		flow_make(j->field, &tmp);
+		f = &tmp;
+	}
+	m->data_len = len;
+	m->pkt_len = len;
+	memcpy(p, f->mac, 12);
+	ip->total_length = rte_cpu_to_be_16((uint16_t)(len - 14));
+	ip->time_to_live = f->ttl;
+	ip->next_proto_id = f->proto;
+	ip->src_addr = f->sip;
+	ip->dst_addr = f->dip;
+	ip->hdr_checksum = 0;
+	ip->hdr_checksum = rte_ipv4_cksum(ip);
+	memcpy(l4, &f->sport, 2);
+	memcpy(l4 + 2, &f->dport, 2);
+	if (!j->tcp) {
+		uint16_t ulen = rte_cpu_to_be_16((uint16_t)(len - 34));
+
+		memcpy(l4 + 4, &ulen, 2); /* UDP checksum stays 0: none, legal for IPv4 */
+	}
+	if (j->signature) {
+		struct tg_sig *s = (struct tg_sig *)(p + j->hdr_len);
+
+		s->stream = (uint16_t)(j->epoch << 8 | j->id);
+		s->seq = (uint32_t)seq;
+		s->tsc = tsc;
+	}
+	if (j->tcp) {
+		struct rte_tcp_hdr *t = (struct rte_tcp_hdr *)l4;
+
+		t->cksum = 0;
+		t->cksum = rte_ipv4_udptcp_cksum(ip, t);
+	}
+}
+
+static inline uint16_t
+tx_send(struct tg_txjob *j, struct rte_mbuf **pkts, uint16_t n)
+{
+	uint16_t sent = rte_eth_tx_burst(j->port, j->queue, pkts, n);
+
+	if (unlikely(sent < n)) {
+		if (j->retry) {
+			while (sent < n && !tg_run.tx_stop)
+				sent += rte_eth_tx_burst(j->port, j->queue, pkts + sent,
+							 (uint16_t)(n - sent));
+		}
+		if (sent < n) {
+			rte_pktmbuf_free_bulk(pkts + sent, n - sent);
+			j->c.link_full += n - sent;
+		}
+	}
+	return sent;
+}
+
+/* One burst if one is due: the pacer allows floor(elapsed * rate) + 1
+ * packets by now, counted from the run's start, so the average rate is
+ * exact and a late burst (preemption) is caught up at once. */
+void
+tg_tx_poll(struct tg_txjob *j, uint64_t now)
+{
+	struct rte_mbuf *pkts[TG_BURST];
+	uint16_t lens[TG_BURST];
+	uint64_t n = TG_BURST, bytes = 0;
+	uint16_t sent;
+
+	if (now < tg_run.start_tsc)
+		return;
+	if (now >= tg_run.end_tsc || tg_run.tx_stop || (j->limit && j->seq >= j->limit)) {
+		j->c.stop_tsc = now;
+		__atomic_store_n(&j->done, true, __ATOMIC_RELEASE);
+		return;
+	}
+	if (j->pps > 0) {
+		uint64_t due = (uint64_t)((double)(now - tg_run.start_tsc) * j->pkts_per_cycle) + 1;
+
+		if (due <= j->seq)
+			return;
+		n = RTE_MIN(n, due - j->seq);
+	}
+	if (j->limit)
+		n = RTE_MIN(n, j->limit - j->seq);
+
+	if (j->pcap) {
+		for (uint64_t i = 0; i < n; i++) {
+			struct rte_mbuf *m = j->pcap[j->pcap_idx];
+
+			if (++j->pcap_idx == j->n_pcap)
+				j->pcap_idx = 0;
+			rte_mbuf_refcnt_update(m, 1); /* the port's free drops it back to 1 */
+			lens[i] = (uint16_t)m->pkt_len;
+			pkts[i] = m;
+		}
+	} else {
+		if (unlikely(rte_pktmbuf_alloc_bulk(j->pool, pkts, (unsigned)n))) {
+			tg_publish(&j->c.alloc_fail, j->c.alloc_fail + 1);
+			return;
+		}
+		for (uint64_t i = 0; i < n; i++) {
+			if (i + 1 < n)
+				rte_prefetch0(rte_pktmbuf_mtod(pkts[i + 1], void *));
+			fill(j, pkts[i], j->seq + i, now);
+			lens[i] = (uint16_t)pkts[i]->pkt_len;
+		}
+	}
+	sent = tx_send(j, pkts, (uint16_t)n);
+	for (uint16_t i = 0; i < sent; i++)
+		bytes += lens[i] + TG_FCS_LEN;
+	j->seq += n;
+	tg_publish(&j->c.packets, j->c.packets + sent);
+	tg_publish(&j->c.bytes, j->c.bytes + bytes);
+	tg_publish(&j->c.link_full, j->c.link_full);
+}
