@@ -362,7 +362,10 @@ int pp_main(int argc, char **argv, const struct pp_app *app)
 	for (unsigned k = 0; k < n_ctx; k++)
 		off += (size_t)snprintf(lcores + off, cap - off, ",%u@%u", k + 1, ctxs[k]);
 
-	unsigned per_instance = 2 * c.run.ring_size + 4 * PP_BURST + 512;
+	/* Enough for full rings and a burst in every stage; a smaller pool is
+	 * safe (ports then receive less), a larger one is needed for captures
+	 * net_pcap replays with infinite_rx (it keeps them in mbufs). */
+	unsigned per_instance = 2 * c.run.ring_size + 3 * PP_BURST;
 	if (c.mbufs == 0)
 		c.mbufs = RTE_MAX(8191u, pl.n_instances * per_instance + 4096);
 	uint64_t need_mb = ((uint64_t)c.mbufs * (c.mbuf_data + MBUF_OVERHEAD) >> 20) + 64 +
