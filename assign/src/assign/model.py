@@ -4,8 +4,10 @@ Its numbers are predictions, labelled "modelled" everywhere they appear.
 
 For task i of a workload on context v_i (levels pu, pipeline, core, chip):
 
-    load_l(i) = sum of demand_l(j) over the other tasks j sharing level l with i
-    slowdown_i = prod_l (1 + sensitivity_l(i) * load_l(i))
+    total_l(i) = sum of demand_l(j) over all tasks j sharing level l with i
+                 (i included; demands are fractions of the level's capacity)
+    slowdown_i = prod_l (1 + sensitivity_l(i) * max(0, total_l(i) - 1)
+                           + residual_l * (total_l(i) - demand_l(i)))
     comm_i     = sum over the stage neighbours j of i of comm_ns[dist(v_i, v_j)]
     cost_i     = base_ns(i) * slowdown_i + comm_i          (ns per packet)
 
@@ -40,6 +42,7 @@ class ModelParams:
     base_ns: np.ndarray       # (3,) per role R, P, T
     demand: np.ndarray        # (levels, 3)
     sensitivity: np.ndarray   # (levels, 3)
+    residual: np.ndarray      # (levels,) slowdown per unit of co-runner demand below capacity
     comm_ns: np.ndarray       # (len(LEVELS),) cost per packet by distance
     noise_rel_sd: float
 
@@ -50,13 +53,14 @@ class ModelParams:
             base = np.array([float(roles[r]["base_ns"]) for r in ROLES])
             demand = np.array([[float(roles[r]["demand"].get(lvl, 0.0)) for r in ROLES] for lvl in CONTENTION_LEVELS])
             sens = np.array([[float(roles[r]["sensitivity"].get(lvl, 0.0)) for r in ROLES] for lvl in CONTENTION_LEVELS])
+            resid = np.array([float(d.get("residual", {}).get(lvl, 0.0)) for lvl in CONTENTION_LEVELS])
             comm = np.array([float(d["comm_ns"][lvl]) for lvl in LEVELS])
             noise = float(d.get("noise_rel_sd", 0.0))
         except (KeyError, TypeError, ValueError) as e:
             raise ModelError(f"model parameters {where}: missing or bad entry {e}") from None
-        if (base <= 0).any() or (demand < 0).any() or (sens < 0).any() or (comm < 0).any() or noise < 0:
+        if (base <= 0).any() or (demand < 0).any() or (sens < 0).any() or (resid < 0).any() or (comm < 0).any() or noise < 0:
             raise ModelError(f"model parameters {where}: costs must be > 0, demands/sensitivities/noise >= 0")
-        return ModelParams(base, demand, sens, comm, noise)
+        return ModelParams(base, demand, sens, resid, comm, noise)
 
 
 def load_params(workload: str, path: str | None = None) -> ModelParams:
@@ -121,9 +125,9 @@ class ModelBackend:
         for k, lvl in enumerate(self._level_index):
             group = ids[lvl][ctx] + row_offset
             d = np.broadcast_to(self._demand[k], (b, t))
-            total = np.bincount(group.ravel(), weights=d.ravel(), minlength=b * n_ids)
-            load = total[group] - d
-            slowdown *= 1.0 + self._sens[k] * load
+            total = np.bincount(group.ravel(), weights=d.ravel(), minlength=b * n_ids)[group]
+            overload = np.maximum(total - 1.0, 0.0)
+            slowdown *= 1.0 + self._sens[k] * overload + self.params.residual[k] * (total - d)
         cost = self._base * slowdown
         comm = self.params.comm_ns
         for src in (0, 1):  # R->P and P->T of every instance

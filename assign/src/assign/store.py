@@ -54,6 +54,17 @@ CREATE TABLE IF NOT EXISTS estimates (
     created TEXT NOT NULL,
     PRIMARY KEY (run_id, n)
 );
+CREATE TABLE IF NOT EXISTS baselines (
+    run_id INTEGER NOT NULL REFERENCES runs(id),
+    name TEXT NOT NULL,              -- 'linux-like'
+    assignment TEXT NOT NULL,
+    value REAL,
+    status TEXT NOT NULL CHECK (status IN ('ok', 'failed')),
+    reason TEXT,
+    extra TEXT,
+    measured_at TEXT NOT NULL,
+    PRIMARY KEY (run_id, name)
+);
 CREATE TRIGGER IF NOT EXISTS measurements_keep_update BEFORE UPDATE ON measurements
 BEGIN SELECT RAISE(ABORT, 'stored measurements are never changed'); END;
 CREATE TRIGGER IF NOT EXISTS measurements_keep_delete BEFORE DELETE ON measurements
@@ -214,6 +225,21 @@ class Store:
     def failures(self, run_id: int) -> list[tuple[int, str]]:
         return list(self.db.execute(
             "SELECT idx, reason FROM measurements WHERE run_id=? AND status='failed' ORDER BY idx", (run_id,)))
+
+    # baselines ------------------------------------------------------------
+    def baseline(self, run_id: int, name: str) -> Measurement | None:
+        r = self.db.execute("SELECT assignment, value, status, reason, extra FROM baselines "
+                            "WHERE run_id=? AND name=?", (run_id, name)).fetchone()
+        return None if r is None else Measurement(-1, json.loads(r[0]), r[1], r[2], r[3], json.loads(r[4] or "{}"))
+
+    def add_baseline(self, run_id: int, name: str, assignment: list[int], value: float | None, status: str,
+                     reason: str | None, extra: dict) -> None:
+        with self.db:
+            self.db.execute(
+                "INSERT INTO baselines (run_id, name, assignment, value, status, reason, extra, measured_at) "
+                "VALUES (?,?,?,?,?,?,?,?)",
+                (run_id, name, json.dumps(assignment), value, status, reason,
+                 json.dumps(extra, separators=(",", ":")), _now()))
 
     # estimates ------------------------------------------------------------
     def add_estimate(self, run_id: int, n: int, result: dict) -> None:

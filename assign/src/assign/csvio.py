@@ -1,0 +1,40 @@
+"""Reading a sample from a text file: one throughput value per line."""
+from __future__ import annotations
+
+import math
+
+
+class CsvError(ValueError):
+    """A value file that cannot be used; the message names file and line."""
+
+
+def read_values(path: str) -> list[float]:
+    """Values in file order.  Blank lines and lines starting with '#' are
+    skipped; anything else must be one finite, non-negative number."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            lines = f.read().splitlines()
+    except OSError as e:
+        raise CsvError(f"cannot read {path}: {e.strerror}") from None
+    except UnicodeDecodeError as e:
+        raise CsvError(f"{path} is not a text file ({e.reason} at byte {e.start})") from None
+    values: list[float] = []
+    for lineno, raw in enumerate(lines, start=1):
+        text = raw.strip()
+        if not text or text.startswith("#"):
+            continue
+        if "," in text or ";" in text or "\t" in text or " " in text:
+            raise CsvError(f"{path} line {lineno}: {raw.strip()!r} holds more than one field; "
+                           f"expected one value per line")
+        try:
+            v = float(text)
+        except ValueError:
+            raise CsvError(f"{path} line {lineno}: {text!r} is not a number") from None
+        if not math.isfinite(v):
+            raise CsvError(f"{path} line {lineno}: {text!r} is not a finite number")
+        if v < 0:
+            raise CsvError(f"{path} line {lineno}: {text} is negative; a throughput cannot be")
+        values.append(v)
+    if not values:
+        raise CsvError(f"{path} holds no values (one number per line expected)")
+    return values
