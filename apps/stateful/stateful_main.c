@@ -272,6 +272,7 @@ stateful_stats(void *app_state, void *const *task_states, unsigned n_tasks,
 	json_object_set_new(out, "max_probe_length", json_integer((json_int_t)sum.max_probe));
 	json_object_set_new(out, "chain_length_histogram", jhist);
 	json_object_set_new(out, "longest_chain", json_integer(longest));
+	json_object_set_new(out, "tsc_hz", json_integer((json_int_t)rte_get_tsc_hz()));
 	json_object_set_new(out, "non_ip_packets", json_integer((json_int_t)non_ip));
 	json_object_set_new(out, "malformed_packets", json_integer((json_int_t)malformed));
 }
