@@ -15,8 +15,7 @@ from scapy.utils import RawPcapReader
 from ipfwd_harness import instance, ipfwd_binary, placement, run_ipfwd, sanitizer_env
 from ipfwd_reference import forward
 
-REPO = Path(__file__).resolve().parents[3]
-sys.path.insert(0, str(REPO / "apps" / "ipfwd"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import gen_traffic  # noqa: E402
 
 
