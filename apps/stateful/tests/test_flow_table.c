@@ -3,6 +3,7 @@
  * Usage: test_flow_table NAME (one meson test per NAME). */
 #include <inttypes.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -359,11 +360,16 @@ test_table_full(void)
 }
 
 #define HAMMER_FLOWS 8
-#define HAMMER_ROUNDS 100000
+#define HAMMER_ROUNDS 4000000
+
+static pthread_barrier_t hammer_start;
+/* The CPUs we may use, read before rte_eal_init pins this thread to lcore 0:
+ * the hammer threads must run on different CPUs to really race. */
+static cpu_set_t all_cpus;
 
 struct hammer_arg {
 	struct flow_table *t;
-	struct flow_pkt pkts[HAMMER_FLOWS];
+	struct flow_pkt pkts[2 * HAMMER_FLOWS]; /* both directions */
 	struct flow_counters c;
 };
 
@@ -373,8 +379,10 @@ hammer(void *argp)
 	struct hammer_arg *a = argp;
 	uint64_t i;
 
+	/* Both threads start together so that their updates overlap. */
+	pthread_barrier_wait(&hammer_start);
 	for (i = 0; i < HAMMER_ROUNDS; i++) {
-		const struct flow_pkt *p = &a->pkts[i % HAMMER_FLOWS];
+		const struct flow_pkt *p = &a->pkts[i % (2 * HAMMER_FLOWS)];
 
 		flow_table_update(a->t, p, flow_hash(&a->t->hasher, &p->key), 100,
 				  i, &a->c);
@@ -403,6 +411,7 @@ test_lock_two_threads(void)
 	struct hammer_arg args[2];
 	struct sum_arg sum = {0};
 	pthread_t th[2];
+	pthread_attr_t attr;
 	uint64_t hist[FLOW_CHAIN_HIST];
 	unsigned i, k;
 
@@ -412,16 +421,26 @@ test_lock_two_threads(void)
 	for (k = 0; k < 2; k++) {
 		memset(&args[k], 0, sizeof(args[k]));
 		args[k].t = t;
-		/* All flows in ONE bucket (constant nProbe sum), both directions. */
-		for (i = 0; i < HAMMER_FLOWS; i++)
-			args[k].pkts[i] = k == 0
-				? pkt_v4(IP(10, 0, 0, 1 + i), IP(10, 0, 1, 1), 6, 2000 - i, 80, TCP_FLAG_ACK)
-				: pkt_v4(IP(10, 0, 1, 1), IP(10, 0, 0, 1 + i), 6, 80, 2000 - i, TCP_FLAG_ACK);
+		/* All flows in ONE bucket (constant nProbe sum); both threads
+		 * send the same packets, both directions, so they write the same
+		 * counters of the same records. */
+		for (i = 0; i < HAMMER_FLOWS; i++) {
+			args[k].pkts[i] = pkt_v4(IP(10, 0, 0, 1 + i), IP(10, 0, 1, 1), 6,
+						 (uint16_t)(2000 - i), 80, TCP_FLAG_ACK);
+			args[k].pkts[HAMMER_FLOWS + i] = pkt_v4(IP(10, 0, 1, 1), IP(10, 0, 0, 1 + i),
+								6, 80, (uint16_t)(2000 - i),
+								TCP_FLAG_ACK);
+		}
 	}
+	pthread_barrier_init(&hammer_start, NULL, 2);
+	pthread_attr_init(&attr);
+	pthread_attr_setaffinity_np(&attr, sizeof(all_cpus), &all_cpus);
 	for (k = 0; k < 2; k++)
-		CHECK(pthread_create(&th[k], NULL, hammer, &args[k]) == 0);
+		CHECK(pthread_create(&th[k], &attr, hammer, &args[k]) == 0);
+	pthread_attr_destroy(&attr);
 	for (k = 0; k < 2; k++)
 		pthread_join(th[k], NULL);
+	pthread_barrier_destroy(&hammer_start);
 
 	flow_table_foreach(t, sum_cb, &sum);
 	CHECK(sum.records == HAMMER_FLOWS);
@@ -431,8 +450,8 @@ test_lock_two_threads(void)
 	CHECK(args[0].c.hits + args[1].c.hits + HAMMER_FLOWS == 2ull * HAMMER_ROUNDS);
 	CHECK(flow_table_chain_histogram(t, hist) == HAMMER_FLOWS);
 	CHECK(hist[HAMMER_FLOWS] == 1);
-	fprintf(stderr, "two threads: %" PRIu64 " packets in %" PRIu64 " records\n",
-		sum.packets, sum.records);
+	fprintf(stderr, "two threads on %d CPUs: %" PRIu64 " packets in %" PRIu64 " records\n",
+		CPU_COUNT(&all_cpus), sum.packets, sum.records);
 	flow_table_free(t);
 }
 
@@ -462,6 +481,7 @@ main(int argc, char **argv)
 		fprintf(stderr, "usage: %s TEST\n", argv[0]);
 		return 2;
 	}
+	sched_getaffinity(0, sizeof(all_cpus), &all_cpus);
 	if (rte_eal_init(RTE_DIM(eal_argv) - 1, eal_argv) < 0) {
 		fprintf(stderr, "EAL init failed\n");
 		return 2;
