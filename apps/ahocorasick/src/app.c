@@ -64,6 +64,7 @@ struct ac_task {
 	uint64_t packets_matched;
 	uint64_t marked;
 	uint64_t copied;                    /* multi-segment packets linearised */
+	uint64_t short_chains;              /* of which segments hold < pkt_len bytes */
 	uint64_t hist[HIST_BUCKETS];
 } __rte_cache_aligned;
 
@@ -246,6 +247,23 @@ static void mark(struct rte_mbuf *m, uint32_t l3_off, uint8_t dscp)
 	ip->hdr_checksum = rte_ipv4_cksum(ip);
 }
 
+/* Copy a segmented packet into buf (LINEAR_BYTES), following the segments
+ * themselves rather than trusting pkt_len: a PMD that sets pkt_len beyond
+ * its chain must not make the scan read past it.  Returns bytes copied. */
+static uint32_t linearise(const struct rte_mbuf *m, uint8_t *buf, uint64_t *short_chains)
+{
+	uint32_t n = 0;
+	uint32_t want = RTE_MIN(rte_pktmbuf_pkt_len(m), (uint32_t)LINEAR_BYTES);
+
+	for (const struct rte_mbuf *s = m; s != NULL && n < want; s = s->next) {
+		uint32_t l = RTE_MIN((uint32_t)rte_pktmbuf_data_len(s), want - n);
+		memcpy(buf + n, rte_pktmbuf_mtod(s, const uint8_t *), l);
+		n += l;
+	}
+	*short_chains += n < want;
+	return n;
+}
+
 static void ac_process(void *task_state, struct rte_mbuf **pkts, uint16_t n,
 		       uint8_t *verdict)
 {
@@ -257,10 +275,9 @@ static void ac_process(void *task_state, struct rte_mbuf **pkts, uint16_t n,
 			rte_prefetch0(rte_pktmbuf_mtod(pkts[i + 1], void *));
 		const uint8_t *frame = rte_pktmbuf_mtod(m, const uint8_t *);
 		uint32_t len = rte_pktmbuf_data_len(m);
-		if (unlikely(!rte_pktmbuf_is_contiguous(m))) {
-			len = rte_pktmbuf_pkt_len(m) < LINEAR_BYTES ? rte_pktmbuf_pkt_len(m)
-								    : LINEAR_BYTES;
-			frame = rte_pktmbuf_read(m, 0, len, t->linear);
+		if (unlikely(m->next != NULL)) {
+			len = linearise(m, t->linear, &t->short_chains);
+			frame = t->linear;
 			t->copied++;
 		}
 		struct ac_payload pl;
@@ -331,6 +348,7 @@ static void ac_stats(void *app_state, void *const *task_states, unsigned n_tasks
 		sum.packets_matched += t->packets_matched;
 		sum.marked += t->marked;
 		sum.copied += t->copied;
+		sum.short_chains += t->short_chains;
 		for (int b = 0; b < HIST_BUCKETS; b++)
 			sum.hist[b] += t->hist[b];
 		for (uint32_t k = 0; top != NULL && k < n_kw; k++)
@@ -402,6 +420,8 @@ static void ac_stats(void *app_state, void *const *task_states, unsigned n_tasks
 	json_object_set_new(out, "packets_scanned_whole_frame", json_integer((json_int_t)sum.whole_frames));
 	json_object_set_new(out, "packets_unscanned", unscanned);
 	json_object_set_new(out, "packets_linearised", json_integer((json_int_t)sum.copied));
+	json_object_set_new(out, "packets_segments_short_of_pkt_len",
+			    json_integer((json_int_t)sum.short_chains));
 	json_object_set_new(out, "bytes_scanned", json_integer((json_int_t)sum.bytes_scanned));
 	json_object_set_new(out, "matches", json_integer((json_int_t)sum.matches));
 	json_object_set_new(out, "packets_matched", json_integer((json_int_t)sum.packets_matched));

@@ -1,0 +1,155 @@
+"""End-to-end: the ahocorasick app on the runtime, under whatever build
+PIPEPLACE_BUILD points at (the suite uses the ASan+UBSan one).
+
+Every shared capture goes through the app once, 31 captures per DPDK run
+(one net_pcap port and one instance each), alternating engines, verdicts
+and --scan-all-frames between runs."""
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+import scapy.all as scapy
+
+from ac_run import (MAX_CAPTURES_PER_RUN, assert_clean, captures, packet_counts,
+                    processed, run_app, tool)
+
+N_CHUNKS = 14  # ceil(406 / 31)
+VERDICTS = ["forward", "drop-on-match", "mark"]
+
+
+def chunk(shared_dir: Path, k: int) -> list[Path]:
+    files = captures(shared_dir)
+    assert len(files) <= N_CHUNKS * MAX_CAPTURES_PER_RUN, "more captures than chunks: raise N_CHUNKS"
+    return files[k * MAX_CAPTURES_PER_RUN:(k + 1) * MAX_CAPTURES_PER_RUN]
+
+
+@pytest.mark.parametrize("k", range(N_CHUNKS))
+def test_every_capture_through_app(build_dir: Path, shared_dir: Path, file_prefix: str,
+                                   tmp_path: Path, k: int) -> None:
+    files = chunk(shared_dir, k)
+    assert files, f"chunk {k} is empty"
+    variant = "ac" if k % 2 == 0 else "hs"
+    verdict = VERDICTS[k % 3]
+    args = ["--verdict", verdict] + (["--scan-all-frames"] if k % 4 >= 2 else [])
+    run = run_app(build_dir, file_prefix, tmp_path, files, args, variant=variant)
+    assert_clean(run)
+    s = run.stats
+    total = s["total"]
+    assert all(i["accounting_ok"] for i in s["instances"]), s["instances"]
+    assert s["accounting_ok"] is True
+    assert total["rx_packets"] == total["tx_packets"] + total["dropped_packets"] + total["queued_packets"]
+    # Every packet libpcap can read from each capture came in on its port...
+    expect = packet_counts(build_dir, files)
+    for i, f in enumerate(files):
+        want = max(expect[f], 0)
+        assert s["instances"][i]["rx_packets"] == want, f"{f.name}: rx {s['instances'][i]['rx_packets']}, libpcap reads {want}"
+    # ... and the P stage looked at every one of them.
+    app = s["app_stats"]
+    assert app["engine"] == variant and app["verdict"] == verdict
+    assert processed(app) == total["rx_packets"]
+    assert total["queued_packets"] == 0
+    if "--scan-all-frames" in args:
+        assert sum(app["packets_unscanned"].values()) == 0
+    drops = total["dropped_by_reason"].get("keyword_match", 0)
+    if verdict == "drop-on-match":
+        assert drops == app["packets_matched"]
+    else:
+        assert drops == 0
+    if verdict == "mark":
+        assert app["packets_marked"] <= app["packets_matched"]
+    assert sum(app["matches_per_packet_histogram"].values()) == \
+        app["packets_scanned"] + app["packets_scanned_whole_frame"]
+
+
+def test_engines_agree_in_the_app(build_dir: Path, shared_dir: Path, file_prefix: str,
+                                  tmp_path: Path) -> None:
+    """Same captures, same keyword set: both variants count the same matches
+    per keyword and per packet."""
+    names = ["bcm-li.pcap", "mptcp-v0.pcap", "of10_s4810.pcap", "eapon1.pcap", "dns_udp.pcap",
+             "802.1ad_QinQ.pcap", "bgp-as-path-oobr.pcap"]
+    d = shared_dir / "data" / "pcaps" / "tcpdump-tests"
+    files = [d / n for n in names]
+    results = {}
+    for variant in ("ac", "hs"):
+        (tmp_path / variant).mkdir()
+        run = run_app(build_dir, f"{file_prefix}{variant}", tmp_path / variant, files,
+                      ["--scan-all-frames", "--top", "50"], variant=variant)
+        assert_clean(run)
+        results[variant] = run.stats["app_stats"]
+    a, h = results["ac"], results["hs"]
+    assert a["matches"] > 1000, "too few matches for the comparison to mean anything"
+    for key in ("matches", "packets_matched", "keywords_hit", "bytes_scanned",
+                "matches_per_packet_histogram", "top_keywords"):
+        assert a[key] == h[key], f"{key}: ac {a[key]} != hs {h[key]}"
+
+
+def test_mark_sets_dscp_and_checksum(build_dir: Path, shared_dir: Path, file_prefix: str,
+                                     tmp_path: Path) -> None:
+    src = shared_dir / "data" / "pcaps" / "tcpdump-tests" / "mptcp-v0.pcap"
+    out = tmp_path / "out.pcap"
+    run = run_app(build_dir, file_prefix, tmp_path, [src],
+                  ["--dos", "--verdict", "mark", "--mark-dscp", "13"], tx_pcap=out)
+    assert_clean(run)
+    app = run.stats["app_stats"]
+    assert 0 < app["packets_marked"] == app["packets_matched"] < app["packets_scanned"]
+    before = scapy.rdpcap(str(src))
+    after = scapy.rdpcap(str(out))
+    assert len(after) == len(before)
+    marked = 0
+    for b, a in zip(before, after):
+        if scapy.IP not in a:
+            continue
+        ip = a[scapy.IP]
+        if ip.tos >> 2 == 13 and b[scapy.IP].tos >> 2 != 13:
+            marked += 1
+            assert ip.tos & 3 == b[scapy.IP].tos & 3, "ECN bits kept"
+        raw = bytes(ip)[: ip.ihl * 4]
+        fixed = scapy.IP(raw)
+        del fixed.chksum
+        assert scapy.IP(bytes(fixed)).chksum == ip.chksum, "IPv4 header checksum valid"
+    assert marked == app["packets_marked"]
+
+
+def test_drop_on_match_drops_exactly_matched(build_dir: Path, shared_dir: Path,
+                                             file_prefix: str, tmp_path: Path) -> None:
+    src = shared_dir / "data" / "pcaps" / "tcpdump-tests" / "mptcp-v0.pcap"
+    out = tmp_path / "out.pcap"
+    run = run_app(build_dir, file_prefix, tmp_path, [src],
+                  ["--dos", "--verdict", "drop-on-match"], variant="hs", tx_pcap=out)
+    assert_clean(run)
+    app, total = run.stats["app_stats"], run.stats["total"]
+    assert app["packets_matched"] > 0
+    assert total["dropped_by_reason"]["keyword_match"] == app["packets_matched"]
+    assert len(scapy.rdpcap(str(out))) == total["rx_packets"] - app["packets_matched"]
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--verdict", "sometimes"], "--verdict 'sometimes'"),
+    (["--mark-dscp", "64"], "--mark-dscp '64'"),
+    (["--top", "-1"], "--top '-1'"),
+    (["--rules", "/nonexistent/x.rules"], "/nonexistent/x.rules"),
+    (["--classtype", "no-such-class"], "no usable content keyword"),
+])
+def test_bad_options_are_refused(build_dir: Path, shared_dir: Path, file_prefix: str,
+                                 tmp_path: Path, args: list[str], message: str) -> None:
+    src = shared_dir / "data" / "pcaps" / "tcpdump-tests" / "dns_udp.pcap"
+    run = run_app(build_dir, file_prefix, tmp_path, [src], args)
+    assert run.returncode != 0
+    assert message in run.stderr, run.stderr[-3000:]
+
+
+def test_list_skipped_names_file_line_and_reason(build_dir: Path, shared_dir: Path) -> None:
+    rules = shared_dir / "data" / "snort" / "community.rules"
+    r = subprocess.run([str(tool(build_dir, "ac-rules")), "--rules", str(rules), "--dos",
+                        "--list-skipped"], capture_output=True, text=True, check=True)
+    lines = [ln for ln in r.stderr.splitlines() if ln.startswith(f"{rules}:")]
+    # The DoS set has 72 rules; 11 have no content keyword (shared/data/README.md
+    # counts 72 DoS rules, and `grep -c content:` on them gives 61).
+    assert len(lines) == 11, r.stderr
+    assert all(": sid " in ln and "no content keyword" in ln for ln in lines)
+    line_no = int(lines[0].split(":")[1])
+    text = rules.read_text().splitlines()[line_no - 1]
+    assert "content:" not in text and "sid:" + lines[0].split("sid ")[1].split(":")[0] in text
+    assert "61 used, 11 unusable" in r.stderr
