@@ -58,6 +58,8 @@ struct tg_cfg {
 	uint64_t packets;             /* total per stream, 0: unlimited */
 	double link_gbps;             /* 0: port's reported speed, else 10 */
 	double drain_s;
+	double start_after_s;         /* idle time after links are up (peer start-up) */
+	double link_wait_s;           /* how long to wait for links to come up */
 	char stats_path[PATH_MAX];
 	bool live;
 	bool tx_retry;

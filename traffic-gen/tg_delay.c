@@ -108,7 +108,10 @@ tg_delay_line(struct tg_ctx *x)
 	tg_run.end_tsc = c->duration_s > 0 ? tg_run.start_tsc + (uint64_t)(c->duration_s * (double)hz)
 					   : UINT64_MAX;
 	rte_eal_remote_launch(delay_main, &d, lcore);
-	rte_eal_mp_wait_lcore();
+	/* Sleep rather than spin: the box may have fewer cores than threads. */
+	while (rte_eal_get_lcore_state(lcore) == RUNNING)
+		usleep(2000);
+	rte_eal_wait_lcore(lcore);
 	queued = d.tail - d.head;
 	for (uint32_t i = d.head; i != d.tail; i++)
 		rte_pktmbuf_free(d.q[i % QUEUE_SLOTS].m);

@@ -28,6 +28,7 @@ struct tg_flow {
 	uint16_t dport;
 	uint8_t ttl;
 	uint8_t proto;
+	uint32_t ip_sum;  /* partial IP checksum of the fields above */
 };
 
 /* Counters a worker publishes (relaxed stores) and the main lcore reads. */
@@ -52,6 +53,7 @@ struct tg_txjob {
 	struct rte_mbuf **pcap;     /* replay: loaded once, sent by reference count */
 	uint32_t n_pcap, pcap_idx;
 	unsigned hdr_len;
+	uint32_t ip_sum_fixed;      /* partial IP checksum of the fixed header words */
 	bool tcp, signature, retry;
 	/* per run */
 	double pps;                 /* 0: as fast as possible */
@@ -59,6 +61,7 @@ struct tg_txjob {
 	uint64_t limit;             /* 0: none */
 	uint16_t epoch;
 	uint64_t seq;               /* packets offered (next sequence number) */
+	uint64_t last_tsc;          /* end of the last burst */
 	bool done;
 	struct tg_tx_counters c;
 };

@@ -56,6 +56,7 @@ tg_cfg_defaults(struct tg_cfg *c)
 	c->tx_queues = 1;
 	c->rx_queues = 1;
 	c->drain_s = 0.2;
+	c->link_wait_s = 10;
 	c->mbufs = 4095;
 	c->n_rfc_sizes = sizeof(rfc) / sizeof(rfc[0]);
 	memcpy(c->rfc_size, rfc, sizeof(rfc));
@@ -386,6 +387,16 @@ set_global_key(struct tg_cfg *c, const char *key, const char *val, char *err, si
 			BAD("'%s' is not a drain time in seconds (0..60)", val);
 		return 1;
 	}
+	if (!strcmp(key, "start_after")) {
+		if (parse_double(val, 0, 3600, &c->start_after_s))
+			BAD("'%s' is not a time in seconds (0..3600)", val);
+		return 1;
+	}
+	if (!strcmp(key, "link_wait")) {
+		if (parse_double(val, 0, 3600, &c->link_wait_s))
+			BAD("'%s' is not a time in seconds (0..3600)", val);
+		return 1;
+	}
 	if (!strcmp(key, "stats")) {
 		if (strlen(val) >= sizeof(c->stats_path))
 			BAD("path too long");
@@ -597,6 +608,9 @@ static const char usage[] =
 "  --link-gbps G         link speed for %% rates (default: the port's reported\n"
 "                        speed for physical ports, 10 for virtual ones)\n"
 "  --drain S             seconds to keep receiving after TX stops (default 0.2)\n"
+"  --link-wait S         wait this long for links to come up (default 10)\n"
+"  --start-after S       then wait this long before the first packet, so that\n"
+"                        a peer that just connected is polling (default 0)\n"
 "  --stats FILE          final statistics JSON (default: stdout)\n"
 "  --live                one line of statistics per second on stderr (default\n"
 "                        when stderr is a terminal)\n"

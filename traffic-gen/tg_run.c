@@ -118,7 +118,7 @@ tg_run_once(struct tg_ctx *x, double duration_s, struct tg_result *r)
 	tg_run.tx_stop = 0;
 	tg_run.rx_stop = 0;
 	/* A common start 20 ms ahead, so that every job counts from the same TSC. */
-	tg_run.start_tsc = rte_rdtsc() + hz / 50;
+	tg_run.start_tsc = rte_rdtsc() + hz / 50 + (uint64_t)(x->cfg->start_after_s * (double)hz);
 	tg_run.end_tsc = duration_s > 0 ? tg_run.start_tsc + (uint64_t)(duration_s * (double)hz)
 					: UINT64_MAX;
 	rte_smp_wmb();
@@ -156,6 +156,7 @@ tg_run_once(struct tg_ctx *x, double duration_s, struct tg_result *r)
 	}
 	tg_run.rx_stop = 1;
 	rte_eal_mp_wait_lcore();
+	x->cfg->start_after_s = 0; /* only before the first run */
 	collect(x, r, rte_rdtsc());
 	return 0;
 }

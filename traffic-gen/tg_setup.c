@@ -62,6 +62,24 @@ port_setup(uint16_t port, uint16_t nrx, uint16_t ntx)
 	return 0;
 }
 
+/* A memif peer or a NIC takes a while to come up; sending before that
+ * would count every packet as link_full. */
+static int
+wait_link(uint16_t port, double wait_s)
+{
+	struct rte_eth_link link;
+	uint64_t end = rte_rdtsc() + (uint64_t)(wait_s * (double)rte_get_tsc_hz());
+
+	do {
+		if (rte_eth_link_get_nowait(port, &link) == 0 && link.link_status)
+			return 0;
+		rte_delay_us_sleep(10000);
+	} while (rte_rdtsc() < end && !tg_signal);
+	fprintf(stderr, "pp-tgen: port %u: link still down after %.1f s (--link-wait); is the peer running?\n",
+		port, wait_s);
+	return -1;
+}
+
 /* Physical ports report their speed; virtual ones (vdev bus) get the
  * nominal 10 Gb/s unless --link-gbps says otherwise. */
 static void
@@ -154,6 +172,9 @@ tg_setup(struct tg_ctx *x, struct tg_cfg *c)
 	}
 	for (unsigned p = 0; p < RTE_MAX_ETHPORTS; p++)
 		if (used[p] && port_setup((uint16_t)p, nrxq[p], ntxq[p]))
+			return -1;
+	for (unsigned p = 0; p < RTE_MAX_ETHPORTS; p++)
+		if (used[p] && wait_link((uint16_t)p, c->link_wait_s))
 			return -1;
 	if (c->mode == TG_MODE_DELAY)
 		return 0;

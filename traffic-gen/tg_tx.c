@@ -31,6 +31,10 @@ flow_make(struct tg_field *f, struct tg_flow *out)
 	out->dport = rte_cpu_to_be_16((uint16_t)tg_field_next(&f[TG_F_DPORT]));
 	out->ttl = (uint8_t)tg_field_next(&f[TG_F_TTL]);
 	out->proto = (uint8_t)tg_field_next(&f[TG_F_PROTO]);
+	/* One's-complement sum of the flow's IP header words, as they lie in
+	 * memory; the per-packet checksum adds only the length. */
+	out->ip_sum = (uint32_t)(out->sip & 0xffff) + (out->sip >> 16) + (out->dip & 0xffff) +
+		      (out->dip >> 16) + (uint32_t)(out->ttl | out->proto << 8);
 }
 
 /* Writes the parts of the template that never change into one mbuf. */
@@ -149,6 +153,13 @@ tg_txjob_init(struct tg_txjob *j, const struct tg_stream_cfg *s, const struct tg
 	for (int i = 0; i < TG_F_COUNT; i++)
 		tg_field_reset(&j->field[i]);
 	rte_mempool_obj_iter(j->pool, template_init, j);
+	{
+		/* version/IHL + TOS, packet id, flags/fragment offset: fixed */
+		uint16_t w0 = rte_cpu_to_be_16(RTE_IPV4_VHL_DEF << 8);
+		uint16_t w3 = rte_cpu_to_be_16(RTE_IPV4_HDR_DF_FLAG);
+
+		j->ip_sum_fixed = (uint32_t)w0 + w3;
+	}
 	return 0;
 }
 
@@ -192,8 +203,15 @@ fill(struct tg_txjob *j, struct rte_mbuf *m, uint64_t seq, uint64_t tsc)
 	ip->next_proto_id = f->proto;
 	ip->src_addr = f->sip;
 	ip->dst_addr = f->dip;
-	ip->hdr_checksum = 0;
-	ip->hdr_checksum = rte_ipv4_cksum(ip);
+	{
+		/* From registers, not by re-reading the header just written: the
+		 * narrow stores above would stall a wide reload. */
+		uint32_t sum = j->ip_sum_fixed + f->ip_sum + ip->total_length;
+
+		sum = (sum & 0xffff) + (sum >> 16);
+		sum = (sum & 0xffff) + (sum >> 16);
+		ip->hdr_checksum = (uint16_t)~sum;
+	}
 	memcpy(l4, &f->sport, 2);
 	memcpy(l4 + 2, &f->dport, 2);
 	if (!j->tcp) {
@@ -248,8 +266,17 @@ tg_tx_poll(struct tg_txjob *j, uint64_t now)
 
 	if (now < tg_run.start_tsc)
 		return;
+	/* Past the end, a paced job still sends what was due by the end (a
+	 * descheduled poll must not cut the count short), then stops. */
+	if (now >= tg_run.end_tsc && j->pps > 0 && !tg_run.tx_stop &&
+	    (uint64_t)((double)(tg_run.end_tsc - tg_run.start_tsc) * j->pkts_per_cycle) > j->seq &&
+	    !(j->limit && j->seq >= j->limit))
+		now = tg_run.end_tsc - 1;
 	if (now >= tg_run.end_tsc || tg_run.tx_stop || (j->limit && j->seq >= j->limit)) {
-		j->c.stop_tsc = now;
+		/* The window ends at the asked end, or after the last burst when a
+		 * packet limit ended it; not when this (maybe descheduled) poll ran. */
+		j->c.stop_tsc = now >= tg_run.end_tsc ? tg_run.end_tsc
+			      : (j->limit && j->seq >= j->limit) ? j->last_tsc : now;
 		__atomic_store_n(&j->done, true, __ATOMIC_RELEASE);
 		return;
 	}
@@ -289,6 +316,7 @@ tg_tx_poll(struct tg_txjob *j, uint64_t now)
 	for (uint16_t i = 0; i < sent; i++)
 		bytes += lens[i] + TG_FCS_LEN;
 	j->seq += n;
+	j->last_tsc = now;
 	tg_publish(&j->c.packets, j->c.packets + sent);
 	tg_publish(&j->c.bytes, j->c.bytes + bytes);
 	tg_publish(&j->c.link_full, j->c.link_full);
