@@ -163,3 +163,20 @@ def test_sigusr1_snapshot_then_sigint_stops_cleanly(build_dir: Path, file_prefix
     assert snap["in_progress"] is True and snap["accounting_ok"] is None
     assert final["in_progress"] is False and final["accounting_ok"] is True
     assert 0 < snap["total"]["tx_packets"] <= final["total"]["tx_packets"]
+
+
+def test_falls_back_to_no_huge_when_hugepages_are_short(build_dir: Path, file_prefix: str,
+                                                         tmp_path: Path) -> None:
+    # A pool of big mbufs larger than the free hugepages (few objects, so
+    # cheap to create): the runtime must add --no-huge -m itself, say so
+    # once, and run.
+    info = dict(line.split(":", 1) for line in Path("/proc/meminfo").read_text().splitlines())
+    free = int(info["HugePages_Free"].split()[0]) * int(info["Hugepagesize"].split()[0]) * 1024
+    mbufs = max(4096, (free + (256 << 20)) // 65000)
+    cap = make_capture(tmp_path, "in.pcap", "l1", 100, 0.0, 8)
+    res = run_ipfwd(build_dir, file_prefix, tmp_path,
+                    [f"net_pcap0,rx_pcap={cap}", "net_null0"], placement([instance(0, 0, 1, 0)], "l1"),
+                    ["--packets", "100", "--mbufs", str(mbufs), "--mbuf-size", "65000"])
+    res.assert_clean()
+    assert res.stderr.count("running with --no-huge -m") == 1, res.stderr
+    assert res.stats["total"]["rx_packets"] == 100 and res.stats["accounting_ok"] is True
