@@ -87,16 +87,16 @@ static int parse_opt(void *cfgp, int argc, char **argv)
 	}
 	const char *v = argv[1];
 	if (strcmp(o, "--filter") == 0) {
+		/* Compiled here to refuse a bad expression before EAL starts,
+		 * and again in setup: nothing is left to free if the runtime
+		 * gives up before setup. */
 		char err[PCAP_ERRBUF_SIZE + 64];
-		if (cfg->filter_compiled) {
-			pcap_freecode(&cfg->filter);
-			cfg->filter_compiled = false;
-		}
-		if (an_filter_compile(v, &cfg->filter, err, sizeof(err)) != 0) {
+		struct bpf_program prog;
+		if (an_filter_compile(v, &prog, err, sizeof(err)) != 0) {
 			fprintf(stderr, "analyzer: --filter '%s': %s\n", v, err);
 			return -1;
 		}
-		cfg->filter_compiled = true;
+		pcap_freecode(&prog);
 		cfg->filter_expr = v;
 	} else if (strcmp(o, "--log") == 0) {
 		cfg->log_path = v;
@@ -173,6 +173,17 @@ static int setup(void *cfgp, const struct pp_setup_info *info, void **out)
 	st->hz = rte_get_tsc_hz();
 
 	int rc = 0;
+	if (cfg->filter_expr != NULL) {
+		char err[PCAP_ERRBUF_SIZE + 64];
+		if (an_filter_compile(cfg->filter_expr, &cfg->filter, err,
+				      sizeof(err)) != 0) {
+			fprintf(stderr, "analyzer: --filter '%s': %s\n",
+				cfg->filter_expr, err);
+			rc = -EINVAL;
+			goto fail;
+		}
+		cfg->filter_compiled = true;
+	}
 	if (cfg->log_path != NULL) {
 		st->log_file = fopen(cfg->log_path, "w");
 		if (st->log_file == NULL) {
@@ -210,6 +221,10 @@ static int setup(void *cfgp, const struct pp_setup_info *info, void **out)
 	return 0;
 fail:
 	close_outputs(st);
+	if (cfg->filter_compiled) {
+		pcap_freecode(&cfg->filter);
+		cfg->filter_compiled = false;
+	}
 	free(st->tasks);
 	free(st);
 	return rc;

@@ -1,0 +1,188 @@
+"""End-to-end tests of the analyzer app on the runtime, meant for the
+ASan+UBSan build: every shared capture through the app in one run (no
+crash, no sanitizer report, every packet accounted for, logs complete and
+equal to the decoder's records), BPF filters against libpcap's own count,
+lost records counted when the writer stalls, and bad options refused."""
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import subprocess
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from scapy.layers.inet import IP, TCP
+from scapy.layers.l2 import Ether
+
+from analyzer_run import (capture_frames, decode_tool, read_pcap, run_app,
+                          sanitizer_reports, write_pcap, app_binary)
+
+MBUF_DATA = 2176  # runtime default mbuf data room (RTE_MBUF_DEFAULT_BUF_SIZE): one segment
+# Columns the app and an-pcap-decode must agree on (the others: time, the
+# instance, and lengths, which net_pcap reports as the captured length).
+DECODED = ["status", "mac_src", "mac_dst", "vlan", "ethertype", "l3", "ttl",
+           "l4_proto", "src", "dst", "sport", "dport", "icmp_type",
+           "icmp_code", "fragment"]
+
+
+@pytest.fixture(scope="module")
+def all_frames(shared_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[bytes]]:
+    """Every frame of every shared capture, in one Ethernet pcap."""
+    caps = sorted((shared_dir / "data/pcaps/tcpdump-tests").glob("*.pcap*"))
+    assert len(caps) > 400
+    frames = capture_frames(caps)
+    assert len(frames) > 3000
+    path = tmp_path_factory.mktemp("an_all") / "all.pcap"
+    write_pcap(path, frames)
+    return path, frames
+
+
+def check_clean(run, what: str) -> dict:
+    reports = sanitizer_reports(run.stderr)
+    assert not reports, f"{what}: sanitizer reports:\n" + "\n".join(reports[:20])
+    assert run.returncode == 0, f"{what}: rc {run.returncode}\n{run.stderr[-3000:]}"
+    assert run.stats is not None, f"{what}: no statistics written"
+    assert run.stats["accounting_ok"] is True
+    return run.stats
+
+
+def test_every_capture_through_the_app(build_dir: Path, tmp_path: Path, file_prefix: str,
+                                       all_frames: tuple[Path, list[bytes]]) -> None:
+    pcap, frames = all_frames
+    log, out = tmp_path / "log.csv", tmp_path / "out.pcap"
+    run = run_app(build_dir, tmp_path, file_prefix, pcap,
+                  ["--log", str(log), "--pcap-out", str(out), "--log-ring", "8192"])
+    s = check_clean(run, "all captures")
+    n = len(frames)
+    assert s["total"]["rx_packets"] == n
+    assert s["total"]["tx_packets"] == n
+    a = s["app_stats"]
+    assert a["packets"] == n
+    assert sum(a["by_l3"].values()) == n
+    assert sum(a["by_l4"].values()) == n
+    assert sum(a["decode_status"].values()) == n
+    assert a["decode_errors"] == n - a["decode_status"]["ok"]
+    assert a["decode_errors"] > 0  # the captures hold truncated frames
+    assert a["filter"]["passed"] == n and a["filter"]["failed"] == 0
+    # The ring holds every frame, so nothing may be lost.
+    assert a["log"]["records_lost"] == 0 and a["pcap"]["records_lost"] == 0
+    assert a["log"]["records_written"] == n and a["log"]["write_errors"] == 0
+    assert a["pcap"]["records_written"] == n
+
+    rows = list(csv.DictReader(io.StringIO(log.read_text())))
+    assert len(rows) == n
+    # The same frames through the decoder library directly: the app's
+    # records must be the decoder's (frames longer than one mbuf are
+    # decoded from their first segment only).
+    r = subprocess.run([str(decode_tool(build_dir)), str(pcap)], capture_output=True,
+                       text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    ref = list(csv.DictReader(io.StringIO(r.stdout)))
+    assert len(ref) == n
+    mismatched = [i for i, (a_row, ref_row) in enumerate(zip(rows, ref))
+                  if len(frames[i]) <= MBUF_DATA
+                  and [a_row[c] for c in DECODED] != [ref_row[c] for c in DECODED]]
+    assert not mismatched, f"app and decoder differ at frames {mismatched[:10]}"
+    assert all(int(row["cap_len"]) == min(len(f), MBUF_DATA) for row, f in zip(rows, frames))
+
+    copies = read_pcap(out)
+    assert len(copies) == n
+    assert all(c == f[:2048] for c, f in zip(copies, frames))
+
+
+@pytest.mark.parametrize("expr", ["tcp port 80", "ip6 and udp", "vlan or icmp"])
+def test_filter_logs_what_libpcap_matches(build_dir: Path, tmp_path: Path, file_prefix: str,
+                                          all_frames: tuple[Path, list[bytes]], expr: str) -> None:
+    pcap, frames = all_frames
+    c = subprocess.run([str(decode_tool(build_dir)), "--filter", expr, "--count", str(pcap)],
+                       capture_output=True, text=True, timeout=60)
+    assert c.returncode == 0, c.stderr
+    matched = int(c.stdout)
+    assert 0 < matched < len(frames), f"{expr}: {matched} of {len(frames)}: not a useful filter"
+
+    log = tmp_path / "log.jsonl"
+    run = run_app(build_dir, tmp_path, file_prefix, pcap,
+                  ["--filter", expr, "--drop-unmatched", "--log", str(log),
+                   "--log-format", "jsonl", "--log-ring", "8192"])
+    s = check_clean(run, expr)
+    a = s["app_stats"]
+    assert a["filter"] == {"expression": expr, "passed": matched,
+                           "failed": len(frames) - matched, "unmatched": "dropped"}
+    assert a["log"]["records_written"] == matched and a["log"]["records_lost"] == 0
+    assert s["total"]["tx_packets"] == matched
+    assert s["total"]["dropped_by_reason"]["filter_unmatched"] == len(frames) - matched
+    lines = log.read_text().splitlines()
+    assert len(lines) == matched
+    recs = [json.loads(line) for line in lines]
+    if expr == "tcp port 80":
+        assert all(r["l4_proto"] == 6 for r in recs)
+        assert all(80 in (r["sport"], r["dport"]) for r in recs
+                   if r["sport"] is not None and r["fragment"] == "no" and not r["vlan"])
+
+
+def test_stalled_writer_loses_records_not_packets(build_dir: Path, tmp_path: Path,
+                                                  file_prefix: str) -> None:
+    """The log goes to a FIFO nobody reads while the app runs: the writer
+    blocks, the rings fill, the P task keeps going and counts what it could
+    not hand over.  Reading starts after the run, so the writer drains."""
+    frames = [bytes(Ether() / IP(src="10.0.0.1", dst=f"10.0.1.{i}") / TCP(sport=1000 + i, dport=80))
+              for i in range(16)]
+    pcap = tmp_path / "in.pcap"
+    write_pcap(pcap, frames)
+    fifo = tmp_path / "log.fifo"
+    os.mkfifo(fifo)
+    rfd = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)  # lets the app's open() succeed
+    got: list[bytes] = []
+
+    def read_later() -> None:
+        time.sleep(4.0)  # past the run: EAL start + 1 s
+        os.set_blocking(rfd, True)
+        while chunk := os.read(rfd, 1 << 16):
+            got.append(chunk)
+
+    reader = threading.Thread(target=read_later)
+    reader.start()
+    try:
+        run = run_app(build_dir, tmp_path, file_prefix, pcap,
+                      ["--log", str(fifo), "--log-ring", "64"], infinite=True)
+    finally:
+        reader.join(timeout=60)
+        os.close(rfd)
+    s = check_clean(run, "stalled writer")
+    a = s["app_stats"]
+    assert a["writer"]["synced"] is True
+    assert a["log"]["records_lost"] > 0
+    assert a["log"]["records_enqueued"] + a["log"]["records_lost"] == a["filter"]["passed"]
+    assert a["log"]["records_written"] == a["log"]["records_enqueued"]
+    # The packet path went on while the writer was stuck.
+    assert a["packets"] > 100 * 64
+    text = b"".join(got).decode()
+    assert text.count("\n") == 1 + a["log"]["records_written"]  # header + records
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--filter", "tcp port"], "--filter 'tcp port': can't parse filter expression: syntax error"),
+    (["--filter", "ether proto nonsense"], "--filter 'ether proto nonsense':"),
+    (["--log-format", "xml"], "--log-format 'xml': expected csv or jsonl"),
+    (["--snaplen", "0"], "--snaplen '0': expected an integer in 1..16384"),
+    (["--log-ring", "1000"], "--log-ring '1000': expected a power of two"),
+    (["--log"], "--log needs a value"),
+])
+def test_bad_options_refused(build_dir: Path, tmp_path: Path, args: list[str], message: str) -> None:
+    r = subprocess.run([str(app_binary(build_dir)), "--", "--placement",
+                        str(tmp_path / "unused.json"), *args],
+                       capture_output=True, text=True, timeout=30)
+    assert r.returncode != 0
+    assert message in r.stderr
+
+
+def test_unwritable_log_refused(build_dir: Path, tmp_path: Path, file_prefix: str,
+                                all_frames: tuple[Path, list[bytes]]) -> None:
+    bad = tmp_path / "no-such-dir" / "log.csv"
+    run = run_app(build_dir, tmp_path, file_prefix, all_frames[0], ["--log", str(bad)])
+    assert run.returncode != 0
+    assert f"--log {bad}: No such file or directory" in run.stderr
