@@ -1,0 +1,352 @@
+"""The `dpdk` backend: run the real app with each sampled placement on this
+machine and measure its packets per second (kind "measured").
+
+Protocol per assignment (assign/DPDK_BACKEND.md):
+  placement JSON (contract 1) from the draw -> the app binary of the Meson
+  build, fed by the embedded default traffic (dpdk_traffic.py) -> warm-up
+  (--warmup S, outside the window) -> window (--packets N per instance, the
+  paper's 3 million by default, or --duration S) -> statistics JSON
+  (contract 2).  The value is total.pps (transmitted packets per second of
+  the window); per-instance and per-task figures and the measured wall time,
+  window and overhead of the attempt go to Result.extra.
+
+Failures (crash, non-zero exit, hang past the timeout, no packets in the
+window, accounting check failed, tasks not where the placement put them)
+are retried once; a second failure is stored as a failure with both
+reasons, never as a value.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from .backend import BackendError, MeasureRequest, Result
+from .dpdk_contexts import format_contexts
+from .dpdk_run import Outcome, ProcessRunner, RunSpec, ServeRunner, serve_supported, workdir
+from .dpdk_traffic import TrafficError, build_traffic
+from .placement import placement
+from .topology import Topology
+from .workloads import ROLES, Workload
+
+PAPER_PACKETS = 3_000_000     # per instance, the paper's window (sec. 4.4)
+DEFAULT_WARMUP_S = 0.2
+SLOWEST_PPS = 25_000          # per instance: a --packets window slower than this counts as hung
+TIMEOUT_MARGIN_S = 15.0       # start-up and tear-down allowance of the default timeout
+RUNNERS = ("auto", "serve", "process")
+REPO = Path(__file__).resolve().parents[3]
+
+
+def default_build_dir() -> Path:
+    return Path(os.environ.get("PIPEPLACE_BUILD", REPO / "build")).resolve()
+
+
+@dataclass
+class DpdkOptions:
+    """How each assignment is measured.  Everything but `runner`, `timeout`,
+    `cache_dir` and `app_binary` identifies the run (stored as its params)."""
+
+    build_dir: Path | None = None        # Meson build holding apps/<app>/<app>; default $PIPEPLACE_BUILD or build/
+    packets: int | None = None           # window: packets per instance (default PAPER_PACKETS) ...
+    duration: float | None = None        # ... or seconds
+    warmup: float = DEFAULT_WARMUP_S
+    timeout: float | None = None         # per attempt; default from the window (see timeout_s)
+    runner: str = "auto"                 # auto: serve when the binary has --serve, else a process per assignment
+    capture_packets: int | None = None   # packets per replayed capture (default: per variant)
+    contexts: list[int] | None = None    # the --contexts the topology was restricted to (identity only)
+    cache_dir: Path | None = None        # where generated captures are kept
+    app_binary: Path | None = None       # TEST ONLY: run this instead of the build's app (fake crash/hang)
+
+    def __post_init__(self) -> None:
+        if self.packets is not None and self.duration is not None:
+            raise BackendError("--packets and --duration: give one of them (the window is a packet count "
+                               "per instance or a duration)")
+        if self.packets is not None and self.packets < 1:
+            raise BackendError(f"--packets {self.packets}: expected at least 1 packet per instance")
+        if self.duration is not None and not self.duration > 0:
+            raise BackendError(f"--duration {self.duration}: expected a positive number of seconds")
+        if not self.warmup >= 0:
+            raise BackendError(f"--warmup {self.warmup}: expected seconds >= 0")
+        if self.timeout is not None and not self.timeout > 0:
+            raise BackendError(f"--timeout {self.timeout}: expected a positive number of seconds")
+        if self.runner not in RUNNERS:
+            raise BackendError(f"--runner {self.runner!r}: expected one of {', '.join(RUNNERS)}")
+        if self.packets is None and self.duration is None:
+            self.packets = PAPER_PACKETS
+
+    def window_args(self) -> list[str]:
+        w = ["--packets", str(self.packets)] if self.duration is None else ["--duration", repr(self.duration)]
+        return w + ["--warmup", repr(self.warmup)]
+
+    def timeout_s(self) -> float:
+        if self.timeout is not None:
+            return self.timeout
+        window = 3 * self.duration if self.duration is not None else self.packets / SLOWEST_PPS
+        return TIMEOUT_MARGIN_S + self.warmup + window
+
+    def identity(self) -> dict:
+        d = {"window": {"packets_per_instance": self.packets} if self.duration is None
+             else {"duration_s": self.duration}, "warmup_s": self.warmup}
+        if self.capture_packets is not None:
+            d["capture_packets"] = self.capture_packets
+        if self.contexts is not None:
+            d["contexts"] = format_contexts(self.contexts)
+        return d
+
+    @staticmethod
+    def from_params(params: dict, **overrides) -> "DpdkOptions":
+        """Options of a stored run (its params), to measure more with the same protocol."""
+        win = params.get("window", {})
+        opts = dict(packets=win.get("packets_per_instance"), duration=win.get("duration_s"),
+                    warmup=params.get("warmup_s", DEFAULT_WARMUP_S),
+                    capture_packets=params.get("capture_packets"))
+        if "contexts" in params:
+            from .dpdk_contexts import parse_contexts
+            opts["contexts"] = parse_contexts(params["contexts"], "the run's stored contexts")
+        opts.update(overrides)
+        return DpdkOptions(**opts)
+
+
+class DpdkBackend:
+    name = "dpdk"
+    kind = "measured"
+    batch_size = 1  # one real run at a time: two at once would measure each other
+
+    def __init__(self, topo: Topology, workload: Workload, options: DpdkOptions | None = None,
+                 allow_colocate: bool | None = None):
+        """allow_colocate: the placement's flag; None sets it exactly when a
+        draw puts two tasks on one context (the flag only permits sharing)."""
+        self.topo = topo
+        self.workload = workload
+        self.opts = options or DpdkOptions()
+        self.allow_colocate = allow_colocate
+        build = (self.opts.build_dir or default_build_dir()).resolve()
+        if not (build / "build.ninja").exists():
+            raise BackendError(f"backend dpdk: no Meson build at {build} (meson setup with "
+                               f"-Dparts=runtime,{workload.app}, or set PIPEPLACE_BUILD)")
+        self.build_dir = build
+        binary = self.opts.app_binary or build / "apps" / workload.app / workload.app
+        if not Path(binary).is_file():
+            raise BackendError(f"backend dpdk: app {workload.app} is not built: {binary} does not exist "
+                               f"(ninja -C {build})")
+        self.binary = Path(binary)
+        cache = self.opts.cache_dir or Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / \
+            "pipeplace" / "assign-dpdk"
+        try:
+            self.traffic = build_traffic(build, workload, Path(cache), self.opts.capture_packets)
+        except TrafficError as e:
+            raise BackendError(f"backend dpdk: {e}") from None
+        prefix = "asg" + uuid.uuid4().hex[:10]
+        spec = RunSpec(self.binary,
+                       ["--no-pci", "--log-level", "lib.eal:warning"]
+                       + [a for v in self.traffic.vdevs for a in ("--vdev", v)],
+                       self.opts.window_args(),
+                       ["--mbufs", str(self.traffic.mbufs), "--mbuf-size", str(self.traffic.mbuf_size)],
+                       prefix, workdir(prefix))
+        mode = self.opts.runner
+        if mode == "auto":
+            mode = "serve" if serve_supported(self.binary) else "process"
+        if mode == "serve" and self.opts.runner == "serve" and not serve_supported(self.binary):
+            raise BackendError(f"--runner serve: {self.binary} --help does not list --serve "
+                               f"(use --runner process)")
+        self.runner: ProcessRunner | ServeRunner = ServeRunner(spec) if mode == "serve" else ProcessRunner(spec)
+
+    # Backend protocol ------------------------------------------------------
+    def describe(self) -> dict:
+        d = {"app": self.workload.app, "variant": self.workload.variant, "kind": "measured",
+             "value": "total.pps: transmitted packets per second of the window",
+             "traffic": self.traffic.describe()}
+        d.update(self.opts.identity())
+        return d
+
+    def measure(self, requests: Sequence[MeasureRequest]) -> list[Result]:
+        return [self.measure_one(r.contexts) for r in requests]
+
+    # ------------------------------------------------------------------------
+    def placement(self, contexts: Sequence[int]) -> dict:
+        colocate = self.allow_colocate
+        if colocate is None:
+            colocate = len(set(contexts)) < len(contexts)
+        return placement(self.workload, contexts, colocate)
+
+    def measure_one(self, contexts: Sequence[int]) -> Result:
+        """Measure one assignment (task t on PU os_index contexts[t]); one retry."""
+        return self.measure_placement(self.placement(contexts))
+
+    def measure_placement(self, doc: dict) -> Result:
+        reasons: list[str] = []
+        for attempt in (1, 2):
+            out = self.runner.run(doc, self.opts.timeout_s())
+            why = out.error or self._check(out.stats, doc)
+            if why is None:
+                extra = self._extra(out)
+                extra["attempts"] = attempt
+                if reasons:
+                    extra["retried_after"] = reasons[0]
+                return Result(float(out.stats["total"]["pps"]), extra=extra)
+            reasons.append(f"attempt {attempt}: {why}")
+            if isinstance(self.runner, ServeRunner):
+                self.runner.restart()
+        return Result.failed("; ".join(reasons), {"kind": "measured", "attempts": 2, "runner": self.runner.mode})
+
+    def _check(self, stats: dict | None, doc: dict) -> str | None:
+        """Why these statistics are not a measurement of `doc`, or None."""
+        try:
+            if stats.get("kind") != "measured":
+                return f"statistics kind is {stats.get('kind')!r}, not 'measured'"
+            if stats.get("accounting_ok") is not True:
+                return "accounting check failed (rx != tx + dropped + queued)"
+            total = stats["total"]
+            if not total.get("pps", 0) > 0:
+                return f"no packets forwarded in the window (pps {total.get('pps')})"
+            insts = stats["instances"]
+            if len(insts) != len(doc["instances"]):
+                return f"statistics list {len(insts)} instances, the placement {len(doc['instances'])}"
+            idle = [i["index"] for i in insts if not i.get("tx_packets", 0) > 0]
+            if idle:
+                return f"no packets forwarded by instance(s) {', '.join(map(str, idle))}"
+            for t in stats["tasks"]:
+                want = doc["instances"][t["instance"]]["tasks"][t["role"]]
+                if t["context"] != want:
+                    return (f"task {t['role']}{t['instance']} ran on context {t['context']}, "
+                            f"the placement says {want}")
+        except (AttributeError, KeyError, TypeError, IndexError) as e:
+            return f"statistics JSON lacks a field of contract 2 ({type(e).__name__}: {e})"
+        return None
+
+    def _extra(self, out: Outcome) -> dict:
+        s = out.stats
+        window = float(s.get("duration_s", 0.0))
+        warm = self.opts.warmup
+        return {
+            "kind": "measured",
+            "runner": self.runner.mode,
+            "wall_s": round(out.wall_s, 6),
+            "window_s": round(window, 6),
+            "warmup_s": warm,
+            # start-up, port set-up, drain, tear-down: everything that is not warm-up or window
+            "overhead_s": round(max(0.0, out.wall_s - window - warm), 6),
+            "notes": out.notes,
+            "instances": [{k: i.get(k) for k in ("index", "pps", "tx_packets", "dropped_packets",
+                                                  "queued_packets")} for i in s["instances"]],
+            "tasks": [{k: t.get(k) for k in ("instance", "role", "context", "packets", "bursts",
+                                              "empty_polls", "cycles")} for t in s["tasks"]],
+        }
+
+    def close(self) -> None:
+        self.runner.close()
+
+    def __enter__(self) -> "DpdkBackend":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def contexts_of(doc: dict, where: str) -> tuple[Workload, list[int], bool]:
+    """Workload, contexts (R0 P0 T0 R1 ...) and co-location flag of a placement JSON."""
+    from .workloads import WORKLOADS
+
+    try:
+        app, variant = doc["app"], doc.get("variant")
+        name = next((n for n, (a, v) in WORKLOADS.items() if a == app and v == variant), None)
+        if name is None:
+            raise ValueError(f"{where}: app {app!r} variant {variant!r} is no workload assign knows "
+                             f"({', '.join(WORKLOADS)})")
+        insts = doc["instances"]
+        if not isinstance(insts, list) or not insts:
+            raise ValueError(f"{where}: \"instances\" must be a non-empty list")
+        ctx = [int(i["tasks"][r]) for i in insts for r in ROLES]
+    except (KeyError, TypeError) as e:
+        raise ValueError(f"{where}: not a placement (contract 1, runtime/PLACEMENT.md): missing {e}") from None
+    return Workload(name, len(insts)), ctx, bool(doc.get("allow_colocate", False))
+
+
+# --- command-line wiring (cli.py calls these) ---------------------------------
+
+def _pos_float(text: str) -> float:
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not v > 0:
+        raise argparse.ArgumentTypeError(f"{text!r} must be > 0")
+    return v
+
+
+def _nonneg_float(text: str) -> float:
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not v >= 0:
+        raise argparse.ArgumentTypeError(f"{text!r} must be >= 0")
+    return v
+
+
+def _pos_int(text: str) -> int:
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    if v < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} must be at least 1")
+    return v
+
+
+def add_dpdk_options(p: argparse.ArgumentParser, *, contexts: bool = True) -> None:
+    """The options of the dpdk backend, as one argument group."""
+    g = p.add_argument_group("dpdk backend (runs the real app; figures are measured)")
+    w = g.add_mutually_exclusive_group()
+    w.add_argument("--packets", type=_pos_int, metavar="N",
+                   help=f"window: N packets per instance (default: {PAPER_PACKETS:,}, the paper's)")
+    w.add_argument("--duration", type=_pos_float, metavar="S", help="window: S seconds instead of a packet count")
+    g.add_argument("--warmup", type=_nonneg_float, default=DEFAULT_WARMUP_S, metavar="S",
+                   help=f"seconds run before the window, not measured (default: {DEFAULT_WARMUP_S})")
+    g.add_argument("--timeout", type=_pos_float, metavar="S",
+                   help=f"an attempt with no result after S seconds is killed and counts as hung (default: "
+                        f"{TIMEOUT_MARGIN_S:g} s + warm-up + the window at {SLOWEST_PPS:,} packets/s per "
+                        f"instance, or 3 x --duration)")
+    g.add_argument("--runner", choices=RUNNERS, default="auto",
+                   help="serve: one persistent app process re-pinned per assignment; process: one app process "
+                        "per assignment (default: auto, serve when the app supports --serve)")
+    g.add_argument("--build", metavar="DIR", help="Meson build with the apps (default: $PIPEPLACE_BUILD or build/)")
+    if contexts:
+        g.add_argument("--contexts", metavar="LIST",
+                       help="hardware contexts (PU os_index) tasks may use, e.g. 0-1 or 2,4-7; leave out the "
+                            "ones that run the traffic source or DPDK's main lcore (default: all; the embedded "
+                            "pcap replay runs inside R and the main lcore sleeps, so neither holds one)")
+
+
+def options_from_args(args: argparse.Namespace) -> DpdkOptions:
+    from .dpdk_contexts import parse_contexts
+
+    ctx = getattr(args, "contexts", None)
+    return DpdkOptions(build_dir=Path(args.build) if getattr(args, "build", None) else None,
+                       packets=args.packets, duration=args.duration, warmup=args.warmup, timeout=args.timeout,
+                       runner=args.runner, contexts=parse_contexts(ctx) if ctx else None)
+
+
+def restrict(topo: Topology, args: argparse.Namespace) -> Topology:
+    """The sampling space: `topo` limited to --contexts when given."""
+    from .dpdk_contexts import parse_contexts, restrict_topology
+
+    ctx = getattr(args, "contexts", None)
+    return restrict_topology(topo, parse_contexts(ctx)) if ctx else topo
+
+
+def summarize(values: Sequence[float]) -> dict:
+    import numpy as np
+
+    v = np.asarray(values, dtype=float)
+    mean = float(v.mean()) if v.size else float("nan")
+    std = float(v.std(ddof=1)) if v.size > 1 else float("nan")
+    return {"n": int(v.size), "mean": mean, "std": std, "cv": std / mean if v.size > 1 and mean else float("nan"),
+            "min": float(v.min()) if v.size else float("nan"), "max": float(v.max()) if v.size else float("nan")}
+
+
+__all__ = ["DpdkBackend", "DpdkOptions", "PAPER_PACKETS", "add_dpdk_options", "options_from_args", "restrict",
+           "contexts_of", "summarize"]
