@@ -438,6 +438,8 @@ static void stats(void *app_state, void *const *task_states, unsigned n_tasks,
 	}
 	uint64_t errors = pkts - status[AN_OK];
 	json_object_set_new(out, "kind", json_string("measured"));
+	/* For turning the runtime's per-task busy cycles into seconds. */
+	json_object_set_new(out, "tsc_hz", json_integer((json_int_t)st->hz));
 	json_object_set_new(out, "packets", json_integer((json_int_t)pkts));
 	json_object_set_new(out, "by_l3", counts(an_l3_names, l3, AN_L3_COUNT));
 	json_object_set_new(out, "by_l4", counts(l4_names, l4, AN_L4_COUNT));
