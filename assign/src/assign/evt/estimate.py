@@ -1,0 +1,252 @@
+"""The EVT estimate of the optimum: Peaks-Over-Threshold with a GPD fitted by
+maximum likelihood, the upper performance bound UPB = u - sigma/xi and its
+profile-likelihood (Wilks) interval, with the diagnostics that say whether to
+believe it. Method and choices: assign/EVT.md."""
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from . import threshold as thr
+from .crosscheck import cross_check
+from .endpoint_np import fraga_alves_neves
+from .errors import EstimateError
+from .gof import ad_critical
+from .profile import GpdFit, loglik_exponential
+from .validate import check_options, check_size, check_threshold, check_values
+
+STATUSES = ("ok", "unbounded", "xi_boundary", "poor_fit")
+# A neighbouring threshold whose UPB moves by more than this is reported.
+NEIGHBOUR_SHIFT_WARN_PCT = 1.0
+
+
+@dataclass
+class Estimate:
+    n: int
+    best: float
+    threshold: float
+    exceedances: int
+    xi: float
+    sigma: float
+    upb: float | None
+    upb_ci_low: float | None
+    upb_ci_high: float | None      # math.inf: one-sided interval
+    gap_pct: float | None
+    confidence: float
+    status: str
+    messages: list[str]
+    diagnostics: dict[str, Any]
+    fit: GpdFit | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def one_sided(self) -> bool:
+        return self.upb_ci_high is not None and math.isinf(self.upb_ci_high)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-safe: non-finite numbers become None; `one_sided` says when the
+        upper end of the interval is infinite."""
+        d = {k: getattr(self, k) for k in (
+            "n", "best", "threshold", "exceedances", "xi", "sigma", "upb", "upb_ci_low",
+            "upb_ci_high", "gap_pct", "confidence", "status", "messages")}
+        d["one_sided"] = self.one_sided
+        d["kind"] = "estimated"
+        d["diagnostics"] = self.diagnostics
+        return _json_safe(d)
+
+    def format_text(self, value_label: str = "measured") -> str:
+        """Human-readable report. value_label qualifies the data ("measured" or
+        "modelled"); every fitted figure is labelled "estimated"."""
+        g = _fmt
+        pct = int(round(self.confidence * 100)) if abs(self.confidence * 100 - round(self.confidence * 100)) < 1e-9 \
+            else self.confidence * 100
+        dg = self.diagnostics
+        lines = [
+            "EVT estimate of the optimum (Peaks-Over-Threshold, GPD by maximum likelihood)",
+            f"  sample size n ({value_label}):        {self.n}",
+            f"  best observed ({value_label}):        {g(self.best)}",
+            f"  threshold u:                      {g(self.threshold)}  "
+            f"({self.exceedances} exceedances, {100 * self.exceedances / self.n:.1f}% of n; {dg['threshold_rule']})",
+            f"  GPD shape xi (estimated):         {self.xi:.4g}",
+            f"  GPD scale sigma (estimated):      {g(self.sigma)}",
+        ]
+        if self.upb is not None:
+            lines.append(f"  UPB, optimum (estimated):         {g(self.upb)}")
+        else:
+            lines.append("  UPB, optimum (estimated):         none: the fitted tail has no finite end point")
+        if self.upb_ci_low is not None or self.upb_ci_high is not None:
+            hi = "infinity (one-sided)" if self.one_sided else g(self.upb_ci_high)
+            lo = g(self.upb_ci_low) if self.upb_ci_low is not None else "none"
+            lines.append(f"  {pct}% interval of UPB (estimated): [{lo}, {hi}]")
+        if self.gap_pct is not None:
+            lines.append(f"  gap best -> UPB (estimated):      {self.gap_pct:.3g}%")
+        lines.append(f"  status:                           {self.status}")
+        lines.append(f"  goodness of fit (Anderson-Darling): A2 = {dg['ad_stat']:.3g}, "
+                     f"p ~ {dg['ad_pvalue']:.2g} (5% critical value {dg['ad_critical_5pct']:.3g})")
+        nb = [c for c in dg.get("neighbours", [])]
+        if nb:
+            parts = []
+            for c in nb:
+                v = g(c["upb"]) if c["upb"] is not None else "none"
+                parts.append(f"u={g(c['threshold'])} (k={c['exceedances']}): UPB {v}")
+            lines.append("  neighbouring thresholds (estimated): " + "; ".join(parts))
+        fan = dg.get("endpoint_fraga_alves_neves")
+        if fan is not None:
+            lines.append(f"  semi-parametric end point, Fraga Alves-Neves (estimated): {g(fan)}")
+        sc = dg.get("scipy_genpareto")
+        if sc is not None:
+            lines.append(f"  cross-check: {sc['note']}")
+        for m in self.messages:
+            lines.append(f"  note: {m}")
+        return "\n".join(lines)
+
+
+def _fmt(v: float | None) -> str:
+    if v is None:
+        return "none"
+    if math.isinf(v):
+        return "infinity"
+    return f"{v:.6g}"
+
+
+def _json_safe(obj: Any) -> Any:
+    if isinstance(obj, dict):
+        return {str(k): _json_safe(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_json_safe(v) for v in obj]
+    if isinstance(obj, (np.bool_, bool)):
+        return bool(obj)
+    if isinstance(obj, (np.integer,)):
+        return int(obj)
+    if isinstance(obj, (float, np.floating)):
+        return float(obj) if math.isfinite(obj) else None
+    return obj
+
+
+def mean_excess_linearity(sorted_values: np.ndarray, u: float) -> float | None:
+    """R^2 of a straight line through the mean-excess plot above u (the GPD's
+    mean excess is linear); the last 5 points are left out as too noisy."""
+    us = sorted_values[sorted_values > u][:-5]
+    us = np.concatenate([[u], us])
+    if us.size < 5 or np.ptp(us) == 0:
+        return None
+    e = thr.mean_excess(sorted_values, us)
+    c = np.corrcoef(us, e)[0, 1]
+    return float(c * c) if np.isfinite(c) else None
+
+
+def estimate(values: Sequence[float], threshold: float | None = None, confidence: float = 0.95,
+             max_tail_fraction: float = 0.05, *, cross_checks: bool = True) -> Estimate:
+    """EVT estimate of the upper end point of the distribution of `values`.
+
+    threshold: None chooses u automatically (threshold.py); a number overrides.
+    cross_checks: False skips the scipy refit (the slowest part, diagnostics only).
+    Raises EstimateError for input it cannot work with.
+    """
+    check_options(confidence, max_tail_fraction)
+    x = np.sort(check_values(values))
+    n = x.size
+    messages: list[str] = []
+    diagnostics: dict[str, Any] = {}
+
+    if threshold is None:
+        check_size(n, max_tail_fraction)
+        candidates = thr.candidate_thresholds(x, max_tail_fraction)
+        if not candidates:
+            raise EstimateError(
+                f"too few distinct values at the top of the sample: no threshold under the "
+                f"{max_tail_fraction:.0%} cap leaves {thr.MIN_EXCEEDANCES} values above it")
+        chosen, done = thr.choose(x, candidates, confidence)
+        cand = done[chosen]
+        assert cand is not None
+        rule = (f"automatic: lowest of {len(candidates)} candidate thresholds under the "
+                f"{max_tail_fraction:.0%} cap not rejected by Anderson-Darling at {thr.GOF_ALPHA:g}")
+        if not cand.accepted:
+            rule = "automatic: every candidate rejected by Anderson-Darling; least rejected one"
+        neighbours = [done[j] for j in (chosen - 1, chosen + 1) if 0 <= j < len(done) and done[j] is not None]
+        diagnostics["candidates"] = [c.to_dict() for c in done if c is not None]
+    else:
+        check_threshold(x, threshold)
+        cand = thr.evaluate(x, float(threshold), confidence)
+        rule = "given"
+        k = cand.fit.ex.k
+        if k > max_tail_fraction * n:
+            messages.append(f"the given threshold leaves {k / n:.1%} of the sample above it, more than "
+                            f"the {max_tail_fraction:.0%} cap: the fit may be biased towards the body")
+        neighbours = []
+        diagnostics["candidates"] = [cand.to_dict()]
+
+    f = cand.fit
+    ex = f.ex
+    best = float(x[-1])
+    diagnostics.update(
+        threshold_rule=rule,
+        tail_fraction=ex.k / n,
+        ad_stat=cand.ad_stat,
+        ad_pvalue=cand.ad_p,
+        ad_critical_5pct=ad_critical(f.xi, ex.k),
+        loglik=f.loglik,
+        loglik_exponential=loglik_exponential(ex) - ex.k * math.log(ex.scale),
+        profile_cut=f.cut_data_scale,
+        mean_excess_r2=mean_excess_linearity(x, cand.threshold),
+        fit=dict(xi=f.xi, sigma=f.sigma, upb=f.upb, upb_ci_low=f.upb_ci_low,
+                 upb_ci_high=f.upb_ci_high, on_boundary=f.on_boundary),
+        interval_cut_factor=f.cut_factor,
+        wilks_interval=list(f.wilks_ci),
+        neighbours=[c.to_dict() for c in neighbours],
+    )
+    k_fan = min(ex.k, math.isqrt(n))  # its bias for xi < 0 grows like k/n
+    diagnostics["endpoint_fraga_alves_neves"] = fraga_alves_neves(x, k_fan)
+    diagnostics["endpoint_fraga_alves_neves_k"] = k_fan
+    if cross_checks:
+        diagnostics["scipy_genpareto"] = cross_check(f).to_dict()
+
+    upb, low, high = f.upb, f.upb_ci_low, f.upb_ci_high
+    if not cand.accepted:
+        status = "poor_fit"
+        messages.append(
+            f"the GPD does not fit the exceedances (Anderson-Darling p ~ {cand.ad_p:.2g} < {thr.GOF_ALPHA:g}): "
+            "no upper bound is reported; look at the mean-excess and quantile plots, or give a threshold")
+        upb = low = high = None
+    elif f.upb is None:
+        status = "unbounded"
+        messages.append(
+            f"the estimated shape xi = {f.xi:.3g} >= 0: the fitted tail has no finite upper bound. "
+            "Either the optimum is far from the sample, or the sample is too small: collect more samples")
+    elif f.one_sided:
+        status = "unbounded"
+        messages.append(
+            "one-sided interval: the data cannot rule out an unbounded tail (the exponential limit lies "
+            f"within the {confidence:.0%} cut of the profile likelihood); collect more samples")
+    elif f.on_boundary:
+        status = "xi_boundary"
+        messages.append(
+            "the shape sits on the xi = -1 boundary: the fit puts the end point at the best observed "
+            "value; the estimate of the optimum may be biased low")
+    else:
+        status = "ok"
+
+    if upb is not None:
+        support_ok = upb >= best and (low is None or low >= best)
+        diagnostics["support_ok"] = bool(support_ok)
+        if not support_ok:  # cannot happen by construction; say so loudly if it does
+            messages.append(f"internal check failed: UPB {upb!r} is below the best value {best!r}")
+            status = "poor_fit"
+    gap = 100.0 * (upb - best) / upb if upb is not None and upb != 0 else None
+
+    moved = [c for c in neighbours if c.fit.upb is not None and f.upb is not None
+             and abs(c.fit.upb - f.upb) > NEIGHBOUR_SHIFT_WARN_PCT / 100 * abs(f.upb)]
+    if moved and status != "poor_fit":
+        messages.append("the estimate is sensitive to the threshold: a neighbouring threshold moves UPB by "
+                        + ", ".join(f"{100 * (c.fit.upb - f.upb) / f.upb:+.2g}%" for c in moved))
+    sc = diagnostics.get("scipy_genpareto")
+    if sc is not None and sc["converged"] and not sc["agrees"] and sc["loglik"] is not None \
+            and sc["loglik"] > f.loglik + 1e-6 and sc["xi"] is not None and sc["xi"] >= -1.0:
+        messages.append("cross-check: " + sc["note"])
+
+    return Estimate(n=n, best=best, threshold=cand.threshold, exceedances=ex.k, xi=f.xi, sigma=f.sigma,
+                    upb=upb, upb_ci_low=low, upb_ci_high=high, gap_pct=gap, confidence=confidence,
+                    status=status, messages=messages, diagnostics=diagnostics, fit=f)

@@ -1,0 +1,126 @@
+"""The closed-form end-point profile and the MLE against independent numerics."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from scipy import optimize, stats
+
+from assign.evt.crosscheck import cross_check, scipy_refit
+from assign.evt.profile import Exceedances, fit, gpd_loglik, loglik_exponential, profile_neg
+
+
+def exceedances(seed: int, xi: float, k: int = 200, scale: float = 3.0e6) -> Exceedances:
+    """GPD exceedances on a throughput-like scale (far from O(1) on purpose)."""
+    y = stats.genpareto.rvs(xi, scale=scale, size=k, random_state=np.random.default_rng(seed))
+    u = 5.0e7
+    return Exceedances.from_values(u + y, u)
+
+
+def numeric_profile(ex: Exceedances, upb: float) -> float:
+    """max over xi in [-1, 0) of the GPD log-likelihood with end point fixed at
+    upb (sigma = -xi * (upb - u)), by a generic bounded optimiser."""
+    y = ex.y * ex.scale
+    a = upb - ex.u
+    res = optimize.minimize_scalar(lambda xi: -gpd_loglik(y, xi, -xi * a), bounds=(-1.0, -1e-9),
+                                   method="bounded", options={"xatol": 1e-12})
+    return float(-res.fun)
+
+
+@pytest.mark.parametrize("xi", [-0.6, -0.3, -0.1])
+def test_closed_form_profile_matches_numeric_profile(xi: float) -> None:
+    ex = exceedances(1, xi)
+    for upb in ex.xmax + ex.scale * np.array([1e-6, 1e-3, 0.05, 0.3, 1.0, 5.0, 50.0]):
+        ll, _ = profile_neg(ex, math.log((upb - ex.xmax) / ex.scale))
+        closed = float(ll) - ex.k * math.log(ex.scale)
+        assert closed == pytest.approx(numeric_profile(ex, upb), abs=1e-6), upb
+
+
+def test_profile_on_boundary_is_minus_k_log_a() -> None:
+    ex = exceedances(2, -0.5)
+    d = 1e-200  # a hair above the maximum: T(a) > 1, xi = -1 boundary
+    ll, t = profile_neg(ex, math.log(d))
+    assert t > 1.0
+    assert float(ll) == pytest.approx(-ex.k * math.log1p(d))
+
+
+def test_profile_tends_to_exponential_limit() -> None:
+    ex = exceedances(3, -0.2)
+    ll, _ = profile_neg(ex, 40.0)
+    assert float(ll) == pytest.approx(loglik_exponential(ex), abs=1e-6)
+
+
+@pytest.mark.parametrize("seed", range(12))
+@pytest.mark.parametrize("xi", [-0.7, -0.4, -0.2, 0.1, 0.3])
+def test_mle_agrees_with_scipy_genpareto(seed: int, xi: float) -> None:
+    ex = exceedances(100 + seed, xi)
+    f = fit(ex)
+    xi_s, sigma_s = scipy_refit(ex)
+    ll_s = gpd_loglik(ex.y * ex.scale, xi_s, sigma_s)
+    # "Where scipy converges": a finite likelihood inside xi >= -1.
+    if not np.isfinite(ll_s) or xi_s < -1.0:
+        pytest.fail(f"scipy did not converge from the moments start: xi={xi_s}")
+    assert f.loglik >= ll_s - 1e-6
+    assert f.xi == pytest.approx(xi_s, abs=2e-3)
+    assert f.sigma == pytest.approx(sigma_s, rel=2e-3)
+    assert cross_check(f).agrees
+    if f.upb is not None:
+        assert f.upb == pytest.approx(ex.u - f.sigma / f.xi, rel=1e-9)
+        assert f.upb > ex.xmax
+
+
+def test_mle_is_the_maximum_of_the_profile() -> None:
+    ex = exceedances(7, -0.4)
+    f = fit(ex)
+    assert f.upb is not None and f.s_hat is not None
+    for ds in (-1e-3, 1e-3, -0.1, 0.1):
+        ll, _ = profile_neg(ex, f.s_hat + ds)
+        assert float(ll) - ex.k * math.log(ex.scale) <= f.loglik + 1e-9
+
+
+def test_interval_ends_are_roots_of_the_cut() -> None:
+    ex = exceedances(8, -0.4)
+    f = fit(ex, 0.95)
+    assert f.upb_ci_low is not None and math.isfinite(f.upb_ci_high)
+    assert ex.xmax < f.upb_ci_low < f.upb < f.upb_ci_high
+    half = stats.chi2.ppf(0.95, 1) / 2
+    assert f.cut_factor >= 1.0
+    for end in (f.upb_ci_low, f.upb_ci_high):
+        level = float(f.profile(np.array([end]))[0])
+        assert level == pytest.approx(f.loglik - half * f.cut_factor, abs=1e-6)
+    # The plain Wilks interval: chi-square(1) cut, inside the calibrated one.
+    wl, wh = f.wilks_ci
+    for end in (wl, wh):
+        assert float(f.profile(np.array([end]))[0]) == pytest.approx(f.loglik - half, abs=1e-6)
+    assert f.upb_ci_low <= wl < f.upb < wh <= f.upb_ci_high
+    plain = fit(ex, 0.95, calibrate=False)
+    assert plain.cut_factor == 1.0 and (plain.upb_ci_low, plain.upb_ci_high) == f.wilks_ci
+    wider = fit(ex, 0.99)
+    assert wider.upb_ci_low < f.upb_ci_low and wider.upb_ci_high > f.upb_ci_high
+
+
+def test_uniform_exceedances_sit_on_the_boundary() -> None:
+    # Uniform exceedances (xi = -1): the MLE often puts the end point at the max.
+    hits = 0
+    for seed in range(20):
+        y = np.random.default_rng(seed).uniform(0.0, 1.0, 100)
+        f = fit(Exceedances.from_values(y, 0.0))
+        assert f.xi >= -1.0
+        if f.on_boundary:
+            hits += 1
+            assert f.xi == -1.0 and f.upb == ex_max(y) and f.upb_ci_low == ex_max(y)
+            assert f.upb_ci_high > f.upb
+    assert hits > 0
+
+
+def ex_max(y: np.ndarray) -> float:
+    return float(y.max())
+
+
+def test_scale_invariance() -> None:
+    ex = exceedances(9, -0.3, scale=1.0)
+    big = Exceedances.from_values(ex.u * 1e9 + ex.y * ex.scale * 1e9, ex.u * 1e9)
+    f, g = fit(ex), fit(big)
+    assert g.xi == pytest.approx(f.xi, rel=1e-6)
+    assert (g.upb - big.u) == pytest.approx((f.upb - ex.u) * 1e9, rel=1e-6)
