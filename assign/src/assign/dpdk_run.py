@@ -147,6 +147,7 @@ class ProcessRunner:
 
     def close(self) -> None:
         _cleanup_prefix(self.spec.file_prefix)
+        shutil.rmtree(self.spec.workdir, ignore_errors=True)
 
 
 class ServeRunner:
@@ -259,6 +260,7 @@ class ServeRunner:
 
     def close(self) -> None:
         self._stop(kill=False)
+        shutil.rmtree(self.spec.workdir, ignore_errors=True)
 
 
 def serve_supported(binary: Path) -> bool:

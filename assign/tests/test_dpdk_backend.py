@@ -1,0 +1,260 @@
+"""The dpdk backend end to end on this machine: real ipfwd-l1 runs (one
+instance, co-located: 3 tasks on the machine's contexts), stored by the
+sampler, resumed after a kill, failures (forced crash, forced hang, no
+statistics) stored with their reasons, the best placement exported and run
+again.  Short windows keep the file to about a minute; every figure is
+measured on this (shared, noisy) machine, so the assertions are about
+protocol and bookkeeping, and about the re-run agreeing within the noise
+measured in the same test."""
+from __future__ import annotations
+
+import json
+import signal
+import sqlite3
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from assign.backend import BackendError
+from assign.cli import main as assign_main
+from assign.dpdk_backend import DpdkBackend, DpdkOptions, contexts_of
+from assign.runner import Session
+from assign.store import Store
+from assign.topology import get_machine
+from assign.workloads import Workload
+
+WINDOW = dict(duration=0.1, warmup=0.05)
+SEED = 7
+
+
+@pytest.fixture(scope="module")
+def topo():
+    return get_machine()
+
+
+@pytest.fixture(scope="module")
+def cache(tmp_path_factory) -> Path:
+    return tmp_path_factory.mktemp("captures")
+
+
+def backend(build_dir: Path, cache: Path, topo, **kw) -> DpdkBackend:
+    opts = dict(WINDOW, build_dir=build_dir, cache_dir=cache, runner="process")
+    opts.update(kw)
+    return DpdkBackend(topo, Workload("ipfwd-l1", 1), DpdkOptions(**opts), allow_colocate=True)
+
+
+def open_session(db: Path, be: DpdkBackend, topo) -> Session:
+    session, _ = Session.open(Store(str(db)), topo, be.workload, be, SEED, True)
+    return session
+
+
+def rows(db: Path) -> list[tuple]:
+    with sqlite3.connect(db) as c:
+        return list(c.execute("SELECT idx, assignment, value, status, reason, extra, measured_at "
+                              "FROM measurements ORDER BY idx"))
+
+
+def stored(db: Path) -> int:
+    """Rows stored so far (0 while the sampler is still creating the schema)."""
+    try:
+        return len(rows(db))
+    except sqlite3.OperationalError:
+        return 0
+
+
+@pytest.fixture(scope="module")
+def sampled_db(build_dir: Path, cache: Path, topo, tmp_path_factory) -> Path:
+    db = tmp_path_factory.mktemp("sample") / "s.db"
+    with backend(build_dir, cache, topo) as be:
+        added, fails = open_session(db, be, topo).sample_until(10, show_progress=False)
+    assert (added, fails) == (10, 0)
+    return db
+
+
+def test_sample_of_ten_into_the_database(sampled_db: Path, topo) -> None:
+    got = rows(sampled_db)
+    assert [r[0] for r in got] == list(range(10))
+    with Store(str(sampled_db), readonly=True) as st:
+        run = st.run(None)
+    assert (run.backend, run.kind, run.allow_colocate) == ("dpdk", "measured", True)
+    assert run.params["window"] == {"duration_s": 0.1} and run.params["app"] == "ipfwd"
+    os_ids = {int(o) for o in topo.os_index}
+    for idx, assignment, value, status, reason, extra, _ in got:
+        a, x = json.loads(assignment), json.loads(extra)
+        assert status == "ok" and value > 0 and reason is None
+        assert len(a) == 3 and set(a) <= os_ids
+        assert x["kind"] == "measured" and x["attempts"] == 1
+        # the app ran each task where the draw put it, and the value is its total
+        assert [t["context"] for t in x["tasks"]] == a
+        assert x["instances"][0]["pps"] == pytest.approx(value)
+        assert x["window_s"] >= 0.099  # at least the asked window (the runtime stops it; a loaded machine overshoots)
+        assert x["overhead_s"] >= 0 and x["wall_s"] >= x["window_s"] + x["warmup_s"]
+
+
+def test_resume_after_kill_loses_nothing_and_measures_nothing_twice(build_dir: Path, cache: Path, topo,
+                                                                    tmp_path: Path) -> None:
+    db = tmp_path / "r.db"
+    script = textwrap.dedent(f"""
+        from pathlib import Path
+        from assign.dpdk_backend import DpdkBackend, DpdkOptions
+        from assign.runner import Session
+        from assign.store import Store
+        from assign.topology import get_machine
+        from assign.workloads import Workload
+        topo = get_machine()
+        be = DpdkBackend(topo, Workload("ipfwd-l1", 1), DpdkOptions(duration={WINDOW['duration']},
+                         warmup={WINDOW['warmup']}, build_dir=Path({str(build_dir)!r}),
+                         cache_dir=Path({str(cache)!r}), runner="process"), allow_colocate=True)
+        s, _ = Session.open(Store({str(db)!r}), topo, be.workload, be, {SEED}, True)
+        s.sample_until(12, show_progress=False)
+    """)
+    proc = subprocess.Popen([sys.executable, "-c", script], stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 90
+    while time.monotonic() < deadline and proc.poll() is None:
+        if db.exists() and stored(db) >= 3:
+            break
+        time.sleep(0.05)
+    assert proc.poll() is None, f"sampler ended before it could be killed: {proc.stderr.read()[-2000:]}"
+    proc.send_signal(signal.SIGKILL)
+    proc.wait(timeout=10)
+    before = rows(db)
+    assert 3 <= len(before) < 12
+
+    with backend(build_dir, cache, topo) as be:
+        session = open_session(db, be, topo)
+        assert session.run.id == 1  # the same run continued, not a new one
+        added, fails = session.sample_until(12, show_progress=False)
+    after = rows(db)
+    assert [r[0] for r in after] == list(range(12))  # no gap, no duplicate
+    assert after[:len(before)] == before             # nothing stored was changed
+    assert added == 12 - len(before) and fails == 0
+    # the resumed draws are those an uninterrupted run makes: draw i depends on (seed, i) only
+    from assign.sampling import draw
+    for idx, assignment, *_ in after:
+        assert json.loads(assignment) == [int(topo.os_index[c]) for c in draw(SEED, idx, 3, topo.n_contexts, True)]
+
+
+def wrapper(tmp: Path, real: Path, fail_calls: str, action: str) -> Path:
+    """TEST ONLY fake app: fails (`action`) on the listed invocation numbers and
+    runs the real app otherwise, so a failure and the retry are both exercised."""
+    count = tmp / "calls"
+    w = tmp / "fake-ipfwd"
+    w.write_text(f"#!/bin/sh\nn=$(cat {count} 2>/dev/null || echo 0); n=$((n+1)); echo $n > {count}\n"
+                 f"case ' {fail_calls} ' in *\" $n \"*) {action} ;; esac\nexec {real} \"$@\"\n")
+    w.chmod(0o755)
+    return w
+
+
+REAL = "apps/ipfwd/ipfwd"
+
+
+@pytest.mark.parametrize("action, reason", [
+    ("kill -SEGV $$", "killed by signal SIGSEGV"),
+    ("exec sleep 617", "hung: no result within the 6 s timeout"),
+    ("exit 3", "exit status 3"),
+    ("exec true", "exit status 0 but no statistics written"),
+])
+def test_failure_twice_is_stored_with_its_reason_and_never_as_a_value(build_dir: Path, cache: Path, topo,
+                                                                      tmp_path: Path, action: str,
+                                                                      reason: str) -> None:
+    fake = wrapper(tmp_path, build_dir / REAL, "1 2", action)
+    db = tmp_path / "f.db"
+    with backend(build_dir, cache, topo, app_binary=fake, timeout=6) as be:
+        added, fails = open_session(db, be, topo).sample_until(2, show_progress=False)
+    assert (added, fails) == (2, 1)
+    got = rows(db)
+    assert [(r[0], r[3]) for r in got] == [(0, "failed"), (1, "ok"), (2, "ok")]
+    failed = got[0]
+    assert failed[2] is None  # no value
+    assert f"attempt 1: {reason}" in failed[4] and f"attempt 2: {reason}" in failed[4]
+    assert json.loads(failed[5])["attempts"] == 2
+    with Store(str(db), readonly=True) as st:
+        assert st.values(1) == [got[1][2], got[2][2]]  # failures are not values
+    if "sleep" in action:  # the killed process group is gone: nothing keeps running
+        assert subprocess.run(["pgrep", "-f", "sleep 617"], capture_output=True).returncode == 1
+
+
+def test_one_failure_then_success_is_a_value_that_says_it_was_retried(build_dir: Path, cache: Path, topo,
+                                                                       tmp_path: Path) -> None:
+    fake = wrapper(tmp_path, build_dir / REAL, "1", "kill -SEGV $$")
+    with backend(build_dir, cache, topo, app_binary=fake) as be:
+        r = be.measure_one((0, 0, 0))
+    assert r.status == "ok" and r.value > 0
+    assert r.extra["attempts"] == 2 and "SIGSEGV" in r.extra["retried_after"]
+
+
+def test_statistics_that_fail_the_checks_are_failures(build_dir: Path, cache: Path, topo, tmp_path: Path) -> None:
+    """A run that 'succeeds' with no packets, broken accounting or tasks
+    elsewhere than asked is not a measurement."""
+    good = {"app": "ipfwd", "kind": "measured", "duration_s": 0.1, "accounting_ok": True,
+            "total": {"pps": 5.0, "tx_packets": 1},
+            "instances": [{"index": 0, "pps": 5.0, "tx_packets": 1}],
+            "tasks": [{"instance": 0, "role": r, "context": 0} for r in "RPT"]}
+    cases = [
+        ({"total": {"pps": 0.0}}, "no packets forwarded in the window"),
+        ({"accounting_ok": False}, "accounting check failed"),
+        ({"tasks": [{"instance": 0, "role": r, "context": 1 if r == "P" else 0} for r in "RPT"]},
+         "task P0 ran on context 1, the placement says 0"),
+        ({"kind": "modelled"}, "not 'measured'"),
+    ]
+    with backend(build_dir, cache, topo) as be:
+        doc = be.placement((0, 0, 0))
+        assert be._check(good, doc) is None
+        for change, why in cases:
+            assert why in be._check({**good, **change}, doc)
+        assert "lacks a field" in be._check({"kind": "measured", "accounting_ok": True}, doc)
+
+
+def test_best_placement_exported_and_rerun_reproduces_within_the_measured_noise(
+        sampled_db: Path, build_dir: Path, cache: Path, topo, tmp_path: Path, file_prefix: str) -> None:
+    out = tmp_path / "best.json"
+    assert assign_main(["best", "--db", str(sampled_db), "--out", str(out)]) == 0
+    doc = json.loads(out.read_text())
+    with Store(str(sampled_db), readonly=True) as st:
+        best = st.best(1)
+    wl, ctx, coloc = contexts_of(doc, str(out))
+    assert (wl.name, wl.instances, ctx) == ("ipfwd-l1", 1, best.assignment)
+    # the app itself, run with the exported file (contract 3), as a user would
+    with DpdkBackend(topo, wl, DpdkOptions(**WINDOW, build_dir=build_dir, cache_dir=cache, runner="process")) as be:
+        vdevs = [a for v in be.traffic.vdevs for a in ("--vdev", v)]
+    reps = []
+    for k in range(8):
+        stats = tmp_path / f"stats{k}.json"
+        p = subprocess.run([str(build_dir / REAL), "--no-pci", "--file-prefix", file_prefix, *vdevs, "--",
+                            "--placement", str(out), "--duration", "0.1", "--warmup", "0.05",
+                            "--stats", str(stats), "--mbufs", "16384", "--mbuf-size", "128"],
+                           capture_output=True, text=True, timeout=60)
+        assert p.returncode == 0, p.stderr[-2000:]
+        s = json.loads(stats.read_text())
+        assert [t["context"] for t in s["tasks"]] == best.assignment
+        reps.append(s["total"]["pps"])
+    mean, sd = float(np.mean(reps)), float(np.std(reps, ddof=1))
+    assert abs(best.value - mean) <= 3 * sd + 1e-9 * mean, \
+        f"stored {best.value:,.0f} pps vs re-runs {mean:,.0f} +- {sd:,.0f} (measured): {reps}"
+
+
+def test_clear_errors_for_what_cannot_be_measured(build_dir: Path, cache: Path, topo, tmp_path: Path) -> None:
+    with pytest.raises(BackendError, match=r"no Meson build at .*nowhere"):
+        DpdkBackend(topo, Workload("ipfwd-l1", 1), DpdkOptions(build_dir=tmp_path / "nowhere"))
+    with pytest.raises(BackendError, match="no embedded default traffic for app 'stateful'"):
+        DpdkBackend(topo, Workload("stateful", 1), DpdkOptions(build_dir=build_dir, cache_dir=cache,
+                                                               app_binary=build_dir / REAL))
+    with pytest.raises(BackendError, match="give one of them"):
+        DpdkOptions(packets=10, duration=1.0)
+    with pytest.raises(ValueError, match="not a placement"):
+        contexts_of({"app": "ipfwd", "variant": "l1", "instances": [{"tasks": {"R": 0}}]}, "p.json")
+
+
+def test_default_window_is_the_papers_and_identity_is_stable() -> None:
+    o = DpdkOptions()
+    assert o.packets == 3_000_000 and o.window_args()[:2] == ["--packets", "3000000"]
+    assert DpdkOptions.from_params(o.identity()).identity() == o.identity()
+    d = DpdkOptions(duration=0.5, warmup=0.1, contexts=[0, 1])
+    assert DpdkOptions.from_params(d.identity()).identity() == d.identity()
+    assert d.timeout_s() == pytest.approx(15 + 0.1 + 1.5)
+
