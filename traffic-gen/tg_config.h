@@ -73,6 +73,7 @@ struct tg_cfg {
 	/* delay line */
 	double delay_us;
 	double capacity_pps;          /* 0: unlimited */
+	double capacity_burst;        /* token bucket depth (packets) */
 	int out_port;                 /* -1: same as rx port */
 };
 

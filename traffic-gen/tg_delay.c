@@ -1,7 +1,7 @@
 /* Delay line: a stand-in device under test with a known latency (and,
  * optionally, a known capacity).  Each packet is held until its arrival TSC
- * plus --delay-us, then sent on; packets beyond --capacity-pps (token bucket,
- * depth one burst) are dropped and counted.  Used to check the generator's
+ * plus --delay-us, then sent on; packets beyond --capacity-pps (token bucket
+ * --capacity-burst deep) are dropped and counted.  Used to check the generator's
  * latency and throughput measurements against known answers. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +25,7 @@ struct delay_state {
 	uint16_t in, out;
 	uint64_t delay_cyc;
 	double tokens_per_cycle;
+	double burst;          /* token bucket depth, packets */
 	struct held *q;
 	uint32_t head, tail; /* head: next to send; tail: next free */
 	uint64_t rx, tx, over_capacity, queue_full, tx_full;
@@ -35,17 +36,19 @@ delay_main(void *arg)
 {
 	struct delay_state *d = arg;
 	struct rte_mbuf *pkts[TG_BURST];
-	double tokens = TG_BURST;
+	double tokens = d->burst;
 	uint64_t last = rte_rdtsc();
 
 	while (!tg_signal && rte_rdtsc() < tg_run.end_tsc) {
-		uint64_t now = rte_rdtsc();
 		uint16_t n = rte_eth_rx_burst(d->in, 0, pkts, TG_BURST), k = 0;
+		/* after the receive: a TSC read before it could predate a packet's
+		 * arrival by a preemption and release the packet early */
+		uint64_t now = rte_rdtsc();
 
 		if (d->tokens_per_cycle > 0) {
 			tokens += (double)(now - last) * d->tokens_per_cycle;
-			if (tokens > TG_BURST)
-				tokens = TG_BURST;
+			if (tokens > d->burst)
+				tokens = d->burst;
 			last = now;
 		}
 		for (uint16_t i = 0; i < n; i++) {
@@ -99,6 +102,7 @@ tg_delay_line(struct tg_ctx *x)
 	d.out = (uint16_t)(c->out_port >= 0 ? c->out_port : c->rx_port);
 	d.delay_cyc = (uint64_t)(c->delay_us * 1e-6 * (double)hz);
 	d.tokens_per_cycle = c->capacity_pps / (double)hz;
+	d.burst = c->capacity_burst;
 	d.q = calloc(QUEUE_SLOTS, sizeof(*d.q));
 	if (!d.q) {
 		fprintf(stderr, "pp-tgen: out of memory\n");

@@ -63,6 +63,7 @@ tg_cfg_defaults(struct tg_cfg *c)
 	c->trial_s = 10;
 	c->resolution_pct = 0.1;
 	c->out_port = -1;
+	c->capacity_burst = 32;
 }
 
 /* ---- value parsers ---------------------------------------------------- */
@@ -437,6 +438,11 @@ set_global_key(struct tg_cfg *c, const char *key, const char *val, char *err, si
 		c->delay_us = d;
 		return 1;
 	}
+	if (!strcmp(key, "capacity_burst")) {
+		if (parse_double(val, 1, 1e9, &c->capacity_burst))
+			BAD("'%s' is not a bucket depth in packets (>= 1)", val);
+		return 1;
+	}
 	if (!strcmp(key, "capacity_pps")) {
 		if (parse_double(val, 0, 1e10, &c->capacity_pps))
 			BAD("'%s' is not a packet rate", val);
@@ -645,7 +651,8 @@ static const char usage[] =
 "\n"
 "Delay line (--mode delay): receive on --rx-port, hold each packet --delay-us\n"
 "microseconds, send on --out-port (default the same port); --capacity-pps drops\n"
-"what exceeds a rate (a device under test of known capacity).\n"
+"what exceeds a rate (a device under test of known capacity), with a token\n"
+"bucket --capacity-burst packets deep (default 32).\n"
 "\n"
 "Every figure printed is measured on this run and labelled so.\n";
 

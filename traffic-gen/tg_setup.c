@@ -238,5 +238,8 @@ tg_teardown(struct tg_ctx *x)
 		rte_eth_dev_stop(p);
 		rte_eth_dev_close(p);
 	}
-	(void)x;
+	for (unsigned i = 0; i < x->n_rx; i++) {
+		free(x->rx[i].seq);
+		free(x->rx[i].hist);
+	}
 }

@@ -305,10 +305,12 @@ tg_tx_poll(struct tg_txjob *j, uint64_t now)
 			tg_publish(&j->c.alloc_fail, j->c.alloc_fail + 1);
 			return;
 		}
+		uint64_t stamp = rte_rdtsc(); /* fresh: the poll's TSC may be stale */
+
 		for (uint64_t i = 0; i < n; i++) {
 			if (i + 1 < n)
 				rte_prefetch0(rte_pktmbuf_mtod(pkts[i + 1], void *));
-			fill(j, pkts[i], j->seq + i, now);
+			fill(j, pkts[i], j->seq + i, stamp);
 			lens[i] = (uint16_t)pkts[i]->pkt_len;
 		}
 	}

@@ -1,0 +1,92 @@
+"""Running pp-tgen (and its peers) from the tests: command lines, memif
+socket paths outside /tmp, sanitizer settings, statistics read back."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+SANITIZER_MARKS = ("ERROR: AddressSanitizer", "ERROR: LeakSanitizer", "runtime error:",
+                   "UndefinedBehaviorSanitizer")
+MEMIF_DIR = Path("/run/pipeplace")
+
+
+def sanitizer_env() -> dict[str, str]:
+    env = dict(os.environ)
+    env.setdefault("UBSAN_OPTIONS", "halt_on_error=1:print_stacktrace=1")
+    env.setdefault("ASAN_OPTIONS", "detect_leaks=1:abort_on_error=0")
+    return env
+
+
+def tgen_binary(build_dir: Path) -> Path:
+    exe = build_dir / "traffic-gen" / "pp-tgen"
+    assert exe.is_file(), f"pp-tgen not built in {build_dir} (meson setup with -Dparts=traffic-gen)"
+    return exe
+
+
+def eal(prefix: str, vdevs: list[str], lcores: str = "0,1") -> list[str]:
+    args = ["-l", lcores, "--no-pci", "--file-prefix", prefix, "--log-level", "lib.eal:warning"]
+    for v in vdevs:
+        args += ["--vdev", v]
+    return args
+
+
+def memif_socket() -> Path:
+    MEMIF_DIR.mkdir(parents=True, exist_ok=True)
+    return MEMIF_DIR / f"tgen-{uuid.uuid4().hex[:12]}.sock"
+
+
+def memif_vdev(sock: Path, role: str) -> str:
+    return f"net_memif0,role={role},socket={sock},socket-abstract=no"
+
+
+@dataclass
+class Result:
+    rc: int
+    stats: dict[str, Any] | None
+    stdout: str
+    stderr: str
+
+    def assert_clean(self) -> None:
+        for mark in SANITIZER_MARKS:
+            assert mark not in self.stderr, f"sanitizer report:\n{self.stderr[-4000:]}"
+        assert self.rc == 0, f"exit {self.rc}:\n{self.stderr[-4000:]}"
+        assert self.stats is not None, "no statistics written"
+
+
+def tgen_cmd(build_dir: Path, prefix: str, vdevs: list[str], args: list[str],
+             stats: Path | None) -> list[str]:
+    cmd = [str(tgen_binary(build_dir)), *eal(prefix, vdevs), "--", *args]
+    if stats is not None:
+        cmd += ["--stats", str(stats)]
+    return cmd
+
+
+def run_tgen(build_dir: Path, prefix: str, tmp: Path, vdevs: list[str], args: list[str],
+             timeout: float = 60) -> Result:
+    stats = tmp / f"tgen-{uuid.uuid4().hex[:6]}.json"
+    p = subprocess.run(tgen_cmd(build_dir, prefix, vdevs, args, stats), capture_output=True,
+                       text=True, timeout=timeout, env=sanitizer_env())
+    data = json.loads(stats.read_text()) if stats.exists() else None
+    return Result(p.returncode, data, p.stdout, p.stderr)
+
+
+def start_tgen(build_dir: Path, prefix: str, vdevs: list[str], args: list[str],
+               stats: Path) -> subprocess.Popen[str]:
+    return subprocess.Popen(tgen_cmd(build_dir, prefix, vdevs, args, stats),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=sanitizer_env())
+
+
+def finish(p: subprocess.Popen[str], stats: Path, timeout: float = 60) -> Result:
+    try:
+        out, err = p.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        out, err = p.communicate()
+    data = json.loads(stats.read_text()) if stats.exists() else None
+    return Result(p.returncode, data, out, err)
