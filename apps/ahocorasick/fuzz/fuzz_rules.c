@@ -46,7 +46,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		uint64_t ma = 0, mh = 0;
 		ac_engine_scan(a, sa, data, (uint32_t)size, count, &ma);
 		ac_engine_scan(h, sh, data, (uint32_t)size, count, &mh);
-		if (ma != mh)
+		if (ma != mh || ac_scratch_errors(sh, NULL) != 0)
 			abort();
 		ac_scratch_free(sa);
 		ac_scratch_free(sh);

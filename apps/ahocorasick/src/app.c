@@ -68,11 +68,13 @@ struct ac_task {
 	uint64_t hist[HIST_BUCKETS];
 } __rte_cache_aligned;
 
-static const char *const ac_variants[] = { "ac", "hs", NULL };
+static const char *const ac_variants[] = { "ac", "hs", "hs-literal", NULL };
 static const char *const ac_drop_reasons[] = { "keyword_match" };
 
 static const char ac_usage[] =
-	"  variants: ac (classic Aho-Corasick DFA, the paper's; default), hs (Hyperscan)\n"
+	"  variants: ac (classic Aho-Corasick DFA, the paper's; default), hs (Hyperscan),\n"
+	"            hs-literal (Hyperscan's literal API: Hyperscan 5.4 fails some\n"
+	"            scans with it, counted in engine_scan_errors; see README)\n"
 	AC_RULE_OPTS_USAGE
 	"  --verdict V           forward (default): count only; drop-on-match: drop\n"
 	"                        packets with at least one match (drop reason\n"
@@ -329,6 +331,8 @@ static void ac_stats(void *app_state, void *const *task_states, unsigned n_tasks
 {
 	struct ac_state *st = app_state;
 	struct ac_task sum = { 0 };
+	uint64_t scan_errors = 0;
+	int last_error = 0;
 	uint32_t n_kw = st->rs.n_keywords;
 	struct top_entry *top = calloc(n_kw, sizeof(*top));
 	json_t *per_task = json_array();
@@ -348,6 +352,7 @@ static void ac_stats(void *app_state, void *const *task_states, unsigned n_tasks
 		sum.packets_matched += t->packets_matched;
 		sum.marked += t->marked;
 		sum.copied += t->copied;
+		scan_errors += ac_scratch_errors(t->scratch, &last_error);
 		sum.short_chains += t->short_chains;
 		for (int b = 0; b < HIST_BUCKETS; b++)
 			sum.hist[b] += t->hist[b];
@@ -406,6 +411,9 @@ static void ac_stats(void *app_state, void *const *task_states, unsigned n_tasks
 		json_object_set_new(out, "ac_states", json_integer(ac_engine_states(st->engine)));
 		json_object_set_new(out, "ac_classes", json_integer(ac_engine_classes(st->engine)));
 	}
+	json_object_set_new(out, "engine_scan_errors", json_integer((json_int_t)scan_errors));
+	if (scan_errors)
+		json_object_set_new(out, "engine_last_error", json_integer(last_error));
 	json_object_set_new(out, "rules_file", json_string(st->rs.path));
 	json_object_set_new(out, "rule_set", json_string(st->set_name));
 	json_object_set_new(out, "rules_seen", json_integer(st->rs.rules_seen));

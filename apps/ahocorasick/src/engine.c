@@ -23,12 +23,14 @@ int ac_engine_kind_parse(const char *name)
 		return AC_ENGINE_AC;
 	if (strcmp(name, "hs") == 0)
 		return AC_ENGINE_HS;
+	if (strcmp(name, "hs-literal") == 0)
+		return AC_ENGINE_HS_LITERAL;
 	return -1;
 }
 
 const char *ac_engine_kind_name(enum ac_engine_kind kind)
 {
-	return kind == AC_ENGINE_AC ? "ac" : "hs";
+	return kind == AC_ENGINE_AC ? "ac" : kind == AC_ENGINE_HS ? "hs" : "hs-literal";
 }
 
 struct ac_engine *ac_engine_build(enum ac_engine_kind kind,
@@ -43,7 +45,9 @@ struct ac_engine *ac_engine_build(enum ac_engine_kind kind,
 	if (kind == AC_ENGINE_AC)
 		e->dfa = ac_dfa_build(kw, n_kw, err, errlen);
 	else
-		e->hs = hs_engine_build(kw, n_kw, err, errlen);
+		e->hs = hs_engine_build(kw, n_kw,
+					kind == AC_ENGINE_HS ? HS_COMPILE_REGEX : HS_COMPILE_LITERAL,
+					err, errlen);
 	if (e->dfa == NULL && e->hs == NULL) {
 		free(e);
 		return NULL;
@@ -67,7 +71,7 @@ struct ac_scratch *ac_scratch_new(const struct ac_engine *e, char *err,
 
 	if (s == NULL)
 		return NULL;
-	if (e->kind == AC_ENGINE_HS) {
+	if (e->kind != AC_ENGINE_AC) {
 		s->hs = hs_engine_scratch_new(e->hs, err, errlen);
 		if (s->hs == NULL) {
 			free(s);
@@ -92,6 +96,16 @@ uint64_t ac_engine_scan(const struct ac_engine *e, struct ac_scratch *s,
 	if (e->kind == AC_ENGINE_AC)
 		return ac_dfa_scan(e->dfa, data, len, fn, ctx);
 	return hs_engine_scan(e->hs, s->hs, data, len, fn, ctx);
+}
+
+uint64_t ac_scratch_errors(const struct ac_scratch *s, int *last_error)
+{
+	if (s->hs == NULL) {
+		if (last_error != NULL)
+			*last_error = 0;
+		return 0;
+	}
+	return hs_engine_scan_errors(s->hs, last_error);
 }
 
 size_t ac_engine_size(const struct ac_engine *e)

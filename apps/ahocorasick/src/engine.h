@@ -12,8 +12,9 @@
 #include "rules.h"
 
 enum ac_engine_kind {
-	AC_ENGINE_AC, /* classic Aho-Corasick DFA (the paper's) */
-	AC_ENGINE_HS, /* Hyperscan, block mode */
+	AC_ENGINE_AC,        /* classic Aho-Corasick DFA (the paper's) */
+	AC_ENGINE_HS,        /* Hyperscan, block mode, keywords as escaped patterns */
+	AC_ENGINE_HS_LITERAL, /* Hyperscan through hs_compile_lit_multi (see hs_engine.h) */
 };
 
 struct ac_engine;
@@ -21,7 +22,7 @@ struct ac_scratch; /* per-thread scan state; never shared between lcores */
 
 typedef void (*ac_match_fn)(void *ctx, uint32_t keyword, uint32_t end);
 
-/* "ac" / "hs" -> kind; -1 if unknown. */
+/* "ac" / "hs" / "hs-literal" -> kind; -1 if unknown. */
 int ac_engine_kind_parse(const char *name);
 const char *ac_engine_kind_name(enum ac_engine_kind kind);
 
@@ -38,6 +39,10 @@ void ac_scratch_free(struct ac_scratch *s);
 uint64_t ac_engine_scan(const struct ac_engine *e, struct ac_scratch *s,
 			const uint8_t *data, uint32_t len, ac_match_fn fn,
 			void *ctx);
+
+/* Scans on this scratch that failed and stopped early (Hyperscan errors;
+ * always 0 for AC), and the last error code. */
+uint64_t ac_scratch_errors(const struct ac_scratch *s, int *last_error);
 
 /* Bytes of the compiled matcher (for the README and the stats). */
 size_t ac_engine_size(const struct ac_engine *e);

@@ -13,6 +13,8 @@ struct hs_engine {
 
 struct hs_engine_scratch {
 	hs_scratch_t *scratch;
+	uint64_t errors; /* hs_scan calls that failed */
+	int last_error;
 };
 
 /* Carries the caller's callback through hs_scan's. */
@@ -35,15 +37,35 @@ static void set_err(char *err, size_t errlen, const char *fmt, ...)
 	va_end(ap);
 }
 
+/* Keyword bytes as a Hyperscan pattern: every byte escaped (\xHH), so the
+ * pattern is the literal whatever the bytes are. */
+static char *escape_literal(const uint8_t *b, uint32_t len)
+{
+	static const char hex[] = "0123456789abcdef";
+	char *p = malloc((size_t)len * 4 + 1);
+
+	if (p == NULL)
+		return NULL;
+	for (uint32_t i = 0; i < len; i++) {
+		p[4 * i] = '\\';
+		p[4 * i + 1] = 'x';
+		p[4 * i + 2] = hex[b[i] >> 4];
+		p[4 * i + 3] = hex[b[i] & 15];
+	}
+	p[(size_t)len * 4] = '\0';
+	return p;
+}
+
 struct hs_engine *hs_engine_build(const struct ac_keyword *kw, uint32_t n_kw,
-				  char *err, size_t errlen)
+				  enum hs_compile_mode mode, char *err, size_t errlen)
 {
 	struct hs_engine *h = calloc(1, sizeof(*h));
-	const char **expr = malloc(n_kw * sizeof(*expr));
-	unsigned *flags = malloc(n_kw * sizeof(*flags));
-	unsigned *ids = malloc(n_kw * sizeof(*ids));
-	size_t *lens = malloc(n_kw * sizeof(*lens));
+	const char **expr = calloc(n_kw ? n_kw : 1, sizeof(*expr));
+	unsigned *flags = malloc((n_kw ? n_kw : 1) * sizeof(*flags));
+	unsigned *ids = malloc((n_kw ? n_kw : 1) * sizeof(*ids));
+	size_t *lens = malloc((n_kw ? n_kw : 1) * sizeof(*lens));
 	hs_compile_error_t *cerr = NULL;
+	hs_error_t rc;
 
 	if (h == NULL || expr == NULL || flags == NULL || ids == NULL ||
 	    lens == NULL) {
@@ -55,31 +77,41 @@ struct hs_engine *hs_engine_build(const struct ac_keyword *kw, uint32_t n_kw,
 		goto fail;
 	}
 	for (uint32_t k = 0; k < n_kw; k++) {
-		expr[k] = (const char *)kw[k].bytes;
+		if (mode == HS_COMPILE_LITERAL) {
+			expr[k] = (const char *)kw[k].bytes;
+		} else if ((expr[k] = escape_literal(kw[k].bytes, kw[k].len)) == NULL) {
+			set_err(err, errlen, "out of memory building the Hyperscan database");
+			goto fail;
+		}
 		lens[k] = kw[k].len;
 		flags[k] = kw[k].nocase ? HS_FLAG_CASELESS : 0;
 		ids[k] = k;
 	}
-	if (hs_compile_lit_multi(expr, flags, ids, lens, n_kw, HS_MODE_BLOCK, NULL,
-				 &h->db, &cerr) != HS_SUCCESS) {
+	if (mode == HS_COMPILE_LITERAL)
+		rc = hs_compile_lit_multi(expr, flags, ids, lens, n_kw, HS_MODE_BLOCK,
+					  NULL, &h->db, &cerr);
+	else
+		rc = hs_compile_multi(expr, flags, ids, n_kw, HS_MODE_BLOCK, NULL,
+				      &h->db, &cerr);
+	if (rc != HS_SUCCESS) {
 		set_err(err, errlen, "Hyperscan rejected keyword %d: %s",
 			cerr ? cerr->expression : -1,
 			cerr ? cerr->message : "unknown error");
 		hs_free_compile_error(cerr);
 		goto fail;
 	}
+	goto done;
+fail:
+	hs_engine_free(h);
+	h = NULL;
+done:
+	for (uint32_t k = 0; mode == HS_COMPILE_REGEX && expr != NULL && k < n_kw; k++)
+		free((char *)expr[k]);
 	free(expr);
 	free(flags);
 	free(ids);
 	free(lens);
 	return h;
-fail:
-	free(expr);
-	free(flags);
-	free(ids);
-	free(lens);
-	hs_engine_free(h);
-	return NULL;
 }
 
 void hs_engine_free(struct hs_engine *h)
@@ -134,12 +166,22 @@ uint64_t hs_engine_scan(const struct hs_engine *h, struct hs_engine_scratch *s,
 	struct hs_adapter a = { fn, ctx, 0 };
 	static const uint8_t empty[1];
 
-	/* hs_scan only fails on bad arguments (never here: the database and
-	 * scratch were built together); a failure would leave matches short,
-	 * which the engine-agreement tests would catch. */
-	hs_scan(h->db, (const char *)(len ? data : empty), len, 0, s->scratch,
-		on_match, &a);
+	hs_error_t rc = hs_scan(h->db, (const char *)(len ? data : empty), len, 0,
+				s->scratch, on_match, &a);
+	if (__builtin_expect(rc != HS_SUCCESS, 0)) {
+		/* The scan stopped early: counted, so that short match
+		 * counts are never silent. */
+		s->errors++;
+		s->last_error = rc;
+	}
 	return a.matches;
+}
+
+uint64_t hs_engine_scan_errors(const struct hs_engine_scratch *s, int *last)
+{
+	if (last != NULL)
+		*last = s->last_error;
+	return s->errors;
 }
 
 size_t hs_engine_size(const struct hs_engine *h)

@@ -250,6 +250,9 @@ int main(int argc, char **argv)
 	       (unsigned long long)gen_matches, (unsigned long long)c.mismatches);
 	CHECK(c.mismatches == 0, "%llu buffers where the engines disagree",
 	      (unsigned long long)c.mismatches);
+	int last = 0;
+	CHECK(ac_scratch_errors(c.sh, &last) == 0, "Hyperscan scans failed (last error %d)",
+	      last);
 	CHECK(c.files > 0 && c.packets > 0, "no capture read");
 	CHECK(c.matches > gen_matches, "captures gave no match at all");
 	free(c.la.m);

@@ -48,6 +48,7 @@ def test_every_capture_through_app(build_dir: Path, shared_dir: Path, file_prefi
     # ... and the P stage looked at every one of them.
     app = s["app_stats"]
     assert app["engine"] == variant and app["verdict"] == verdict
+    assert app["engine_scan_errors"] == 0
     assert processed(app) == total["rx_packets"]
     assert total["queued_packets"] == 0
     if "--scan-all-frames" in args:

@@ -232,11 +232,68 @@ static void test_known(void)
 	}
 }
 
-int main(void)
+/* A rule line (found by the fuzzer) whose long contents make Hyperscan
+ * 5.4.0's literal API fail mid-scan; the default hs engine must agree with
+ * AC on it, without scan errors. */
+static void test_hs_literal_regression(const char *path)
+{
+	static uint8_t buf[65536];
+	struct ac_rule r;
+	struct ac_keyword kw[16];
+	char err[256];
+	uint32_t n = 0;
+	FILE *f = fopen(path, "rb");
+
+	CHECK(f != NULL, "cannot open %s", path);
+	if (f == NULL)
+		return;
+	size_t len = fread(buf, 1, sizeof(buf), f);
+	fclose(f);
+	CHECK(ac_rule_parse_line((const char *)buf, len, &r, err, sizeof(err)) == AC_LINE_RULE,
+	      "%s: %s", path, err);
+	for (unsigned i = 0; i < r.n_contents && n < 16; i++) {
+		int dup = 0;
+		for (uint32_t j = 0; j < n; j++)
+			dup |= kw[j].len == r.contents[i].len &&
+			       memcmp(kw[j].bytes, r.contents[i].bytes, kw[j].len) == 0;
+		if (!dup)
+			kw[n++] = (struct ac_keyword){ r.contents[i].bytes, r.contents[i].len,
+						       r.contents[i].nocase, NULL, 0 };
+	}
+	struct match_list l[3] = { { 0 } };
+	uint64_t errors[3] = { 0 };
+	const enum ac_engine_kind kinds[3] = { AC_ENGINE_AC, AC_ENGINE_HS, AC_ENGINE_HS_LITERAL };
+	for (int e = 0; e < 3; e++) {
+		struct ac_engine *eng = ac_engine_build(kinds[e], kw, n, err, sizeof(err));
+		CHECK(eng != NULL, "build %s: %s", ac_engine_kind_name(kinds[e]), err);
+		if (eng == NULL)
+			continue;
+		struct ac_scratch *s = ac_scratch_new(eng, err, sizeof(err));
+		ac_engine_scan(eng, s, buf, (uint32_t)len, collect, &l[e]);
+		errors[e] = ac_scratch_errors(s, NULL);
+		ac_scratch_free(s);
+		ac_engine_free(eng);
+	}
+	CHECK(l[0].n >= 9, "AC found %zu matches of the rule's contents in itself", l[0].n);
+	CHECK(errors[1] == 0 && same(&l[0], &l[1]), "hs: %zu matches, %llu errors; ac %zu",
+	      l[1].n, (unsigned long long)errors[1], l[0].n);
+	printf("hs-literal on the regression input: %zu of %zu matches, %llu scan error(s)%s\n",
+	       l[2].n, l[0].n, (unsigned long long)errors[2],
+	       errors[2] ? " (the Hyperscan 5.4 bug is still there)" : "");
+	for (int e = 0; e < 3; e++)
+		free(l[e].m);
+	ac_rule_free(&r);
+}
+
+int main(int argc, char **argv)
 {
 	uint64_t total = 0;
 
 	test_known();
+	if (argc > 1)
+		test_hs_literal_regression(argv[1]);
+	else
+		CHECK(0, "usage: %s HS_LITERAL_REGRESSION_RULE_FILE", argv[0]);
 	for (int round = 0; round < 12; round++)
 		run_round(round % 2 ? 120 : 12, 0, 60, &total);
 	for (int round = 0; round < 6; round++)
