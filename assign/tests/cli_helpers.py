@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import hashlib
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -16,8 +17,10 @@ def run_assign(*args: str, cwd: Path | None = None, timeout: float = 120) -> sub
 
 
 def digest(path: Path) -> str:
-    """Content hash of a database and its WAL, to prove a command changed nothing."""
-    h = hashlib.sha256()
-    for p in (path, Path(str(path) + "-wal")):
-        h.update(p.read_bytes() if p.exists() else b"<absent>")
-    return h.hexdigest()
+    """Hash of everything a database holds (schema and rows, WAL included),
+    to prove a command changed nothing."""
+    db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        return hashlib.sha256("\n".join(db.iterdump()).encode()).hexdigest()
+    finally:
+        db.close()

@@ -508,16 +508,13 @@ COMMANDS = {
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    from .csvio import CsvError
-    from .evt import EstimateError
-    from .model import ModelError
     from .runner import SampleError
-    from .store import StoreError
 
     try:
         return COMMANDS[args.command](args)
-    except (TopologyError, WorkloadError, BackendError, StoreError, EstimateError, ModelError, SampleError,
-            CsvError, ValueError) as e:
+    # every input error of the package is a ValueError (EstimateError, CsvError,
+    # StoreError, ModelError, TopologyError, WorkloadError, BackendError)
+    except (SampleError, ValueError) as e:
         print(f"assign {args.command}: error: {e}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

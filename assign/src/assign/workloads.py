@@ -59,11 +59,12 @@ class Workload:
             return
         most = topo.n_contexts // 3
         fewer = (f"fewer --instances (at most {most} fit)" if most >= 1
-                 else "a machine with at least 3 contexts")
+                 else "fewer --instances cannot help (one instance needs 3 contexts)")
+        hints = [fewer, "--allow-colocate (tasks share contexts)"]
+        if topo.name != "ultrasparc-t2":
+            hints.append("--backend model --machine ultrasparc-t2 (the modelled 64-context T2)")
         raise WorkloadError(
             f"workload {self.name} with {self.instances} instances needs {self.n_tasks} hardware contexts "
             f"(one per task: R, P, T per instance) but machine {topo.name} has {topo.n_contexts}. "
-            f"Use {fewer}, or --allow-colocate (tasks share contexts), "
-            f"or --backend model --machine ultrasparc-t2 (the modelled 64-context T2)"
-            + (f"; backend now: {backend}" if backend else "")
+            f"Use {', or '.join(hints)}"
         )
