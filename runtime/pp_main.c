@@ -33,6 +33,7 @@ struct cli {
 	const char *stats_path;
 	const char *variant;
 	bool check_only;
+	bool serve;
 	unsigned mbufs;
 	unsigned mbuf_data;
 	struct pp_run_opts run;
@@ -61,6 +62,11 @@ static void usage(const struct pp_app *app, FILE *out)
 		"  --topology DESC     hwloc synthetic topology, e.g. \"pack:1 core:8 group:2 pu:4\"\n"
 		"                      (only with --check-placement)\n"
 		"  --check-placement   validate the placement, print it, exit without running\n"
+		"  --serve             read one placement JSON per line on stdin, run each (with\n"
+		"                      --warmup and --duration or --packets), print one\n"
+		"                      statistics JSON line per input line (or {\"line\": N,\n"
+		"                      \"error\": ...}); exit at end of input (status 1 if any\n"
+		"                      line failed). Workers exist on every allowed context\n"
 		"  --mbufs N           mbufs in the pool (default: enough for the rings; add the\n"
 		"                      packets of every capture net_pcap replays with infinite_rx)\n"
 		"  --mbuf-size B       mbuf data room in bytes (default %u)\n"
@@ -123,6 +129,10 @@ static int parse_cli(int argc, char **argv, const struct pp_app *app, void *app_
 		}
 		if (strcmp(o, "--check-placement") == 0) {
 			c->check_only = true;
+			continue;
+		}
+		if (strcmp(o, "--serve") == 0) {
+			c->serve = true;
 			continue;
 		}
 		if (takes && v == NULL) {
@@ -251,6 +261,91 @@ static volatile sig_atomic_t dummy;
 static void on_stop(int sig) { (void)sig; pp_request_stop(); }
 static void on_usr1(int sig) { (void)sig; pp_request_stats(); dummy = 1; }
 
+/* Check a parsed placement against the app and the topology and settle its
+ * variant (--variant wins).  0, or -1 with a message in err. */
+static int settle_placement(struct pp_placement *pl, const char *origin, const struct pp_app *app,
+			    const struct pp_topology *topo, const char *variant_opt,
+			    char *err, size_t errlen)
+{
+	if (pp_placement_validate(pl, origin, app->name, topo, err, errlen) < 0)
+		return -1;
+	if (variant_opt != NULL)
+		snprintf(pl->variant, sizeof(pl->variant), "%s", variant_opt);
+	if (pl->variant[0] != '\0' && !variant_known(app, pl->variant)) {
+		snprintf(err, errlen, "%s: variant \"%s\" is not one of %s's variants (see --help)",
+			 variant_opt != NULL ? "--variant" : origin, pl->variant, app->name);
+		return -1;
+	}
+	return 0;
+}
+
+/* "0@(cpus the process may use),1@c1,2@c2,...": the main lcore floats, one
+ * worker lcore per context. */
+static char *lcore_map(const unsigned *ctxs, unsigned n_ctx)
+{
+	size_t cap = 64 + 16 * ((size_t)CPU_SETSIZE + n_ctx), off;
+	char *m = malloc(cap);
+	cpu_set_t allowed;
+	if (m == NULL)
+		return NULL;
+	CPU_ZERO(&allowed);
+	sched_getaffinity(0, sizeof(allowed), &allowed);
+	off = (size_t)snprintf(m, cap, "0@(");
+	for (unsigned cpu = 0, first = 1; cpu < CPU_SETSIZE; cpu++)
+		if (CPU_ISSET(cpu, &allowed)) {
+			off += (size_t)snprintf(m + off, cap - off, "%s%u", first ? "" : ",", cpu);
+			first = 0;
+		}
+	off += (size_t)snprintf(m + off, cap - off, ")");
+	for (unsigned k = 0; k < n_ctx; k++)
+		off += (size_t)snprintf(m + off, cap - off, ",%u@%u", k + 1, ctxs[k]);
+	return m;
+}
+
+/* --serve: one placement per stdin line, one statistics line per run. */
+static int serve(struct pp_runtime *rt, const struct pp_topology *topo, struct cli *c)
+{
+	char *line = NULL, err[512], origin[64];
+	size_t cap = 0;
+	ssize_t len;
+	unsigned lineno = 0, failed = 0;
+	while ((len = getline(&line, &cap, stdin)) >= 0) {
+		lineno++;
+		if (strspn(line, " \t\r\n") == (size_t)len)
+			continue;
+		snprintf(origin, sizeof(origin), "stdin line %u", lineno);
+		struct pp_placement pl;
+		json_t *out = NULL;
+		int rc = pp_placement_parse(line, (size_t)len, origin, &pl, err, sizeof(err));
+		if (rc == 0) {
+			rc = settle_placement(&pl, origin, rt->app, topo, c->variant, err, sizeof(err));
+			if (rc == 0) {
+				rc = pp_run_placement(rt, &pl, origin, pl.variant[0] ? pl.variant : NULL,
+						      &c->run, &out);
+				if (rc == 1)
+					snprintf(err, sizeof(err), "%s: the run failed (messages on stderr)", origin);
+				else if (rc == 2)
+					snprintf(err, sizeof(err), "%s: accounting violated", origin);
+			}
+			pp_placement_free(&pl);
+		}
+		if (out == NULL) {
+			out = json_object();
+			json_object_set_new(out, "error", json_string(err));
+		}
+		json_object_set_new(out, "line", json_integer(lineno));
+		json_dumpf(out, stdout, JSON_COMPACT | JSON_REAL_PRECISION(10));
+		fputc('\n', stdout);
+		fflush(stdout);
+		json_decref(out);
+		failed += rc != 0;
+		if (pp_stop_requested())
+			break;
+	}
+	free(line);
+	return failed != 0;
+}
+
 int pp_main(int argc, char **argv, const struct pp_app *app)
 {
 	int dashdash = argc;
@@ -259,125 +354,111 @@ int pp_main(int argc, char **argv, const struct pp_app *app)
 			dashdash = i;
 			break;
 		}
-	void *app_cfg = calloc(1, app->cfg_size > 0 ? app->cfg_size : 1);
-	struct cli c = {.run = {.ring_size = DEFAULT_RING_SIZE}, .mbuf_data = RTE_MBUF_DEFAULT_BUF_SIZE};
-	if (app_cfg == NULL)
-		return 1;
 	/* --help before "--" too: a user asking for help should get it. */
 	for (int i = 1; i < dashdash; i++)
 		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
 			usage(app, stdout);
-			free(app_cfg);
 			return 0;
 		}
+	void *app_cfg = calloc(1, app->cfg_size > 0 ? app->cfg_size : 1);
+	struct cli c = {.run = {.ring_size = DEFAULT_RING_SIZE}, .mbuf_data = RTE_MBUF_DEFAULT_BUF_SIZE};
+	struct pp_topology topo = {0};
+	struct pp_placement pl = {0};
+	char err[512], mbuf_mb[32], *lcores = NULL, **eal = NULL;
+	const char *origin = NULL;
+	bool eal_up = false;
+	int rc = 1;
+
+	if (app_cfg == NULL)
+		return 1;
 	int prc = dashdash < argc ? parse_cli(argc - dashdash - 1, argv + dashdash + 1, app, app_cfg, &c) : 0;
 	if (prc != 0) {
 		free(app_cfg);
 		return prc > 0 ? 0 : 1;
 	}
 	c.run.stats_path = c.stats_path;
-
-	char err[512];
-	struct pp_topology topo;
 	if (pp_topology_load(&topo, c.topology, err, sizeof(err)) < 0) {
 		fprintf(stderr, "%s\n", err);
-		free(app_cfg);
-		return 1;
+		goto out;
 	}
-	struct pp_placement pl;
-	const char *origin;
-	int rc;
-	if (c.placement_path != NULL) {
-		origin = c.placement_path;
-		rc = pp_placement_load_file(origin, &pl, err, sizeof(err));
-	} else if (PP_HAVE_BUILTIN_PLACEMENT) {
-		origin = PP_BUILTIN_PLACEMENT_ORIGIN;
-		rc = pp_placement_parse(pp_builtin_placement, sizeof(pp_builtin_placement) - 1,
-					origin, &pl, err, sizeof(err));
-	} else {
-		fprintf(stderr, "no placement: give --placement FILE (see --help)\n");
-		pp_topology_free(&topo);
-		free(app_cfg);
-		return 1;
+	if (c.serve && (c.placement_path != NULL || c.check_only)) {
+		fprintf(stderr, "--serve reads placements on stdin: no --placement or --check-placement with it\n");
+		goto out;
 	}
-	if (rc == 0)
-		rc = pp_placement_validate(&pl, origin, app->name, &topo, err, sizeof(err));
-	if (rc == 0 && c.variant != NULL) {
-		if (pl.variant[0] != '\0' && strcmp(pl.variant, c.variant) != 0)
-			fprintf(stderr, "--variant %s overrides the placement's \"variant\": \"%s\"\n",
-				c.variant, pl.variant);
-		snprintf(pl.variant, sizeof(pl.variant), "%s", c.variant);
-	}
-	if (rc == 0 && pl.variant[0] != '\0' && !variant_known(app, pl.variant)) {
-		snprintf(err, sizeof(err), "%s: variant \"%s\" is not one of %s's variants (see --help)",
-			 c.variant != NULL ? "--variant" : origin, pl.variant, app->name);
-		rc = -1;
-	}
-	if (rc < 0) {
-		fprintf(stderr, "%s\n", err);
-		pp_topology_free(&topo);
-		free(app_cfg);
-		return 1;
-	}
-	if (c.check_only) {
-		print_placement(&pl, &topo, origin);
-		pp_placement_free(&pl);
-		pp_topology_free(&topo);
-		free(app_cfg);
-		return 0;
+	if (!c.serve) {
+		int r;
+		if (c.placement_path != NULL) {
+			origin = c.placement_path;
+			r = pp_placement_load_file(origin, &pl, err, sizeof(err));
+		} else if (PP_HAVE_BUILTIN_PLACEMENT) {
+			origin = PP_BUILTIN_PLACEMENT_ORIGIN;
+			r = pp_placement_parse(pp_builtin_placement, sizeof(pp_builtin_placement) - 1,
+					       origin, &pl, err, sizeof(err));
+		} else {
+			fprintf(stderr, "no placement: give --placement FILE (see --help)\n");
+			goto out;
+		}
+		if (r == 0)
+			r = settle_placement(&pl, origin, app, &topo, c.variant, err, sizeof(err));
+		if (r < 0) {
+			fprintf(stderr, "%s\n", err);
+			goto out;
+		}
+		if (c.check_only) {
+			print_placement(&pl, &topo, origin);
+			rc = 0;
+			goto out;
+		}
 	}
 	if (topo.synthetic) {
 		fprintf(stderr, "--topology %s: a synthetic topology cannot run tasks; use it with --check-placement\n",
 			c.topology);
-		pp_placement_free(&pl);
-		pp_topology_free(&topo);
-		free(app_cfg);
-		return 1;
+		goto out;
 	}
 	static const char *const lcore_opts[] = {"-l", "-c", "--lcores", "--main-lcore", "--master-lcore", NULL};
 	if (has_arg(dashdash, argv, lcore_opts)) {
 		fprintf(stderr, "EAL options: do not give -l, -c, --lcores or --main-lcore: the lcore map comes from the placement\n");
-		return 1;
+		goto out;
 	}
 
-	/* EAL arguments: the user's, then the lcore map, then --no-huge if needed. */
-	unsigned ctxs[PP_MAX_CONTEXTS];
-	unsigned n_ctx = pp_placement_contexts(&pl, ctxs, PP_MAX_CONTEXTS);
-	if (n_ctx + 1 > RTE_MAX_LCORE) {
-		fprintf(stderr, "%s: %u contexts used; this DPDK has at most %d lcores\n", origin, n_ctx, RTE_MAX_LCORE);
-		return 1;
+	/* Worker lcores: the placement's contexts, or in serve mode every
+	 * context this process may use (any later placement may want it). */
+	static unsigned ctxs[PP_MAX_CONTEXTS];
+	unsigned n_ctx = 0;
+	if (c.serve) {
+		cpu_set_t allowed;
+		CPU_ZERO(&allowed);
+		sched_getaffinity(0, sizeof(allowed), &allowed);
+		for (unsigned k = 0; k < topo.n_contexts && n_ctx < PP_MAX_CONTEXTS; k++)
+			if (topo.contexts[k] < CPU_SETSIZE && CPU_ISSET(topo.contexts[k], &allowed))
+				ctxs[n_ctx++] = topo.contexts[k];
+	} else {
+		n_ctx = pp_placement_contexts(&pl, ctxs, PP_MAX_CONTEXTS);
 	}
-	size_t cap = 64 + 16 * ((size_t)CPU_SETSIZE + n_ctx);
-	char *lcores = malloc(cap);
-	cpu_set_t allowed;
-	CPU_ZERO(&allowed);
-	sched_getaffinity(0, sizeof(allowed), &allowed);
-	size_t off = (size_t)snprintf(lcores, cap, "0@(");
-	for (unsigned cpu = 0, first = 1; cpu < CPU_SETSIZE; cpu++)
-		if (CPU_ISSET(cpu, &allowed)) {
-			off += (size_t)snprintf(lcores + off, cap - off, "%s%u", first ? "" : ",", cpu);
-			first = 0;
-		}
-	off += (size_t)snprintf(lcores + off, cap - off, ")");
-	for (unsigned k = 0; k < n_ctx; k++)
-		off += (size_t)snprintf(lcores + off, cap - off, ",%u@%u", k + 1, ctxs[k]);
+	if (n_ctx + 1 > RTE_MAX_LCORE || n_ctx == 0) {
+		fprintf(stderr, "%u contexts to use; this DPDK has at most %d lcores\n", n_ctx, RTE_MAX_LCORE - 1);
+		goto out;
+	}
+	lcores = lcore_map(ctxs, n_ctx);
+	eal = calloc((size_t)dashdash + 8, sizeof(char *));
+	if (lcores == NULL || eal == NULL)
+		goto out;
 
-	/* Enough for full rings and a burst in every stage; a smaller pool is
-	 * safe (ports then receive less), a larger one is needed for captures
-	 * net_pcap replays with infinite_rx (it keeps them in mbufs). */
-	unsigned per_instance = 2 * c.run.ring_size + 3 * PP_BURST;
+	/* Pool: full rings and a burst in every stage of every instance; a
+	 * smaller pool is safe (ports then receive less), a larger one is
+	 * needed for captures net_pcap replays with infinite_rx (it keeps them
+	 * in mbufs). */
+	unsigned n_inst = c.serve ? n_ctx : pl.n_instances;
 	if (c.mbufs == 0)
-		c.mbufs = RTE_MAX(8191u, pl.n_instances * per_instance + 4096);
+		c.mbufs = RTE_MAX(8191u, n_inst * (2 * c.run.ring_size + 3 * PP_BURST) + 4096);
 	uint64_t need_mb = ((uint64_t)c.mbufs * (c.mbuf_data + MBUF_OVERHEAD) >> 20) + 64 +
-			   (uint64_t)pl.n_instances * 2 * c.run.ring_size * 8 / (1 << 20);
-	char **eal = calloc((size_t)dashdash + 8, sizeof(char *));
+			   (uint64_t)n_inst * 2 * c.run.ring_size * 8 / (1 << 20);
 	int ne = 0;
 	for (int i = 0; i < dashdash; i++)
 		eal[ne++] = argv[i];
 	eal[ne++] = (char *)"--lcores";
 	eal[ne++] = lcores;
 	static const char *const mem_opts[] = {"--no-huge", "-m", "--socket-mem", "--in-memory", NULL};
-	char mbuf_mb[32];
 	if (!has_arg(dashdash, argv, mem_opts) && free_hugepage_bytes() < (need_mb << 20)) {
 		snprintf(mbuf_mb, sizeof(mbuf_mb), "%" PRIu64, need_mb + 64);
 		fprintf(stderr, "pipeplace: fewer than %" PRIu64 " MiB of free hugepages (or no hugetlbfs mount): running with --no-huge -m %s\n",
@@ -387,13 +468,12 @@ int pp_main(int argc, char **argv, const struct pp_app *app)
 		eal[ne++] = mbuf_mb;
 	}
 	eal[ne] = NULL;
-
-	rc = 1;
 	if (rte_eal_init(ne, eal) < 0) {
 		fprintf(stderr, "EAL initialisation failed: %s (EAL arguments and the messages above say why)\n",
 			rte_strerror(rte_errno));
-		goto out_noeal;
+		goto out;
 	}
+	eal_up = true;
 	struct sigaction sa;
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_stop;
@@ -417,16 +497,20 @@ int pp_main(int argc, char **argv, const struct pp_app *app)
 			c.mbufs, c.mbuf_data, rte_strerror(rte_errno));
 		goto out;
 	}
-	json_t *stats = NULL;
-	rc = pp_run_placement(&rt, &pl, origin, pl.variant[0] ? pl.variant : NULL, &c.run, &stats);
-	if (stats != NULL) {
-		if (pp_stats_write(stats, c.stats_path) < 0 && rc == 0)
-			rc = 1;
-		json_decref(stats);
+	if (c.serve) {
+		rc = serve(&rt, &topo, &c);
+	} else {
+		json_t *stats = NULL;
+		rc = pp_run_placement(&rt, &pl, origin, pl.variant[0] ? pl.variant : NULL, &c.run, &stats);
+		if (stats != NULL) {
+			if (pp_stats_write(stats, c.stats_path) < 0 && rc == 0)
+				rc = 1;
+			json_decref(stats);
+		}
 	}
 out:
-	rte_eal_cleanup();
-out_noeal:
+	if (eal_up)
+		rte_eal_cleanup();
 	free(eal);
 	free(lcores);
 	pp_placement_free(&pl);

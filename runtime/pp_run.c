@@ -26,10 +26,12 @@ static volatile sig_atomic_t stats_requested;
 
 void pp_request_stop(void) { stop_requested = 1; }
 void pp_request_stats(void) { stats_requested = 1; }
+bool pp_stop_requested(void) { return stop_requested != 0; }
 
 struct port_use {
 	uint16_t n_rx, n_tx; /* queues the placement uses: highest index + 1 */
 	bool used;
+	bool started;   /* a start was attempted: stop it at the end */
 };
 
 static int setup_ports(struct pp_runtime *rt, const struct pp_placement *pl,
@@ -58,6 +60,7 @@ static int setup_ports(struct pp_runtime *rt, const struct pp_placement *pl,
 	for (uint16_t p = 0; p < RTE_MAX_ETHPORTS; p++) {
 		if (!use[p].used)
 			continue;
+		use[p].started = true;
 		struct rte_eth_dev_info info;
 		char name[RTE_ETH_NAME_MAX_LEN] = "?";
 		rte_eth_dev_get_name_by_port(p, name);
@@ -79,9 +82,14 @@ static int setup_ports(struct pp_runtime *rt, const struct pp_placement *pl,
 				}
 			}
 		}
+		int rc;
+		if (use[p].n_rx <= rt->port_rx_queues[p] && use[p].n_tx <= rt->port_tx_queues[p])
+			goto start;
+		use[p].n_rx = RTE_MAX(use[p].n_rx, rt->port_rx_queues[p]);
+		use[p].n_tx = RTE_MAX(use[p].n_tx, rt->port_tx_queues[p]);
 		struct rte_eth_conf conf;
 		memset(&conf, 0, sizeof(conf));
-		int rc = rte_eth_dev_configure(p, use[p].n_rx, use[p].n_tx, &conf);
+		rc = rte_eth_dev_configure(p, use[p].n_rx, use[p].n_tx, &conf);
 		if (rc < 0) {
 			fprintf(stderr, "port %u (%s): cannot configure %u rx / %u tx queues: %s\n",
 				p, name, use[p].n_rx, use[p].n_tx, rte_strerror(-rc));
@@ -106,6 +114,9 @@ static int setup_ports(struct pp_runtime *rt, const struct pp_placement *pl,
 				return -1;
 			}
 		}
+		rt->port_rx_queues[p] = use[p].n_rx;
+		rt->port_tx_queues[p] = use[p].n_tx;
+start:
 		rc = rte_eth_dev_start(p);
 		if (rc < 0) {
 			fprintf(stderr,
@@ -120,7 +131,7 @@ static int setup_ports(struct pp_runtime *rt, const struct pp_placement *pl,
 static void stop_ports(const struct port_use *use)
 {
 	for (uint16_t p = 0; p < RTE_MAX_ETHPORTS; p++)
-		if (use[p].used)
+		if (use[p].started)
 			rte_eth_dev_stop(p);
 }
 
@@ -211,6 +222,7 @@ int pp_run_placement(struct pp_runtime *rt, const struct pp_placement *pl,
 			t->context = in->place.context[r];
 			t->inst = in;
 			t->ctr = &ctr[i * PP_N_ROLES + (unsigned)r];
+			t->ctr->observed_cpu = -1;
 			task_ptrs[k++] = t;
 		}
 	}
@@ -260,7 +272,6 @@ int pp_run_placement(struct pp_runtime *rt, const struct pp_placement *pl,
 	}
 	ports_up = true;
 
-	stop_requested = 0;
 	stats_requested = 0;
 	__atomic_store_n(&pp_stop_flag, 0, __ATOMIC_RELEASE);
 	for (unsigned lc = 0; lc < RTE_MAX_LCORE; lc++) {

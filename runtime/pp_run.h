@@ -14,6 +14,7 @@
 #include "pp_topology.h"
 
 #define PP_MAX_CONTEXTS 1024 /* OS indexes of contexts a run may use */
+#define PP_MAX_PORTS (PP_MAX_PORT + 1)
 
 struct rte_mempool;
 
@@ -33,6 +34,9 @@ struct pp_runtime {
 	struct rte_mempool *pool;
 	unsigned lcore_of_context[PP_MAX_CONTEXTS]; /* 0 = none */
 	unsigned n_runs;
+	/* Queues each port was configured with by an earlier run: reused
+	 * as they are when enough (net_pcap cannot set its queues up twice). */
+	uint16_t port_rx_queues[PP_MAX_PORTS], port_tx_queues[PP_MAX_PORTS];
 };
 
 /* Run `pl` to its end (app setup, launch, stop, drain, app teardown) (packets, duration, or a stop signal).  On success
@@ -45,5 +49,6 @@ int pp_run_placement(struct pp_runtime *rt, const struct pp_placement *pl,
 /* Set from signal handlers; polled by the main lcore while a run is on. */
 void pp_request_stop(void);
 void pp_request_stats(void);
+bool pp_stop_requested(void); /* a stop signal came (serve mode ends then) */
 
 #endif

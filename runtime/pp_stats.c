@@ -79,6 +79,8 @@ json_t *pp_stats_build(const struct pp_app *app, void *app_state, void *const *t
 			json_object_set_new(jt, "instance", json_integer(i));
 			json_object_set_new(jt, "role", json_string(pp_role_names[role]));
 			json_object_set_new(jt, "context", json_integer(tk->context));
+			json_object_set_new(jt, "observed_cpu",
+					    json_integer(__atomic_load_n(&tk->ctr->observed_cpu, __ATOMIC_RELAXED)));
 			json_object_set_new(jt, "packets", json_integer((json_int_t)rd(&tk->ctr->packets)));
 			json_object_set_new(jt, "bursts", json_integer((json_int_t)rd(&tk->ctr->bursts)));
 			json_object_set_new(jt, "empty_polls", json_integer((json_int_t)rd(&tk->ctr->empty_polls)));

@@ -169,6 +169,9 @@ int pp_lcore_main(void *arg)
 	CPU_SET(plan->context, &set);
 	if (rte_thread_set_affinity(&set) != 0)
 		return -1;
+	int cpu = sched_getcpu();
+	for (unsigned i = 0; i < plan->n_tasks; i++)
+		__atomic_store_n(&plan->tasks[i]->ctr->observed_cpu, cpu, __ATOMIC_RELAXED);
 	for (;;) {
 		unsigned active = 0;
 		for (unsigned i = 0; i < plan->n_tasks; i++) {

@@ -26,6 +26,7 @@ struct pp_task_counters {
 	uint64_t dropped[PP_MAX_DROP_REASONS]; /* P: by reason index; T: tx_failed */
 	uint64_t done_tsc;     /* when the task finished draining */
 	uint32_t done;         /* set once, release; the task will not move packets again */
+	int32_t observed_cpu;  /* CPU the task's lcore found itself on after pinning */
 } __rte_cache_aligned;
 
 struct pp_instance_rt;

@@ -23,8 +23,11 @@ static int load(const char *dir, const char *name, const struct pp_topology *t,
 	char path[1024];
 	snprintf(path, sizeof(path), "%s/%s", dir, name);
 	int rc = pp_placement_load_file(path, pl, err, errlen);
-	if (rc == 0)
+	if (rc == 0) {
 		rc = pp_placement_validate(pl, path, "ipfwd", t, err, errlen);
+		if (rc != 0)
+			pp_placement_free(pl); /* callers keep only accepted placements */
+	}
 	return rc;
 }
 

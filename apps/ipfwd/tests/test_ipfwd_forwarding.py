@@ -115,6 +115,8 @@ def test_two_instances_each_own_queue(build_dir: Path, file_prefix: str, tmp_pat
     assert t["rx_packets"] == t["tx_packets"] + t["dropped_packets"] + t["queued_packets"]
     roles = {(x["instance"], x["role"]): x for x in res.stats["tasks"]}
     assert roles[(1, "P")]["context"] == 0 and roles[(1, "P")]["packets"] == len(inps[1])
+    # Each task ran on the context its placement gave (the lcore pinned itself).
+    assert all(t["observed_cpu"] == t["context"] for t in res.stats["tasks"]), res.stats["tasks"]
 
 
 def test_duration_warmup_and_rates(build_dir: Path, file_prefix: str, tmp_path: Path) -> None:
