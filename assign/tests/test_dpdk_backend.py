@@ -23,6 +23,7 @@ import pytest
 from assign.backend import BackendError
 from assign.cli import main as assign_main
 from assign.dpdk_backend import DpdkBackend, DpdkOptions, contexts_of
+from assign.dpdk_run import ServeRunner, serve_supported
 from assign.runner import Session
 from assign.store import Store
 from assign.topology import get_machine
@@ -70,13 +71,13 @@ def stored(db: Path) -> int:
 @pytest.fixture(scope="module")
 def sampled_db(build_dir: Path, cache: Path, topo, tmp_path_factory) -> Path:
     db = tmp_path_factory.mktemp("sample") / "s.db"
-    with backend(build_dir, cache, topo) as be:
+    with backend(build_dir, cache, topo, runner="auto") as be:
         added, fails = open_session(db, be, topo).sample_until(10, show_progress=False)
     assert (added, fails) == (10, 0)
     return db
 
 
-def test_sample_of_ten_into_the_database(sampled_db: Path, topo) -> None:
+def test_sample_of_ten_into_the_database(sampled_db: Path, topo, build_dir: Path) -> None:
     got = rows(sampled_db)
     assert [r[0] for r in got] == list(range(10))
     with Store(str(sampled_db), readonly=True) as st:
@@ -89,6 +90,7 @@ def test_sample_of_ten_into_the_database(sampled_db: Path, topo) -> None:
         assert status == "ok" and value > 0 and reason is None
         assert len(a) == 3 and set(a) <= os_ids
         assert x["kind"] == "measured" and x["attempts"] == 1
+        assert x["runner"] == ("serve" if serve_supported(build_dir / REAL) else "process")
         # the app ran each task where the draw put it, and the value is its total
         assert [t["context"] for t in x["tasks"]] == a
         assert x["instances"][0]["pps"] == pytest.approx(value)
@@ -109,7 +111,7 @@ def test_resume_after_kill_loses_nothing_and_measures_nothing_twice(build_dir: P
         topo = get_machine()
         be = DpdkBackend(topo, Workload("ipfwd-l1", 1), DpdkOptions(duration={WINDOW['duration']},
                          warmup={WINDOW['warmup']}, build_dir=Path({str(build_dir)!r}),
-                         cache_dir=Path({str(cache)!r}), runner="process"), allow_colocate=True)
+                         cache_dir=Path({str(cache)!r}), runner="auto"), allow_colocate=True)
         s, _ = Session.open(Store({str(db)!r}), topo, be.workload, be, {SEED}, True)
         s.sample_until(12, show_progress=False)
     """)
@@ -125,7 +127,7 @@ def test_resume_after_kill_loses_nothing_and_measures_nothing_twice(build_dir: P
     before = rows(db)
     assert 3 <= len(before) < 12
 
-    with backend(build_dir, cache, topo) as be:
+    with backend(build_dir, cache, topo, runner="auto") as be:
         session = open_session(db, be, topo)
         assert session.run.id == 1  # the same run continued, not a new one
         added, fails = session.sample_until(12, show_progress=False)
@@ -186,6 +188,65 @@ def test_one_failure_then_success_is_a_value_that_says_it_was_retried(build_dir:
         r = be.measure_one((0, 0, 0))
     assert r.status == "ok" and r.value > 0
     assert r.extra["attempts"] == 2 and "SIGSEGV" in r.extra["retried_after"]
+
+
+def serve_proxy(tmp: Path, real: Path, fail_placements: set[int], action: str) -> Path:
+    """TEST ONLY fake app for --serve: passes placements to the real app's
+    serve process, but on the listed placement numbers (counted over every
+    process it starts) it crashes or hangs instead, as a serve process that
+    dies or wedges mid-sample would."""
+    count = tmp / "placements"
+    w = tmp / "fake-serve-ipfwd"
+    w.write_text(textwrap.dedent(f"""\
+        #!{sys.executable}
+        import os, signal, subprocess, sys, time
+        child = subprocess.Popen([{str(real)!r}] + sys.argv[1:], stdin=subprocess.PIPE)
+        while True:
+            line = sys.stdin.readline()
+            if not line:
+                break
+            n = int(open({str(count)!r}).read()) + 1 if os.path.exists({str(count)!r}) else 1
+            open({str(count)!r}, "w").write(str(n))
+            if n in {sorted(fail_placements)!r}:
+                if {action!r} == "crash":
+                    os.kill(os.getpid(), signal.SIGSEGV)
+                time.sleep(617)
+            child.stdin.write(line.encode())
+            child.stdin.flush()
+        child.stdin.close()
+        sys.exit(child.wait())
+    """))
+    w.chmod(0o755)
+    return w
+
+
+def test_serve_process_that_dies_mid_sample_is_restarted_and_the_draw_stored_as_failed(
+        build_dir: Path, cache: Path, topo, tmp_path: Path) -> None:
+    assert serve_supported(build_dir / REAL), f"{build_dir / REAL} --help does not list --serve"
+    fake = serve_proxy(tmp_path, build_dir / REAL, {2, 3}, "crash")
+    db = tmp_path / "c.db"
+    with backend(build_dir, cache, topo, app_binary=fake, runner="serve") as be:
+        assert isinstance(be.runner, ServeRunner)
+        added, fails = open_session(db, be, topo).sample_until(2, show_progress=False)
+        starts = be.runner.starts
+    got = rows(db)
+    assert [(r[0], r[3]) for r in got] == [(0, "ok"), (1, "failed"), (2, "ok")]
+    assert got[1][4].count("serve process ended: killed by signal SIGSEGV") == 2
+    assert starts == 3  # the first process, one after each crash
+    assert (added, fails) == (2, 1)
+
+
+def test_serve_process_that_hangs_is_killed_and_the_retry_measures(build_dir: Path, cache: Path, topo,
+                                                                   tmp_path: Path) -> None:
+    fake = serve_proxy(tmp_path, build_dir / REAL, {2}, "hang")
+    with backend(build_dir, cache, topo, app_binary=fake, runner="serve", timeout=4) as be:
+        first = be.measure_one((0, 0, 0))
+        second = be.measure_one((0, 1, 0))
+        assert be.runner.starts == 2
+    assert first.status == "ok" and first.extra["attempts"] == 1
+    assert second.status == "ok" and second.extra["attempts"] == 2
+    assert second.extra["retried_after"].startswith("attempt 1: hung: no statistics within the 4 s timeout")
+    assert subprocess.run(["pgrep", "-f", str(fake)], capture_output=True).returncode == 1
 
 
 def test_statistics_that_fail_the_checks_are_failures(build_dir: Path, cache: Path, topo, tmp_path: Path) -> None:

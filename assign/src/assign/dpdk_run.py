@@ -227,8 +227,10 @@ class ServeRunner:
         try:
             while True:
                 line = self._readline(deadline)
-                if line is None or line.strip():
+                if line is None or line.lstrip().startswith(b"{"):
                     break
+                if line.strip():  # not an answer: something the app printed, kept with the result
+                    notes.append("app stdout: " + line.decode(errors="replace")[:200])
         except TimeoutError:
             self._stop(kill=True)
             return Outcome(None, time.perf_counter() - t0,
