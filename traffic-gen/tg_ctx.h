@@ -11,6 +11,7 @@ struct tg_ctx {
 	struct tg_cfg *cfg;
 	struct tg_txjob *tx;
 	unsigned n_tx;
+	unsigned n_txq;         /* TX queues on the TX port (jobs share them past that) */
 	struct tg_rxjob *rx;
 	unsigned n_rx;
 	struct tg_worker *w;

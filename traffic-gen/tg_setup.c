@@ -156,9 +156,23 @@ tg_setup(struct tg_ctx *x, struct tg_cfg *c)
 		ntxq[out] = 1;
 	} else {
 		if (c->tx_port >= 0) {
+			struct rte_eth_dev_info info;
+
 			x->n_tx = c->n_streams * c->tx_queues;
 			used[c->tx_port] = true;
 			ntxq[c->tx_port] = (uint16_t)x->n_tx;
+			/* More jobs than the port has queues: jobs share queues, and
+			 * the jobs of one queue share one worker lcore. */
+			if (rte_eth_dev_is_valid_port((uint16_t)c->tx_port) &&
+			    rte_eth_dev_info_get((uint16_t)c->tx_port, &info) == 0 &&
+			    info.max_tx_queues < ntxq[c->tx_port])
+				ntxq[c->tx_port] = info.max_tx_queues;
+			if (c->tx_queues > ntxq[c->tx_port]) {
+				fprintf(stderr, "pp-tgen: --tx-queues %u: port %d has %u TX queues\n",
+					c->tx_queues, c->tx_port, ntxq[c->tx_port]);
+				return -1;
+			}
+			x->n_txq = ntxq[c->tx_port];
 		}
 		if (c->rx_port >= 0) {
 			x->n_rx = c->rx_queues;
@@ -198,8 +212,8 @@ tg_setup(struct tg_ctx *x, struct tg_cfg *c)
 			struct tg_txjob *j = &x->tx[id];
 			uint64_t limit = 0;
 
-			if (tg_txjob_init(j, sc, c, (uint16_t)c->tx_port, (uint16_t)id, (uint8_t)id,
-					  socket)) {
+			if (tg_txjob_init(j, sc, c, (uint16_t)c->tx_port, (uint16_t)(id % x->n_txq),
+					  (uint8_t)id, socket)) {
 				if (sc->pcap[0])
 					return -1;
 				fprintf(stderr, "pp-tgen: stream '%s': set-up failed\n", sc->name);
@@ -214,10 +228,10 @@ tg_setup(struct tg_ctx *x, struct tg_cfg *c)
 				limit = limit ? RTE_MIN(limit, l) : l;
 			}
 			j->limit = limit;
-			x->w[next % n_lcores].tx[x->w[next % n_lcores].n_tx++] = j;
-			next++;
+			x->w[j->queue % n_lcores].tx[x->w[j->queue % n_lcores].n_tx++] = j;
 		}
 	}
+	next = x->n_txq;
 	for (unsigned q = 0; q < x->n_rx; q++) {
 		struct tg_worker *w = &x->w[next % n_lcores];
 

@@ -60,10 +60,10 @@ class Result:
 
 def tgen_cmd(build_dir: Path, prefix: str, vdevs: list[str], args: list[str],
              stats: Path | None) -> list[str]:
-    cmd = [str(tgen_binary(build_dir)), *eal(prefix, vdevs), "--", *args]
+    cmd = [str(tgen_binary(build_dir)), *eal(prefix, vdevs), "--"]
     if stats is not None:
         cmd += ["--stats", str(stats)]
-    return cmd
+    return cmd + args
 
 
 def run_tgen(build_dir: Path, prefix: str, tmp: Path, vdevs: list[str], args: list[str],

@@ -1,0 +1,97 @@
+"""pcap and pcapng replay: what goes out (tx_pcap) is byte for byte what came
+in, looped; broken captures are refused with the file and the reason."""
+from __future__ import annotations
+
+import struct
+import subprocess
+from pathlib import Path
+
+import pytest
+from scapy.layers.inet import IP, TCP, UDP
+from scapy.layers.inet6 import IPv6
+from scapy.layers.l2 import ARP, Ether
+from scapy.packet import Raw
+from scapy.utils import RawPcapReader, wrpcap
+
+from tgen_harness import run_tgen
+
+
+def capture(path: Path) -> list[bytes]:
+    pkts = []
+    for i in range(25):
+        kind = i % 4
+        if kind == 0:
+            p = Ether() / IP(dst=f"10.0.0.{i}") / UDP(dport=i) / Raw(bytes([i]) * (i * 50 % 1400))
+        elif kind == 1:
+            p = Ether() / IP() / TCP(sport=i, flags="S")
+        elif kind == 2:
+            p = Ether() / IPv6() / UDP() / Raw(b"v6" * i)
+        else:
+            p = Ether() / ARP(pdst=f"192.168.0.{i}")
+        pkts.append(p)
+    wrpcap(str(path), pkts)
+    return [bytes(p) for p in pkts]
+
+
+def frames(path: Path) -> list[bytes]:
+    return [bytes(d) for d, _ in RawPcapReader(str(path))]
+
+
+@pytest.mark.parametrize("fmt", ["pcap", "pcapng"])
+def test_replay_is_byte_for_byte(build_dir: Path, file_prefix: str, tmp_path: Path, fmt: str) -> None:
+    src = tmp_path / "in.pcap"
+    want = capture(src)
+    if fmt == "pcapng":
+        ng = tmp_path / "in.pcapng"
+        subprocess.run(["editcap", "-F", "pcapng", str(src), str(ng)], check=True)
+        assert ng.read_bytes()[:4] == b"\x0a\x0d\x0d\x0a"  # pcapng section header
+        src = ng
+    out = tmp_path / "out.pcap"
+    r = run_tgen(build_dir, file_prefix, tmp_path, [f"net_pcap0,tx_pcap={out}"],
+                 ["--pcap", str(src), "--loops", "3"])
+    r.assert_clean()
+    assert frames(out) == want * 3
+    assert r.stats["tx"]["packets"] == 75
+    assert r.stats["tx"]["bytes"] == sum(len(p) + 4 for p in want) * 3
+
+
+def test_replay_at_a_set_rate(build_dir: Path, file_prefix: str, tmp_path: Path) -> None:
+    src = tmp_path / "in.pcap"
+    capture(src)
+    r = run_tgen(build_dir, file_prefix, tmp_path, ["net_null0"],
+                 ["--pcap", str(src), "--rate", "20k", "--duration", "1"])
+    r.assert_clean()
+    assert abs(r.stats["tx"]["packets"] - 20_000) <= 200
+
+
+def pcap_header(snaplen: int = 65535) -> bytes:
+    return struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, snaplen, 1)
+
+
+def record(data: bytes, orig_len: int | None = None) -> bytes:
+    return struct.pack("<IIII", 0, 0, len(data), orig_len or len(data)) + data
+
+
+BAD = {
+    "not_a_capture": (b"this is not a capture file at all\n" * 4, "pcap"),
+    "truncated": (pcap_header() + record(bytes(60)) + record(bytes(100))[:50], "after packet 1"),
+    "no_packets": (pcap_header(), "no packets"),
+    "cut_by_snaplen": (pcap_header(64) + record(bytes(64), orig_len=1000), "snap length"),
+    "too_short": (pcap_header() + record(bytes(8)), "outside 14"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(BAD))
+def test_bad_capture_is_refused(build_dir: Path, file_prefix: str, tmp_path: Path, name: str) -> None:
+    data, reason = BAD[name]
+    path = tmp_path / f"{name}.pcap"
+    path.write_bytes(data)
+    r = run_tgen(build_dir, file_prefix, tmp_path, ["net_null0"], ["--pcap", str(path)])
+    assert r.rc != 0 and r.stats is None
+    assert str(path) in r.stderr and reason in r.stderr, r.stderr
+
+
+def test_missing_capture_is_refused(build_dir: Path, file_prefix: str, tmp_path: Path) -> None:
+    path = tmp_path / "absent.pcap"
+    r = run_tgen(build_dir, file_prefix, tmp_path, ["net_null0"], ["--pcap", str(path)])
+    assert r.rc != 0 and str(path) in r.stderr and "No such file" in r.stderr, r.stderr
