@@ -66,17 +66,19 @@ static void usage(const struct pp_app *app, FILE *out)
 		"                      --warmup and --duration or --packets), print one\n"
 		"                      statistics JSON line per input line (or {\"line\": N,\n"
 		"                      \"error\": ...}); exit at end of input (status 1 if any\n"
-		"                      line failed). Workers exist on every allowed context\n"
+		"                      line failed); SIGUSR1 snapshots go to stderr. Workers\n"
+		"                      exist on every context this process may use\n"
 		"  --mbufs N           mbufs in the pool (default: enough for the rings; add the\n"
 		"                      packets of every capture net_pcap replays with infinite_rx)\n"
-		"  --mbuf-size B       mbuf data room in bytes (default %u)\n"
+		"  --mbuf-size B       mbuf data room in bytes, headroom not included (%u);\n"
+		"                      longer packets are chained over several mbufs\n"
 		"  --ring-size N       slots of each R->P and P->T ring, power of two (%u)\n"
 		"  --help              this text\n"
 		"\n"
 		"%s options:\n%s",
 		app->name, app->name,
 		PP_HAVE_BUILTIN_PLACEMENT ? " (default: the one compiled in, " PP_BUILTIN_PLACEMENT_ORIGIN ")" : "",
-		RTE_MBUF_DEFAULT_BUF_SIZE, DEFAULT_RING_SIZE, app->name,
+		RTE_MBUF_DEFAULT_DATAROOM, DEFAULT_RING_SIZE, app->name,
 		app->usage != NULL ? app->usage : "  (none)\n");
 	if (app->variants != NULL) {
 		fprintf(out, "\nvariants:");
@@ -361,7 +363,7 @@ int pp_main(int argc, char **argv, const struct pp_app *app)
 			return 0;
 		}
 	void *app_cfg = calloc(1, app->cfg_size > 0 ? app->cfg_size : 1);
-	struct cli c = {.run = {.ring_size = DEFAULT_RING_SIZE}, .mbuf_data = RTE_MBUF_DEFAULT_BUF_SIZE};
+	struct cli c = {.run = {.ring_size = DEFAULT_RING_SIZE}, .mbuf_data = RTE_MBUF_DEFAULT_DATAROOM};
 	struct pp_topology topo = {0};
 	struct pp_placement pl = {0};
 	char err[512], mbuf_mb[32], *lcores = NULL, **eal = NULL;
@@ -381,10 +383,15 @@ int pp_main(int argc, char **argv, const struct pp_app *app)
 		fprintf(stderr, "%s\n", err);
 		goto out;
 	}
-	if (c.serve && (c.placement_path != NULL || c.check_only)) {
-		fprintf(stderr, "--serve reads placements on stdin: no --placement or --check-placement with it\n");
+	if (c.serve && (c.placement_path != NULL || c.check_only || c.stats_path != NULL)) {
+		fprintf(stderr, "--serve reads placements on stdin and writes statistics on stdout: no --placement, --check-placement or --stats with it\n");
 		goto out;
 	}
+	if (c.serve && c.run.packets == 0 && c.run.duration_s <= 0) {
+		fprintf(stderr, "--serve needs --duration S or --packets N: every run must end by itself\n");
+		goto out;
+	}
+	c.run.snapshots_to_stderr = c.serve;
 	if (!c.serve) {
 		int r;
 		if (c.placement_path != NULL) {

@@ -309,7 +309,12 @@ int pp_run_placement(struct pp_runtime *rt, const struct pp_placement *pl,
 			json_t *s = pp_stats_build(app, app_state, task_states, pl, inst, n,
 						   t - (in_window ? t_win0 : t_start), NULL, NULL, NULL, NULL, true);
 			if (s != NULL) {
-				pp_stats_write(s, opts->stats_path);
+				if (opts->snapshots_to_stderr) {
+					json_dumpf(s, stderr, JSON_COMPACT);
+					fputc('\n', stderr);
+				} else {
+					pp_stats_write(s, opts->stats_path);
+				}
 				json_decref(s);
 			}
 		}

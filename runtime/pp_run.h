@@ -24,6 +24,7 @@ struct pp_run_opts {
 	double warmup_s;       /* packets before this are outside the window */
 	unsigned ring_size;    /* R->P and P->T ring slots (power of two) */
 	const char *stats_path;/* SIGUSR1 and final statistics; NULL = stdout */
+	bool snapshots_to_stderr; /* serve mode: stdout carries one line per run */
 };
 
 /* What stays between runs: the EAL lcore of every context, the pool. */

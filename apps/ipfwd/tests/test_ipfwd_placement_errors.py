@@ -88,6 +88,7 @@ def test_synthetic_topology_cannot_run(build_dir: Path) -> None:
     (["--ring-size", "100"], "--ring-size 100: expected a power of two"),
     (["--frobnicate"], "unknown option --frobnicate"),
     (["--packets", "5", "--duration", "1"], "--packets and --duration: give one of them"),
+    (["--serve", "--duration", "1"], "--serve reads placements on stdin and writes statistics on stdout"),
 ])
 def test_bad_command_line(build_dir: Path, tmp_path: Path, args: list[str], message: str) -> None:
     f = tmp_path / "p.json"
@@ -123,3 +124,8 @@ def test_missing_queue_is_refused_at_launch(build_dir: Path, file_prefix: str, t
                     ["--packets", "10"])
     assert res.rc != 0
     assert "instance 1 rx: queue 1 does not exist on port 0" in res.stderr, res.stderr
+
+
+def test_serve_needs_an_end(build_dir: Path) -> None:
+    p = run(build_dir, ["--", "--serve"])
+    assert p.returncode != 0 and "--serve needs --duration S or --packets N" in p.stderr
