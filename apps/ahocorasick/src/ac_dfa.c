@@ -10,9 +10,11 @@
 #define AC_OUT 0x80000000u
 
 struct ac_dfa {
-	uint32_t *delta;   /* n_states * n_classes: row offset | AC_OUT */
+	uint32_t *delta;   /* n_states rows of n_classes + 1 entries: next row
+			    * offset | AC_OUT, then the state's own id */
 	uint32_t n_states;
 	uint32_t n_classes;
+	uint32_t row;      /* n_classes + 1 */
 	uint8_t cls[256];  /* input byte -> class (case folded) */
 	uint32_t *out_off; /* n_states + 1: outputs of state s are */
 	uint32_t *out_kw;  /* out_kw[out_off[s] .. out_off[s+1]) */
@@ -143,7 +145,8 @@ struct ac_dfa *ac_dfa_build(const struct ac_keyword *kw, uint32_t n_kw,
 		off += kw[k].len;
 	}
 	d->n_states = n;
-	if ((uint64_t)n * d->n_classes >= AC_OUT) {
+	d->row = d->n_classes + 1;
+	if ((uint64_t)n * d->row >= AC_OUT) {
 		set_err(err, errlen,
 			"automaton too large: %u states x %u classes does not fit 31-bit offsets",
 			n, d->n_classes);
@@ -153,7 +156,7 @@ struct ac_dfa *ac_dfa_build(const struct ac_keyword *kw, uint32_t n_kw,
 	/* Breadth-first: failure links, full transition rows, output counts.
 	 * A state's failure target is shallower, so its row and outputs are
 	 * complete before the state itself is reached. */
-	uint32_t nc = d->n_classes;
+	uint32_t nc = d->row;
 	d->delta = malloc((size_t)n * nc * sizeof(uint32_t));
 	fail = malloc(n * sizeof(uint32_t));
 	queue = malloc(n * sizeof(uint32_t));
@@ -172,6 +175,7 @@ struct ac_dfa *ac_dfa_build(const struct ac_keyword *kw, uint32_t n_kw,
 			memset(row, 0, nc * sizeof(uint32_t));
 		else
 			memcpy(row, d->delta + (size_t)fail[s] * nc, nc * sizeof(uint32_t));
+		row[nc - 1] = s;
 		for (uint32_t t = first_child[s]; t != UINT32_MAX; t = sibling[t]) {
 			fail[t] = s == 0 ? 0 : d->delta[(size_t)fail[s] * nc + label[t]];
 			row[label[t]] = t;
@@ -201,10 +205,12 @@ struct ac_dfa *ac_dfa_build(const struct ac_keyword *kw, uint32_t n_kw,
 			for (uint32_t j = d->out_off[fail[s]]; j < d->out_off[fail[s] + 1]; j++)
 				d->out_kw[o++] = d->out_kw[j];
 	}
-	/* State ids -> premultiplied row offsets with the output flag. */
+	/* State ids -> premultiplied row offsets with the output flag (the
+	 * last column keeps the plain id, read only to find outputs). */
 	for (size_t i = 0; i < (size_t)n * nc; i++) {
 		uint32_t t = d->delta[i];
-		d->delta[i] = t * nc | (out_n[t] ? AC_OUT : 0);
+		if (i % nc != nc - 1)
+			d->delta[i] = t * nc | (out_n[t] ? AC_OUT : 0);
 	}
 	goto done;
 oom:
@@ -228,7 +234,7 @@ done:
 static uint64_t report(const struct ac_dfa *d, uint32_t row, const uint8_t *data,
 		       uint32_t end, ac_match_fn fn, void *ctx)
 {
-	uint32_t s = row / d->n_classes;
+	uint32_t s = d->delta[row + d->n_classes]; /* no division on the match path */
 	uint64_t m = 0;
 
 	for (uint32_t j = d->out_off[s]; j < d->out_off[s + 1]; j++) {
@@ -261,7 +267,7 @@ uint64_t ac_dfa_scan(const struct ac_dfa *d, const uint8_t *data, uint32_t len,
 
 size_t ac_dfa_size(const struct ac_dfa *d)
 {
-	return (size_t)d->n_states * d->n_classes * sizeof(uint32_t) +
+	return (size_t)d->n_states * d->row * sizeof(uint32_t) +
 	       ((size_t)d->n_states + 1) * sizeof(uint32_t) +
 	       (size_t)d->out_off[d->n_states] * sizeof(uint32_t) + sizeof(d->cls) +
 	       (size_t)d->n_kw * (2 * sizeof(uint32_t) + 1) +

@@ -13,8 +13,10 @@
  * Layout: input bytes map to classes (bytes no keyword uses share one
  * class, upper and lower case letters share one), so a row is n_classes
  * 32-bit entries instead of 256.  Entries hold the next state's row offset
- * (state * n_classes, so the scan loop does no multiply) with bit 31 set
- * when that state has outputs, so the loop tests one bit per byte. */
+ * (state * (n_classes + 1), so the scan loop does no multiply) with bit 31
+ * set when that state has outputs, so the loop tests one bit per byte; the
+ * extra last column of each row holds the state's id, which the match path
+ * uses to find the state's outputs without a division. */
 #ifndef AC_DFA_H
 #define AC_DFA_H
 

@@ -10,11 +10,11 @@
 
 #define AC_MAX_CLASSTYPES 64
 
+/* Holds pointers into argv only (nothing to free), so the app's set-up can
+ * run again on the same options (the runtime's --serve mode). */
 struct ac_rule_opts {
-	const char *rules_path; /* NULL: AC_DEFAULT_RULES */
-	char *classtype_arg;    /* owned copy of the --classtype value */
-	const char *classtypes[AC_MAX_CLASSTYPES];
-	unsigned n_classtypes;
+	const char *rules_path;    /* NULL: AC_DEFAULT_RULES */
+	const char *classtype_arg; /* --classtype value as given, NULL if none */
 	bool dos;
 	bool enabled_only;
 	bool list_skipped;
@@ -41,7 +41,5 @@ int ac_rule_opts_load(const struct ac_rule_opts *o, struct ac_ruleset *rs);
 /* "all", "dos" or "classtype:a,b" for statistics. */
 const char *ac_rule_opts_set_name(const struct ac_rule_opts *o, char *buf,
 				  size_t size);
-
-void ac_rule_opts_free(struct ac_rule_opts *o);
 
 #endif /* AC_RULE_OPTS_H */

@@ -54,6 +54,5 @@ int main(int argc, char **argv)
 		}
 	}
 	ac_ruleset_free(&rs);
-	ac_rule_opts_free(&o);
 	return 0;
 }
