@@ -357,13 +357,18 @@ def cmd_iterate(args) -> int:
     session, created = _prepare_session(args)
     print(f"{'new' if created else 'continuing'} {session.run.label()} in {args.db}")
 
+    said: set[str] = set()
+
     def show(step) -> None:
+        # a note is printed the first time it appears, not at every step
+        note = f"\n    {step.note}" if step.note and step.note not in said else ""
+        said.add(step.note)
         if step.upb is not None and step.gap_pct is not None:
             print(f"n={step.n}: best {step.best:,.1f} ({session.run.kind}), UPB {step.upb:,.1f} (estimated), "
-                  f"gap {step.gap_pct:.2f}% (estimated) [{step.status}]{' ' + step.note if step.note else ''}")
+                  f"gap {step.gap_pct:.2f}% (estimated) [{step.status}]{note}")
         else:
-            print(f"n={step.n}: best {step.best:,.1f} ({session.run.kind}), no usable estimate [{step.status}]: "
-                  f"{step.note}")
+            print(f"n={step.n}: best {step.best:,.1f} ({session.run.kind}), no usable estimate "
+                  f"[{step.status}]{note}")
 
     reached, steps = iterate(session, args.target_gap, args.n_init, args.n_delta, args.max_n, args.confidence,
                              show_progress=not args.quiet, on_step=show)
