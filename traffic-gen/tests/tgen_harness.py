@@ -40,8 +40,9 @@ def memif_socket() -> Path:
     return MEMIF_DIR / f"tgen-{uuid.uuid4().hex[:12]}.sock"
 
 
-def memif_vdev(sock: Path, role: str) -> str:
-    return f"net_memif0,role={role},socket={sock},socket-abstract=no"
+def memif_vdev(sock: Path, role: str, log2_ring: int | None = None) -> str:
+    v = f"net_memif0,role={role},socket={sock},socket-abstract=no"
+    return v + (f",rsize={log2_ring}" if log2_ring else "")
 
 
 @dataclass

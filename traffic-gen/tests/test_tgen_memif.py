@@ -1,0 +1,132 @@
+"""The generator and an app in two processes linked by net_memif (the recipe
+of traffic-gen/README.md): under the app's capacity nothing is lost; far over
+it loss is reported and every packet is accounted for on both sides.  And the
+RFC 2544 search, against a delay line of known capacity."""
+from __future__ import annotations
+
+import json
+import subprocess
+import time
+from pathlib import Path
+from typing import Any
+
+from tgen_harness import (Result, finish, memif_socket, memif_vdev, sanitizer_env,
+                          start_tgen)
+
+
+def ipfwd_binary(build_dir: Path) -> Path:
+    exe = build_dir / "apps" / "ipfwd" / "ipfwd"
+    assert exe.is_file(), f"ipfwd not built in {build_dir} (-Dparts=runtime,ipfwd,traffic-gen)"
+    return exe
+
+
+def wait_for(sock: Path) -> None:
+    for _ in range(200):
+        if sock.exists():
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"memif socket {sock} never appeared")
+
+
+def gen_and_ipfwd(build_dir: Path, prefix: str, tmp: Path, gen_args: list[str],
+                  app_seconds: float) -> tuple[Result, dict[str, Any]]:
+    sock = memif_socket()
+    gen_stats, app_stats = tmp / "gen.json", tmp / "ipfwd.json"
+    placement = tmp / "placement.json"
+    # One instance, R and T sharing CPU 0, P on CPU 1 (a 2-CPU test box).
+    placement.write_text(json.dumps({
+        "app": "ipfwd", "variant": "l1", "allow_colocate": True,
+        "instances": [{"rx": {"port": 0, "queue": 0}, "tx": {"port": 0, "queue": 0},
+                       "tasks": {"R": 0, "P": 1, "T": 0}}]}))
+    gen = start_tgen(build_dir, prefix + "g", [memif_vdev(sock, "server")],
+                     ["--tx-port", "0", "--rx-port", "0", "--start-after", "0.5", *gen_args],
+                     gen_stats)
+    try:
+        wait_for(sock)
+        app = subprocess.run(
+            [str(ipfwd_binary(build_dir)), "--no-pci", "--file-prefix", prefix + "a",
+             "--log-level", "lib.eal:warning", "--vdev", memif_vdev(sock, "client"), "--",
+             "--placement", str(placement), "--duration", str(app_seconds),
+             "--stats", str(app_stats)],
+            capture_output=True, text=True, timeout=120, env=sanitizer_env())
+        g = finish(gen, gen_stats)
+    finally:
+        if gen.poll() is None:
+            gen.kill()
+        sock.unlink(missing_ok=True)
+    assert app.returncode == 0, app.stderr[-4000:]
+    g.assert_clean()
+    return g, json.loads(app_stats.read_text())
+
+
+def test_ipfwd_under_capacity_loses_nothing(build_dir: Path, file_prefix: str,
+                                            tmp_path: Path) -> None:
+    g, app = gen_and_ipfwd(build_dir, file_prefix, tmp_path,
+                           ["--rate", "10k", "--duration", "1", "--drain", "1"], 4)
+    tx, rx = g.stats["tx"], g.stats["rx"]
+    assert tx["packets"] == 10_000 and tx["link_full"] == 0
+    assert app["accounting_ok"] is True
+    assert app["total"]["rx_packets"] == app["total"]["tx_packets"] == tx["packets"]
+    assert rx["packets"] == rx["unique_packets"] == tx["packets"]
+    assert rx["lost"] == 0 and rx["duplicates"] == 0 and rx["foreign_packets"] == 0
+
+
+def test_ipfwd_far_over_capacity_accounts_for_every_packet(build_dir: Path, file_prefix: str,
+                                                           tmp_path: Path) -> None:
+    g, app = gen_and_ipfwd(build_dir, file_prefix, tmp_path,
+                           ["--rate", "max", "--duration", "1", "--drain", "1"], 4)
+    tx, rx = g.stats["tx"], g.stats["rx"]
+    app_total = app["total"]
+    # Loss is reported: at the link (the app's memif ring was full) and/or inside the app.
+    assert tx["link_full"] > 0 or rx["lost"] > 0
+    assert tx["offered_packets"] == tx["packets"] + tx["link_full"]
+    # Generator side -> app side: what the link took, the app received.
+    assert app_total["rx_packets"] == tx["packets"]
+    assert app["accounting_ok"] is True
+    assert app_total["rx_packets"] == (app_total["tx_packets"] + app_total["dropped_packets"]
+                                       + app_total["queued_packets"])
+    # App side -> generator side: what the app sent, the generator received.
+    assert rx["packets"] == app_total["tx_packets"]
+    assert rx["lost"] == tx["packets"] - rx["unique_packets"]
+    assert rx["lost"] == app_total["dropped_packets"] + app_total["queued_packets"]
+
+
+def test_rfc2544_finds_a_known_capacity(build_dir: Path, file_prefix: str, tmp_path: Path) -> None:
+    """A delay line that forwards at most 20 kpps (token bucket 1000 packets,
+    50 ms deep): the search, bounded at 40 kpps with a 2.5% resolution and 1 s
+    trials, must land near 20 kpps.  The bucket lets a trial slightly over
+    the capacity pass (by depth / trial = 1 kpps); preemption on a loaded box
+    can fail a trial under it: hence the band, and rings of 8192 slots
+    (400 ms at 20 kpps) to ride out a descheduled peer."""
+    sock = memif_socket()
+    gen_stats, dl_stats = tmp_path / "rfc.json", tmp_path / "delay.json"
+    gen = start_tgen(build_dir, file_prefix + "g", [memif_vdev(sock, "server", 13)],
+                     ["--mode", "rfc2544", "--tx-port", "0", "--rx-port", "0", "--rate", "40k",
+                      "--frame-sizes", "64", "--trial", "1", "--resolution", "2.5",
+                      "--drain", "0.2", "--start-after", "0.5"], gen_stats)
+    try:
+        wait_for(sock)
+        dl = start_tgen(build_dir, file_prefix + "d", [memif_vdev(sock, "client", 13)],
+                        ["--mode", "delay", "--rx-port", "0", "--capacity-pps", "20000",
+                         "--capacity-burst", "1000", "--duration", "30"], dl_stats)
+        g = finish(gen, gen_stats, timeout=120)
+        dl.terminate()
+        d = finish(dl, dl_stats)
+    finally:
+        sock.unlink(missing_ok=True)
+    g.assert_clean()
+    d.assert_clean()
+    assert d.stats["accounting_ok"] is True and d.stats["dropped_by_reason"]["over_capacity"] > 0
+    (res,) = g.stats["results"]
+    assert res["frame_size"] == 64 and res["kind"] == "measured"
+    assert 12_000 <= res["throughput_pps"] <= 21_500, [(t["asked_pps"], t["loss_pct"]) for t in res["trials"]]
+    trials = res["trials"]
+    assert trials[0]["asked_pps"] == 40_000 and trials[0]["pass"] is False
+    passing = [t for t in trials if t["pass"]]
+    assert passing and max(t["asked_pps"] for t in passing) == res["throughput_asked_pps"]
+    assert all(t["loss_pct"] == 0 for t in passing)  # tolerance 0 by default
+    # The search stopped within its resolution: the lowest failing rate above
+    # the result is at most 2.5% of 40 kpps away.
+    above = min(t["asked_pps"] for t in trials if not t["pass"])
+    assert 0 < above - res["throughput_asked_pps"] <= 1000 + 1e-6
+    assert "RFC 2544 throughput" in g.stdout or "RFC 2544 throughput" in g.stderr
