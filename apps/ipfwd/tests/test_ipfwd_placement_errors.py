@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from ipfwd_harness import instance, ipfwd_binary, placement, run_ipfwd, sanitizer_env
+from ipfwd_harness import SANITIZER_MARKS, instance, ipfwd_binary, placement, run_ipfwd, sanitizer_env
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import gen_traffic  # noqa: E402
@@ -34,8 +34,12 @@ BAD_FILES = {
 
 
 def run(build_dir: Path, args: list[str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([str(ipfwd_binary(build_dir))] + args, capture_output=True, text=True,
-                          timeout=60, env=sanitizer_env())
+    p = subprocess.run([str(ipfwd_binary(build_dir))] + args, capture_output=True, text=True,
+                       timeout=60, env=sanitizer_env())
+    # Refusing must be clean too: no leak or UB report on the error paths.
+    for mark in SANITIZER_MARKS:
+        assert mark not in p.stderr, p.stderr
+    return p
 
 
 @pytest.mark.parametrize("name", sorted(BAD_FILES))
@@ -113,6 +117,7 @@ def test_missing_port_is_refused_at_launch(build_dir: Path, file_prefix: str, tm
                     placement([instance(0, 0, 3, 0)]), ["--packets", "10"])
     assert res.rc != 0
     assert "instance 0 tx: port 3 does not exist" in res.stderr and "placement.json" in res.stderr
+    assert not any(m in res.stderr for m in SANITIZER_MARKS), res.stderr
 
 
 def test_missing_queue_is_refused_at_launch(build_dir: Path, file_prefix: str, tmp_path: Path) -> None:
@@ -124,6 +129,7 @@ def test_missing_queue_is_refused_at_launch(build_dir: Path, file_prefix: str, t
                     ["--packets", "10"])
     assert res.rc != 0
     assert "instance 1 rx: queue 1 does not exist on port 0" in res.stderr, res.stderr
+    assert not any(m in res.stderr for m in SANITIZER_MARKS), res.stderr
 
 
 def test_serve_needs_an_end(build_dir: Path) -> None:
