@@ -35,7 +35,8 @@ class Estimate:
     upb: float | None
     upb_ci_low: float | None
     upb_ci_high: float | None      # math.inf: one-sided interval
-    gap_pct: float | None
+    gap_pct: float | None          # 100 * (UPB - best) / UPB
+    gap_upper_pct: float | None    # the same against the interval's upper end (None if infinite)
     confidence: float
     status: str
     messages: list[str]
@@ -51,7 +52,7 @@ class Estimate:
         upper end of the interval is infinite."""
         d = {k: getattr(self, k) for k in (
             "n", "best", "threshold", "exceedances", "xi", "sigma", "upb", "upb_ci_low",
-            "upb_ci_high", "gap_pct", "confidence", "status", "messages")}
+            "upb_ci_high", "gap_pct", "gap_upper_pct", "confidence", "status", "messages")}
         d["one_sided"] = self.one_sided
         d["kind"] = "estimated"
         d["diagnostics"] = self.diagnostics
@@ -82,7 +83,9 @@ class Estimate:
             lo = g(self.upb_ci_low) if self.upb_ci_low is not None else "none"
             lines.append(f"  {pct}% interval of UPB (estimated): [{lo}, {hi}]")
         if self.gap_pct is not None:
-            lines.append(f"  gap best -> UPB (estimated):      {self.gap_pct:.3g}%")
+            up = (f" (to the interval's upper end: {self.gap_upper_pct:.3g}%)"
+                  if self.gap_upper_pct is not None else "")
+            lines.append(f"  gap best -> UPB (estimated):      {self.gap_pct:.3g}%{up}")
         lines.append(f"  status:                           {self.status}")
         lines.append(f"  goodness of fit (Anderson-Darling): A2 = {dg['ad_stat']:.3g}, "
                      f"p ~ {dg['ad_pvalue']:.2g} (5% critical value {dg['ad_critical_5pct']:.3g})")
@@ -236,6 +239,9 @@ def estimate(values: Sequence[float], threshold: float | None = None, confidence
             messages.append(f"internal check failed: UPB {upb!r} is below the best value {best!r}")
             status = "poor_fit"
     gap = 100.0 * (upb - best) / upb if upb is not None and upb != 0 else None
+    # The gap to the upper end of the interval: what a stopping rule can trust.
+    gap_upper = (100.0 * (high - best) / high
+                 if high is not None and math.isfinite(high) and high != 0 else None)
 
     moved = [c for c in neighbours if c.fit.upb is not None and f.upb is not None
              and abs(c.fit.upb - f.upb) > NEIGHBOUR_SHIFT_WARN_PCT / 100 * abs(f.upb)]
@@ -248,5 +254,6 @@ def estimate(values: Sequence[float], threshold: float | None = None, confidence
         messages.append("cross-check: " + sc["note"])
 
     return Estimate(n=n, best=best, threshold=cand.threshold, exceedances=ex.k, xi=f.xi, sigma=f.sigma,
-                    upb=upb, upb_ci_low=low, upb_ci_high=high, gap_pct=gap, confidence=confidence,
+                    upb=upb, upb_ci_low=low, upb_ci_high=high, gap_pct=gap, gap_upper_pct=gap_upper,
+                    confidence=confidence,
                     status=status, messages=messages, diagnostics=diagnostics, fit=f)
