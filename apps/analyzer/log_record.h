@@ -25,7 +25,7 @@ enum an_log_format { AN_LOG_CSV, AN_LOG_JSONL };
 const char *an_log_header(enum an_log_format fmt);
 
 /* One "\n"-terminated line for *r into buf.  Returns its length, or 0 when
- * cap is too small (AN_LOG_LINE_MAX always suffices). */
+ * cap is below AN_LOG_LINE_MAX (the bound on any line). */
 #define AN_LOG_LINE_MAX 512
 size_t an_log_format_line(enum an_log_format fmt,
 			  const struct an_log_record *r, char *buf, size_t cap);
