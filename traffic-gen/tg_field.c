@@ -16,11 +16,11 @@ static const uint64_t kind_max[] = {
 };
 
 static const char *const kind_name[] = {
-	[TG_KIND_MAC] = "MAC address (aa:bb:cc:dd:ee:ff)",
-	[TG_KIND_IPV4] = "IPv4 address (a.b.c.d)",
-	[TG_KIND_PORT] = "port (0-65535)",
-	[TG_KIND_U8] = "8-bit value (0-255)",
-	[TG_KIND_PROTO] = "protocol (udp, tcp or 0-255)",
+	[TG_KIND_MAC] = "a MAC address (aa:bb:cc:dd:ee:ff)",
+	[TG_KIND_IPV4] = "an IPv4 address (a.b.c.d)",
+	[TG_KIND_PORT] = "a port (0-65535)",
+	[TG_KIND_U8] = "an 8-bit value (0-255)",
+	[TG_KIND_PROTO] = "a protocol (udp, tcp or 0-255)",
 };
 
 static int
@@ -108,7 +108,7 @@ tg_field_parse(struct tg_field *f, enum tg_field_kind kind, const char *text,
 		return 0;
 	}
 	if (strlen(text) >= sizeof(buf)) {
-		snprintf(err, errlen, "'%.40s...' is too long for a %s", text, kind_name[kind]);
+		snprintf(err, errlen, "'%.40s...' is too long for %s", text, kind_name[kind]);
 		return -1;
 	}
 	strcpy(buf, text);
@@ -131,7 +131,7 @@ tg_field_parse(struct tg_field *f, enum tg_field_kind kind, const char *text,
 			return -1;
 		}
 		if (tg_value_parse(kind, buf, &f->min)) {
-			snprintf(err, errlen, "'%s' is not a %s", text, kind_name[kind]);
+			snprintf(err, errlen, "'%s' is not %s", text, kind_name[kind]);
 			return -1;
 		}
 		f->mode = TG_FIELD_FIXED;
@@ -140,7 +140,7 @@ tg_field_parse(struct tg_field *f, enum tg_field_kind kind, const char *text,
 	}
 	*dash++ = '\0';
 	if (tg_value_parse(kind, buf, &f->min) || tg_value_parse(kind, dash, &f->max)) {
-		snprintf(err, errlen, "'%s' is not a range of %s", text, kind_name[kind]);
+		snprintf(err, errlen, "'%s' is not a range MIN-MAX of %s", text, kind_name[kind]);
 		return -1;
 	}
 	if (f->min > f->max) {
