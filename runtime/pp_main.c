@@ -442,6 +442,12 @@ int pp_main(int argc, char **argv, const struct pp_app *app)
 	} else {
 		n_ctx = pp_placement_contexts(&pl, ctxs, PP_MAX_CONTEXTS);
 	}
+	for (unsigned k = 0; k < n_ctx; k++)
+		if (ctxs[k] >= PP_MAX_CONTEXTS) {
+			fprintf(stderr, "context %u: this build handles context numbers below %d\n",
+				ctxs[k], PP_MAX_CONTEXTS);
+			goto out;
+		}
 	if (n_ctx + 1 > RTE_MAX_LCORE || n_ctx == 0) {
 		fprintf(stderr, "%u contexts to use; this DPDK has at most %d lcores\n", n_ctx, RTE_MAX_LCORE - 1);
 		goto out;
