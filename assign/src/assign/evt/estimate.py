@@ -62,56 +62,54 @@ class Estimate:
         """Human-readable report. value_label qualifies the data ("measured" or
         "modelled"); every fitted figure is labelled "estimated"."""
         g = _fmt
-        pct = int(round(self.confidence * 100)) if abs(self.confidence * 100 - round(self.confidence * 100)) < 1e-9 \
-            else self.confidence * 100
         dg = self.diagnostics
-        lines = [
-            "EVT estimate of the optimum (Peaks-Over-Threshold, GPD by maximum likelihood)",
-            f"  sample size n ({value_label}):        {self.n}",
-            f"  best observed ({value_label}):        {g(self.best)}",
-            f"  threshold u:                      {g(self.threshold)}  "
-            f"({self.exceedances} exceedances, {100 * self.exceedances / self.n:.1f}% of n; {dg['threshold_rule']})",
-            f"  GPD shape xi (estimated):         {self.xi:.4g}",
-            f"  GPD scale sigma (estimated):      {g(self.sigma)}",
+        rows: list[tuple[str, str]] = [
+            (f"sample size n ({value_label})", str(self.n)),
+            (f"best observed ({value_label})", g(self.best)),
+            ("threshold u", f"{g(self.threshold)} ({self.exceedances} exceedances, "
+                            f"{100 * self.exceedances / self.n:.1f}% of n; {dg['threshold_rule']})"),
+            ("GPD shape xi (estimated)", f"{self.xi:.4g}"),
+            ("GPD scale sigma (estimated)", g(self.sigma)),
+            ("UPB, optimum (estimated)",
+             g(self.upb) if self.upb is not None else "none: the fitted tail has no finite end point"),
         ]
-        if self.upb is not None:
-            lines.append(f"  UPB, optimum (estimated):         {g(self.upb)}")
-        else:
-            lines.append("  UPB, optimum (estimated):         none: the fitted tail has no finite end point")
         if self.upb_ci_low is not None or self.upb_ci_high is not None:
             hi = "infinity (one-sided)" if self.one_sided else g(self.upb_ci_high)
             lo = g(self.upb_ci_low) if self.upb_ci_low is not None else "none"
-            lines.append(f"  {pct}% interval of UPB (estimated): [{lo}, {hi}]")
+            rows.append((f"{100 * self.confidence:g}% interval of UPB (estimated)", f"[{lo}, {hi}]"))
         if self.gap_pct is not None:
             up = (f" (to the interval's upper end: {self.gap_upper_pct:.3g}%)"
                   if self.gap_upper_pct is not None else "")
-            lines.append(f"  gap best -> UPB (estimated):      {self.gap_pct:.3g}%{up}")
-        lines.append(f"  status:                           {self.status}")
-        lines.append(f"  goodness of fit (Anderson-Darling): A2 = {dg['ad_stat']:.3g}, "
-                     f"p ~ {dg['ad_pvalue']:.2g} (5% critical value {dg['ad_critical_5pct']:.3g})")
-        nb = [c for c in dg.get("neighbours", [])]
-        if nb:
-            parts = []
-            for c in nb:
-                v = g(c["upb"]) if c["upb"] is not None else "none"
-                parts.append(f"u={g(c['threshold'])} (k={c['exceedances']}): UPB {v}")
-            lines.append("  neighbouring thresholds (estimated): " + "; ".join(parts))
+            rows.append(("gap best -> UPB (estimated)", f"{self.gap_pct:.3g}%{up}"))
+        rows.append(("status", self.status))
+        p = dg["ad_pvalue"]
+        ptxt = "p > 0.5" if p >= 0.5 else ("p < 0.01" if p <= 0.01 else f"p ~ {p:.2g}")
+        rows.append(("goodness of fit", f"Anderson-Darling A2 = {dg['ad_stat']:.3g}, {ptxt} "
+                                        f"(5% critical value {dg['ad_critical_5pct']:.3g})"))
+        for c in dg.get("neighbours", []):
+            v = g(c["upb"]) if c["upb"] is not None else "none"
+            rows.append(("neighbouring threshold", f"u = {g(c['threshold'])} ({c['exceedances']} exceedances): "
+                                                   f"UPB (estimated) {v}"))
         fan = dg.get("endpoint_fraga_alves_neves")
         if fan is not None:
-            lines.append(f"  semi-parametric end point, Fraga Alves-Neves (estimated): {g(fan)}")
+            rows.append(("Fraga Alves-Neves end point (estimated)", g(fan)))
         sc = dg.get("scipy_genpareto")
         if sc is not None:
-            lines.append(f"  cross-check: {sc['note']}")
-        for m in self.messages:
-            lines.append(f"  note: {m}")
-        return "\n".join(lines)
+            rows.append(("cross-check", sc["note"]))
+        rows += [("note", m) for m in self.messages]
+        width = max(len(label) for label, _ in rows) + 1
+        return "\n".join(["EVT estimate of the optimum (Peaks-Over-Threshold, GPD by maximum likelihood)"]
+                         + [f"  {label + ':':<{width}} {value}" for label, value in rows])
 
 
 def _fmt(v: float | None) -> str:
+    """Throughput-sized numbers with thousands separators, others 6 significant digits."""
     if v is None:
         return "none"
     if math.isinf(v):
         return "infinity"
+    if 1e4 <= abs(v) < 1e15:
+        return f"{v:,.0f}"
     return f"{v:.6g}"
 
 
