@@ -71,6 +71,7 @@ struct an_task {
 struct an_state {
 	struct an_cfg *cfg;
 	unsigned n_tasks;
+	unsigned socket_id;             /* NUMA node of the P tasks */
 	struct an_task **tasks;         /* published by task_init (release) */
 
 	FILE *log_file;

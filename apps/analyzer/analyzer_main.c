@@ -145,8 +145,6 @@ static void close_outputs(struct an_state *st)
 	st->pcap_dead = NULL;
 }
 
-static unsigned socket_of_tasks;
-
 static int setup(void *cfgp, const struct pp_setup_info *info, void **out)
 {
 	struct an_cfg *cfg = cfgp;
@@ -165,7 +163,7 @@ static int setup(void *cfgp, const struct pp_setup_info *info, void **out)
 		free(st);
 		return -ENOMEM;
 	}
-	socket_of_tasks = info->socket_id;
+	st->socket_id = info->socket_id;
 	struct timespec now;
 	clock_gettime(CLOCK_REALTIME, &now);
 	st->tsc0 = rte_rdtsc();
@@ -231,13 +229,12 @@ fail:
 }
 
 static struct rte_ring *make_ring(const char *kind, unsigned instance,
-				  unsigned esize, unsigned slots)
+				  unsigned esize, unsigned slots, int socket)
 {
 	char name[RTE_RING_NAMESIZE];
 	snprintf(name, sizeof(name), "an_%s%u", kind, instance);
 	struct rte_ring *r = rte_ring_create_elem(name, esize, slots,
-						  (int)socket_of_tasks,
-						  RING_F_SP_ENQ | RING_F_SC_DEQ);
+						  socket, RING_F_SP_ENQ | RING_F_SC_DEQ);
 	if (r == NULL)
 		fprintf(stderr, "analyzer: instance %u: cannot create the %s ring "
 			"(%u slots of %u bytes): %s (see --log-ring, --snaplen, "
@@ -252,7 +249,7 @@ static int task_init(void *app_state, unsigned instance, void **out)
 	struct an_cfg *cfg = st->cfg;
 	struct an_task *t = rte_zmalloc_socket("an_task", sizeof(*t),
 					       RTE_CACHE_LINE_SIZE,
-					       (int)socket_of_tasks);
+					       (int)st->socket_id);
 	if (t == NULL)
 		return -ENOMEM;
 	t->instance = instance;
@@ -263,13 +260,13 @@ static int task_init(void *app_state, unsigned instance, void **out)
 	if (st->log_file != NULL) {
 		t->log_ring = make_ring("log", instance,
 					sizeof(struct an_log_record),
-					cfg->log_ring);
+					cfg->log_ring, (int)st->socket_id);
 		if (t->log_ring == NULL)
 			goto fail;
 	}
 	if (st->pcap_dumper != NULL) {
 		t->pcap_ring = make_ring("pcap", instance, st->pcap_esize,
-					 cfg->log_ring);
+					 cfg->log_ring, (int)st->socket_id);
 		if (t->pcap_ring == NULL)
 			goto fail;
 	}
@@ -453,16 +450,16 @@ static void stats(void *app_state, void *const *task_states, unsigned n_tasks,
 		"passed", (json_int_t)passed, "failed", (json_int_t)failed,
 		"unmatched", cfg->drop_unmatched ? "dropped" : "forwarded"));
 	json_object_set_new(out, "log", cfg->log_path == NULL ? json_null() : json_pack(
-			"{s:s, s:s, s:I, s:I, s:I, s:I, s:I}",
-			"path", cfg->log_path,
-			"format", cfg->log_format == AN_LOG_CSV ? "csv" : "jsonl",
-			"ring_slots", (json_int_t)cfg->log_ring,
-			"records_enqueued", (json_int_t)log_enq,
-			"records_written",
-			(json_int_t)__atomic_load_n(&st->log_written, __ATOMIC_ACQUIRE),
-			"records_lost", (json_int_t)log_lost,
-			"write_errors",
-			(json_int_t)__atomic_load_n(&st->log_write_errors, __ATOMIC_ACQUIRE)));
+		"{s:s, s:s, s:I, s:I, s:I, s:I, s:I}",
+		"path", cfg->log_path,
+		"format", cfg->log_format == AN_LOG_CSV ? "csv" : "jsonl",
+		"ring_slots", (json_int_t)cfg->log_ring,
+		"records_enqueued", (json_int_t)log_enq,
+		"records_written",
+		(json_int_t)__atomic_load_n(&st->log_written, __ATOMIC_ACQUIRE),
+		"records_lost", (json_int_t)log_lost,
+		"write_errors",
+		(json_int_t)__atomic_load_n(&st->log_write_errors, __ATOMIC_ACQUIRE)));
 	json_object_set_new(out, "pcap", cfg->pcap_path == NULL ? json_null() : json_pack(
 		"{s:s, s:I, s:I, s:I, s:I}",
 		"path", cfg->pcap_path,
