@@ -207,7 +207,7 @@ int pp_run_placement(struct pp_runtime *rt, const struct pp_placement *pl,
 
 	/* Lcore plans: tasks grouped by context, in instance then role order,
 	 * which is also their round-robin order when co-located. */
-	unsigned n_plans = 0, k = 0;
+	unsigned k = 0;
 	for (unsigned i = 0; i < n; i++) {
 		struct pp_instance_rt *in = &inst[i];
 		in->place = pl->instances[i];
@@ -236,7 +236,6 @@ int pp_run_placement(struct pp_runtime *rt, const struct pp_placement *pl,
 		}
 		struct pp_lcore_plan *p = &plans[lc];
 		if (p->n_tasks == 0) {
-			n_plans++;
 			p->lcore_id = lc;
 			p->context = c;
 			p->tasks = calloc(k, sizeof(*p->tasks));
@@ -307,7 +306,9 @@ int pp_run_placement(struct pp_runtime *rt, const struct pp_placement *pl,
 		if (stats_requested) {
 			stats_requested = 0;
 			json_t *s = pp_stats_build(app, app_state, task_states, pl, inst, n,
-						   t - (in_window ? t_win0 : t_start), NULL, NULL, NULL, NULL, true);
+						   t - (in_window ? t_win0 : t_start),
+						   in_window ? tx0 : NULL, in_window ? b0 : NULL,
+						   NULL, NULL, true);
 			if (s != NULL) {
 				if (opts->snapshots_to_stderr) {
 					json_dumpf(s, stderr, JSON_COMPACT);
