@@ -181,6 +181,17 @@ def test_failure_twice_is_stored_with_its_reason_and_never_as_a_value(build_dir:
         assert subprocess.run(["pgrep", "-f", "sleep 617"], capture_output=True).returncode == 1
 
 
+def test_an_app_that_cannot_be_started_is_a_failure_with_the_reason(build_dir: Path, cache: Path, topo,
+                                                                      tmp_path: Path) -> None:
+    fake = tmp_path / "not-executable"
+    fake.write_text("#!/bin/sh\n")
+    fake.chmod(0o644)
+    with backend(build_dir, cache, topo, app_binary=fake) as be:
+        r = be.measure_one((0, 0, 0))
+    assert r.status == "failed" and r.value is None
+    assert r.reason.count(f"cannot start {fake}: Permission denied") == 2
+
+
 def test_one_failure_then_success_is_a_value_that_says_it_was_retried(build_dir: Path, cache: Path, topo,
                                                                        tmp_path: Path) -> None:
     fake = wrapper(tmp_path, build_dir / REAL, "1", "kill -SEGV $$")

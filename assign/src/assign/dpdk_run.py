@@ -119,8 +119,11 @@ class ProcessRunner:
                "--placement", str(pfile), *s.window, "--stats", str(sfile), *s.app_args]
         t0 = time.perf_counter()
         with efile.open("w") as err:
-            proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err,
-                                    start_new_session=True)
+            try:
+                proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err,
+                                        start_new_session=True)
+            except OSError as e:  # e.g. the binary is being relinked: a failed attempt, not a crash of assign
+                return Outcome(None, time.perf_counter() - t0, f"cannot start {s.binary}: {e.strerror}")
             try:
                 rc = proc.wait(timeout=timeout)
             except subprocess.TimeoutExpired:
@@ -215,7 +218,12 @@ class ServeRunner:
         t0 = time.perf_counter()
         fresh = self.proc is None
         if fresh:
-            self._start()
+            try:
+                self._start()
+            except OSError as e:
+                self._err.close()
+                self.proc = None
+                return Outcome(None, time.perf_counter() - t0, f"cannot start {self.spec.binary}: {e.strerror}")
         assert self.proc is not None
         notes = [f"serve process #{self.starts} started for this placement"] if fresh else []
         try:
