@@ -239,3 +239,13 @@ def test_missing_database_is_named(tmp_path):
     r = run_assign("estimate", "--db", str(tmp_path / "none.db"))
     assert r.returncode != 0 and "none.db does not exist" in r.stderr
     assert not (tmp_path / "none.db").exists()
+
+
+def test_report_of_a_run_too_small_to_estimate_says_why(small_db, tmp_path):
+    out = tmp_path / "rep"
+    r = run_assign("report", "--db", str(small_db), "--out", str(out))
+    assert r.returncode == 0, r.stderr
+    assert "No EVT estimate: too few values" in r.stdout
+    assert "not drawn: GPD quantile plot" in r.stdout
+    assert (out / "ordered_sample.svg").exists() and (out / "index.html").exists()
+    assert "No EVT estimate" in (out / "index.html").read_text()

@@ -8,7 +8,7 @@ import sys
 
 from . import __version__
 from .backend import BACKENDS, DEFAULT_BACKEND, BackendError, make_backend
-from .topology import MACHINES, TopologyError, get_machine
+from .topology import MACHINES, get_machine
 from .workloads import DEFAULT_INSTANCES, WORKLOADS, Workload, WorkloadError
 
 DESCRIPTION = """\
@@ -133,7 +133,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--quiet", action="store_true", help="no progress bar")
 
     p = sub.add_parser("estimate", help="EVT estimate of the optimum from a stored run or a value file",
-                       description="Peaks-Over-Threshold: threshold u (automatic, at most 5%% of the sample above "
+                       description="Peaks-Over-Threshold: threshold u (automatic, at most 5% of the sample above "
                                    "it), GPD fit by maximum likelihood, the upper performance bound UPB and its "
                                    "profile-likelihood confidence interval, the gap of the best value to UPB.")
     src = p.add_mutually_exclusive_group(required=True)
@@ -148,7 +148,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("iterate", help="the paper's loop: sample until the best is within X%% of the estimate",
                        description="Sample N_init assignments, estimate the optimum, stop when the best is within "
-                                   "X%% of it (point estimate), else add N_delta and repeat. Stored in the database "
+                                   "X% of it (point estimate), else add N_delta and repeat. Stored in the database "
                                    "and resumable. Exit status 0 when the target is reached, 3 when --max-n is hit "
                                    "first.")
     p.add_argument("--target-gap", type=_float, required=True, metavar="X", help="target gap in percent")
@@ -307,8 +307,8 @@ def cmd_sample(args) -> int:
               f"run the same command again to continue", file=sys.stderr)
         return 130
     _, ok, failed, best = session.store.progress(run.id)
-    print(f"run {run.id}: {ok} {run.kind} values stored ({added} new, {failed} failed), "
-          f"best {best:,.1f} packets/s ({run.kind})")
+    best_text = "none" if best is None else f"{best:,.1f} packets/s ({run.kind})"
+    print(f"run {run.id}: {ok} {run.kind} values stored ({added} new, {failed} failed), best {best_text}")
     return 0
 
 
@@ -477,6 +477,8 @@ def cmd_report(args) -> int:
     ]
     out = build(ReportInput(f"assign report: {run.workload} x{run.instances} on {run.machine} ({run.kind})",
                             run.kind, values, args.confidence, args.threshold, baselines, facts), args.out)
+    if est is None:
+        print(out.estimate_text)
     print(f"report: {os.path.abspath(out.html)}")
     print(f"figures ({len(out.figures)}, PNG and SVG) in {os.path.abspath(args.out)}:")
     for p in out.figures:

@@ -81,5 +81,5 @@ def estimate_vs_n(ax: Axes, points: Sequence[dict], label: str) -> Axes:
     ax.set_xlabel("assignments in the sample, n")
     ax.set_ylabel("throughput, packets/s")
     ax.set_title("Estimate against sample size")
-    ax.legend(loc="lower right", fontsize="small")
+    ax.legend(loc="best", fontsize="small")
     return ax
