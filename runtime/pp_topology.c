@@ -132,6 +132,8 @@ void pp_topology_print_context(const struct pp_topology *t, unsigned os_index,
 		hwloc_obj_type_snprintf(type, sizeof(type), o, 0);
 		fprintf(out, " < %s#%u", type, o->logical_index);
 	}
+	/* NUMA nodes hang off the tree as memory children, not as parents. */
+	fprintf(out, ", NUMA node %u", pp_topology_numa_node(t, os_index));
 }
 
 void pp_topology_print_summary(const struct pp_topology *t, FILE *out)
