@@ -119,6 +119,9 @@ class DpdkBackend:
                  allow_colocate: bool | None = None):
         """allow_colocate: the placement's flag; None sets it exactly when a
         draw puts two tasks on one context (the flag only permits sharing)."""
+        if topo.name != "local":
+            raise BackendError(f"backend dpdk runs the apps on this machine; machine {topo.name} is not it "
+                               f"(use --machine local, or --backend model for a machine we do not have)")
         self.topo = topo
         self.workload = workload
         self.opts = options or DpdkOptions()
