@@ -33,6 +33,7 @@ struct an_cfg {
 	unsigned snaplen;             /* 0: AN_DEFAULT_SNAPLEN */
 	unsigned log_ring;            /* 0: AN_DEFAULT_LOG_RING */
 	bool drop_unmatched;
+	unsigned runs;                /* setups so far (--serve runs many) */
 };
 
 /* One slot of a pcap ring: header, then snaplen bytes of packet. */

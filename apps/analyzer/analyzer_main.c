@@ -182,8 +182,11 @@ static int setup(void *cfgp, const struct pp_setup_info *info, void **out)
 		}
 		cfg->filter_compiled = true;
 	}
+	/* --serve runs setup once per placement: later runs append, so no
+	 * run's records overwrite an earlier one's. */
+	bool append = cfg->runs++ > 0;
 	if (cfg->log_path != NULL) {
-		st->log_file = fopen(cfg->log_path, "w");
+		st->log_file = fopen(cfg->log_path, append ? "a" : "w");
 		if (st->log_file == NULL) {
 			rc = -errno;
 			fprintf(stderr, "analyzer: --log %s: %s\n", cfg->log_path,
@@ -191,12 +194,15 @@ static int setup(void *cfgp, const struct pp_setup_info *info, void **out)
 			goto fail;
 		}
 		setvbuf(st->log_file, NULL, _IOFBF, 1 << 20);
-		fputs(an_log_header(cfg->log_format), st->log_file);
+		if (!append)
+			fputs(an_log_header(cfg->log_format), st->log_file);
 	}
 	if (cfg->pcap_path != NULL) {
 		st->pcap_dead = pcap_open_dead(DLT_EN10MB, (int)cfg->snaplen);
 		st->pcap_dumper = st->pcap_dead != NULL
-			? pcap_dump_open(st->pcap_dead, cfg->pcap_path) : NULL;
+			? (append ? pcap_dump_open_append(st->pcap_dead, cfg->pcap_path)
+				  : pcap_dump_open(st->pcap_dead, cfg->pcap_path))
+			: NULL;
 		if (st->pcap_dumper == NULL) {
 			fprintf(stderr, "analyzer: --pcap-out %s: %s\n",
 				cfg->pcap_path, st->pcap_dead != NULL

@@ -21,7 +21,7 @@ from scapy.layers.l2 import Ether
 from analyzer_run import (capture_frames, decode_tool, read_pcap, run_app,
                           sanitizer_reports, write_pcap, app_binary)
 
-MBUF_DATA = 2176  # runtime default mbuf data room (RTE_MBUF_DEFAULT_BUF_SIZE): one segment
+MBUF_DATA = 2048  # --mbuf-size given to the app: bytes in the first segment
 # Columns the app and an-pcap-decode must agree on (the others: time, the
 # instance, and lengths, which net_pcap reports as the captured length).
 DECODED = ["status", "mac_src", "mac_dst", "vlan", "ethertype", "l3", "ttl",
@@ -55,7 +55,8 @@ def test_every_capture_through_the_app(build_dir: Path, tmp_path: Path, file_pre
     pcap, frames = all_frames
     log, out = tmp_path / "log.csv", tmp_path / "out.pcap"
     run = run_app(build_dir, tmp_path, file_prefix, pcap,
-                  ["--log", str(log), "--pcap-out", str(out), "--log-ring", "8192"])
+                  ["--log", str(log), "--pcap-out", str(out), "--log-ring", "8192",
+                   "--mbuf-size", str(MBUF_DATA)])
     s = check_clean(run, "all captures")
     n = len(frames)
     assert s["total"]["rx_packets"] == n
