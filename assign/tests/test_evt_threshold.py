@@ -115,3 +115,14 @@ def test_text_labels_every_figure() -> None:
         assert key in d
     assert d["gap_pct"] == pytest.approx(100 * (est.upb - est.best) / est.upb)
     assert math.isfinite(d["upb"])
+
+
+def test_ties_at_the_best_value_are_reported() -> None:
+    x = np.round(stats.beta.rvs(2, 3, size=3000, random_state=np.random.default_rng(7)), 2)
+    est = estimate(x, cross_checks=False)
+    ties = int(np.count_nonzero(x == x.max()))
+    assert ties > 1 and est.diagnostics["ties_at_best"] == ties
+    assert any(f"occurs {ties} times" in m for m in est.messages)
+    clean = estimate(stats.beta.rvs(2, 3, size=3000, random_state=np.random.default_rng(7)), cross_checks=False)
+    assert clean.diagnostics["ties_at_best"] == 1
+    assert not any("occurs" in m for m in clean.messages)

@@ -183,6 +183,12 @@ def estimate(values: Sequence[float], threshold: float | None = None, confidence
     f = cand.fit
     ex = f.ex
     best = float(x[-1])
+    ties_at_best = int(np.count_nonzero(x == best))
+    diagnostics["ties_at_best"] = ties_at_best
+    if ties_at_best > 1:
+        messages.append(
+            f"the best value occurs {ties_at_best} times: the population may be discrete and the sample may "
+            "already hold the optimum, which the continuous GPD tail cannot know")
     diagnostics.update(
         threshold_rule=rule,
         tail_fraction=ex.k / n,

@@ -62,21 +62,25 @@ def profile_upb(ax: Axes, est: Estimate, values: Sequence[float]) -> Axes:
     cut and the interval; the exponential limit (UPB -> infinity) dashed."""
     f = _fit_of(est, values)
     ex = f.ex
-    lo_s = -12.0
-    hi_s = 3.0
+    # Show from the sample maximum to half again beyond the interval's upper
+    # end (or a few scales when it is open): log-spaced near the maximum, where
+    # the profile changes fast, and evenly spaced across the rest.
     if f.upb_ci_high is not None and math.isfinite(f.upb_ci_high):
-        hi_s = max(hi_s, ex.s_of_upb(f.upb_ci_high) + 1.0)
-    if f.s_hat is not None:
-        lo_s = min(lo_s, f.s_hat - 6.0)
-    s = np.linspace(lo_s, hi_s, 400)
+        span = 1.5 * (f.upb_ci_high - ex.xmax)
+    elif f.upb is not None:
+        span = max(4.0 * (f.upb - ex.xmax), 3.0 * ex.scale)
+    else:
+        span = 5.0 * ex.scale
+    d = np.unique(np.concatenate([np.geomspace(1e-9 * span, span, 300), np.linspace(0.0, span, 300)[1:]]))
+    s = np.log(d / ex.scale)
     ll, _ = profile_neg(ex, s)
     top = f.loglik
     rel = ll - ex.k * math.log(ex.scale) - top
-    upb = ex.xmax + ex.scale * np.exp(s)
+    upb = ex.xmax + d
     ax.plot(upb, rel, color="C0", label="profile log-likelihood")
     depth = top - f.cut_data_scale  # chi2_{conf,1} / 2
     ax.axhline(-depth, color="C3", ls="--",
-               label=f"chi-square cut ({est.confidence:.0%})")
+               label=f"cut: chi-square(1) x {f.cut_factor:.2f} small-sample factor ({est.confidence:.0%})")
     l_inf = -ex.k * (math.log(ex.y.mean()) + 1.0) - ex.k * math.log(ex.scale)
     ax.axhline(l_inf - top, color="0.5", ls=":", label="exponential limit (UPB -> infinity)")
     if f.upb is not None:
@@ -85,6 +89,7 @@ def profile_upb(ax: Axes, est: Estimate, values: Sequence[float]) -> Axes:
         if end is not None and math.isfinite(end):
             ax.axvline(end, color="C3", lw=0.8)
     ax.axvline(ex.xmax, color="k", lw=0.8, ls=":", label=f"best observed = {ex.xmax:.6g}")
+    ax.set_xlim(ex.xmax - 0.03 * span, ex.xmax + span)
     ax.set_ylim(max(-4.0 * depth, float(np.min(rel))), 0.5)
     ax.set_xlabel("upper performance bound UPB")
     ax.set_ylabel("log-likelihood - maximum")
