@@ -249,3 +249,14 @@ def test_report_of_a_run_too_small_to_estimate_says_why(small_db, tmp_path):
     assert "not drawn: GPD quantile plot" in r.stdout
     assert (out / "ordered_sample.svg").exists() and (out / "index.html").exists()
     assert "No EVT estimate" in (out / "index.html").read_text()
+
+
+def test_estimate_threshold_and_confidence_options(sampled):
+    auto = json.loads(run_assign("estimate", "--db", str(sampled), "--json").stdout)
+    lower = sorted(r[2] for r in _rows(sampled))[-45]
+    given = json.loads(run_assign("estimate", "--db", str(sampled), "--json", "--threshold", repr(lower),
+                                  "--confidence", "0.9").stdout)
+    assert given["threshold"] == lower and given["confidence"] == 0.9
+    assert given["exceedances"] == 44 != auto["exceedances"]
+    r = run_assign("estimate", "--db", str(sampled), "--confidence", "1.5")
+    assert r.returncode != 0 and "confidence" in r.stderr and "1.5" in r.stderr

@@ -392,8 +392,11 @@ def _linux_like(store, run):
         return got
     topo = Topology.from_json(run.topology)
     workload = Workload(run.workload, run.instances)
-    backend = make_backend(run.backend, topo, workload, seed=run.seed,
-                           noise=run.params.get("noise_rel_sd"))
+    try:
+        backend = make_backend(run.backend, topo, workload, seed=run.seed,
+                               noise=run.params.get("noise_rel_sd"))
+    except BackendError as e:
+        return e  # reported as "not measured", the rest of the report stands
     ctx = linux_like(topo, workload.n_tasks)
     contexts = [int(topo.os_index[c]) for c in ctx]
     # a draw index no sample uses, so model noise is that of one more measurement
@@ -419,7 +422,9 @@ def _baselines(store, run, values, est):
     out.append(Baseline("naive (random)", naive, f"mean of the {len(values)} random assignments ({run.kind})"
                         + gap(naive)))
     lin = _linux_like(store, run)
-    if lin.status == "ok":
+    if isinstance(lin, Exception):
+        out.append(Baseline("Linux-like", None, f"not measured: {lin}"))
+    elif lin.status == "ok":
         out.append(Baseline("Linux-like", lin.value, f"balanced over cores, then pipelines ({run.kind})"
                             + gap(lin.value)))
     else:
@@ -469,7 +474,7 @@ def cmd_report(args) -> int:
         baselines = _baselines(store, run, values, est)
         failures = store.failures(run.id)
     facts = [
-        ("run", run.label()),
+        ("sample", run.label()),
         ("database", os.path.abspath(args.db)),
         ("machine", f"{run.machine}"),
         ("backend", f"{run.backend} ({run.kind}) {json.dumps(run.params)}"),
