@@ -295,7 +295,7 @@ def test_best_placement_exported_and_rerun_reproduces_within_the_measured_noise(
     with DpdkBackend(topo, wl, DpdkOptions(**WINDOW, build_dir=build_dir, cache_dir=cache, runner="process")) as be:
         vdevs = [a for v in be.traffic.vdevs for a in ("--vdev", v)]
     reps = []
-    for k in range(8):
+    for k in range(10):
         stats = tmp_path / f"stats{k}.json"
         p = subprocess.run([str(build_dir / REAL), "--no-pci", "--file-prefix", file_prefix, *vdevs, "--",
                             "--placement", str(out), "--duration", "0.1", "--warmup", "0.05",
@@ -306,7 +306,9 @@ def test_best_placement_exported_and_rerun_reproduces_within_the_measured_noise(
         assert [t["context"] for t in s["tasks"]] == best.assignment
         reps.append(s["total"]["pps"])
     mean, sd = float(np.mean(reps)), float(np.std(reps, ddof=1))
-    assert abs(best.value - mean) <= 3 * sd + 1e-9 * mean, \
+    # the stored figure is one more measurement of this placement: within 3 sd of the
+    # re-runs' mean (sd of a difference between one value and a mean of n)
+    assert abs(best.value - mean) <= 3 * sd * np.sqrt(1 + 1 / len(reps)), \
         f"stored {best.value:,.0f} pps vs re-runs {mean:,.0f} +- {sd:,.0f} (measured): {reps}"
 
 

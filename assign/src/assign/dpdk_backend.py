@@ -348,6 +348,7 @@ def summarize(values: Sequence[float]) -> dict:
     mean = float(v.mean()) if v.size else float("nan")
     std = float(v.std(ddof=1)) if v.size > 1 else float("nan")
     return {"n": int(v.size), "mean": mean, "std": std, "cv": std / mean if v.size > 1 and mean else float("nan"),
+            "median": float(np.median(v)) if v.size else float("nan"),
             "min": float(v.min()) if v.size else float("nan"), "max": float(v.max()) if v.size else float("nan")}
 
 

@@ -90,7 +90,7 @@ def run_noise(args: argparse.Namespace) -> int:
         print(json.dumps({"placement": args.placement, "workload": workload.name, "instances": workload.instances,
                           "contexts": ctx, "kind": "measured", "reps": args.reps, "values": values,
                           "failures": failures, "summary": s, "protocol": protocol, "runner": runner,
-                          "overhead_s_mean": overhead["mean"]}, indent=2))
+                          "overhead_s_median": overhead["median"]}, indent=2))
     else:
         print(f"placement {args.placement}: {workload.name} x{workload.instances}, "
               + " ".join(f"{n}@{c}" for n, c in zip(names, ctx)))
@@ -104,8 +104,8 @@ def run_noise(args: argparse.Namespace) -> int:
             band = DIFF_FACTOR * s["std"]
             print(f"two single measurements of this placement differ by more than {band:,.0f} packets/s "
                   f"({100 * band / s['mean']:.1f}%) in 5% of cases (estimated, normal noise)")
-        print(f"per-assignment overhead: {overhead['mean']:.3f} s mean (measured; start, port set-up, drain, "
-              f"tear-down; not warm-up or window)")
+        print(f"per-assignment overhead: {overhead['median']:.3f} s median (measured; port set-up, drain, "
+              f"tear-down, and a start when the app process is new; not warm-up or window)")
         if failures:
             print(f"{len(failures)} of {args.reps} measurements failed (not counted): {failures[0]}")
     return 0 if s["n"] >= 2 else 1
