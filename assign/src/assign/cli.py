@@ -6,10 +6,19 @@ import json
 import os
 import sys
 
+from typing import TYPE_CHECKING
+
 from . import __version__
 from .backend import BACKENDS, DEFAULT_BACKEND, BackendError, make_backend
 from .topology import MACHINES, get_machine
 from .workloads import DEFAULT_INSTANCES, WORKLOADS, Workload, WorkloadError
+
+if TYPE_CHECKING:  # heavy imports (scipy, matplotlib) stay lazy at run time
+    from .evt import Estimate
+    from .report import Baseline
+    from .runner import Session
+    from .store import Measurement, Run, Store
+    from .topology import Topology
 
 DESCRIPTION = """\
 Find near-optimal task assignments of pipelined packet-processing workloads
@@ -183,11 +192,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 # --- commands ---------------------------------------------------------------
 
-def _topology(args):
+def _topology(args: argparse.Namespace) -> Topology:
     return get_machine(None if args.topology else args.machine, args.topology)
 
 
-def cmd_topology(args) -> int:
+def cmd_topology(args: argparse.Namespace) -> int:
     topo = _topology(args)
     from .topology import LEVELS
 
@@ -202,7 +211,7 @@ def cmd_topology(args) -> int:
     return 0
 
 
-def cmd_count(args) -> int:
+def cmd_count(args: argparse.Namespace) -> int:
     from .counting import count_assignments, raw_placements
 
     topo = _topology(args)
@@ -216,7 +225,7 @@ def cmd_count(args) -> int:
     return 0
 
 
-def cmd_enumerate(args) -> int:
+def cmd_enumerate(args: argparse.Namespace) -> int:
     import numpy as np
 
     from .counting import count_assignments, raw_placements
@@ -272,7 +281,7 @@ def cmd_enumerate(args) -> int:
     return 0
 
 
-def _prepare_session(args):
+def _prepare_session(args: argparse.Namespace) -> tuple[Session, bool]:
     """Validate every option before the database is touched."""
     from .runner import Session
     from .store import Store
@@ -293,7 +302,7 @@ def _prepare_session(args):
     return session, created
 
 
-def cmd_sample(args) -> int:
+def cmd_sample(args: argparse.Namespace) -> int:
     session, created = _prepare_session(args)
     run = session.run
     nxt, ok, failed, _ = session.store.progress(run.id)
@@ -312,7 +321,7 @@ def cmd_sample(args) -> int:
     return 0
 
 
-def _load_values(args) -> tuple[list[float], str, str]:
+def _load_values(args: argparse.Namespace) -> tuple[list[float], str, str]:
     """(values, label, where) from --db/--run or --csv."""
     if args.csv:
         from .csvio import read_values
@@ -330,7 +339,7 @@ def _load_values(args) -> tuple[list[float], str, str]:
     return values, run.kind, f"{args.db} run {run.id}"
 
 
-def cmd_estimate(args) -> int:
+def cmd_estimate(args: argparse.Namespace) -> int:
     from .evt import EstimateError, estimate
 
     values, label, where = _load_values(args)
@@ -349,7 +358,7 @@ def cmd_estimate(args) -> int:
     return 0
 
 
-def cmd_iterate(args) -> int:
+def cmd_iterate(args: argparse.Namespace) -> int:
     from .iterate import iterate
 
     if args.target_gap <= 0:
@@ -381,7 +390,7 @@ def cmd_iterate(args) -> int:
     return 3
 
 
-def _linux_like(store, run):
+def _linux_like(store: Store, run: Run) -> Measurement | Exception:
     """The Linux-like baseline of a run, measured once and stored."""
     from .backend import MeasureRequest
     from .baselines import linux_like
@@ -406,7 +415,7 @@ def _linux_like(store, run):
     return store.baseline(run.id, "linux-like")
 
 
-def _baselines(store, run, values, est):
+def _baselines(store: Store, run: Run, values: list[float], est: Estimate | None) -> list[Baseline]:
     from .baselines import naive_score
     from .report import Baseline
 
@@ -436,7 +445,7 @@ def _baselines(store, run, values, est):
     return out
 
 
-def cmd_baselines(args) -> int:
+def cmd_baselines(args: argparse.Namespace) -> int:
     from .evt import EstimateError, estimate
     from .store import Store
 
@@ -457,7 +466,7 @@ def cmd_baselines(args) -> int:
     return 0
 
 
-def cmd_report(args) -> int:
+def cmd_report(args: argparse.Namespace) -> int:
     from .evt import EstimateError, estimate
     from .report import ReportInput, build
     from .store import Store
@@ -493,7 +502,7 @@ def cmd_report(args) -> int:
     return 0
 
 
-def cmd_best(args) -> int:
+def cmd_best(args: argparse.Namespace) -> int:
     from .placement import placement
     from .store import Store
 
