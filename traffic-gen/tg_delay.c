@@ -1,10 +1,12 @@
 /* Delay line: a stand-in device under test with a known latency (and,
  * optionally, a known capacity).  Each packet is held until its arrival TSC
  * plus --delay-us, then sent on; packets beyond --capacity-pps (token bucket
- * --capacity-burst deep) are dropped and counted.  Used to check the generator's
+ * --capacity-burst deep, clocked by the packets' signature send times when
+ * they carry one) are dropped and counted.  Used to check the generator's
  * latency and throughput measurements against known answers. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include <rte_cycles.h>
@@ -13,6 +15,7 @@
 #include <rte_lcore.h>
 
 #include "tg_ctx.h"
+#include "tg_sig.h"
 
 #define QUEUE_SLOTS (1u << 16)
 
@@ -45,14 +48,27 @@ delay_main(void *arg)
 		 * arrival by a preemption and release the packet early */
 		uint64_t now = rte_rdtsc();
 
-		if (d->tokens_per_cycle > 0) {
-			tokens += (double)(now - last) * d->tokens_per_cycle;
-			if (tokens > d->burst)
-				tokens = d->burst;
-			last = now;
-		}
 		for (uint16_t i = 0; i < n; i++) {
 			if (d->tokens_per_cycle > 0) {
+				/* The bucket runs on the packet's send time when it
+				 * carries a signature, so that the capacity does not
+				 * depend on when this process got the CPU. */
+				const uint8_t *p = rte_pktmbuf_mtod(pkts[i], const uint8_t *);
+				unsigned off = tg_sig_offset(p, rte_pktmbuf_data_len(pkts[i]));
+				uint64_t t = now;
+				struct tg_sig sig;
+
+				if (off) {
+					memcpy(&sig, p + off, sizeof(sig));
+					if (sig.magic == TG_SIG_MAGIC && sig.tsc && sig.tsc <= now)
+						t = sig.tsc;
+				}
+				if (t > last) {
+					tokens += (double)(t - last) * d->tokens_per_cycle;
+					if (tokens > d->burst)
+						tokens = d->burst;
+					last = t;
+				}
 				if (tokens < 1) {
 					rte_pktmbuf_free(pkts[i]);
 					d->over_capacity++;

@@ -10,7 +10,7 @@
 
 struct trial {
 	double asked_pps, offered_pps, loss_pct;
-	uint64_t offered, received;
+	uint64_t offered, received, link_full;
 	bool pass, generator_limited;
 	struct tg_hist lat;
 };
@@ -32,6 +32,7 @@ run_trial(struct tg_ctx *x, double pps, struct tg_result *r, struct trial *t)
 	memset(t, 0, sizeof(*t));
 	t->asked_pps = pps;
 	t->offered = offered;
+	t->link_full = r->link_full;
 	t->received = unique;
 	t->offered_pps = (double)offered / (r->duration_s > 0 ? r->duration_s : 1e-9);
 	t->loss_pct = offered ? (double)(offered > unique ? offered - unique : 0) * 100 / (double)offered
@@ -39,8 +40,8 @@ run_trial(struct tg_ctx *x, double pps, struct tg_result *r, struct trial *t)
 	t->pass = offered > 0 && t->loss_pct <= x->cfg->loss_tolerance_pct;
 	t->generator_limited = t->offered_pps < 0.99 * pps;
 	t->lat = r->all;
-	fprintf(stderr, "[measured] rfc2544 trial: asked %.0f pps, offered %.0f pps, loss %.4f%% -> %s%s\n",
-		pps, t->offered_pps, t->loss_pct, t->pass ? "pass" : "fail",
+	fprintf(stderr, "[measured] rfc2544 trial: asked %.0f pps, offered %.0f pps (link_full %llu), loss %.4f%% -> %s%s\n",
+		pps, t->offered_pps, (unsigned long long)t->link_full, t->loss_pct, t->pass ? "pass" : "fail",
 		t->generator_limited ? " (generator below the asked rate)" : "");
 	return 0;
 }
@@ -48,9 +49,10 @@ run_trial(struct tg_ctx *x, double pps, struct tg_result *r, struct trial *t)
 static json_t *
 trial_json(const struct trial *t, double hz)
 {
-	return json_pack("{s:s, s:f, s:f, s:I, s:I, s:f, s:b, s:b, s:o}", "kind", "measured",
+	return json_pack("{s:s, s:f, s:f, s:I, s:I, s:I, s:f, s:b, s:b, s:o}", "kind", "measured",
 			 "asked_pps", t->asked_pps, "offered_pps", t->offered_pps, "offered_packets",
-			 (json_int_t)t->offered, "received_unique", (json_int_t)t->received, "loss_pct",
+			 (json_int_t)t->offered, "link_full", (json_int_t)t->link_full,
+			 "received_unique", (json_int_t)t->received, "loss_pct",
 			 t->loss_pct, "pass", t->pass, "generator_limited", t->generator_limited,
 			 "latency_ns", tg_report_latency(&t->lat, hz));
 }

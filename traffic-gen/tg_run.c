@@ -107,7 +107,7 @@ int
 tg_run_once(struct tg_ctx *x, double duration_s, struct tg_result *r)
 {
 	uint64_t hz = rte_get_tsc_hz(), next_live, prev_tx = 0, prev_txb = 0, prev_rx = 0;
-	uint64_t txp, txb, rxp, lf, drain_end = 0, now;
+	uint64_t txp, txb, rxp, lf, drain_end = 0, now, last_rx = UINT64_MAX, quiet_until = 0;
 
 	for (unsigned i = 0; i < x->n_tx; i++) {
 		x->tx[i].epoch = x->epoch;
@@ -151,7 +151,19 @@ tg_run_once(struct tg_ctx *x, double duration_s, struct tg_result *r)
 			if (x->n_rx == 0)
 				break;
 		}
-		if (drain_end && (now >= drain_end || tg_signal > 1))
+		if (drain_end && now >= drain_end) {
+			/* Past the drain time, go on while packets still arrive (a
+			 * DUT emptying its queues), up to 5 s more: a packet of this
+			 * run must not turn up stale in the next. */
+			sums(x, &txp, &txb, &rxp, &lf);
+			if (rxp != last_rx && now < drain_end + 5 * hz) {
+				last_rx = rxp;
+				quiet_until = now + hz / 10;
+			} else if (now >= quiet_until) {
+				break;
+			}
+		}
+		if (tg_signal > 1)
 			break;
 	}
 	tg_run.rx_stop = 1;

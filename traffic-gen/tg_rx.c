@@ -40,35 +40,6 @@ tg_rxjob_reset(struct tg_rxjob *j, uint16_t epoch)
 	j->packets = j->bytes = j->foreign = j->foreign_bytes = j->stale = j->no_timestamp = 0;
 }
 
-/* Offset of the signature, or 0 when the packet is not IPv4 UDP-shaped/TCP. */
-static inline unsigned
-sig_offset(const uint8_t *p, unsigned len)
-{
-	unsigned off = 14, ihl;
-	uint16_t type;
-
-	if (len < 14 + 20 + 8 + TG_SIG_LEN)
-		return 0;
-	memcpy(&type, p + 12, 2);
-	if (type == rte_cpu_to_be_16(0x8100)) {
-		memcpy(&type, p + 16, 2);
-		off += 4;
-	}
-	if (type != rte_cpu_to_be_16(0x0800) || (p[off] >> 4) != 4)
-		return 0;
-	ihl = (p[off] & 0xf) * 4u;
-	if (ihl < 20)
-		return 0;
-	if (p[off + 9] == 6) {
-		if (off + ihl + 13 > len)
-			return 0;
-		off += ihl + (p[off + ihl + 12] >> 4) * 4u;
-	} else {
-		off += ihl + 8;
-	}
-	return off + TG_SIG_LEN <= len ? off : 0;
-}
-
 void
 tg_rx_poll(struct tg_rxjob *j)
 {
@@ -89,7 +60,7 @@ tg_rx_poll(struct tg_rxjob *j)
 		if (i + 1 < n)
 			rte_prefetch0(rte_pktmbuf_mtod(pkts[i + 1], void *));
 		bytes += flen;
-		off = sig_offset(p, len);
+		off = tg_sig_offset(p, len);
 		if (off)
 			memcpy(&sig, p + off, sizeof(sig));
 		if (!off || sig.magic != TG_SIG_MAGIC) {

@@ -38,14 +38,16 @@ def gen_and_ipfwd(build_dir: Path, prefix: str, tmp: Path, gen_args: list[str],
         "app": "ipfwd", "variant": "l1", "allow_colocate": True,
         "instances": [{"rx": {"port": 0, "queue": 0}, "tx": {"port": 0, "queue": 0},
                        "tasks": {"R": 0, "P": 1, "T": 0}}]}))
-    gen = start_tgen(build_dir, prefix + "g", [memif_vdev(sock, "server")],
-                     ["--tx-port", "0", "--rx-port", "0", "--start-after", "0.5", *gen_args],
+    # The app (a sanitizer build is slow to start) may connect well before it
+    # polls: 2 s of grace and rings of 8192 slots.
+    gen = start_tgen(build_dir, prefix + "g", [memif_vdev(sock, "server", 13)],
+                     ["--tx-port", "0", "--rx-port", "0", "--start-after", "2", *gen_args],
                      gen_stats)
     try:
         wait_for(sock)
         app = subprocess.run(
             [str(ipfwd_binary(build_dir)), "--no-pci", "--file-prefix", prefix + "a",
-             "--log-level", "lib.eal:warning", "--vdev", memif_vdev(sock, "client"), "--",
+             "--log-level", "lib.eal:warning", "--vdev", memif_vdev(sock, "client", 13), "--",
              "--placement", str(placement), "--duration", str(app_seconds),
              "--stats", str(app_stats)],
             capture_output=True, text=True, timeout=120, env=sanitizer_env())
@@ -62,7 +64,7 @@ def gen_and_ipfwd(build_dir: Path, prefix: str, tmp: Path, gen_args: list[str],
 def test_ipfwd_under_capacity_loses_nothing(build_dir: Path, file_prefix: str,
                                             tmp_path: Path) -> None:
     g, app = gen_and_ipfwd(build_dir, file_prefix, tmp_path,
-                           ["--rate", "10k", "--duration", "1", "--drain", "1"], 4)
+                           ["--rate", "10k", "--duration", "1", "--drain", "1"], 6)
     tx, rx = g.stats["tx"], g.stats["rx"]
     assert tx["packets"] == 10_000 and tx["link_full"] == 0
     assert app["accounting_ok"] is True
@@ -74,7 +76,7 @@ def test_ipfwd_under_capacity_loses_nothing(build_dir: Path, file_prefix: str,
 def test_ipfwd_far_over_capacity_accounts_for_every_packet(build_dir: Path, file_prefix: str,
                                                            tmp_path: Path) -> None:
     g, app = gen_and_ipfwd(build_dir, file_prefix, tmp_path,
-                           ["--rate", "max", "--duration", "1", "--drain", "1"], 4)
+                           ["--rate", "max", "--duration", "1", "--drain", "1"], 6)
     tx, rx = g.stats["tx"], g.stats["rx"]
     app_total = app["total"]
     # Loss is reported: at the link (the app's memif ring was full) and/or inside the app.
@@ -92,23 +94,24 @@ def test_ipfwd_far_over_capacity_accounts_for_every_packet(build_dir: Path, file
 
 
 def test_rfc2544_finds_a_known_capacity(build_dir: Path, file_prefix: str, tmp_path: Path) -> None:
-    """A delay line that forwards at most 20 kpps (token bucket 1000 packets,
-    50 ms deep): the search, bounded at 40 kpps with a 2.5% resolution and 1 s
-    trials, must land near 20 kpps.  The bucket lets a trial slightly over
-    the capacity pass (by depth / trial = 1 kpps); preemption on a loaded box
-    can fail a trial under it: hence the band, and rings of 8192 slots
-    (400 ms at 20 kpps) to ride out a descheduled peer."""
+    """A delay line that forwards at most 20 kpps (token bucket 2000 packets,
+    100 ms deep, clocked by the packets' send times): the search, bounded at
+    40 kpps with a 5% resolution and 1 s trials, must land near 20 kpps.  The
+    bucket lets a trial up to depth / trial = 2 kpps over the capacity pass;
+    a generator descheduled for longer than the bucket depth on this shared
+    box sends a catch-up burst the bucket drops, which can fail a trial under
+    the capacity: hence the band.  Rings of 8192 slots ride out a slow peer."""
     sock = memif_socket()
     gen_stats, dl_stats = tmp_path / "rfc.json", tmp_path / "delay.json"
     gen = start_tgen(build_dir, file_prefix + "g", [memif_vdev(sock, "server", 13)],
                      ["--mode", "rfc2544", "--tx-port", "0", "--rx-port", "0", "--rate", "40k",
-                      "--frame-sizes", "64", "--trial", "1", "--resolution", "2.5",
+                      "--frame-sizes", "64", "--trial", "1", "--resolution", "5",
                       "--drain", "0.2", "--start-after", "0.5"], gen_stats)
     try:
         wait_for(sock)
         dl = start_tgen(build_dir, file_prefix + "d", [memif_vdev(sock, "client", 13)],
                         ["--mode", "delay", "--rx-port", "0", "--capacity-pps", "20000",
-                         "--capacity-burst", "1000", "--duration", "30"], dl_stats)
+                         "--capacity-burst", "2000", "--duration", "30"], dl_stats)
         g = finish(gen, gen_stats, timeout=120)
         dl.terminate()
         d = finish(dl, dl_stats)
@@ -119,14 +122,15 @@ def test_rfc2544_finds_a_known_capacity(build_dir: Path, file_prefix: str, tmp_p
     assert d.stats["accounting_ok"] is True and d.stats["dropped_by_reason"]["over_capacity"] > 0
     (res,) = g.stats["results"]
     assert res["frame_size"] == 64 and res["kind"] == "measured"
-    assert 12_000 <= res["throughput_pps"] <= 21_500, [(t["asked_pps"], t["loss_pct"]) for t in res["trials"]]
+    assert 12_000 <= res["throughput_pps"] <= 23_000, [(t["asked_pps"], t["loss_pct"]) for t in res["trials"]]
     trials = res["trials"]
     assert trials[0]["asked_pps"] == 40_000 and trials[0]["pass"] is False
     passing = [t for t in trials if t["pass"]]
     assert passing and max(t["asked_pps"] for t in passing) == res["throughput_asked_pps"]
     assert all(t["loss_pct"] == 0 for t in passing)  # tolerance 0 by default
     # The search stopped within its resolution: the lowest failing rate above
-    # the result is at most 2.5% of 40 kpps away.
-    above = min(t["asked_pps"] for t in trials if not t["pass"])
-    assert 0 < above - res["throughput_asked_pps"] <= 1000 + 1e-6
+    # the result is at most 5% of 40 kpps away.
+    above = min(t["asked_pps"] for t in trials if not t["pass"] and
+                t["asked_pps"] > res["throughput_asked_pps"])
+    assert 0 < above - res["throughput_asked_pps"] <= 2000 + 1e-6
     assert "RFC 2544 throughput" in g.stdout or "RFC 2544 throughput" in g.stderr
