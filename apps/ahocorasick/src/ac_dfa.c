@@ -248,21 +248,70 @@ static uint64_t report(const struct ac_dfa *d, uint32_t row, const uint8_t *data
 	return m;
 }
 
-uint64_t ac_dfa_scan(const struct ac_dfa *d, const uint8_t *data, uint32_t len,
-		     ac_match_fn fn, void *ctx)
+/* Scan data[i, len) from state row s. */
+static uint64_t scan_from(const struct ac_dfa *d, uint32_t s, const uint8_t *data,
+			  uint32_t i, uint32_t len, ac_match_fn fn, void *ctx)
 {
 	const uint32_t *delta = d->delta;
 	const uint8_t *cls = d->cls;
-	uint32_t s = 0;
 	uint64_t m = 0;
 
-	for (uint32_t i = 0; i < len; i++) {
+	for (; i < len; i++) {
 		uint32_t t = delta[s + cls[data[i]]];
 		s = t & ~AC_OUT;
 		if (__builtin_expect(t & AC_OUT, 0))
 			m += report(d, s, data, i + 1, fn, ctx);
 	}
 	return m;
+}
+
+uint64_t ac_dfa_scan(const struct ac_dfa *d, const uint8_t *data, uint32_t len,
+		     ac_match_fn fn, void *ctx)
+{
+	return scan_from(d, 0, data, 0, len, fn, ctx);
+}
+
+/* Two buffers in lockstep: each byte's table load depends on the previous
+ * one of the same buffer only, so two independent chains overlap their
+ * load latency (the DFA scan is latency-bound once the table leaves L1). */
+static void scan_pair(const struct ac_dfa *d, const uint8_t *a, uint32_t la,
+		      const uint8_t *b, uint32_t lb, ac_match_fn fn, void *ctx,
+		      uint64_t *ma, uint64_t *mb)
+{
+	const uint32_t *delta = d->delta;
+	const uint8_t *cls = d->cls;
+	uint32_t sa = 0, sb = 0, n = la < lb ? la : lb, i;
+	uint64_t ca = 0, cb = 0;
+
+	for (i = 0; i < n; i++) {
+		uint32_t ta = delta[sa + cls[a[i]]];
+		uint32_t tb = delta[sb + cls[b[i]]];
+		sa = ta & ~AC_OUT;
+		sb = tb & ~AC_OUT;
+		if (__builtin_expect((ta | tb) & AC_OUT, 0)) {
+			if (ta & AC_OUT)
+				ca += report(d, sa, a, i + 1, fn, ctx);
+			if (tb & AC_OUT)
+				cb += report(d, sb, b, i + 1, fn, ctx);
+		}
+	}
+	ca += scan_from(d, sa, a, i, la, fn, ctx);
+	cb += scan_from(d, sb, b, i, lb, fn, ctx);
+	*ma = ca;
+	*mb = cb;
+}
+
+void ac_dfa_scan_burst(const struct ac_dfa *d, const uint8_t *const *data,
+		       const uint32_t *len, unsigned n, ac_match_fn fn, void *ctx,
+		       uint64_t *matches)
+{
+	unsigned i = 0;
+
+	for (; i + 1 < n; i += 2)
+		scan_pair(d, data[i], len[i], data[i + 1], len[i + 1], fn, ctx,
+			  &matches[i], &matches[i + 1]);
+	if (i < n)
+		matches[i] = scan_from(d, 0, data[i], 0, len[i], fn, ctx);
 }
 
 size_t ac_dfa_size(const struct ac_dfa *d)

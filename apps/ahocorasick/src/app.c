@@ -55,6 +55,7 @@ struct ac_task {
 	enum ac_verdict_mode verdict;
 	uint8_t mark_dscp;
 	bool scan_all_frames;
+	bool pending_linear;  /* t->linear holds a payload not scanned yet */
 	unsigned instance;
 	/* counters, read by stats() from the main lcore */
 	uint64_t scanned;                   /* packets whose L4 payload was scanned */
@@ -248,6 +249,33 @@ static void mark(struct rte_mbuf *m, uint32_t l3_off, uint8_t dscp)
 	ip->hdr_checksum = rte_ipv4_cksum(ip);
 }
 
+/* Scan the ns collected payloads as one burst, then count and judge. */
+static void scan_pending(struct ac_task *t, struct rte_mbuf **pkts,
+			 const uint8_t *const *data, const uint32_t *len,
+			 const uint32_t *l3_off, uint64_t *hits, const uint16_t *idx,
+			 unsigned ns, uint8_t *verdict)
+{
+	t->pending_linear = false;
+	if (ns == 0)
+		return;
+	ac_engine_scan_burst(t->engine, t->scratch, data, len, ns, count_hit, t->kw_hits,
+			     hits);
+	for (unsigned j = 0; j < ns; j++) {
+		t->bytes_scanned += len[j];
+		t->hist[hist_bucket(hits[j])]++;
+		if (hits[j] == 0)
+			continue;
+		t->matches += hits[j];
+		t->packets_matched++;
+		if (t->verdict == VERDICT_DROP) {
+			verdict[idx[j]] = 1; /* keyword_match */
+		} else if (t->verdict == VERDICT_MARK && l3_off[j] != UINT32_MAX) {
+			mark(pkts[idx[j]], l3_off[j], t->mark_dscp);
+			t->marked++;
+		}
+	}
+}
+
 /* Copy a segmented packet into buf (LINEAR_BYTES), following the segments
  * themselves rather than trusting pkt_len: a PMD that sets pkt_len beyond
  * its chain must not make the scan read past it.  Returns bytes copied. */
@@ -269,47 +297,53 @@ static void ac_process(void *task_state, struct rte_mbuf **pkts, uint16_t n,
 		       uint8_t *verdict)
 {
 	struct ac_task *t = task_state;
+	const uint8_t *data[PP_BURST];
+	uint32_t len[PP_BURST], l3_off[PP_BURST];
+	uint64_t hits[PP_BURST];
+	uint16_t idx[PP_BURST]; /* burst position of each buffer to scan */
+	unsigned ns = 0;
 
+	/* 1. Locate each packet's payload. */
 	for (uint16_t i = 0; i < n; i++) {
 		struct rte_mbuf *m = pkts[i];
 		if (i + 1 < n)
 			rte_prefetch0(rte_pktmbuf_mtod(pkts[i + 1], void *));
+		verdict[i] = PP_VERDICT_FORWARD;
 		const uint8_t *frame = rte_pktmbuf_mtod(m, const uint8_t *);
-		uint32_t len = rte_pktmbuf_data_len(m);
+		uint32_t flen = rte_pktmbuf_data_len(m);
 		if (unlikely(m->next != NULL)) {
-			len = linearise(m, t->linear, &t->short_chains);
+			/* One linear buffer per task: at most one segmented
+			 * packet per scan pass, so flush the pending ones first. */
+			if (t->pending_linear) {
+				scan_pending(t, pkts, data, len, l3_off, hits, idx, ns, verdict);
+				ns = 0;
+			}
+			flen = linearise(m, t->linear, &t->short_chains);
 			frame = t->linear;
 			t->copied++;
+			t->pending_linear = true;
 		}
 		struct ac_payload pl;
-		enum ac_payload_status s = ac_find_payload(frame, len, &pl);
-		verdict[i] = PP_VERDICT_FORWARD;
+		enum ac_payload_status s = ac_find_payload(frame, flen, &pl);
 		if (s != AC_PL_OK) {
 			if (!t->scan_all_frames) {
 				t->unscanned[s]++;
 				continue;
 			}
 			pl.off = 0;
-			pl.len = len;
+			pl.len = flen;
+			pl.l3_off = UINT32_MAX; /* nothing to mark */
 			t->whole_frames++;
 		} else {
 			t->scanned++;
 		}
-		uint64_t hits = ac_engine_scan(t->engine, t->scratch, frame + pl.off,
-					       pl.len, count_hit, t->kw_hits);
-		t->bytes_scanned += pl.len;
-		t->hist[hist_bucket(hits)]++;
-		if (hits == 0)
-			continue;
-		t->matches += hits;
-		t->packets_matched++;
-		if (t->verdict == VERDICT_DROP) {
-			verdict[i] = 1; /* keyword_match */
-		} else if (t->verdict == VERDICT_MARK && s == AC_PL_OK) {
-			mark(m, pl.l3_off, t->mark_dscp);
-			t->marked++;
-		}
+		data[ns] = frame + pl.off;
+		len[ns] = pl.len;
+		l3_off[ns] = pl.l3_off;
+		idx[ns++] = i;
 	}
+	/* 2. Scan them together, 3. verdicts. */
+	scan_pending(t, pkts, data, len, l3_off, hits, idx, ns, verdict);
 }
 
 struct top_entry {

@@ -98,6 +98,18 @@ uint64_t ac_engine_scan(const struct ac_engine *e, struct ac_scratch *s,
 	return hs_engine_scan(e->hs, s->hs, data, len, fn, ctx);
 }
 
+void ac_engine_scan_burst(const struct ac_engine *e, struct ac_scratch *s,
+			  const uint8_t *const *data, const uint32_t *len,
+			  unsigned n, ac_match_fn fn, void *ctx, uint64_t *matches)
+{
+	if (e->kind == AC_ENGINE_AC) {
+		ac_dfa_scan_burst(e->dfa, data, len, n, fn, ctx, matches);
+		return;
+	}
+	for (unsigned i = 0; i < n; i++)
+		matches[i] = hs_engine_scan(e->hs, s->hs, data[i], len[i], fn, ctx);
+}
+
 uint64_t ac_scratch_errors(const struct ac_scratch *s, int *last_error)
 {
 	if (s->hs == NULL) {

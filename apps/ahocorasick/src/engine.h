@@ -40,6 +40,13 @@ uint64_t ac_engine_scan(const struct ac_engine *e, struct ac_scratch *s,
 			const uint8_t *data, uint32_t len, ac_match_fn fn,
 			void *ctx);
 
+/* Scan n buffers (a burst's payloads); matches[i] = matches in buffer i.
+ * Same matches as n ac_engine_scan calls; the AC engine interleaves two
+ * buffers at a time to overlap table-load latency. */
+void ac_engine_scan_burst(const struct ac_engine *e, struct ac_scratch *s,
+			  const uint8_t *const *data, const uint32_t *len,
+			  unsigned n, ac_match_fn fn, void *ctx, uint64_t *matches);
+
 /* Scans on this scratch that failed and stopped early (Hyperscan errors;
  * always 0 for AC), and the last error code. */
 uint64_t ac_scratch_errors(const struct ac_scratch *s, int *last_error);

@@ -186,6 +186,45 @@ static void run_round(uint32_t n_kw_want, int wide, uint32_t payloads,
 		free(got_hs.m);
 	}
 	free(d);
+	/* Bursts (the app's path; AC scans two buffers in lockstep): same
+	 * matches per buffer as the naive search, odd counts, empty buffers
+	 * and unequal lengths included. */
+	for (int b = 0; b < 10; b++) {
+		const uint8_t *bufs[33];
+		uint32_t lens[33];
+		uint64_t per_ac[33], per_hs[33];
+		unsigned nb = b == 0 ? 1 : 1 + rnd(33);
+		struct match_list want = { 0 }, got_ac = { 0 }, got_hs = { 0 };
+		for (unsigned i = 0; i < nb; i++) {
+			lens[i] = rnd(5) == 0 ? 0 : rnd(1500);
+			uint8_t *p = malloc(lens[i] + 1);
+			plant(p, lens[i], kw, n_kw, wide);
+			bufs[i] = p;
+		}
+		ac_engine_scan_burst(ac, sa, bufs, lens, nb, collect, &got_ac, per_ac);
+		ac_engine_scan_burst(hs, sh, bufs, lens, nb, collect, &got_hs, per_hs);
+		for (unsigned i = 0; i < nb; i++) {
+			size_t before = want.n;
+			naive(kw, n_kw, bufs[i], lens[i], &want);
+			CHECK(per_ac[i] == want.n - before && per_hs[i] == want.n - before,
+			      "burst buffer %u/%u (len %u): ac %llu, hs %llu, naive %zu", i, nb,
+			      lens[i], (unsigned long long)per_ac[i],
+			      (unsigned long long)per_hs[i], want.n - before);
+			free((void *)bufs[i]);
+		}
+		struct match_list w2 = { 0 };
+		w2.m = malloc(want.n * sizeof(*w2.m) + 1);
+		memcpy(w2.m, want.m, want.n * sizeof(*w2.m));
+		w2.n = w2.cap = want.n;
+		CHECK(same(&want, &got_ac) && same(&w2, &got_hs),
+		      "burst of %u: multisets differ (ac %zu, hs %zu, naive %zu)", nb,
+		      got_ac.n, got_hs.n, want.n);
+		*total_matches += want.n;
+		free(want.m);
+		free(w2.m);
+		free(got_ac.m);
+		free(got_hs.m);
+	}
 	ac_scratch_free(sa);
 	ac_scratch_free(sh);
 	ac_engine_free(ac);
