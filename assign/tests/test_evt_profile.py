@@ -149,3 +149,22 @@ def test_estimate_cross_check_on_known_end_point_samples() -> None:
                 assert sc["loglik"] < est.fit.loglik, (name, seed, sc)
     print(f"\nscipy genpareto converged inside xi >= -1 in {compared} of 30 estimates, agreed in {agreed}")
     assert compared >= 15 and agreed >= 0.8 * compared
+
+
+def test_narrow_profile_still_bracketed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A profile peak narrower than the bracketing grid's step (many
+    exceedances; here a coarse grid stands in for them): both ends must still
+    be found around the maximum."""
+    from assign.evt import profile
+
+    coarse = np.concatenate([np.arange(-700.0, -40.0, 10.0), np.arange(-40.0, 25.0, 4.0)])
+    monkeypatch.setattr(profile, "_S_GRID", coarse)
+    ex = exceedances(21, -0.3, k=5000)
+    f = fit(ex)
+    grid_ll, _ = profile_neg(ex, coarse)
+    assert not np.any(grid_ll >= f.cut)  # no grid point inside the interval
+    assert f.upb is not None and f.upb_ci_low is not None and math.isfinite(f.upb_ci_high)
+    assert ex.xmax < f.upb_ci_low < f.upb < f.upb_ci_high
+    half = stats.chi2.ppf(0.95, 1) / 2 * f.cut_factor
+    for end in (f.upb_ci_low, f.upb_ci_high):
+        assert float(f.profile(np.array([end]))[0]) == pytest.approx(f.loglik - half, abs=1e-6)

@@ -208,15 +208,22 @@ def fit(ex: Exceedances, confidence: float = 0.95, calibrate: bool = True) -> Gp
     factor = lr_factor(xi, k, confidence) if calibrate else 1.0
     cut = l_best - half * factor
 
-    low, high = _interval(ex, grid_ll, cut, l_inf, neg)
-    wilks = (low, high) if factor == 1.0 else _interval(ex, grid_ll, l_best - half, l_inf, neg)
+    # The maximum joins the bracketing grid, so a peak narrower than the grid
+    # step still brackets both ends.
+    if s_best is not None:
+        at = int(np.searchsorted(_S_GRID, s_best))
+        sg, lg = np.insert(_S_GRID, at, s_best), np.insert(grid_ll, at, l_best)
+    else:
+        sg, lg = _S_GRID, grid_ll
+    low, high = _interval(ex, sg, lg, cut, l_inf, neg)
+    wilks = (low, high) if factor == 1.0 else _interval(ex, sg, lg, l_best - half, l_inf, neg)
     return GpdFit(ex=ex, xi=float(xi), sigma=float(sigma), loglik=float(l_best - k * log_scale),
                   upb=upb, upb_ci_low=low, upb_ci_high=high, on_boundary=bool(on_boundary),
                   confidence=confidence, s_hat=s_best, cut=float(cut), cut_factor=float(factor),
                   wilks_ci=wilks)
 
 
-def _interval(ex: Exceedances, grid_ll: np.ndarray, cut: float, l_inf: float,
+def _interval(ex: Exceedances, grid_s: np.ndarray, grid_ll: np.ndarray, cut: float, l_inf: float,
               neg) -> tuple[float | None, float]:
     """Convex hull of {a : L*(a) >= cut}: the grid brackets the outermost
     crossings, brentq places them."""
@@ -230,9 +237,9 @@ def _interval(ex: Exceedances, grid_ll: np.ndarray, cut: float, l_inf: float,
     if lo_i == 0:
         low = ex.xmax  # the sample maximum itself cannot be excluded
     else:
-        low = ex.upb_of_s(optimize.brentq(f, _S_GRID[lo_i - 1], _S_GRID[lo_i], xtol=1e-12))
-    if upper_open or hi_i == _S_GRID.size - 1:
+        low = ex.upb_of_s(optimize.brentq(f, grid_s[lo_i - 1], grid_s[lo_i], xtol=1e-12))
+    if upper_open or hi_i == grid_s.size - 1:
         high = np.inf
     else:
-        high = ex.upb_of_s(optimize.brentq(f, _S_GRID[hi_i], _S_GRID[hi_i + 1], xtol=1e-12))
+        high = ex.upb_of_s(optimize.brentq(f, grid_s[hi_i], grid_s[hi_i + 1], xtol=1e-12))
     return low, high
