@@ -12,11 +12,12 @@ from pathlib import Path
 
 from scapy.utils import RawPcapReader
 
-from ipfwd_harness import instance, ipfwd_binary, placement, run_ipfwd, sanitizer_env
-from ipfwd_reference import forward
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # helpers beside this file
+from ipfwd_harness import instance, ipfwd_binary, placement, run_ipfwd, sanitizer_env  # noqa: E402
+from ipfwd_reference import forward  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-import gen_traffic  # noqa: E402
+import ipfwd_traffic  # noqa: E402
 
 
 def read_pcap(path: Path) -> list[bytes]:
@@ -25,7 +26,7 @@ def read_pcap(path: Path) -> list[bytes]:
 
 def make_capture(tmp: Path, name: str, variant: str, packets: int, invalid: float, seed: int) -> Path:
     path = tmp / name
-    gen_traffic.write_pcap(path, gen_traffic.generate(variant, packets, 16, 64 + seed * 10, invalid, seed))
+    ipfwd_traffic.write_pcap(path, ipfwd_traffic.generate(variant, packets, 16, 64 + seed * 10, invalid, seed))
     return path
 
 

@@ -9,10 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from ipfwd_harness import SANITIZER_MARKS, instance, ipfwd_binary, placement, run_ipfwd, sanitizer_env
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # helpers beside this file
+from ipfwd_harness import SANITIZER_MARKS, instance, ipfwd_binary, placement, run_ipfwd, sanitizer_env  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-import gen_traffic  # noqa: E402
+import ipfwd_traffic  # noqa: E402
 
 T2 = "pack:1 core:8 group:2 pu:4"
 FIXTURES = Path(__file__).resolve().parents[3] / "runtime" / "tests" / "placements"
@@ -122,7 +123,7 @@ def test_missing_port_is_refused_at_launch(build_dir: Path, file_prefix: str, tm
 
 def test_missing_queue_is_refused_at_launch(build_dir: Path, file_prefix: str, tmp_path: Path) -> None:
     cap = tmp_path / "one.pcap"
-    gen_traffic.write_pcap(cap, gen_traffic.generate("l1", 4, 1, 64, 0.0, 1))
+    ipfwd_traffic.write_pcap(cap, ipfwd_traffic.generate("l1", 4, 1, 64, 0.0, 1))
     # net_pcap has one rx queue per rx_pcap= argument: queue 1 does not exist.
     res = run_ipfwd(build_dir, file_prefix, tmp_path, [f"net_pcap0,rx_pcap={cap}", "net_null0"],
                     placement([instance(0, 0, 1, 0), instance(0, 1, 1, 1, r=1, p=0, t=1)]),

@@ -8,10 +8,11 @@ import subprocess
 import sys
 from pathlib import Path
 
-from ipfwd_harness import instance, ipfwd_binary, placement, sanitizer_env
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # helpers beside this file
+from ipfwd_harness import instance, ipfwd_binary, placement, sanitizer_env  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-import gen_traffic  # noqa: E402
+import ipfwd_traffic  # noqa: E402
 
 
 def serve(build_dir: Path, file_prefix: str, cap: Path, lines: list[str]) -> tuple[int, list[dict], str]:
@@ -25,7 +26,7 @@ def serve(build_dir: Path, file_prefix: str, cap: Path, lines: list[str]) -> tup
 
 def test_serve_runs_each_line(build_dir: Path, file_prefix: str, tmp_path: Path) -> None:
     cap = tmp_path / "in.pcap"
-    gen_traffic.write_pcap(cap, gen_traffic.generate("l1", 512, 16, 64, 0.1, 1))
+    ipfwd_traffic.write_pcap(cap, ipfwd_traffic.generate("l1", 512, 16, 64, 0.1, 1))
     first = placement([instance(0, 0, 1, 0, r=0, p=1, t=0)], "l1")
     bad = placement([instance(0, 0, 1, 0, r=0, p=99, t=0)], "l1")
     swapped = placement([instance(0, 0, 1, 0, r=1, p=0, t=1)], "mem")
@@ -49,7 +50,7 @@ def test_serve_runs_each_line(build_dir: Path, file_prefix: str, tmp_path: Path)
 
 def test_serve_all_good_exits_zero(build_dir: Path, file_prefix: str, tmp_path: Path) -> None:
     cap = tmp_path / "in.pcap"
-    gen_traffic.write_pcap(cap, gen_traffic.generate("l1", 256, 16, 64, 0.0, 2))
+    ipfwd_traffic.write_pcap(cap, ipfwd_traffic.generate("l1", 256, 16, 64, 0.0, 2))
     p = json.dumps(placement([instance(0, 0, 1, 0)], "l1"))
     rc, out, err = serve(build_dir, file_prefix, cap, [p, p, p])
     assert rc == 0, err

@@ -8,10 +8,12 @@ accounted for."""
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
-from ipfwd_harness import build_sanitizers, instance, placement, run_ipfwd
-from libpcap_count import count_packets
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # helpers beside this file
+from ipfwd_harness import build_sanitizers, instance, placement, run_ipfwd  # noqa: E402
+from ipfwd_libpcap_count import count_packets  # noqa: E402
 
 QUEUES_PER_PORT = 16  # RTE_PMD_PCAP_MAX_QUEUES in DPDK 22.11
 
