@@ -58,3 +58,13 @@ def test_draw_depends_only_on_seed_and_index():
     assert not np.array_equal(batch, draws(seed=8, first=0, count=50, n_tasks=24, n_contexts=64))
     for row in batch:
         assert len(set(row.tolist())) == 24
+
+
+def test_collision_check_agrees_with_sorting():
+    from assign.sampling import _collision_free
+
+    rng = np.random.default_rng(0)
+    for contexts, tasks in ((64, 24), (64, 2), (100, 30), (4, 3)):
+        cand = rng.integers(0, contexts, size=(3000, tasks))
+        srt = np.sort(cand, axis=1)
+        assert (_collision_free(cand, contexts) == ~(srt[:, 1:] == srt[:, :-1]).any(axis=1)).all()

@@ -22,11 +22,18 @@ def draw(seed: int, idx: int, n_tasks: int, n_contexts: int, allow_colocate: boo
         return rng.integers(0, n_contexts, size=n_tasks)
     while True:
         cand = rng.integers(0, n_contexts, size=(TRIES_PER_BATCH, n_tasks))
-        srt = np.sort(cand, axis=1)
-        ok = ~(srt[:, 1:] == srt[:, :-1]).any(axis=1)
-        hit = np.flatnonzero(ok)
+        hit = np.flatnonzero(_collision_free(cand, n_contexts))
         if hit.size:
             return cand[hit[0]]
+
+
+def _collision_free(cand: np.ndarray, n_contexts: int) -> np.ndarray:
+    """Rows of `cand` without a repeated context."""
+    if n_contexts <= 64:  # one bit per context: no collision iff T bits are set
+        bits = np.bitwise_or.reduce(np.left_shift(np.uint64(1), cand.astype(np.uint64)), axis=1)
+        return np.bitwise_count(bits) == cand.shape[1]
+    srt = np.sort(cand, axis=1)
+    return ~(srt[:, 1:] == srt[:, :-1]).any(axis=1)
 
 
 def draws(seed: int, first: int, count: int, n_tasks: int, n_contexts: int,
