@@ -79,15 +79,51 @@ def write_pcap(path: Path, packets: list[bytes]) -> None:
             f.write(p)
 
 
+def write_pcap_array(path: Path, packets: np.ndarray) -> None:
+    """Same file as write_pcap for equal-sized packets (rows of `packets`),
+    without a Python loop: a million packets in about a second."""
+    n, size = packets.shape
+    rec = np.empty((n, 16 + size), dtype=np.uint8)
+    i = np.arange(n, dtype=np.uint32)
+    hdr = np.stack([i // 1000000, i % 1000000, np.full(n, size, np.uint32), np.full(n, size, np.uint32)], axis=1)
+    rec[:, :16] = hdr.astype("<u4").view(np.uint8).reshape(n, 16)
+    rec[:, 16:] = packets
+    with path.open("wb") as f:
+        f.write(PCAP_HEADER)
+        rec.tofile(f)
+
+
+def valid_packets(variant: str, n_packets: int, n_dst: int, size: int,
+                  rng: np.random.Generator) -> np.ndarray:
+    """n valid packets as rows of a uint8 array: the template of packet()
+    with destination, source, TTL, source port and checksum filled in."""
+    dsts = destinations(variant, n_packets, n_dst, rng).astype(np.uint64)
+    srcs = rng.integers(0x0B000001, 0x0B00FFFF, size=n_packets).astype(np.uint64)
+    ttls = rng.integers(2, 65, size=n_packets).astype(np.uint64)
+    sports = (1024 + np.arange(n_packets) % 60000).astype(np.uint64)
+    pk = np.tile(np.frombuffer(packet(0, 0, size, 0, 0), dtype=np.uint8), (n_packets, 1))
+    for off, val, width in ((26, srcs, 4), (30, dsts, 4), (34, sports, 2)):
+        for b in range(width):
+            pk[:, off + b] = (val >> np.uint64(8 * (width - 1 - b))) & np.uint64(0xFF)
+    pk[:, 22] = ttls.astype(np.uint8)
+    pk[:, 24:26] = 0
+    words = pk[:, 14:34].astype(np.uint32).reshape(n_packets, 10, 2)
+    total = (words[:, :, 0] << 8 | words[:, :, 1]).sum(axis=1)
+    while (total >> 16).any():
+        total = (total & 0xFFFF) + (total >> 16)
+    csum = ~total & 0xFFFF
+    pk[:, 24] = (csum >> 8).astype(np.uint8)
+    pk[:, 25] = (csum & 0xFF).astype(np.uint8)
+    return pk
+
+
 def generate(variant: str, n_packets: int, n_dst: int, size: int, invalid: float,
              seed: int) -> list[bytes]:
     rng = np.random.default_rng(seed)
-    dsts = destinations(variant, n_packets, n_dst, rng)
-    srcs = rng.integers(0x0B000001, 0x0B00FFFF, size=n_packets)
-    ttls = rng.integers(2, 65, size=n_packets)
+    pk = valid_packets(variant, n_packets, n_dst, size, rng)
     out = []
     for i in range(n_packets):
-        p = packet(int(dsts[i]), int(srcs[i]), size, int(ttls[i]), 1024 + i % 60000)
+        p = pk[i].tobytes()
         if invalid > 0 and rng.random() < invalid:
             p = break_packet(p, INVALID_KINDS[i % len(INVALID_KINDS)], rng)
         out.append(p)
@@ -114,7 +150,11 @@ def main(argv: list[str] | None = None) -> int:
         ap.error(f"--invalid {a.invalid}: expected a fraction 0..1")
     if a.destinations < 1:
         ap.error(f"--destinations {a.destinations}: expected at least 1")
-    write_pcap(a.output, generate(a.variant, n, a.destinations, a.size, a.invalid, a.seed))
+    if a.invalid > 0:
+        write_pcap(a.output, generate(a.variant, n, a.destinations, a.size, a.invalid, a.seed))
+    else:
+        rng = np.random.default_rng(a.seed)
+        write_pcap_array(a.output, valid_packets(a.variant, n, a.destinations, a.size, rng))
     return 0
 
 
