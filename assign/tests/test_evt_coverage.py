@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from assign.evt.coverage import HEADER, Coverage, measure
+from assign.evt.coverage import Coverage, header, measure
 
 REPS = 200
 SIZES = (1000, 2000, 5000)
@@ -19,7 +19,7 @@ def table(pytestconfig) -> dict[tuple[str, int], Coverage]:
     out = {(d, n): measure(d, n, REPS, seed=1) for d in DISTS for n in SIZES}
     capman = pytestconfig.pluginmanager.getplugin("capturemanager")
     with capman.global_and_fixture_disabled():
-        print("\n" + HEADER)
+        print("\n" + header(0.95))
         for c in out.values():
             print(c.row())
     return out

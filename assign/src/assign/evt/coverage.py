@@ -2,7 +2,7 @@
 median relative error of UPB and coverage of its interval, per distribution
 and sample size.
 
-    python -m assign.evt.coverage [--reps 200] [--seed 1] [--n 1000 2000 5000]
+    python -m assign.evt.coverage [--reps 200] [--seed 1] [--n 1000 2000 5000] [--confidence 0.95]
 """
 from __future__ import annotations
 
@@ -43,8 +43,9 @@ class Coverage:
                 f"{100 * self.median_rel_error:.3f}% | {100 * self.median_rel_width:.2f}% | {st} |")
 
 
-HEADER = ("| distribution | n | reps | 95% coverage | plain Wilks coverage | median rel. error of UPB | "
-          "median rel. CI width | statuses |\n|---|---|---|---|---|---|---|---|")
+def header(confidence: float = 0.95) -> str:
+    return (f"| distribution | n | reps | coverage of the {confidence:.0%} interval | plain Wilks coverage | "
+            "median rel. error of UPB | median rel. CI width | statuses |\n|---|---|---|---|---|---|---|---|")
 
 
 def measure(name: str, n: int, reps: int, seed: int, confidence: float = 0.95) -> Coverage:
@@ -73,11 +74,12 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--n", type=int, nargs="+", default=[1000, 2000, 5000])
     ap.add_argument("--dist", nargs="+", default=list(DISTRIBUTIONS), choices=list(DISTRIBUTIONS))
+    ap.add_argument("--confidence", type=float, default=0.95)
     args = ap.parse_args()
-    print(HEADER)
+    print(header(args.confidence))
     for name in args.dist:
         for n in args.n:
-            print(measure(name, n, args.reps, args.seed).row(), flush=True)
+            print(measure(name, n, args.reps, args.seed, args.confidence).row(), flush=True)
 
 
 if __name__ == "__main__":

@@ -22,6 +22,7 @@ hair above the sample maximum (d ~ 1e-300) keep full precision.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -148,7 +149,7 @@ class GpdFit:
         return self.cut - self.ex.k * np.log(self.ex.scale)
 
 
-def _refine_max(f, lo: float, hi: float) -> tuple[float, float]:
+def _refine_max(f: Callable[[float], float], lo: float, hi: float) -> tuple[float, float]:
     res = optimize.minimize_scalar(lambda v: -f(v), bounds=(lo, hi), method="bounded",
                                    options={"xatol": 1e-10})
     return float(res.x), float(-res.fun)
@@ -159,10 +160,13 @@ def fit(ex: Exceedances, confidence: float = 0.95, calibrate: bool = True) -> Gp
     {a : L*(a) >= L(best) - c/2} with c the chi-square(1) quantile, times the
     small-sample factor of calibration.py when `calibrate` (else plain Wilks)."""
     k = ex.k
-    neg = lambda v: float(profile_neg(ex, v)[0])  # noqa: E731
-    pos = lambda v: float(profile_pos(ex, v)[0])  # noqa: E731
+    def neg(v: float) -> float:
+        return float(profile_neg(ex, v)[0])
 
-    grid_ll, grid_t = profile_neg(ex, _S_GRID)
+    def pos(v: float) -> float:
+        return float(profile_pos(ex, v)[0])
+
+    grid_ll, _ = profile_neg(ex, _S_GRID)
     i = int(np.argmax(grid_ll))
     if 0 < i < _S_GRID.size - 1:
         s_hat, l_neg = _refine_max(neg, _S_GRID[i - 1], _S_GRID[i + 1])
@@ -224,7 +228,7 @@ def fit(ex: Exceedances, confidence: float = 0.95, calibrate: bool = True) -> Gp
 
 
 def _interval(ex: Exceedances, grid_s: np.ndarray, grid_ll: np.ndarray, cut: float, l_inf: float,
-              neg) -> tuple[float | None, float]:
+              neg: Callable[[float], float]) -> tuple[float | None, float]:
     """Convex hull of {a : L*(a) >= cut}: the grid brackets the outermost
     crossings, brentq places them."""
     inside = np.flatnonzero(grid_ll >= cut)
@@ -232,7 +236,8 @@ def _interval(ex: Exceedances, grid_s: np.ndarray, grid_ll: np.ndarray, cut: flo
     if inside.size == 0:
         # Every finite end point is rejected (a clearly positive shape).
         return None, np.inf
-    f = lambda v: neg(v) - cut  # noqa: E731
+    def f(v: float) -> float:
+        return neg(v) - cut
     lo_i, hi_i = int(inside[0]), int(inside[-1])
     if lo_i == 0:
         low = ex.xmax  # the sample maximum itself cannot be excluded
