@@ -183,3 +183,22 @@ def test_falls_back_to_no_huge_when_hugepages_are_short(build_dir: Path, file_pr
     res.assert_clean()
     assert res.stderr.count("running with --no-huge -m") == 1, res.stderr
     assert res.stats["total"]["rx_packets"] == 100 and res.stats["accounting_ok"] is True
+
+
+def test_stuck_tx_port_ends_with_tx_failed(build_dir: Path, file_prefix: str, tmp_path: Path) -> None:
+    # net_ring0 loops its tx ring to its own rx queue, which nobody reads:
+    # after 1023 packets it refuses everything.  Backpressure stops R; at the
+    # stop T gives up after 1 s and counts what it could not send.
+    cap = make_capture(tmp_path, "in.pcap", "l1", 256, 0.0, 9)
+    res = run_ipfwd(build_dir, file_prefix, tmp_path,
+                    [f"net_pcap0,rx_pcap={cap},infinite_rx=1", "net_ring0"],
+                    placement([instance(0, 0, 1, 0)], "l1"), ["--duration", "1"])
+    res.assert_clean()
+    t = res.stats["total"]
+    assert t["tx_packets"] == 1023  # the ring's capacity
+    assert t["dropped_by_reason"]["tx_failed"] > 0
+    assert t["dropped_packets"] == t["dropped_by_reason"]["tx_failed"]
+    assert t["rx_packets"] == t["tx_packets"] + t["dropped_packets"] + t["queued_packets"]
+    assert res.stats["accounting_ok"] is True
+    # R received no more than the rings and T's burst could hold.
+    assert t["rx_packets"] <= 1023 + 2 * 1023 + 2 * 32
