@@ -1,5 +1,6 @@
 /* Statistics JSON: everything in it was measured on this run, except the
  * "config" object (what was asked). */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -166,8 +167,13 @@ tg_report_write(const struct tg_cfg *c, json_t *root)
 	}
 	snprintf(tmp, sizeof(tmp), "%s.tmp", c->stats_path);
 	if (json_dump_file(root, tmp, JSON_INDENT(2)) || rename(tmp, c->stats_path)) {
-		fprintf(stderr, "pp-tgen: cannot write statistics to %s\n", c->stats_path);
+		/* What was measured is not lost: it goes to stdout instead. */
+		fprintf(stderr, "pp-tgen: cannot write statistics to %s (%s); writing them to stdout\n",
+			c->stats_path, strerror(errno));
 		unlink(tmp);
+		json_dumpf(root, stdout, JSON_INDENT(2));
+		fputc('\n', stdout);
+		fflush(stdout);
 		return -1;
 	}
 	return 0;

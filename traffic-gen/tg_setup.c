@@ -95,7 +95,8 @@ link_speed(struct tg_ctx *x, int port)
 		x->link_source = "--link-gbps";
 		return;
 	}
-	if (port < 0 || rte_eth_dev_info_get((uint16_t)port, &info))
+	if (port < 0 || !rte_eth_dev_is_valid_port((uint16_t)port) ||
+	    rte_eth_dev_info_get((uint16_t)port, &info))
 		return;
 	if (strcmp(rte_bus_name(rte_dev_bus(info.device)), "vdev") != 0 &&
 	    rte_eth_link_get_nowait((uint16_t)port, &link) == 0 && link.link_speed != 0 &&

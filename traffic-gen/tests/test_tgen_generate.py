@@ -124,3 +124,15 @@ def test_ring_loopback_counts_everything(build_dir: Path, file_prefix: str, tmp_
     lat = rx["latency_ns"]
     assert lat["samples"] == rx["packets"]
     assert 0 < lat["min"] <= lat["p50"] <= lat["p99"] <= lat["p99_9"] <= lat["max"]
+
+
+def test_unwritable_stats_file_keeps_the_figures(build_dir: Path, file_prefix: str,
+                                                 tmp_path: Path) -> None:
+    bad = tmp_path / "no-such-dir" / "stats.json"
+    cmd = [str(tgen_binary(build_dir)), "-l", "0,1", "--no-pci", "--file-prefix", file_prefix,
+           "--log-level", "lib.eal:warning", "--vdev", "net_null0", "--", "--packets", "7",
+           "--stats", str(bad)]
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=60, env=sanitizer_env())
+    assert p.returncode == 1 and str(bad) in p.stderr
+    out = json.loads(p.stdout[p.stdout.index("{"):])
+    assert out["tx"]["packets"] == 7 and out["kind"] == "measured"
