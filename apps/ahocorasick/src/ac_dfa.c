@@ -8,10 +8,13 @@
 #include <string.h>
 
 #define AC_OUT 0x80000000u
+#define AC_OUT16 0x8000u
 
 struct ac_dfa {
 	uint32_t *delta;   /* n_states rows of n_classes + 1 entries: next row
 			    * offset | AC_OUT, then the state's own id */
+	uint16_t *delta16; /* the same with 16-bit entries (AC_OUT16), used
+			    * instead when every row offset fits 15 bits */
 	uint32_t n_states;
 	uint32_t n_classes;
 	uint32_t row;      /* n_classes + 1 */
@@ -48,6 +51,7 @@ void ac_dfa_free(struct ac_dfa *d)
 	if (d == NULL)
 		return;
 	free(d->delta);
+	free(d->delta16);
 	free(d->out_off);
 	free(d->out_kw);
 	free(d->kw_len);
@@ -212,6 +216,19 @@ struct ac_dfa *ac_dfa_build(const struct ac_keyword *kw, uint32_t n_kw,
 		if (i % nc != nc - 1)
 			d->delta[i] = t * nc | (out_n[t] ? AC_OUT : 0);
 	}
+	/* Small automata (the DoS set: 450 states x 72 entries) get 16-bit
+	 * entries: half the cache footprint, same scan loop. */
+	if ((uint64_t)n * nc <= AC_OUT16) {
+		d->delta16 = malloc((size_t)n * nc * sizeof(uint16_t));
+		if (d->delta16 == NULL)
+			goto oom;
+		for (size_t i = 0; i < (size_t)n * nc; i++) {
+			uint32_t v = d->delta[i];
+			d->delta16[i] = (uint16_t)((v & AC_OUT ? AC_OUT16 : 0) | (v & ~AC_OUT));
+		}
+		free(d->delta);
+		d->delta = NULL;
+	}
 	goto done;
 oom:
 	set_err(err, errlen, "out of memory building the Aho-Corasick automaton");
@@ -230,11 +247,10 @@ done:
 	return d;
 }
 
-/* Outputs of the state at row offset `row`, ending at data[end - 1]. */
-static uint64_t report(const struct ac_dfa *d, uint32_t row, const uint8_t *data,
+/* Outputs of state s, ending at data[end - 1]. */
+static uint64_t report(const struct ac_dfa *d, uint32_t s, const uint8_t *data,
 		       uint32_t end, ac_match_fn fn, void *ctx)
 {
-	uint32_t s = d->delta[row + d->n_classes]; /* no division on the match path */
 	uint64_t m = 0;
 
 	for (uint32_t j = d->out_off[s]; j < d->out_off[s + 1]; j++) {
@@ -248,57 +264,64 @@ static uint64_t report(const struct ac_dfa *d, uint32_t row, const uint8_t *data
 	return m;
 }
 
-/* Scan data[i, len) from state row s. */
-static uint64_t scan_from(const struct ac_dfa *d, uint32_t s, const uint8_t *data,
-			  uint32_t i, uint32_t len, ac_match_fn fn, void *ctx)
-{
-	const uint32_t *delta = d->delta;
-	const uint8_t *cls = d->cls;
-	uint64_t m = 0;
-
-	for (; i < len; i++) {
-		uint32_t t = delta[s + cls[data[i]]];
-		s = t & ~AC_OUT;
-		if (__builtin_expect(t & AC_OUT, 0))
-			m += report(d, s, data, i + 1, fn, ctx);
+/* The scan loops, once per entry width.  scan_from: data[i, len) from row
+ * s.  scan_pair: two buffers in lockstep; each byte's table load depends on
+ * the previous one of the same buffer only, so two independent chains
+ * overlap their load latency (the scan is latency-bound once the table is
+ * not in L1).  The state id for the outputs is in the row's last column. */
+#define DEFINE_SCAN(W, T, TABLE, OUT)                                          \
+	static uint64_t scan_from##W(const struct ac_dfa *d, uint32_t s,       \
+				     const uint8_t *data, uint32_t i,          \
+				     uint32_t len, ac_match_fn fn, void *ctx)  \
+	{                                                                      \
+		const T *delta = d->TABLE;                                     \
+		const uint8_t *cls = d->cls;                                   \
+		uint64_t m = 0;                                                \
+		for (; i < len; i++) {                                         \
+			uint32_t t = delta[s + cls[data[i]]];                  \
+			s = t & ~(uint32_t)(OUT);                              \
+			if (__builtin_expect(t & (OUT), 0))                    \
+				m += report(d, delta[s + d->n_classes], data,  \
+					    i + 1, fn, ctx);                   \
+		}                                                              \
+		return m;                                                      \
+	}                                                                      \
+	static void scan_pair##W(const struct ac_dfa *d, const uint8_t *a,     \
+				 uint32_t la, const uint8_t *b, uint32_t lb,   \
+				 ac_match_fn fn, void *ctx, uint64_t *ma,      \
+				 uint64_t *mb)                                 \
+	{                                                                      \
+		const T *delta = d->TABLE;                                     \
+		const uint8_t *cls = d->cls;                                   \
+		uint32_t sa = 0, sb = 0, n = la < lb ? la : lb, i;             \
+		uint64_t ca = 0, cb = 0;                                       \
+		for (i = 0; i < n; i++) {                                      \
+			uint32_t ta = delta[sa + cls[a[i]]];                   \
+			uint32_t tb = delta[sb + cls[b[i]]];                   \
+			sa = ta & ~(uint32_t)(OUT);                            \
+			sb = tb & ~(uint32_t)(OUT);                            \
+			if (__builtin_expect((ta | tb) & (OUT), 0)) {          \
+				if (ta & (OUT))                                \
+					ca += report(d, delta[sa + d->n_classes], \
+						     a, i + 1, fn, ctx);       \
+				if (tb & (OUT))                                \
+					cb += report(d, delta[sb + d->n_classes], \
+						     b, i + 1, fn, ctx);       \
+			}                                                      \
+		}                                                              \
+		*ma = ca + scan_from##W(d, sa, a, i, la, fn, ctx);             \
+		*mb = cb + scan_from##W(d, sb, b, i, lb, fn, ctx);             \
 	}
-	return m;
-}
+
+DEFINE_SCAN(32, uint32_t, delta, AC_OUT)
+DEFINE_SCAN(16, uint16_t, delta16, AC_OUT16)
 
 uint64_t ac_dfa_scan(const struct ac_dfa *d, const uint8_t *data, uint32_t len,
 		     ac_match_fn fn, void *ctx)
 {
-	return scan_from(d, 0, data, 0, len, fn, ctx);
-}
-
-/* Two buffers in lockstep: each byte's table load depends on the previous
- * one of the same buffer only, so two independent chains overlap their
- * load latency (the DFA scan is latency-bound once the table leaves L1). */
-static void scan_pair(const struct ac_dfa *d, const uint8_t *a, uint32_t la,
-		      const uint8_t *b, uint32_t lb, ac_match_fn fn, void *ctx,
-		      uint64_t *ma, uint64_t *mb)
-{
-	const uint32_t *delta = d->delta;
-	const uint8_t *cls = d->cls;
-	uint32_t sa = 0, sb = 0, n = la < lb ? la : lb, i;
-	uint64_t ca = 0, cb = 0;
-
-	for (i = 0; i < n; i++) {
-		uint32_t ta = delta[sa + cls[a[i]]];
-		uint32_t tb = delta[sb + cls[b[i]]];
-		sa = ta & ~AC_OUT;
-		sb = tb & ~AC_OUT;
-		if (__builtin_expect((ta | tb) & AC_OUT, 0)) {
-			if (ta & AC_OUT)
-				ca += report(d, sa, a, i + 1, fn, ctx);
-			if (tb & AC_OUT)
-				cb += report(d, sb, b, i + 1, fn, ctx);
-		}
-	}
-	ca += scan_from(d, sa, a, i, la, fn, ctx);
-	cb += scan_from(d, sb, b, i, lb, fn, ctx);
-	*ma = ca;
-	*mb = cb;
+	if (d->delta16 != NULL)
+		return scan_from16(d, 0, data, 0, len, fn, ctx);
+	return scan_from32(d, 0, data, 0, len, fn, ctx);
 }
 
 void ac_dfa_scan_burst(const struct ac_dfa *d, const uint8_t *const *data,
@@ -307,16 +330,27 @@ void ac_dfa_scan_burst(const struct ac_dfa *d, const uint8_t *const *data,
 {
 	unsigned i = 0;
 
-	for (; i + 1 < n; i += 2)
-		scan_pair(d, data[i], len[i], data[i + 1], len[i + 1], fn, ctx,
-			  &matches[i], &matches[i + 1]);
+	if (d->delta16 != NULL) {
+		for (; i + 1 < n; i += 2)
+			scan_pair16(d, data[i], len[i], data[i + 1], len[i + 1], fn, ctx,
+				    &matches[i], &matches[i + 1]);
+	} else {
+		for (; i + 1 < n; i += 2)
+			scan_pair32(d, data[i], len[i], data[i + 1], len[i + 1], fn, ctx,
+				    &matches[i], &matches[i + 1]);
+	}
 	if (i < n)
-		matches[i] = scan_from(d, 0, data[i], 0, len[i], fn, ctx);
+		matches[i] = ac_dfa_scan(d, data[i], len[i], fn, ctx);
+}
+
+uint32_t ac_dfa_entry_bytes(const struct ac_dfa *d)
+{
+	return d->delta16 != NULL ? 2 : 4;
 }
 
 size_t ac_dfa_size(const struct ac_dfa *d)
 {
-	return (size_t)d->n_states * d->row * sizeof(uint32_t) +
+	return (size_t)d->n_states * d->row * ac_dfa_entry_bytes(d) +
 	       ((size_t)d->n_states + 1) * sizeof(uint32_t) +
 	       (size_t)d->out_off[d->n_states] * sizeof(uint32_t) + sizeof(d->cls) +
 	       (size_t)d->n_kw * (2 * sizeof(uint32_t) + 1) +

@@ -181,9 +181,9 @@ static int ac_setup(void *cfgp, const struct pp_setup_info *info, void **app_sta
 	}
 	if (st->kind == AC_ENGINE_AC)
 		fprintf(stderr,
-			"ahocorasick: engine ac: %u states x %u input classes, %zu bytes, built in %.3f s\n",
+			"ahocorasick: engine ac: %u states x %u input classes, %u-byte entries, %zu bytes, built in %.3f s\n",
 			ac_engine_states(st->engine), ac_engine_classes(st->engine),
-			ac_engine_size(st->engine), st->build_s);
+			ac_engine_entry_bytes(st->engine), ac_engine_size(st->engine), st->build_s);
 	else
 		fprintf(stderr, "ahocorasick: engine hs: database %zu bytes, built in %.3f s\n",
 			ac_engine_size(st->engine), st->build_s);
@@ -445,6 +445,7 @@ static void ac_stats(void *app_state, void *const *task_states, unsigned n_tasks
 	if (st->kind == AC_ENGINE_AC) {
 		json_object_set_new(out, "ac_states", json_integer(ac_engine_states(st->engine)));
 		json_object_set_new(out, "ac_classes", json_integer(ac_engine_classes(st->engine)));
+		json_object_set_new(out, "ac_entry_bytes", json_integer(ac_engine_entry_bytes(st->engine)));
 	}
 	json_object_set_new(out, "engine_scan_errors", json_integer((json_int_t)scan_errors));
 	if (scan_errors)

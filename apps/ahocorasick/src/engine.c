@@ -134,3 +134,8 @@ uint32_t ac_engine_classes(const struct ac_engine *e)
 {
 	return e->kind == AC_ENGINE_AC ? ac_dfa_classes(e->dfa) : 0;
 }
+
+uint32_t ac_engine_entry_bytes(const struct ac_engine *e)
+{
+	return e->kind == AC_ENGINE_AC ? ac_dfa_entry_bytes(e->dfa) : 0;
+}

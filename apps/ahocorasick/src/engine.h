@@ -56,5 +56,7 @@ size_t ac_engine_size(const struct ac_engine *e);
 /* AC only: states and input classes (0 for Hyperscan). */
 uint32_t ac_engine_states(const struct ac_engine *e);
 uint32_t ac_engine_classes(const struct ac_engine *e);
+/* AC only: bytes per transition entry, 2 or 4 (0 for Hyperscan). */
+uint32_t ac_engine_entry_bytes(const struct ac_engine *e);
 
 #endif /* AC_ENGINE_H */

@@ -228,10 +228,11 @@ int main(int argc, char **argv)
 		return check_done("pcap_agree");
 	c.sa = ac_scratch_new(c.ac, err, sizeof(err));
 	c.sh = ac_scratch_new(c.hs, err, sizeof(err));
-	printf("%u keywords from %u rules; AC: %u states x %u classes, %zu bytes; "
-	       "Hyperscan database %zu bytes\n",
+	printf("%u keywords from %u rules; AC: %u states x %u classes, %u-byte entries, "
+	       "%zu bytes; Hyperscan database %zu bytes\n",
 	       rs.n_keywords, rs.n_rules, ac_engine_states(c.ac),
-	       ac_engine_classes(c.ac), ac_engine_size(c.ac), ac_engine_size(c.hs));
+	       ac_engine_classes(c.ac), ac_engine_entry_bytes(c.ac), ac_engine_size(c.ac),
+	       ac_engine_size(c.hs));
 
 	generated(&c, 3000);
 	uint64_t gen_matches = c.matches;

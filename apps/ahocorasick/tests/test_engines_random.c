@@ -149,6 +149,8 @@ static int same(struct match_list *a, struct match_list *b)
 	return a->n == b->n && (a->n == 0 || memcmp(a->m, b->m, a->n * sizeof(*a->m)) == 0);
 }
 
+static unsigned widths_seen[5]; /* AC table entry widths exercised */
+
 static void run_round(uint32_t n_kw_want, int wide, uint32_t payloads,
 		      uint64_t *total_matches)
 {
@@ -161,6 +163,7 @@ static void run_round(uint32_t n_kw_want, int wide, uint32_t payloads,
 	CHECK(hs != NULL, "HS build: %s", err);
 	if (ac == NULL || hs == NULL)
 		return;
+	widths_seen[ac_engine_entry_bytes(ac)]++;
 	struct ac_scratch *sa = ac_scratch_new(ac, err, sizeof(err));
 	struct ac_scratch *sh = ac_scratch_new(hs, err, sizeof(err));
 	CHECK(sa && sh, "scratch: %s", err);
@@ -337,6 +340,9 @@ int main(int argc, char **argv)
 		run_round(round % 2 ? 120 : 12, 0, 60, &total);
 	for (int round = 0; round < 6; round++)
 		run_round(200, 1, 60, &total);
+	CHECK(widths_seen[2] > 0 && widths_seen[4] > 0,
+	      "both AC table widths exercised: 16-bit %u rounds, 32-bit %u rounds",
+	      widths_seen[2], widths_seen[4]);
 	/* The random data must actually produce matches to compare. */
 	CHECK(total > 10000, "only %llu matches in all rounds", (unsigned long long)total);
 	printf("engines agree with naive search on %llu matches\n",
