@@ -57,7 +57,10 @@ def main() -> None:
         "# RATIO[i][j][m]: shape XI[i], k = K[j], level LEVELS[m]",
         "RATIO = [",
     ]
-    lines += [f"    {row}," for row in table]
+    for row in table:
+        lines.append("    [")
+        lines += [f"        {cell}," for cell in row]
+        lines.append("    ],")
     lines.append("]")
     path = Path(__file__).with_name("lr_table.py")
     path.write_text("\n".join(lines) + "\n")
