@@ -159,192 +159,265 @@ static bool all_done(const struct pp_instance_rt *inst, unsigned n)
 	return true;
 }
 
-int pp_run_placement(struct pp_runtime *rt, const struct pp_placement *pl,
-		     const char *origin, const char *variant, const struct pp_run_opts *opts,
-		     json_t **stats)
+/* Everything one run owns; release_run frees what was made. */
+struct run {
+	struct pp_runtime *rt;
+	const struct pp_placement *pl;
+	const char *origin;
+	const struct pp_run_opts *opts;
+	unsigned n;                      /* instances */
+	struct port_use *use;            /* per port */
+	struct pp_instance_rt *inst;     /* per instance */
+	struct pp_task_counters *ctr;    /* per task, cache-line aligned */
+	struct pp_lcore_plan *plans;     /* per lcore */
+	void **task_states;              /* per instance, from app->task_init */
+	void *app_state;
+	unsigned n_inited;               /* task_init calls that succeeded */
+	bool set_up, ports_up, launched;
+	uint64_t *tx0, *b0, *tx1, *b1;   /* window start/end: packets, bytes */
+};
+
+static int alloc_run(struct run *r)
 {
-	const struct pp_app *app = rt->app;
-	unsigned n = pl->n_instances;
-	int rc = 1;
-	struct port_use *use = calloc(RTE_MAX_ETHPORTS, sizeof(*use));
-	struct pp_instance_rt *inst = rte_zmalloc("pp_instances", n * sizeof(*inst), RTE_CACHE_LINE_SIZE);
-	struct pp_task_counters *ctr = rte_zmalloc("pp_counters", (size_t)n * PP_N_ROLES * sizeof(*ctr),
-						   RTE_CACHE_LINE_SIZE);
-	struct pp_lcore_plan *plans = calloc(RTE_MAX_LCORE, sizeof(*plans));
-	struct pp_task **task_ptrs = calloc((size_t)n * PP_N_ROLES, sizeof(*task_ptrs));
-	void **task_states = calloc(n, sizeof(*task_states));
-	uint64_t *tx0 = calloc(n, sizeof(uint64_t)), *b0 = calloc(n, sizeof(uint64_t));
-	uint64_t *tx1 = calloc(n, sizeof(uint64_t)), *b1 = calloc(n, sizeof(uint64_t));
-	unsigned n_inited = 0;
-	bool ports_up = false, launched = false, set_up = false;
-	void *app_state = NULL;
-
-	*stats = NULL;
-	if (use == NULL || inst == NULL || ctr == NULL || plans == NULL || task_ptrs == NULL ||
-	    task_states == NULL || tx0 == NULL || b0 == NULL || tx1 == NULL || b1 == NULL) {
-		fprintf(stderr, "%s: out of memory for %u instances\n", origin, n);
-		goto out;
+	unsigned n = r->n;
+	r->use = calloc(RTE_MAX_ETHPORTS, sizeof(*r->use));
+	r->inst = rte_zmalloc("pp_instances", n * sizeof(*r->inst), RTE_CACHE_LINE_SIZE);
+	r->ctr = rte_zmalloc("pp_counters", (size_t)n * PP_N_ROLES * sizeof(*r->ctr), RTE_CACHE_LINE_SIZE);
+	r->plans = calloc(RTE_MAX_LCORE, sizeof(*r->plans));
+	r->task_states = calloc(n, sizeof(*r->task_states));
+	r->tx0 = calloc(n, sizeof(uint64_t));
+	r->b0 = calloc(n, sizeof(uint64_t));
+	r->tx1 = calloc(n, sizeof(uint64_t));
+	r->b1 = calloc(n, sizeof(uint64_t));
+	if (r->use == NULL || r->inst == NULL || r->ctr == NULL || r->plans == NULL ||
+	    r->task_states == NULL || r->tx0 == NULL || r->b0 == NULL || r->tx1 == NULL || r->b1 == NULL) {
+		fprintf(stderr, "%s: out of memory for %u instances\n", r->origin, n);
+		return -1;
 	}
-	if (app->n_drop_reasons + 2 > PP_MAX_DROP_REASONS) {
-		fprintf(stderr, "app %s: too many drop reasons (%u)\n", app->name, app->n_drop_reasons);
-		goto out;
-	}
-	rt->n_runs++;
+	return 0;
+}
 
-	struct pp_setup_info info = {
-		.l1d_bytes = pp_topology_cache_bytes(rt->topo, pl->instances[0].context[PP_ROLE_P], 1),
-		.l2_bytes = pp_topology_cache_bytes(rt->topo, pl->instances[0].context[PP_ROLE_P], 2),
-		.llc_bytes = pp_topology_llc_bytes(rt->topo, pl->instances[0].context[PP_ROLE_P]),
-		.n_instances = n,
-		.socket_id = pp_topology_numa_node(rt->topo, pl->instances[0].context[PP_ROLE_P]),
-		.variant = variant,
-	};
-	if (app->setup(rt->app_cfg, &info, &app_state) != 0) {
-		fprintf(stderr, "app %s: setup failed\n", app->name);
-		goto out;
-	}
-	set_up = true;
-
-	/* Lcore plans: tasks grouped by context, in instance then role order,
-	 * which is also their round-robin order when co-located. */
-	unsigned k = 0;
-	for (unsigned i = 0; i < n; i++) {
-		struct pp_instance_rt *in = &inst[i];
-		in->place = pl->instances[i];
-		in->packet_limit = opts->packets;
+/* Tasks of every instance, grouped per lcore in instance then role order,
+ * which is also their round-robin order when co-located. */
+static int plan_tasks(struct run *r)
+{
+	const struct pp_app *app = r->rt->app;
+	for (unsigned i = 0; i < r->n; i++) {
+		struct pp_instance_rt *in = &r->inst[i];
+		in->place = r->pl->instances[i];
+		in->packet_limit = r->opts->packets;
 		in->app = app;
 		in->bad_verdict_reason = app->n_drop_reasons;
 		in->tx_failed_reason = app->n_drop_reasons + 1;
-		for (int r = 0; r < PP_N_ROLES; r++) {
-			struct pp_task *t = &in->tasks[r];
-			t->role = (enum pp_role)r;
+		for (int role = 0; role < PP_N_ROLES; role++) {
+			struct pp_task *t = &in->tasks[role];
+			t->role = (enum pp_role)role;
 			t->instance = i;
-			t->context = in->place.context[r];
+			t->context = in->place.context[role];
 			t->inst = in;
-			t->ctr = &ctr[i * PP_N_ROLES + (unsigned)r];
+			t->ctr = &r->ctr[i * PP_N_ROLES + (unsigned)role];
 			t->ctr->observed_cpu = -1;
-			task_ptrs[k++] = t;
+			unsigned lc = t->context < PP_MAX_CONTEXTS ? r->rt->lcore_of_context[t->context] : 0;
+			if (lc == 0) {
+				fprintf(stderr, "%s: instance %u task %s: context %u has no worker lcore in this process\n",
+					r->origin, i, pp_role_names[role], t->context);
+				return -1;
+			}
+			struct pp_lcore_plan *p = &r->plans[lc];
+			if (p->tasks == NULL) {
+				p->lcore_id = lc;
+				p->context = t->context;
+				p->tasks = calloc((size_t)r->n * PP_N_ROLES, sizeof(*p->tasks));
+				if (p->tasks == NULL)
+					return -1;
+			}
+			p->tasks[p->n_tasks++] = t;
 		}
 	}
-	for (unsigned j = 0; j < k; j++) {
-		unsigned c = task_ptrs[j]->context;
-		unsigned lc = c < PP_MAX_CONTEXTS ? rt->lcore_of_context[c] : 0;
-		if (lc == 0) {
-			fprintf(stderr, "%s: instance %u task %s: context %u has no worker lcore in this process\n",
-				origin, task_ptrs[j]->instance, pp_role_names[task_ptrs[j]->role], c);
-			goto out;
-		}
-		struct pp_lcore_plan *p = &plans[lc];
-		if (p->n_tasks == 0) {
-			p->lcore_id = lc;
-			p->context = c;
-			p->tasks = calloc(k, sizeof(*p->tasks));
-			if (p->tasks == NULL)
-				goto out;
-		}
-		p->tasks[p->n_tasks++] = task_ptrs[j];
-	}
+	return 0;
+}
 
-	for (unsigned i = 0; i < n; i++) {
+/* Per instance: the two SP/SC rings and the app's task state. */
+static int create_instances(struct run *r)
+{
+	const struct pp_app *app = r->rt->app;
+	for (unsigned i = 0; i < r->n; i++) {
+		struct pp_instance_rt *in = &r->inst[i];
 		char name[RTE_RING_NAMESIZE];
-		int socket = (int)rte_lcore_to_socket_id(rt->lcore_of_context[inst[i].place.context[PP_ROLE_P]]);
-		snprintf(name, sizeof(name), "pp%u_rp%u", rt->n_runs, i);
-		inst[i].r_to_p = rte_ring_create(name, opts->ring_size, socket, RING_F_SP_ENQ | RING_F_SC_DEQ);
-		snprintf(name, sizeof(name), "pp%u_pt%u", rt->n_runs, i);
-		inst[i].p_to_t = rte_ring_create(name, opts->ring_size, socket, RING_F_SP_ENQ | RING_F_SC_DEQ);
-		if (inst[i].r_to_p == NULL || inst[i].p_to_t == NULL) {
+		int socket = (int)rte_lcore_to_socket_id(r->rt->lcore_of_context[in->place.context[PP_ROLE_P]]);
+		snprintf(name, sizeof(name), "pp%u_rp%u", r->rt->n_runs, i);
+		in->r_to_p = rte_ring_create(name, r->opts->ring_size, socket, RING_F_SP_ENQ | RING_F_SC_DEQ);
+		snprintf(name, sizeof(name), "pp%u_pt%u", r->rt->n_runs, i);
+		in->p_to_t = rte_ring_create(name, r->opts->ring_size, socket, RING_F_SP_ENQ | RING_F_SC_DEQ);
+		if (in->r_to_p == NULL || in->p_to_t == NULL) {
 			fprintf(stderr, "instance %u: cannot create rings of %u slots: %s\n",
-				i, opts->ring_size, rte_strerror(rte_errno));
-			goto out;
+				i, r->opts->ring_size, rte_strerror(rte_errno));
+			return -1;
 		}
-		if (app->task_init(app_state, i, &task_states[i]) != 0) {
+		if (app->task_init(r->app_state, i, &r->task_states[i]) != 0) {
 			fprintf(stderr, "app %s: task init of instance %u failed\n", app->name, i);
-			goto out;
+			return -1;
 		}
-		inst[i].app_task_state = task_states[i];
-		n_inited++;
+		in->app_task_state = r->task_states[i];
+		r->n_inited++;
 	}
+	return 0;
+}
 
-	if (setup_ports(rt, pl, origin, opts, use) < 0) {
-		ports_up = true; /* some may have started */
-		goto out;
-	}
-	ports_up = true;
-
-	stats_requested = 0;
+static int launch(struct run *r)
+{
 	__atomic_store_n(&pp_stop_flag, 0, __ATOMIC_RELEASE);
 	for (unsigned lc = 0; lc < RTE_MAX_LCORE; lc++) {
-		if (plans[lc].n_tasks == 0)
+		if (r->plans[lc].n_tasks == 0)
 			continue;
-		if (rte_eal_remote_launch(pp_lcore_main, &plans[lc], lc) != 0) {
+		if (rte_eal_remote_launch(pp_lcore_main, &r->plans[lc], lc) != 0) {
 			fprintf(stderr, "lcore %u: cannot launch (busy?)\n", lc);
-			__atomic_store_n(&pp_stop_flag, 1, __ATOMIC_RELEASE);
-			rte_eal_mp_wait_lcore();
-			goto out;
+			r->launched = true; /* those before it run: release_run stops them */
+			return -1;
 		}
+		r->launched = true;
 	}
-	launched = true;
+	return 0;
+}
 
-	double t_start = now_s();
-	double t_win0 = t_start, t_stop = 0;
-	bool in_window = opts->warmup_s <= 0;
+static void write_snapshot(struct run *r, double window_s, bool in_window)
+{
+	json_t *s = pp_stats_build(r->rt->app, r->app_state, r->task_states, r->pl, r->inst, r->n,
+				   window_s, in_window ? r->tx0 : NULL, in_window ? r->b0 : NULL,
+				   NULL, NULL, true);
+	if (s == NULL)
+		return;
+	if (r->opts->snapshots_to_stderr) {
+		json_dumpf(s, stderr, JSON_COMPACT);
+		fputc('\n', stderr);
+	} else {
+		pp_stats_write(s, r->opts->stats_path);
+	}
+	json_decref(s);
+}
+
+/* The main lcore while the workers run: warm-up, window, stop, snapshots.
+ * Returns the measurement window in seconds, once every T has drained. */
+static double watch(struct run *r)
+{
+	const struct pp_run_opts *o = r->opts;
+	double t_start = now_s(), t_win0 = t_start, t_stop = 0;
+	bool in_window = o->warmup_s <= 0;
 	uint64_t tsc_win0 = rte_rdtsc();
-	while (!all_done(inst, n)) {
+
+	stats_requested = 0;
+	while (!all_done(r->inst, r->n)) {
 		double t = now_s();
-		if (!in_window && t - t_start >= opts->warmup_s) {
-			snapshot_tx(inst, n, tx0, b0);
+		if (!in_window && t - t_start >= o->warmup_s) {
+			snapshot_tx(r->inst, r->n, r->tx0, r->b0);
 			t_win0 = t;
 			tsc_win0 = rte_rdtsc();
 			in_window = true;
 		}
 		if (t_stop == 0 && (stop_requested ||
-				    (opts->duration_s > 0 && in_window && t - t_win0 >= opts->duration_s))) {
-			snapshot_tx(inst, n, tx1, b1);
+				    (o->duration_s > 0 && in_window && t - t_win0 >= o->duration_s))) {
+			snapshot_tx(r->inst, r->n, r->tx1, r->b1);
 			t_stop = t;
 			__atomic_store_n(&pp_stop_flag, 1, __ATOMIC_RELEASE);
 		}
 		if (stats_requested) {
 			stats_requested = 0;
-			json_t *s = pp_stats_build(app, app_state, task_states, pl, inst, n,
-						   t - (in_window ? t_win0 : t_start),
-						   in_window ? tx0 : NULL, in_window ? b0 : NULL,
-						   NULL, NULL, true);
-			if (s != NULL) {
-				if (opts->snapshots_to_stderr) {
-					json_dumpf(s, stderr, JSON_COMPACT);
-					fputc('\n', stderr);
-				} else {
-					pp_stats_write(s, opts->stats_path);
-				}
-				json_decref(s);
-			}
+			write_snapshot(r, t - (in_window ? t_win0 : t_start), in_window);
 		}
 		rte_delay_us_sleep(1000);
 	}
 	rte_eal_mp_wait_lcore();
-	launched = false;
+	r->launched = false;
+	if (t_stop != 0)
+		return t_stop - t_win0;
+	/* Packet limit reached: the window ends when the last T drained. */
+	if (!in_window)
+		fprintf(stderr, "warning: the run ended during the %.3g s warm-up; the window covers the whole run\n",
+			o->warmup_s);
+	uint64_t last = 0;
+	for (unsigned i = 0; i < r->n; i++)
+		last = RTE_MAX(last, r->inst[i].tasks[PP_ROLE_T].ctr->done_tsc);
+	snapshot_tx(r->inst, r->n, r->tx1, r->b1);
+	return last > tsc_win0 ? (double)(last - tsc_win0) / (double)rte_get_tsc_hz() : 0;
+}
 
-	double window;
-	if (t_stop != 0) {
-		window = t_stop - t_win0;
-	} else {
-		/* Packet limit reached: the window ends when the last T drained. */
-		uint64_t last = 0;
-		for (unsigned i = 0; i < n; i++)
-			last = RTE_MAX(last, inst[i].tasks[PP_ROLE_T].ctr->done_tsc);
-		if (!in_window) {
-			memset(tx0, 0, n * sizeof(uint64_t));
-			memset(b0, 0, n * sizeof(uint64_t));
-			fprintf(stderr, "warning: the run ended during the %.3g s warm-up; the window covers the whole run\n",
-				opts->warmup_s);
-		}
-		window = last > tsc_win0 ? (double)(last - tsc_win0) / (double)rte_get_tsc_hz() : 0;
-		if (!in_window)
-			window = now_s() - t_start;
-		snapshot_tx(inst, n, tx1, b1);
+static void release_run(struct run *r)
+{
+	if (r->launched) {
+		__atomic_store_n(&pp_stop_flag, 1, __ATOMIC_RELEASE);
+		rte_eal_mp_wait_lcore();
 	}
-	*stats = pp_stats_build(app, app_state, task_states, pl, inst, n, window,
-				tx0, b0, tx1, b1, false);
+	if (r->ports_up)
+		stop_ports(r->use);
+	for (unsigned i = 0; r->inst != NULL && i < r->n; i++) {
+		struct rte_mbuf *m;
+		struct rte_ring *rings[2] = {r->inst[i].r_to_p, r->inst[i].p_to_t};
+		for (int k = 0; k < 2; k++) {
+			if (rings[k] == NULL)
+				continue;
+			while (rte_ring_sc_dequeue(rings[k], (void **)&m) == 0)
+				rte_pktmbuf_free(m);
+			rte_ring_free(rings[k]);
+		}
+		struct pp_task *t = &r->inst[i].tasks[PP_ROLE_T];
+		if (t->n_held != 0)
+			rte_pktmbuf_free_bulk(&t->held[t->held_off], t->n_held);
+	}
+	if (r->rt->app->teardown != NULL && r->set_up)
+		r->rt->app->teardown(r->app_state, r->task_states, r->n_inited);
+	for (unsigned lc = 0; r->plans != NULL && lc < RTE_MAX_LCORE; lc++)
+		free(r->plans[lc].tasks);
+	free(r->plans);
+	free(r->task_states);
+	free(r->use);
+	free(r->tx0);
+	free(r->b0);
+	free(r->tx1);
+	free(r->b1);
+	rte_free(r->inst);
+	rte_free(r->ctr);
+}
+
+int pp_run_placement(struct pp_runtime *rt, const struct pp_placement *pl,
+		     const char *origin, const char *variant, const struct pp_run_opts *opts,
+		     json_t **stats)
+{
+	const struct pp_app *app = rt->app;
+	struct run r = {.rt = rt, .pl = pl, .origin = origin, .opts = opts, .n = pl->n_instances};
+	int rc = 1;
+
+	*stats = NULL;
+	if (app->n_drop_reasons + 2 > PP_MAX_DROP_REASONS) {
+		fprintf(stderr, "app %s: too many drop reasons (%u)\n", app->name, app->n_drop_reasons);
+		return 1;
+	}
+	rt->n_runs++;
+	if (alloc_run(&r) < 0 || plan_tasks(&r) < 0)
+		goto out;
+
+	unsigned first_p = pl->instances[0].context[PP_ROLE_P];
+	struct pp_setup_info info = {
+		.l1d_bytes = pp_topology_cache_bytes(rt->topo, first_p, 1),
+		.l2_bytes = pp_topology_cache_bytes(rt->topo, first_p, 2),
+		.llc_bytes = pp_topology_llc_bytes(rt->topo, first_p),
+		.n_instances = r.n,
+		.socket_id = pp_topology_numa_node(rt->topo, first_p),
+		.variant = variant,
+	};
+	if (app->setup(rt->app_cfg, &info, &r.app_state) != 0) {
+		fprintf(stderr, "app %s: setup failed\n", app->name);
+		goto out;
+	}
+	r.set_up = true;
+	if (create_instances(&r) < 0)
+		goto out;
+	r.ports_up = true; /* even a failed setup_ports may have started some */
+	if (setup_ports(rt, pl, origin, opts, r.use) < 0 || launch(&r) < 0)
+		goto out;
+
+	double window = watch(&r);
+	*stats = pp_stats_build(app, r.app_state, r.task_states, pl, r.inst, r.n, window,
+				r.tx0, r.b0, r.tx1, r.b1, false);
 	if (*stats == NULL) {
 		fprintf(stderr, "cannot build the statistics JSON\n");
 		goto out;
@@ -353,36 +426,6 @@ int pp_run_placement(struct pp_runtime *rt, const struct pp_placement *pl,
 	if (rc == 2)
 		fprintf(stderr, "accounting violated: rx != tx + dropped + queued (see \"instances\" in the statistics)\n");
 out:
-	if (launched) {
-		__atomic_store_n(&pp_stop_flag, 1, __ATOMIC_RELEASE);
-		rte_eal_mp_wait_lcore();
-	}
-	if (ports_up)
-		stop_ports(use);
-	for (unsigned i = 0; inst != NULL && i < n; i++) {
-		struct rte_mbuf *m;
-		struct rte_ring *rings[2] = {inst[i].r_to_p, inst[i].p_to_t};
-		for (int r = 0; r < 2; r++) {
-			if (rings[r] == NULL)
-				continue;
-			while (rte_ring_sc_dequeue(rings[r], (void **)&m) == 0)
-				rte_pktmbuf_free(m);
-			rte_ring_free(rings[r]);
-		}
-		struct pp_task *t = &inst[i].tasks[PP_ROLE_T];
-		if (t->n_held != 0)
-			rte_pktmbuf_free_bulk(&t->held[t->held_off], t->n_held);
-	}
-	if (app->teardown != NULL && set_up)
-		app->teardown(app_state, task_states, n_inited);
-	for (unsigned lc = 0; plans != NULL && lc < RTE_MAX_LCORE; lc++)
-		free(plans[lc].tasks);
-	free(plans);
-	free(task_ptrs);
-	free(task_states);
-	free(use);
-	free(tx0); free(b0); free(tx1); free(b1);
-	rte_free(inst);
-	rte_free(ctr);
+	release_run(&r);
 	return rc;
 }
