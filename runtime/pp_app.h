@@ -53,7 +53,8 @@ struct pp_app {
 	int (*setup)(void *cfg, const struct pp_setup_info *info, void **app_state);
 
 	/* Once per P task (instance), before launch, on the main lcore.
-	 * Allocate per-task state on info->socket_id.  0 or -errno. */
+	 * Allocate per-task state on the socket_id setup was given.
+	 * 0 or -errno. */
 	int (*task_init)(void *app_state, unsigned instance, void **task_state);
 
 	/* FAST PATH: n <= PP_BURST packets; write verdict[i] for each.
@@ -61,9 +62,11 @@ struct pp_app {
 	void (*process)(void *task_state, struct rte_mbuf **pkts, uint16_t n,
 			uint8_t *verdict);
 
-	/* App figures, added to the JSON object `out`, which the runtime places
-	 * under "app_stats" in the statistics ("app" is the app's name there).  Called after the tasks stopped, or from the
-	 * main lcore on SIGUSR1 while they run (read-only).  May be NULL. */
+	/* App figures, added to the JSON object `out`, which the runtime
+	 * places under "app_stats" in the statistics ("app" is the app's name
+	 * there).  Called after the tasks stopped and before teardown, or
+	 * from the main lcore on SIGUSR1 while they run (read-only).
+	 * May be NULL. */
 	void (*stats)(void *app_state, void *const *task_states, unsigned n_tasks,
 		      json_t *out);
 
