@@ -5,8 +5,9 @@ The decoder's records come from `an-pcap-decode` (same decoder library as the
 app).  A packet is compared when either decoder sees TCP or UDP directly
 under the first IPv4/IPv6 header (after IPv6 extension headers).  tshark runs
 with IP reassembly off so that each frame is dissected on its own, as the
-analyzer does.  Every disagreement must be listed, with its reason, in
-tshark_allowlist.py."""
+analyzer does.  Compared: MACs, VLAN IDs (outer first), L3, TTL or hop
+limit, addresses, L4 protocol, ports.  Every disagreement must be listed,
+with its reason, in tshark_allowlist.py."""
 from __future__ import annotations
 
 import csv
@@ -24,7 +25,7 @@ from tshark_allowlist import ALLOWLIST
 TSHARK_FIELDS = [
     "frame.number", "eth.src", "eth.dst", "ip.ttl", "ipv6.hlim", "ip.proto",
     "ip.src", "ip.dst", "ipv6.src", "ipv6.dst", "tcp.srcport", "tcp.dstport",
-    "udp.srcport", "udp.dstport", "frame.protocols",
+    "udp.srcport", "udp.dstport", "frame.protocols", "ieee8021ad.id", "vlan.id",
 ]
 IPV6_EXT_LAYERS = {"ipv6.hopopts", "ipv6.routing", "ipv6.fraghdr",
                    "ipv6.dstopts", "ah"}
@@ -67,18 +68,29 @@ def decode_file(tool: Path, pcap: Path) -> tuple[list[dict[str, str]] | None, di
     ours = list(csv.DictReader(io.StringIO(r.stdout)))
     cmd = ["tshark", "-n", "-r", str(pcap), "-o", "ip.defragment:FALSE",
            "-o", "ipv6.defragment:FALSE", "-T", "fields",
-           "-E", "occurrence=f", "-E", "separator=\t"]
+           "-E", "occurrence=a", "-E", "aggregator=,", "-E", "separator=\t"]
     for f in TSHARK_FIELDS:
         cmd += ["-e", f]
     t = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
     theirs = {}
     for line in t.stdout.splitlines():
-        row = dict(zip(TSHARK_FIELDS, line.split("\t")))
-        theirs[int(row["frame.number"])] = row
+        # Every occurrence of each field, ','-separated (no field compared
+        # here contains a comma): VLAN tags need all; the others the first,
+        # i.e. the outermost header, as the analyzer logs.
+        row = {f: v.split(",") for f, v in zip(TSHARK_FIELDS, line.split("\t"))}
+        first = {f: v[0] for f, v in row.items()}
+        # The outer tags are the vlan/ieee8021ad layers right after eth
+        # (later ones belong to tunnelled or sampled frames).
+        layers = first["frame.protocols"].split(":")
+        n_tags = 0
+        while 2 + 2 * n_tags < len(layers) and layers[2 + 2 * n_tags] in ("vlan", "ieee8021ad"):
+            n_tags += 1
+        first["vlan_ids"] = [x for x in row["ieee8021ad.id"] + row["vlan.id"] if x][:n_tags]
+        theirs[int(first["frame.number"])] = first
     return ours, theirs
 
 
-def compare(o: dict[str, str], t: dict[str, str]) -> set[str] | None:
+def compare(o: dict[str, str], t: dict) -> set[str] | None:
     """Fields that differ, or None when the packet is out of scope."""
     tl3, tl4 = tshark_layers(t["frame.protocols"])
     ol3 = {"ipv4": "ip", "ipv6": "ipv6"}.get(o["l3"])
@@ -88,6 +100,9 @@ def compare(o: dict[str, str], t: dict[str, str]) -> set[str] | None:
     diffs = set()
     if o["mac_src"] != t["eth.src"] or o["mac_dst"] != t["eth.dst"]:
         diffs.add("mac")
+    ours_vlans = o["vlan"].split(".") if o["vlan"] else []
+    if ours_vlans != t["vlan_ids"]:
+        diffs.add("vlan")
     if ol3 != tl3:
         diffs.add("l3")
     else:

@@ -2,7 +2,7 @@
 the shared tcpdump captures, keyed by (file, frame).  Each entry names the
 fields that differ and why; the agreement test fails on any disagreement not
 listed here and on any entry here that no longer disagrees (so the list
-cannot go stale).  Fields: mac, l3, ttl, addr, l4_proto, ports."""
+cannot go stale).  Fields: mac, vlan, l3, ttl, addr, l4_proto, ports."""
 from __future__ import annotations
 
 BIG_TCP_IPV6 = (
