@@ -326,7 +326,8 @@ def test_clear_errors_for_what_cannot_be_measured(build_dir: Path, cache: Path, 
 
 def test_default_window_is_the_papers_and_identity_is_stable() -> None:
     o = DpdkOptions()
-    assert o.packets == 3_000_000 and o.window_args()[:2] == ["--packets", "3000000"]
+    assert o.packets == 3_000_000 and o.window_args() == ["--packets", "3000000", "--warmup", "0.0"]
+    assert DpdkOptions(duration=1.0).warmup == 0.2
     assert DpdkOptions.from_params(o.identity()).identity() == o.identity()
     d = DpdkOptions(duration=0.5, warmup=0.1, contexts=[0, 1])
     assert DpdkOptions.from_params(d.identity()).identity() == d.identity()

@@ -52,7 +52,7 @@ class DpdkOptions:
     build_dir: Path | None = None        # Meson build holding apps/<app>/<app>; default $PIPEPLACE_BUILD or build/
     packets: int | None = None           # window: packets per instance (default PAPER_PACKETS) ...
     duration: float | None = None        # ... or seconds
-    warmup: float = DEFAULT_WARMUP_S
+    warmup: float | None = None          # default: DEFAULT_WARMUP_S with duration, 0 with packets (see below)
     timeout: float | None = None         # per attempt; default from the window (see timeout_s)
     runner: str = "auto"                 # auto: serve when the binary has --serve, else a process per assignment
     capture_packets: int | None = None   # packets per replayed capture (default: per variant)
@@ -68,6 +68,10 @@ class DpdkOptions:
             raise BackendError(f"--packets {self.packets}: expected at least 1 packet per instance")
         if self.duration is not None and not self.duration > 0:
             raise BackendError(f"--duration {self.duration}: expected a positive number of seconds")
+        if self.warmup is None:
+            # the runtime counts --packets from the start of the run, so a warm-up would eat
+            # into the packet window: the paper's 3 million are all measured
+            self.warmup = DEFAULT_WARMUP_S if self.duration is not None else 0.0
         if not self.warmup >= 0:
             raise BackendError(f"--warmup {self.warmup}: expected seconds >= 0")
         if self.timeout is not None and not self.timeout > 0:
@@ -101,7 +105,7 @@ class DpdkOptions:
         """Options of a stored run (its params), to measure more with the same protocol."""
         win = params.get("window", {})
         opts = dict(packets=win.get("packets_per_instance"), duration=win.get("duration_s"),
-                    warmup=params.get("warmup_s", DEFAULT_WARMUP_S),
+                    warmup=params.get("warmup_s"),
                     capture_packets=params.get("capture_packets"))
         if "contexts" in params:
             from .dpdk_contexts import parse_contexts
@@ -230,6 +234,7 @@ class DpdkBackend:
             "wall_s": round(out.wall_s, 6),
             "window_s": round(window, 6),
             "warmup_s": warm,
+            "window_packets": s["total"].get("window_tx_packets"),
             # start-up, port set-up, drain, tear-down: everything that is not warm-up or window
             "overhead_s": round(max(0.0, out.wall_s - window - warm), 6),
             "notes": out.notes,
@@ -307,8 +312,9 @@ def add_dpdk_options(p: argparse.ArgumentParser, *, contexts: bool = True) -> No
     w.add_argument("--packets", type=_pos_int, metavar="N",
                    help=f"window: N packets per instance (default: {PAPER_PACKETS:,}, the paper's)")
     w.add_argument("--duration", type=_pos_float, metavar="S", help="window: S seconds instead of a packet count")
-    g.add_argument("--warmup", type=_nonneg_float, default=DEFAULT_WARMUP_S, metavar="S",
-                   help=f"seconds run before the window, not measured (default: {DEFAULT_WARMUP_S})")
+    g.add_argument("--warmup", type=_nonneg_float, default=None, metavar="S",
+                   help=f"seconds run before the window, not measured (default: {DEFAULT_WARMUP_S} with --duration; "
+                        f"0 with --packets, whose count starts with the run, so a warm-up shortens that window)")
     g.add_argument("--timeout", type=_pos_float, metavar="S",
                    help=f"an attempt with no result after S seconds is killed and counts as hung (default: "
                         f"{TIMEOUT_MARGIN_S:g} s + warm-up + the window at {SLOWEST_PPS:,} packets/s per "
