@@ -757,6 +757,10 @@ tg_mix_mean_size(const struct tg_size_mix *m)
 int
 tg_cfg_check(struct tg_cfg *c)
 {
+	if (c->mode == TG_MODE_RFC2544 && c->tx_port < 0) {
+		fprintf(stderr, "pp-tgen: --mode rfc2544 needs --tx-port\n");
+		return -1;
+	}
 	if (c->mode == TG_MODE_RFC2544 && c->rx_port < 0) {
 		fprintf(stderr, "pp-tgen: --mode rfc2544 needs --rx-port (where the DUT sends back)\n");
 		return -1;

@@ -92,7 +92,8 @@ tg_report_run(const struct tg_ctx *x, const struct tg_result *r)
 		json_t *rx = json_pack(
 			"{s:s, s:I, s:I, s:f, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:o}",
 			"kind", "measured", "packets", (json_int_t)r->rx_packets, "bytes",
-			(json_int_t)r->rx_bytes, "pps", (double)r->rx_packets / d,
+			(json_int_t)r->rx_bytes, "pps",
+			(double)r->rx_packets / (x->n_tx ? d : r->rx_window_s),
 			"signed_packets", (json_int_t)(r->rx_packets - r->foreign - r->stale),
 			"unique_packets", (json_int_t)r->rx_unique, "foreign_packets",
 			(json_int_t)r->foreign, "foreign_bytes", (json_int_t)r->foreign_bytes,

@@ -142,6 +142,18 @@ tg_setup(struct tg_ctx *x, struct tg_cfg *c)
 		fprintf(stderr, "pp-tgen: needs at least one worker lcore besides the main one (EAL -l 0,1)\n");
 		return -1;
 	}
+	{
+		const int ports[] = {c->tx_port, c->rx_port, c->out_port};
+		const char *const names[] = {"--tx-port", "--rx-port", "--out-port"};
+
+		for (int i = 0; i < 3; i++)
+			if (ports[i] >= 0 && (ports[i] >= RTE_MAX_ETHPORTS ||
+					      !rte_eth_dev_is_valid_port((uint16_t)ports[i]))) {
+				fprintf(stderr, "pp-tgen: %s %d: no such port (%u ports; give --vdev or PCI devices to the EAL)\n",
+					names[i], ports[i], nports);
+				return -1;
+			}
+	}
 	rx_pool = rte_pktmbuf_pool_create("tg_rx", 8191, 256, 0, RTE_MBUF_DEFAULT_BUF_SIZE, socket);
 	if (!rx_pool) {
 		fprintf(stderr, "pp-tgen: cannot create the RX pool: %s\n", rte_strerror(rte_errno));

@@ -59,7 +59,7 @@ def test_latency_through_known_delay(build_dir: Path, file_prefix: str, tmp_path
     scheduling add (bounded loosely: the test machine runs other work)."""
     sock = memif_socket()
     gen_stats, dl_stats = tmp_path / "gen.json", tmp_path / "delay.json"
-    gen = start_tgen(build_dir, file_prefix + "g", [memif_vdev(sock, "server")],
+    gen = start_tgen(build_dir, file_prefix + "g", [memif_vdev(sock, "server", 13)],
                      ["--tx-port", "0", "--rx-port", "0", "--rate", "5k", "--duration", "1",
                       "--drain", "0.5", "--start-after", "0.5"], gen_stats)
     try:
@@ -67,18 +67,22 @@ def test_latency_through_known_delay(build_dir: Path, file_prefix: str, tmp_path
             if sock.exists():
                 break
             time.sleep(0.05)
-        dl = start_tgen(build_dir, file_prefix + "d", [memif_vdev(sock, "client")],
-                        ["--mode", "delay", "--rx-port", "0", "--delay-us", "20000",
-                         "--duration", "4"], dl_stats)
+        # The delay line runs until the generator is done (it drains until
+        # nothing more comes back), then is stopped.
+        dl = start_tgen(build_dir, file_prefix + "d", [memif_vdev(sock, "client", 13)],
+                        ["--mode", "delay", "--rx-port", "0", "--delay-us", "20000"], dl_stats)
         g = finish(gen, gen_stats)
+        dl.terminate()
         d = finish(dl, dl_stats)
     finally:
         sock.unlink(missing_ok=True)
     g.assert_clean()
     d.assert_clean()
     tx, rx = g.stats["tx"], g.stats["rx"]
-    assert tx["packets"] == d.stats["rx_packets"] == d.stats["tx_packets"] == rx["packets"]
-    assert d.stats["accounting_ok"] is True
+    assert tx["link_full"] == 0, tx
+    assert d.stats["accounting_ok"] is True, d.stats
+    assert tx["packets"] == d.stats["rx_packets"] == d.stats["tx_packets"] == rx["packets"], \
+        (tx, d.stats, rx)
     assert rx["lost"] == 0 and rx["reordered"] == 0 and rx["duplicates"] == 0
     lat = rx["latency_ns"]
     assert lat["samples"] == rx["packets"] > 4000
