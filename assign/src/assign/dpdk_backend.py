@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import os
 import uuid
+import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -160,6 +161,8 @@ class DpdkBackend:
             raise BackendError(f"--runner serve: {self.binary} --help does not list --serve "
                                f"(use --runner process)")
         self.runner: ProcessRunner | ServeRunner = ServeRunner(spec) if mode == "serve" else ProcessRunner(spec)
+        # the serve process and the work directory go with the backend, or at the latest at exit
+        self._finalizer = weakref.finalize(self, self.runner.close)
 
     # Backend protocol ------------------------------------------------------
     def describe(self) -> dict:
@@ -245,7 +248,8 @@ class DpdkBackend:
         }
 
     def close(self) -> None:
-        self.runner.close()
+        """Stop the serve process (end of input: it finishes and exits) and remove temporary files."""
+        self._finalizer()
 
     def __enter__(self) -> "DpdkBackend":
         return self
