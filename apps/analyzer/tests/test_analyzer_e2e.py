@@ -5,11 +5,14 @@ equal to the decoder's records), BPF filters against libpcap's own count,
 lost records counted when the writer stalls, and bad options refused."""
 from __future__ import annotations
 
+import array
 import csv
+import fcntl
 import io
 import json
 import os
 import subprocess
+import termios
 import threading
 import time
 from pathlib import Path
@@ -127,9 +130,10 @@ def test_filter_logs_what_libpcap_matches(build_dir: Path, tmp_path: Path, file_
 
 def test_stalled_writer_loses_records_not_packets(build_dir: Path, tmp_path: Path,
                                                   file_prefix: str) -> None:
-    """The log goes to a FIFO nobody reads while the app runs: the writer
-    blocks, the rings fill, the P task keeps going and counts what it could
-    not hand over.  Reading starts after the run, so the writer drains."""
+    """The log goes to a FIFO nobody reads at first: the writer blocks, the
+    ring fills, the P task keeps going and counts what it could not hand
+    over.  Reading starts 1 s after the pipe filled up, and the writer then
+    drains everything it had taken."""
     frames = [bytes(Ether() / IP(src="10.0.0.1", dst=f"10.0.1.{i}") / TCP(sport=1000 + i, dport=80))
               for i in range(16)]
     pcap = tmp_path / "in.pcap"
@@ -140,7 +144,17 @@ def test_stalled_writer_loses_records_not_packets(build_dir: Path, tmp_path: Pat
     got: list[bytes] = []
 
     def read_later() -> None:
-        time.sleep(4.0)  # past the run: EAL start + 1 s
+        # Wait until the pipe is full (the writer is then blocked in
+        # write()), let the P task run on for a while, then drain.
+        pipe_size = fcntl.fcntl(rfd, fcntl.F_GETPIPE_SZ)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            queued = array.array("i", [0])
+            fcntl.ioctl(rfd, termios.FIONREAD, queued)
+            if queued[0] >= pipe_size - 4096:
+                break
+            time.sleep(0.01)
+        time.sleep(1.0)
         os.set_blocking(rfd, True)
         while chunk := os.read(rfd, 1 << 16):
             got.append(chunk)
@@ -149,7 +163,8 @@ def test_stalled_writer_loses_records_not_packets(build_dir: Path, tmp_path: Pat
     reader.start()
     try:
         run = run_app(build_dir, tmp_path, file_prefix, pcap,
-                      ["--log", str(fifo), "--log-ring", "64"], infinite=True)
+                      ["--log", str(fifo), "--log-ring", "64"], infinite=True,
+                  duration_s=2.0)
     finally:
         reader.join(timeout=60)
         os.close(rfd)
