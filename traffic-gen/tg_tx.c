@@ -61,6 +61,10 @@ template_init(struct rte_mempool *mp, void *arg, void *obj, unsigned idx)
 	memset(ip, 0, sizeof(*ip));
 	ip->version_ihl = RTE_IPV4_VHL_DEF;
 	ip->fragment_offset = rte_cpu_to_be_16(RTE_IPV4_HDR_DF_FLAG);
+	ip->time_to_live = f.ttl;
+	ip->next_proto_id = f.proto;
+	ip->src_addr = f.sip;
+	ip->dst_addr = f.dip;
 	if (j->tcp) {
 		struct rte_tcp_hdr *t = (struct rte_tcp_hdr *)(p + 34);
 
@@ -71,6 +75,8 @@ template_init(struct rte_mempool *mp, void *arg, void *obj, unsigned idx)
 	} else {
 		memset(p + 34, 0, 8);
 	}
+	memcpy(p + 34, &f.sport, 2); /* TCP and UDP both start with the ports */
+	memcpy(p + 36, &f.dport, 2);
 	off = j->hdr_len;
 	if (j->signature) {
 		struct tg_sig sig = {.magic = TG_SIG_MAGIC};
@@ -197,12 +203,16 @@ fill(struct tg_txjob *j, struct rte_mbuf *m, uint64_t seq, uint64_t tsc)
 	}
 	m->data_len = len;
 	m->pkt_len = len;
-	memcpy(p, f->mac, 12);
 	ip->total_length = rte_cpu_to_be_16((uint16_t)(len - 14));
-	ip->time_to_live = f->ttl;
-	ip->next_proto_id = f->proto;
-	ip->src_addr = f->sip;
-	ip->dst_addr = f->dip;
+	if (j->n_flows != 1) { /* one flow: the template in the mbuf has it already */
+		memcpy(p, f->mac, 12);
+		ip->time_to_live = f->ttl;
+		ip->next_proto_id = f->proto;
+		ip->src_addr = f->sip;
+		ip->dst_addr = f->dip;
+		memcpy(l4, &f->sport, 2);
+		memcpy(l4 + 2, &f->dport, 2);
+	}
 	{
 		/* From registers, not by re-reading the header just written: the
 		 * narrow stores above would stall a wide reload. */
@@ -212,8 +222,6 @@ fill(struct tg_txjob *j, struct rte_mbuf *m, uint64_t seq, uint64_t tsc)
 		sum = (sum & 0xffff) + (sum >> 16);
 		ip->hdr_checksum = (uint16_t)~sum;
 	}
-	memcpy(l4, &f->sport, 2);
-	memcpy(l4 + 2, &f->dport, 2);
 	if (!j->tcp) {
 		uint16_t ulen = rte_cpu_to_be_16((uint16_t)(len - 34));
 
