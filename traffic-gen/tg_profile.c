@@ -424,7 +424,7 @@ set_global_key(struct tg_cfg *c, const char *key, const char *val, char *err, si
 	}
 	if (!strcmp(key, "resolution")) {
 		if (parse_double(val, 1e-4, 50, &c->resolution_pct))
-			BAD("'%s' is not a resolution in percent of the link rate (0.0001..50)", val);
+			BAD("'%s' is not a resolution in percent of the search's upper bound (0.0001..50)", val);
 		return 1;
 	}
 	if (!strcmp(key, "loss_tolerance")) {
@@ -648,8 +648,8 @@ static const char usage[] =
 "RFC 2544 throughput (--mode rfc2544; needs --rx-port):\n"
 "  --frame-sizes LIST    default 64,128,256,512,1024,1280,1518\n"
 "  --trial S             trial duration (default 10; RFC 2544 asks 60)\n"
-"  --resolution PCT      search stops when the interval is this % of the link\n"
-"                        rate wide (default 0.1)\n"
+"  --resolution PCT      search stops when the pass/fail interval is this % of\n"
+"                        the upper bound (the link rate, or --rate) (0.1)\n"
 "  --loss-tolerance PCT  highest loss a passing trial may have (default 0)\n"
 "\n"
 "Delay line (--mode delay): receive on --rx-port, hold each packet --delay-us\n"
