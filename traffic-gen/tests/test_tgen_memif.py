@@ -94,10 +94,10 @@ def test_ipfwd_far_over_capacity_accounts_for_every_packet(build_dir: Path, file
 
 
 def test_rfc2544_finds_a_known_capacity(build_dir: Path, file_prefix: str, tmp_path: Path) -> None:
-    """A delay line that forwards at most 20 kpps (token bucket 2000 packets,
-    100 ms deep, clocked by the packets' send times): the search, bounded at
-    40 kpps with a 5% resolution and 1 s trials, must land near 20 kpps.  The
-    bucket lets a trial up to depth / trial = 2 kpps over the capacity pass;
+    """A delay line that forwards at most 20 kpps (token bucket 5000 packets,
+    250 ms deep, clocked by the packets' send times): the search, bounded at
+    40 kpps with a 5% resolution and 2 s trials, must land near 20 kpps.  The
+    bucket lets a trial up to depth / trial = 2.5 kpps over the capacity pass;
     a generator descheduled for longer than the bucket depth on this shared
     box sends a catch-up burst the bucket drops, which can fail a trial under
     the capacity: hence the band.  Rings of 8192 slots ride out a slow peer."""
@@ -105,13 +105,13 @@ def test_rfc2544_finds_a_known_capacity(build_dir: Path, file_prefix: str, tmp_p
     gen_stats, dl_stats = tmp_path / "rfc.json", tmp_path / "delay.json"
     gen = start_tgen(build_dir, file_prefix + "g", [memif_vdev(sock, "server", 13)],
                      ["--mode", "rfc2544", "--tx-port", "0", "--rx-port", "0", "--rate", "40k",
-                      "--frame-sizes", "64", "--trial", "1", "--resolution", "5",
+                      "--frame-sizes", "64", "--trial", "2", "--resolution", "5",
                       "--drain", "0.2", "--start-after", "0.5"], gen_stats)
     try:
         wait_for(sock)
         dl = start_tgen(build_dir, file_prefix + "d", [memif_vdev(sock, "client", 13)],
                         ["--mode", "delay", "--rx-port", "0", "--capacity-pps", "20000",
-                         "--capacity-burst", "2000", "--duration", "30"], dl_stats)
+                         "--capacity-burst", "5000", "--duration", "60"], dl_stats)
         g = finish(gen, gen_stats, timeout=120)
         dl.terminate()
         d = finish(dl, dl_stats)
