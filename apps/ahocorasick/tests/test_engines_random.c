@@ -144,8 +144,11 @@ static void plant(uint8_t *d, uint32_t len, const struct ac_keyword *kw,
 
 static int same(struct match_list *a, struct match_list *b)
 {
-	qsort(a->m, a->n, sizeof(*a->m), cmp_match);
-	qsort(b->m, b->n, sizeof(*b->m), cmp_match);
+	/* qsort's pointer must not be NULL even for 0 elements (C11 7.22.5). */
+	if (a->n)
+		qsort(a->m, a->n, sizeof(*a->m), cmp_match);
+	if (b->n)
+		qsort(b->m, b->n, sizeof(*b->m), cmp_match);
 	return a->n == b->n && (a->n == 0 || memcmp(a->m, b->m, a->n * sizeof(*a->m)) == 0);
 }
 
