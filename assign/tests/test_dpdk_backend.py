@@ -9,6 +9,7 @@ measured in the same test."""
 from __future__ import annotations
 
 import json
+import os
 import signal
 import sqlite3
 import subprocess
@@ -115,7 +116,9 @@ def test_resume_after_kill_loses_nothing_and_measures_nothing_twice(build_dir: P
         s, _ = Session.open(Store({str(db)!r}), topo, be.workload, be, {SEED}, True)
         s.sample_until(12, show_progress=False)
     """)
-    proc = subprocess.Popen([sys.executable, "-c", script], stderr=subprocess.PIPE, text=True)
+    # TMPDIR: the killed sampler cannot remove its work directory; keep it in the test's
+    proc = subprocess.Popen([sys.executable, "-c", script], stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "TMPDIR": str(tmp_path)})
     deadline = time.monotonic() + 90
     while time.monotonic() < deadline and proc.poll() is None:
         if db.exists() and stored(db) >= 3:
