@@ -70,9 +70,9 @@ struct an_task {
 };
 
 struct an_state {
-	struct an_cfg *cfg;
+	struct an_cfg *cfg;             /* not read by the writer (see writer_stuck) */
+	enum an_log_format log_format;
 	unsigned n_tasks;
-	unsigned socket_id;             /* NUMA node of the P tasks */
 	struct an_task **tasks;         /* published by task_init (release) */
 
 	FILE *log_file;
@@ -86,6 +86,10 @@ struct an_state {
 
 	pthread_t writer;
 	bool writer_running;
+	bool writer_stuck;              /* left blocked: its state is never freed */
+	uint8_t *pcap_buf;              /* the writer's dequeue buffer for pcap slots */
+	uint64_t flush_req, flush_done; /* atomic: flushes asked for / done */
+	int flush_failed;               /* atomic: a flush reported an error */
 	int writer_stop;                /* atomic */
 	uint64_t log_written, pcap_written;  /* atomic: written by the writer */
 	uint64_t log_write_errors, pcap_write_errors;

@@ -3,14 +3,13 @@
  * writer through one SP/SC ring per task.  A full ring never waits: the
  * record is counted as lost and the count is in the statistics. */
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include <rte_cycles.h>
-#include <rte_errno.h>
-#include <rte_malloc.h>
 #include <rte_mbuf.h>
 #include <rte_prefetch.h>
 #include <rte_ring_elem.h>
@@ -129,6 +128,13 @@ static int parse_opt(void *cfgp, int argc, char **argv)
 
 static void close_outputs(struct an_state *st)
 {
+	/* Closing writes what a failed flush left: on a pipe without a
+	 * reader that raises SIGPIPE, which must fail the close, not kill
+	 * the process.  Block it here and discard it if it came. */
+	sigset_t pipe_sig, old_mask;
+	sigemptyset(&pipe_sig);
+	sigaddset(&pipe_sig, SIGPIPE);
+	pthread_sigmask(SIG_BLOCK, &pipe_sig, &old_mask);
 	if (st->log_file != NULL && fclose(st->log_file) != 0)
 		fprintf(stderr, "analyzer: --log %s: %s\n", st->cfg->log_path,
 			strerror(errno));
@@ -143,6 +149,10 @@ static void close_outputs(struct an_state *st)
 	if (st->pcap_dead != NULL)
 		pcap_close(st->pcap_dead);
 	st->pcap_dead = NULL;
+	const struct timespec zero = {0, 0};
+	while (sigtimedwait(&pipe_sig, NULL, &zero) == SIGPIPE)
+		;
+	pthread_sigmask(SIG_SETMASK, &old_mask, NULL);
 }
 
 static int setup(void *cfgp, const struct pp_setup_info *info, void **out)
@@ -157,13 +167,13 @@ static int setup(void *cfgp, const struct pp_setup_info *info, void **out)
 	if (st == NULL)
 		return -ENOMEM;
 	st->cfg = cfg;
+	st->log_format = cfg->log_format;
 	st->n_tasks = info->n_instances;
 	st->tasks = calloc(info->n_instances, sizeof(st->tasks[0]));
 	if (st->tasks == NULL) {
 		free(st);
 		return -ENOMEM;
 	}
-	st->socket_id = info->socket_id;
 	struct timespec now;
 	clock_gettime(CLOCK_REALTIME, &now);
 	st->tsc0 = rte_rdtsc();
@@ -234,18 +244,31 @@ fail:
 	return rc;
 }
 
+/* The record rings and task state live on the C heap, not in DPDK memory:
+ * a log writer left blocked on a dead pipe (writer_stuck) may still touch
+ * them after rte_eal_cleanup(), so they must outlive it.  rte_ring_init
+ * does not record the element size; the memory is sized for it here. */
 static struct rte_ring *make_ring(const char *kind, unsigned instance,
-				  unsigned esize, unsigned slots, int socket)
+				  unsigned esize, unsigned slots)
 {
 	char name[RTE_RING_NAMESIZE];
 	snprintf(name, sizeof(name), "an_%s%u", kind, instance);
-	struct rte_ring *r = rte_ring_create_elem(name, esize, slots,
-						  socket, RING_F_SP_ENQ | RING_F_SC_DEQ);
-	if (r == NULL)
-		fprintf(stderr, "analyzer: instance %u: cannot create the %s ring "
-			"(%u slots of %u bytes): %s (see --log-ring, --snaplen, "
-			"EAL -m)\n", instance, kind, slots, esize,
-			rte_strerror(rte_errno));
+	ssize_t bytes = rte_ring_get_memsize_elem(esize, slots);
+	void *mem = NULL;
+	if (bytes < 0 ||
+	    posix_memalign(&mem, RTE_CACHE_LINE_SIZE, (size_t)bytes) != 0) {
+		fprintf(stderr, "analyzer: instance %u: cannot allocate the %s "
+			"ring (%u slots of %u bytes; see --log-ring, --snaplen)\n",
+			instance, kind, slots, esize);
+		return NULL;
+	}
+	struct rte_ring *r = mem;
+	if (rte_ring_init(r, name, slots, RING_F_SP_ENQ | RING_F_SC_DEQ) != 0) {
+		fprintf(stderr, "analyzer: instance %u: cannot set up the %s "
+			"ring\n", instance, kind);
+		free(mem);
+		return NULL;
+	}
 	return r;
 }
 
@@ -253,11 +276,10 @@ static int task_init(void *app_state, unsigned instance, void **out)
 {
 	struct an_state *st = app_state;
 	struct an_cfg *cfg = st->cfg;
-	struct an_task *t = rte_zmalloc_socket("an_task", sizeof(*t),
-					       RTE_CACHE_LINE_SIZE,
-					       (int)st->socket_id);
-	if (t == NULL)
+	struct an_task *t = NULL;
+	if (posix_memalign((void **)&t, RTE_CACHE_LINE_SIZE, sizeof(*t)) != 0)
 		return -ENOMEM;
+	memset(t, 0, sizeof(*t));
 	t->instance = instance;
 	t->filter = cfg->filter_compiled ? cfg->filter.bf_insns : NULL;
 	t->snaplen = cfg->snaplen;
@@ -266,13 +288,13 @@ static int task_init(void *app_state, unsigned instance, void **out)
 	if (st->log_file != NULL) {
 		t->log_ring = make_ring("log", instance,
 					sizeof(struct an_log_record),
-					cfg->log_ring, (int)st->socket_id);
+					cfg->log_ring);
 		if (t->log_ring == NULL)
 			goto fail;
 	}
 	if (st->pcap_dumper != NULL) {
 		t->pcap_ring = make_ring("pcap", instance, st->pcap_esize,
-					 cfg->log_ring, (int)st->socket_id);
+					 cfg->log_ring);
 		if (t->pcap_ring == NULL)
 			goto fail;
 	}
@@ -280,8 +302,8 @@ static int task_init(void *app_state, unsigned instance, void **out)
 	__atomic_store_n(&st->tasks[instance], t, __ATOMIC_RELEASE);
 	return 0;
 fail:
-	rte_ring_free(t->log_ring);
-	rte_free(t);
+	free(t->log_ring);
+	free(t);
 	return -ENOMEM;
 }
 
@@ -399,12 +421,9 @@ static void stats(void *app_state, void *const *task_states, unsigned n_tasks,
 	struct an_cfg *cfg = st->cfg;
 	/* Records the tasks handed over before now are written (or counted
 	 * as write errors) before they are reported. */
-	bool synced = an_writer_sync(st, 5000) == 0;
-	bool flushed = true;
-	if (st->log_file != NULL)
-		flushed &= fflush(st->log_file) == 0;
-	if (st->pcap_dumper != NULL)
-		flushed &= pcap_dump_flush(st->pcap_dumper) == 0;
+	int sync = an_writer_sync(st, 5000);
+	bool synced = sync != -ETIMEDOUT;
+	bool flushed = sync == 0;
 
 	uint64_t l3[AN_L3_COUNT] = {0}, l4[AN_L4_COUNT] = {0},
 		 status[AN_STATUS_COUNT] = {0};
@@ -484,18 +503,20 @@ static void teardown(void *app_state, void **task_states, unsigned n_tasks)
 {
 	struct an_state *st = app_state;
 	an_writer_stop(st);
+	if (st->cfg->filter_compiled) {
+		pcap_freecode(&st->cfg->filter);
+		st->cfg->filter_compiled = false;
+	}
+	if (st->writer_stuck)
+		return; /* the blocked writer still points at all the rest */
 	close_outputs(st);
 	for (unsigned i = 0; i < n_tasks; i++) {
 		struct an_task *t = task_states[i];
 		if (t == NULL)
 			continue;
-		rte_ring_free(t->log_ring);
-		rte_ring_free(t->pcap_ring);
-		rte_free(t);
-	}
-	if (st->cfg->filter_compiled) {
-		pcap_freecode(&st->cfg->filter);
-		st->cfg->filter_compiled = false;
+		free(t->log_ring);
+		free(t->pcap_ring);
+		free(t);
 	}
 	free(st->tasks);
 	free(st);

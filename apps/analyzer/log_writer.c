@@ -3,7 +3,10 @@
 #include "log_writer.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <sched.h>
+#include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -14,6 +17,7 @@
 
 #define WRITER_BURST 64u
 #define WRITER_IDLE_NS 200000L /* 0.2 ms nap when every ring is empty */
+#define WRITER_STOP_TIMEOUT_S 10
 
 static struct an_task *task_at(struct an_state *st, unsigned i)
 {
@@ -36,7 +40,7 @@ static unsigned drain_log(struct an_state *st, struct an_task *t)
 	uint64_t ok = 0, bad = 0;
 	for (unsigned i = 0; i < n; i++) {
 		recs[i].ts_ns = (uint64_t)tsc_to_ns(st, recs[i].tsc);
-		size_t len = an_log_format_line(st->cfg->log_format, &recs[i],
+		size_t len = an_log_format_line(st->log_format, &recs[i],
 						line, sizeof(line));
 		if (len != 0 && fwrite(line, 1, len, st->log_file) == len)
 			ok++;
@@ -79,17 +83,31 @@ static unsigned drain_pcap(struct an_state *st, struct an_task *t,
 	return n;
 }
 
+/* Flush both files; 0, or -1 when a write failed.  Only the writer thread
+ * calls this: a flush can block (a full pipe), and SIGPIPE is blocked here. */
+static int flush_files(struct an_state *st)
+{
+	int rc = 0;
+	if (st->log_file != NULL && fflush(st->log_file) != 0)
+		rc = -1;
+	if (st->pcap_dumper != NULL && pcap_dump_flush(st->pcap_dumper) != 0)
+		rc = -1;
+	return rc;
+}
+
 static void *writer_main(void *arg)
 {
 	struct an_state *st = arg;
-	uint8_t *pcap_buf = st->pcap_dumper != NULL
-				    ? malloc((size_t)WRITER_BURST * st->pcap_esize)
-				    : NULL;
-
 	for (;;) {
 		/* Read the stop flag before draining: after it is seen, one
 		 * more full pass empties the rings of the stopped tasks. */
 		int stopping = __atomic_load_n(&st->writer_stop, __ATOMIC_ACQUIRE);
+		uint64_t flush_req = __atomic_load_n(&st->flush_req, __ATOMIC_ACQUIRE);
+		if (flush_req != st->flush_done) {
+			if (flush_files(st) != 0)
+				__atomic_store_n(&st->flush_failed, 1, __ATOMIC_RELAXED);
+			__atomic_store_n(&st->flush_done, flush_req, __ATOMIC_RELEASE);
+		}
 		unsigned moved = 0;
 		for (unsigned i = 0; i < st->n_tasks; i++) {
 			struct an_task *t = task_at(st, i);
@@ -97,8 +115,8 @@ static void *writer_main(void *arg)
 				continue;
 			if (t->log_ring != NULL)
 				moved += drain_log(st, t);
-			if (t->pcap_ring != NULL && pcap_buf != NULL)
-				moved += drain_pcap(st, t, pcap_buf);
+			if (t->pcap_ring != NULL)
+				moved += drain_pcap(st, t, st->pcap_buf);
 		}
 		if (moved == 0) {
 			if (stopping)
@@ -107,7 +125,8 @@ static void *writer_main(void *arg)
 			nanosleep(&nap, NULL);
 		}
 	}
-	free(pcap_buf);
+	if (flush_files(st) != 0)
+		__atomic_store_n(&st->flush_failed, 1, __ATOMIC_RELAXED);
 	return NULL;
 }
 
@@ -137,13 +156,29 @@ int an_writer_start(struct an_state *st)
 						sizeof(st->writer_cpus) - off,
 						"%s%d", off ? "," : "", c);
 
+	if (st->pcap_dumper != NULL) {
+		st->pcap_buf = malloc((size_t)WRITER_BURST * st->pcap_esize);
+		if (st->pcap_buf == NULL)
+			return -ENOMEM;
+	}
+	/* The writer starts with SIGPIPE blocked (the mask is inherited): a
+	 * log written to a pipe whose reader went away must not kill the
+	 * process; the write fails and is counted instead. */
+	sigset_t pipe_sig, old_mask;
+	sigemptyset(&pipe_sig);
+	sigaddset(&pipe_sig, SIGPIPE);
+	pthread_sigmask(SIG_BLOCK, &pipe_sig, &old_mask);
 	pthread_attr_t attr;
 	pthread_attr_init(&attr);
 	pthread_attr_setaffinity_np(&attr, sizeof(set), &set);
 	int rc = pthread_create(&st->writer, &attr, writer_main, st);
 	pthread_attr_destroy(&attr);
-	if (rc != 0)
+	pthread_sigmask(SIG_SETMASK, &old_mask, NULL);
+	if (rc != 0) {
+		free(st->pcap_buf);
+		st->pcap_buf = NULL;
 		return -rc;
+	}
 	pthread_setname_np(st->writer, "an-writer");
 	st->writer_running = true;
 	return 0;
@@ -186,7 +221,19 @@ int an_writer_sync(struct an_state *st, unsigned timeout_ms)
 		nanosleep(&ms, NULL);
 	}
 	free(target);
-	return rc;
+	if (rc != 0)
+		return rc;
+	/* Then have the writer flush what it wrote (a flush may block, so it
+	 * is never done on this thread). */
+	uint64_t req = __atomic_add_fetch(&st->flush_req, 1, __ATOMIC_ACQ_REL);
+	for (unsigned waited = 0;
+	     __atomic_load_n(&st->flush_done, __ATOMIC_ACQUIRE) < req; waited++) {
+		if (waited >= timeout_ms)
+			return -ETIMEDOUT;
+		struct timespec ms = {0, 1000000L};
+		nanosleep(&ms, NULL);
+	}
+	return __atomic_load_n(&st->flush_failed, __ATOMIC_RELAXED) ? -EIO : 0;
 }
 
 void an_writer_stop(struct an_state *st)
@@ -194,6 +241,33 @@ void an_writer_stop(struct an_state *st)
 	if (!st->writer_running)
 		return;
 	__atomic_store_n(&st->writer_stop, 1, __ATOMIC_RELEASE);
-	pthread_join(st->writer, NULL);
+	/* A writer blocked for good (a FIFO nobody reads) must not keep the
+	 * process from ending: give it 10 s, then leave it blocked, detached,
+	 * with everything it can reach kept alive (writer_stuck); closing
+	 * its files would block the same way. */
+	struct timespec until;
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += WRITER_STOP_TIMEOUT_S;
+	if (pthread_timedjoin_np(st->writer, NULL, &until) != 0) {
+		fprintf(stderr, "analyzer: the log writer is still blocked writing "
+			"after %d s; giving up on the log files (records not "
+			"written are missing from them)\n", WRITER_STOP_TIMEOUT_S);
+		pthread_detach(st->writer);
+		st->writer_stuck = true;
+		/* exit() flushes every stdio stream: point the files at
+		 * /dev/null so that flush cannot block on the same pipe. */
+		int null_fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
+		if (null_fd >= 0) {
+			if (st->log_file != NULL)
+				dup2(null_fd, fileno(st->log_file));
+			if (st->pcap_dumper != NULL)
+				dup2(null_fd, fileno(pcap_dump_file(st->pcap_dumper)));
+			close(null_fd);
+		}
+		st->writer_running = false;
+		return;
+	}
 	st->writer_running = false;
+	free(st->pcap_buf);
+	st->pcap_buf = NULL;
 }

@@ -134,10 +134,7 @@ def test_stalled_writer_loses_records_not_packets(build_dir: Path, tmp_path: Pat
     ring fills, the P task keeps going and counts what it could not hand
     over.  Reading starts 1 s after the pipe filled up, and the writer then
     drains everything it had taken."""
-    frames = [bytes(Ether() / IP(src="10.0.0.1", dst=f"10.0.1.{i}") / TCP(sport=1000 + i, dport=80))
-              for i in range(16)]
-    pcap = tmp_path / "in.pcap"
-    write_pcap(pcap, frames)
+    pcap = synthetic_pcap(tmp_path)
     fifo = tmp_path / "log.fifo"
     os.mkfifo(fifo)
     rfd = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)  # lets the app's open() succeed
@@ -202,3 +199,52 @@ def test_unwritable_log_refused(build_dir: Path, tmp_path: Path, file_prefix: st
     run = run_app(build_dir, tmp_path, file_prefix, all_frames[0], ["--log", str(bad)])
     assert run.returncode != 0
     assert f"--log {bad}: No such file or directory" in run.stderr
+
+
+def synthetic_pcap(tmp: Path) -> Path:
+    pcap = tmp / "in.pcap"
+    write_pcap(pcap, [bytes(Ether() / IP(dst=f"10.0.1.{i}") / TCP(dport=80)) for i in range(16)])
+    return pcap
+
+
+def test_log_reader_gone_is_a_write_error_not_a_crash(build_dir: Path, tmp_path: Path,
+                                                      file_prefix: str) -> None:
+    """The FIFO's reader closes mid-run: writes fail (EPIPE), SIGPIPE does
+    not kill the app, the statistics say the log is incomplete."""
+    fifo = tmp_path / "log.fifo"
+    os.mkfifo(fifo)
+    rfd = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
+    closer = threading.Timer(0.5, os.close, [rfd])
+    closer.start()
+    try:
+        run = run_app(build_dir, tmp_path, file_prefix, synthetic_pcap(tmp_path),
+                      ["--log", str(fifo), "--log-ring", "64"], infinite=True)
+    finally:
+        closer.join()
+    s = check_clean(run, "reader gone")
+    a = s["app_stats"]
+    assert a["writer"]["synced"] is True    # failed writes do not block
+    assert a["writer"]["flushed"] is False  # and the log says it is incomplete
+
+
+def test_log_reader_stuck_does_not_hang_the_app(build_dir: Path, tmp_path: Path,
+                                                file_prefix: str) -> None:
+    """The FIFO's reader never reads and never closes: the app still ends
+    (about 5 s waiting for the writer in the statistics, 10 s at teardown),
+    reports the log as not synced, and every packet is accounted for."""
+    fifo = tmp_path / "log.fifo"
+    os.mkfifo(fifo)
+    rfd = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        t0 = time.monotonic()
+        run = run_app(build_dir, tmp_path, file_prefix, synthetic_pcap(tmp_path),
+                      ["--log", str(fifo), "--log-ring", "64"], infinite=True, timeout_s=60)
+        elapsed = time.monotonic() - t0
+    finally:
+        os.close(rfd)
+    s = check_clean(run, "reader stuck")
+    a = s["app_stats"]
+    assert a["writer"] == {"cpus": a["writer"]["cpus"], "synced": False, "flushed": False}
+    assert a["log"]["records_lost"] > 0
+    assert "the log writer is still blocked writing after 10 s" in run.stderr
+    assert elapsed < 40
