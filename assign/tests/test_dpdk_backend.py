@@ -272,6 +272,7 @@ def test_statistics_that_fail_the_checks_are_failures(build_dir: Path, cache: Pa
             "tasks": [{"instance": 0, "role": r, "context": 0} for r in "RPT"]}
     cases = [
         ({"total": {"pps": 0.0}}, "no packets forwarded in the window"),
+        ({"total": {"pps": 0.0, "tx_packets": 7}}, "7 forwarded before it: the pipeline stalled"),
         ({"accounting_ok": False}, "accounting check failed"),
         ({"tasks": [{"instance": 0, "role": r, "context": 1 if r == "P" else 0} for r in "RPT"]},
          "task P0 ran on context 1, the placement says 0"),

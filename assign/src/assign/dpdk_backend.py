@@ -211,7 +211,10 @@ class DpdkBackend:
                 return "accounting check failed (rx != tx + dropped + queued)"
             total = stats["total"]
             if not total.get("pps", 0) > 0:
-                return f"no packets forwarded in the window (pps {total.get('pps')})"
+                before = total.get("tx_packets", 0)
+                return (f"no packets forwarded in the window (pps {total.get('pps')})"
+                        + (f"; {before} forwarded before it: the pipeline stalled (a task's context starved "
+                           f"by other load?)" if before else ""))
             insts = stats["instances"]
             if len(insts) != len(doc["instances"]):
                 return f"statistics list {len(insts)} instances, the placement {len(doc['instances'])}"
