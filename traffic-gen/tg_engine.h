@@ -96,7 +96,7 @@ extern volatile int tg_signal;
 /* tg_tx.c */
 int tg_txjob_init(struct tg_txjob *j, const struct tg_stream_cfg *s, const struct tg_cfg *c,
 		  uint16_t port, uint16_t queue, uint8_t id, int socket);
-void tg_txjob_set_sizes(struct tg_txjob *j, const struct tg_size_mix *m);
+int tg_txjob_set_sizes(struct tg_txjob *j, const struct tg_size_mix *m);
 void tg_txjob_reset(struct tg_txjob *j);
 void tg_tx_poll(struct tg_txjob *j, uint64_t now);
 

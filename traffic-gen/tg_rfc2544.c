@@ -86,7 +86,12 @@ tg_rfc2544(struct tg_ctx *x)
 			hi = line * s->rate / 100;
 		step = hi * c->resolution_pct / 100;
 		for (unsigned i = 0; i < x->n_tx; i++)
-			tg_txjob_set_sizes(&x->tx[i], &one);
+			if (tg_txjob_set_sizes(&x->tx[i], &one))
+				rc = -1;
+		if (rc) {
+			json_decref(trials);
+			break;
+		}
 		/* First the upper bound itself; then halve the interval. */
 		double rate = hi, upper = hi;
 		while (!tg_signal) {

@@ -90,7 +90,7 @@ template_init(struct rte_mempool *mp, void *arg, void *obj, unsigned idx)
 
 /* Smooth weighted round robin: 64:7,570:4,1518:1 interleaves sizes rather
  * than sending seven 64-byte frames in a row. */
-void
+int
 tg_txjob_set_sizes(struct tg_txjob *j, const struct tg_size_mix *m)
 {
 	int64_t cur[TG_MAX_SIZES] = {0};
@@ -100,6 +100,11 @@ tg_txjob_set_sizes(struct tg_txjob *j, const struct tg_size_mix *m)
 		total += m->weight[i];
 	rte_free(j->len);
 	j->len = rte_malloc("tg_len", sizeof(uint16_t) * (size_t)total, 0);
+	if (!j->len) {
+		fprintf(stderr, "pp-tgen: no memory for a size pattern of %lld frames\n",
+			(long long)total);
+		return -1;
+	}
 	j->n_len = (uint32_t)total;
 	j->len_idx = 0;
 	for (int64_t k = 0; k < total; k++) {
@@ -113,6 +118,7 @@ tg_txjob_set_sizes(struct tg_txjob *j, const struct tg_size_mix *m)
 		cur[best] -= total;
 		j->len[k] = (uint16_t)(m->size[best] - TG_FCS_LEN);
 	}
+	return 0;
 }
 
 int
@@ -148,7 +154,8 @@ tg_txjob_init(struct tg_txjob *j, const struct tg_stream_cfg *s, const struct tg
 		for (uint32_t i = 0; i < j->n_flows; i++)
 			flow_make(j->field, &j->flows[i]);
 	}
-	tg_txjob_set_sizes(j, &s->sizes);
+	if (tg_txjob_set_sizes(j, &s->sizes))
+		return -1;
 	j->pool = rte_pktmbuf_pool_create(name, c->mbufs, 256, 0, RTE_MBUF_DEFAULT_BUF_SIZE,
 					  socket);
 	if (!j->pool) {
