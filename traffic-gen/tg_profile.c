@@ -11,6 +11,7 @@
 #include <jansson.h>
 
 #include "tg_sig.h"
+#include "tg_yaml.h"
 
 const char *const tg_field_key[TG_F_COUNT] = {
 	[TG_F_DST_MAC] = "dst_mac", [TG_F_SRC_MAC] = "src_mac", [TG_F_SRC_IP] = "src_ip",
@@ -527,6 +528,14 @@ load_stream(struct tg_stream_cfg *s, json_t *obj, const char *path, unsigned idx
 	return 0;
 }
 
+static bool
+is_yaml(const char *path)
+{
+	size_t n = strlen(path);
+
+	return (n > 5 && !strcmp(path + n - 5, ".yaml")) || (n > 4 && !strcmp(path + n - 4, ".yml"));
+}
+
 int
 tg_profile_load(struct tg_cfg *c, const char *path)
 {
@@ -536,11 +545,19 @@ tg_profile_load(struct tg_cfg *c, const char *path)
 	char text[2048], err[256];
 	int rc = -1;
 
-	root = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
-	if (!root) {
-		fprintf(stderr, "pp-tgen: profile %s: line %d column %d: %s\n", path, jerr.line,
-			jerr.column, jerr.text);
-		return -1;
+	if (is_yaml(path)) {
+		root = tg_yaml_load(path, err, sizeof(err));
+		if (!root) {
+			fprintf(stderr, "pp-tgen: profile %s: %s\n", path, err);
+			return -1;
+		}
+	} else {
+		root = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
+		if (!root) {
+			fprintf(stderr, "pp-tgen: profile %s: line %d column %d: %s\n", path,
+				jerr.line, jerr.column, jerr.text);
+			return -1;
+		}
 	}
 	if (!json_is_object(root)) {
 		fprintf(stderr, "pp-tgen: profile %s: the top level must be an object\n", path);
@@ -603,7 +620,8 @@ static const char usage[] =
 "profile (or define the only stream when no profile is given).\n"
 "\n"
 "General:\n"
-"  --profile FILE        JSON profile: {global keys..., \"streams\": [{stream keys}]}\n"
+"  --profile FILE        JSON profile: {global keys..., \"streams\": [{stream keys}]},\n"
+"                        or the same in YAML (FILE ending in .yaml or .yml)\n"
 "  --mode gen|rfc2544|delay   (default gen)\n"
 "  --tx-port N|none      port to transmit on (default 0)\n"
 "  --rx-port N|none      port to receive and measure on (default none)\n"

@@ -97,3 +97,37 @@ def test_help_lists_every_flag_it_parses(build_dir: Path, file_prefix: str, tmp_
                  "--frame-sizes", "--trial", "--resolution", "--loss-tolerance",
                  "--delay-us", "--out-port", "--capacity-pps", "--capacity-burst"):
         assert flag in r.stdout, flag
+
+
+def test_yaml_profile_is_the_json_profile(build_dir: Path, file_prefix: str, tmp_path: Path) -> None:
+    prof = tmp_path / "p.yaml"
+    prof.write_text(
+        "# the same keys as JSON\n"
+        "packets: 3\n"
+        "streams:\n"
+        "  - name: web\n"
+        "    dport: 8000-8002\n"
+        "    size: 128\n"
+        "    ttl: 5\n"
+        "    payload: ['GET ', '/x']\n")
+    out = tmp_path / "out.pcap"
+    r = run_tgen(build_dir, file_prefix, tmp_path, [f"net_pcap0,tx_pcap={out}"],
+                 ["--profile", str(prof)])
+    r.assert_clean()
+    pk = [Ether(bytes(d)) for d, _ in RawPcapReader(str(out))]
+    assert [p[UDP].dport for p in pk] == [8000, 8001, 8002]
+    assert all(len(p) == 124 and p[IP].ttl == 5 and bytes(p)[60:66] == b"GET /x" for p in pk)
+    assert r.stats["streams"][0]["name"] == "web"
+
+
+@pytest.mark.parametrize("text,msg", [
+    ("streams:\n  - src_ip: [1, 2\n", "line "),
+    ("streams:\n  - {}\n  - src_ip: 10.0.0.300\n", "streams[1].src_ip: '10.0.0.300'"),
+    ("colour: red\n", "unknown key 'colour'"),
+])
+def test_bad_yaml_profile_is_refused(build_dir: Path, file_prefix: str, tmp_path: Path,
+                                     text: str, msg: str) -> None:
+    prof = tmp_path / "bad.yml"
+    prof.write_text(text)
+    r = run_tgen(build_dir, file_prefix, tmp_path, ["net_null0"], ["--profile", str(prof)])
+    assert r.rc == 2 and str(prof) in r.stderr and msg in r.stderr, r.stderr
