@@ -136,3 +136,19 @@ def test_unwritable_stats_file_keeps_the_figures(build_dir: Path, file_prefix: s
     assert p.returncode == 1 and str(bad) in p.stderr
     out = json.loads(p.stdout[p.stdout.index("{"):])
     assert out["tx"]["packets"] == 7 and out["kind"] == "measured"
+
+
+def test_two_queue_loop_merges_receive_queues(build_dir: Path, file_prefix: str,
+                                              tmp_path: Path) -> None:
+    """net_ring loops TX queue k to RX queue k: two TX jobs and two RX jobs,
+    each stream counted on its own queue, merged in the report."""
+    r = run_tgen(build_dir, file_prefix, tmp_path, ["net_ring0"],
+                 ["--rx-port", "0", "--tx-queues", "2", "--rx-queues", "2", "--rate", "40k",
+                  "--duration", "1"])
+    r.assert_clean()
+    st = {s["queue"]: s for s in r.stats["streams"]}
+    assert set(st) == {0, 1}
+    for s in st.values():
+        assert abs(s["tx_packets"] - 20_000) <= 200
+        assert s["rx_packets"] == s["unique"] == s["tx_packets"] and s["lost"] == 0
+    assert r.stats["rx"]["packets"] == r.stats["tx"]["packets"]
