@@ -3,11 +3,13 @@
  * writer through one SP/SC ring per task.  A full ring never waits: the
  * record is counted as lost and the count is in the statistics. */
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <rte_cycles.h>
 #include <rte_mbuf.h>
@@ -155,6 +157,31 @@ static void close_outputs(struct an_state *st)
 	pthread_sigmask(SIG_SETMASK, &old_mask, NULL);
 }
 
+/* fopen(path, "w" or "a"), except that a FIFO with no reader is refused
+ * (ENXIO) instead of blocking start-up until one comes. */
+static FILE *open_output(const char *path, bool append)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_NONBLOCK | O_CLOEXEC |
+			    (append ? O_APPEND : O_TRUNC), 0666);
+	if (fd < 0)
+		return NULL;
+	/* The writer thread may block on a slow reader: that is its job. */
+	int fl = fcntl(fd, F_GETFL);
+	if (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) < 0) {
+		int e = errno;
+		close(fd);
+		errno = e;
+		return NULL;
+	}
+	FILE *f = fdopen(fd, append ? "a" : "w");
+	if (f == NULL) {
+		int e = errno;
+		close(fd);
+		errno = e;
+	}
+	return f;
+}
+
 static int setup(void *cfgp, const struct pp_setup_info *info, void **out)
 {
 	struct an_cfg *cfg = cfgp;
@@ -196,11 +223,12 @@ static int setup(void *cfgp, const struct pp_setup_info *info, void **out)
 	 * run's records overwrite an earlier one's. */
 	bool append = cfg->runs++ > 0;
 	if (cfg->log_path != NULL) {
-		st->log_file = fopen(cfg->log_path, append ? "a" : "w");
+		st->log_file = open_output(cfg->log_path, append);
 		if (st->log_file == NULL) {
 			rc = -errno;
 			fprintf(stderr, "analyzer: --log %s: %s\n", cfg->log_path,
-				strerror(errno));
+				errno == ENXIO ? "a FIFO with no reader"
+					       : strerror(errno));
 			goto fail;
 		}
 		setvbuf(st->log_file, NULL, _IOFBF, 1 << 20);
@@ -209,14 +237,29 @@ static int setup(void *cfgp, const struct pp_setup_info *info, void **out)
 	}
 	if (cfg->pcap_path != NULL) {
 		st->pcap_dead = pcap_open_dead(DLT_EN10MB, (int)cfg->snaplen);
-		st->pcap_dumper = st->pcap_dead != NULL
-			? (append ? pcap_dump_open_append(st->pcap_dead, cfg->pcap_path)
-				  : pcap_dump_open(st->pcap_dead, cfg->pcap_path))
-			: NULL;
+		if (st->pcap_dead == NULL) {
+			fprintf(stderr, "analyzer: --pcap-out %s: pcap_open_dead "
+				"failed\n", cfg->pcap_path);
+			rc = -ENOMEM;
+			goto fail;
+		}
+		const char *why = NULL;
+		if (append) {
+			/* libpcap checks the existing file's header */
+			st->pcap_dumper = pcap_dump_open_append(st->pcap_dead,
+								cfg->pcap_path);
+		} else {
+			FILE *f = open_output(cfg->pcap_path, false);
+			if (f == NULL)
+				why = errno == ENXIO ? "a FIFO with no reader"
+						     : strerror(errno);
+			else if ((st->pcap_dumper = pcap_dump_fopen(st->pcap_dead, f)) == NULL)
+				fclose(f);
+		}
 		if (st->pcap_dumper == NULL) {
 			fprintf(stderr, "analyzer: --pcap-out %s: %s\n",
-				cfg->pcap_path, st->pcap_dead != NULL
-				? pcap_geterr(st->pcap_dead) : "pcap_open_dead failed");
+				cfg->pcap_path,
+				why != NULL ? why : pcap_geterr(st->pcap_dead));
 			rc = -EIO;
 			goto fail;
 		}

@@ -214,7 +214,22 @@ def test_log_reader_gone_is_a_write_error_not_a_crash(build_dir: Path, tmp_path:
     fifo = tmp_path / "log.fifo"
     os.mkfifo(fifo)
     rfd = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
-    closer = threading.Timer(0.5, os.close, [rfd])
+
+    def close_when_connected() -> None:
+        # With no writer, a non-blocking read gives b"" (EOF); once the
+        # app has the FIFO open it gives EAGAIN or data.
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            try:
+                if os.read(rfd, 1 << 16):
+                    break
+            except BlockingIOError:
+                break
+            time.sleep(0.01)
+        time.sleep(0.2)
+        os.close(rfd)
+
+    closer = threading.Thread(target=close_when_connected)
     closer.start()
     try:
         run = run_app(build_dir, tmp_path, file_prefix, synthetic_pcap(tmp_path),
