@@ -193,12 +193,20 @@ def test_bad_options_refused(build_dir: Path, tmp_path: Path, args: list[str], m
     assert message in r.stderr
 
 
-def test_unwritable_log_refused(build_dir: Path, tmp_path: Path, file_prefix: str,
-                                all_frames: tuple[Path, list[bytes]]) -> None:
-    bad = tmp_path / "no-such-dir" / "log.csv"
-    run = run_app(build_dir, tmp_path, file_prefix, all_frames[0], ["--log", str(bad)])
+@pytest.mark.parametrize("option", ["--log", "--pcap-out"])
+def test_unwritable_outputs_refused(build_dir: Path, tmp_path: Path, file_prefix: str,
+                                    option: str) -> None:
+    pcap = synthetic_pcap(tmp_path)
+    bad = tmp_path / "no-such-dir" / "out"
+    run = run_app(build_dir, tmp_path, file_prefix, pcap, [option, str(bad)])
     assert run.returncode != 0
-    assert f"--log {bad}: No such file or directory" in run.stderr
+    assert f"{option} {bad}: No such file or directory" in run.stderr
+    # A FIFO nobody reads would block start-up for ever: refused instead.
+    fifo = tmp_path / "out.fifo"
+    os.mkfifo(fifo)
+    run = run_app(build_dir, tmp_path, file_prefix, pcap, [option, str(fifo)], timeout_s=60)
+    assert run.returncode != 0
+    assert f"{option} {fifo}: a FIFO with no reader" in run.stderr
 
 
 def synthetic_pcap(tmp: Path) -> Path:
