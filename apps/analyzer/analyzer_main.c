@@ -13,7 +13,6 @@
 
 #include <rte_cycles.h>
 #include <rte_mbuf.h>
-#include <rte_prefetch.h>
 #include <rte_ring_elem.h>
 #include <rte_ring_peek_zc.h>
 
@@ -379,11 +378,8 @@ static void process(void *task_state, struct rte_mbuf **pkts, uint16_t n,
 	unsigned n_sel = 0;
 	uint64_t tsc = rte_rdtsc();
 
-	if (n > 0)
-		rte_prefetch0(rte_pktmbuf_mtod(pkts[0], void *));
+	/* The runtime has prefetched every packet's first line already. */
 	for (unsigned i = 0; i < n; i++) {
-		if (i + 1 < n)
-			rte_prefetch0(rte_pktmbuf_mtod(pkts[i + 1], void *));
 		const struct rte_mbuf *m = pkts[i];
 		const uint8_t *data = rte_pktmbuf_mtod(m, const uint8_t *);
 		uint32_t caplen = rte_pktmbuf_data_len(m);
