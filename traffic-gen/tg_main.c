@@ -1,5 +1,6 @@
 /* pp-tgen: DPDK traffic generator and sink.  See README.md and --help. */
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +10,28 @@
 #include <rte_errno.h>
 
 #include "tg_ctx.h"
+
+/* Free hugepages of every size; 0 when none are set up or readable. */
+static unsigned long
+free_hugepages(void)
+{
+	static const char *const files[] = {
+		"/sys/kernel/mm/hugepages/hugepages-2048kB/free_hugepages",
+		"/sys/kernel/mm/hugepages/hugepages-1048576kB/free_hugepages",
+	};
+	unsigned long total = 0, n;
+
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		FILE *f = fopen(files[i], "r");
+
+		if (f) {
+			if (fscanf(f, "%lu", &n) == 1)
+				total += n;
+			fclose(f);
+		}
+	}
+	return total;
+}
 
 static void
 on_signal(int sig)
@@ -52,6 +75,26 @@ main(int argc, char **argv)
 			tg_cfg_defaults(&cfg);
 			return tg_cli_parse(&cfg, 1, &argv[i]) == 1 ? 0 : 2;
 		}
+	/* Without free hugepages, run from ordinary memory (as the apps do). */
+	{
+		static char *nargv[512];
+		static char no_huge[] = "--no-huge", mem[] = "-m", mem_mb[] = "512";
+		bool asked = false;
+
+		for (int i = 1; i < argc && strcmp(argv[i], "--"); i++)
+			asked |= !strcmp(argv[i], "--no-huge");
+		if (!asked && free_hugepages() == 0 && argc + 3 < (int)(sizeof(nargv) / sizeof(nargv[0]))) {
+			fprintf(stderr, "pp-tgen: no free hugepages: adding --no-huge -m 512\n");
+			nargv[0] = argv[0];
+			nargv[1] = no_huge;
+			nargv[2] = mem;
+			nargv[3] = mem_mb;
+			for (int i = 1; i < argc; i++)
+				nargv[i + 3] = argv[i];
+			argc += 3;
+			argv = nargv;
+		}
+	}
 	n = rte_eal_init(argc, argv);
 	if (n < 0) {
 		fprintf(stderr, "pp-tgen: EAL initialisation failed: %s\n", rte_strerror(rte_errno));
