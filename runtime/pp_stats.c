@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <rte_cycles.h>
 #include <rte_ring.h>
 
 #include "pp_task.h"
@@ -28,6 +29,7 @@ json_t *pp_stats_build(const struct pp_app *app, void *app_state, void *const *t
 		       const uint64_t *tx1, const uint64_t *b1, bool in_progress)
 {
 	unsigned n_reasons = app->n_drop_reasons + 2;
+	uint64_t tot_repaired = 0;
 	uint64_t tot_rx = 0, tot_tx = 0, tot_drop = 0, tot_q = 0, tot_win = 0, tot_bytes = 0;
 	uint64_t tot_by[PP_MAX_DROP_REASONS] = {0};
 	bool ok = true;
@@ -38,6 +40,8 @@ json_t *pp_stats_build(const struct pp_app *app, void *app_state, void *const *t
 	json_object_set_new(root, "variant", pl->variant[0] ? json_string(pl->variant) : json_null());
 	json_object_set_new(root, "kind", json_string("measured"));
 	json_object_set_new(root, "duration_s", json_real(window_s));
+	/* Apps and tools turn the per-task cycle counts into time with it. */
+	json_object_set_new(root, "tsc_hz", json_integer((json_int_t)rte_get_tsc_hz()));
 	for (unsigned i = 0; i < n; i++) {
 		const struct pp_instance_rt *in = &inst[i];
 		const struct pp_task_counters *r = in->tasks[PP_ROLE_R].ctr;
@@ -66,6 +70,9 @@ json_t *pp_stats_build(const struct pp_app *app, void *app_state, void *const *t
 		json_object_set_new(ji, "dropped_by_reason", jby);
 		json_object_set_new(ji, "queued_packets", json_integer((json_int_t)queued));
 		json_object_set_new(ji, "window_tx_packets", json_integer((json_int_t)win));
+		uint64_t repaired = rd(&r->chains_repaired);
+		tot_repaired += repaired;
+		json_object_set_new(ji, "rx_chains_repaired", json_integer((json_int_t)repaired));
 		json_object_set_new(ji, "pps", json_real(window_s > 0 ? (double)win / window_s : 0));
 		json_object_set_new(ji, "accounting_ok",
 				    in_progress ? json_null() : json_boolean(rx == tx + drop + queued));
@@ -97,6 +104,7 @@ json_t *pp_stats_build(const struct pp_app *app, void *app_state, void *const *t
 	json_object_set_new(total, "dropped_by_reason", jby);
 	json_object_set_new(total, "queued_packets", json_integer((json_int_t)tot_q));
 	json_object_set_new(total, "window_tx_packets", json_integer((json_int_t)tot_win));
+	json_object_set_new(total, "rx_chains_repaired", json_integer((json_int_t)tot_repaired));
 	json_object_set_new(total, "pps", json_real(window_s > 0 ? (double)tot_win / window_s : 0));
 	json_object_set_new(total, "bps", json_real(window_s > 0 ? 8.0 * (double)tot_bytes / window_s : 0));
 	json_object_set_new(root, "total", total);

@@ -38,6 +38,26 @@ static inline bool upstream_done(const struct pp_task *t)
 			       __ATOMIC_ACQUIRE) != 0;
 }
 
+/* Some PMDs hand over mbufs whose segments hold fewer bytes than pkt_len
+ * (DPDK 22.11 net_pcap keeps the length of frames over 64 KiB in 16 bits).
+ * An app that trusts pkt_len would read past the chain: make pkt_len what
+ * the chain really holds, and count it.  Costs one compare per packet on
+ * the mbuf line the driver has just written. */
+static inline void repair_chain(struct rte_mbuf *m, struct pp_task_counters *c)
+{
+	if (likely(m->nb_segs == 1 && m->data_len == m->pkt_len && m->next == NULL))
+		return;
+	uint32_t held = 0;
+	uint16_t segs = 0;
+	for (struct rte_mbuf *s = m; s != NULL; s = s->next, segs++)
+		held += s->data_len;
+	if (held != m->pkt_len || segs != m->nb_segs) {
+		m->pkt_len = held;
+		m->nb_segs = segs;
+		bump(&c->chains_repaired, 1);
+	}
+}
+
 static void poll_r(struct pp_task *t)
 {
 	struct pp_instance_rt *in = t->inst;
@@ -58,6 +78,8 @@ static void poll_r(struct pp_task *t)
 		bump(&c->empty_polls, 1);
 		return;
 	}
+	for (unsigned i = 0; i < n; i++)
+		repair_chain(pkts[i], c);
 	/* Single producer and room checked above: all n go in. */
 	rte_ring_sp_enqueue_burst(in->r_to_p, (void **)pkts, n, NULL);
 	bump(&c->packets, n);

@@ -30,3 +30,26 @@ def count_packets(path: Path) -> int | None:
     finally:
         _lib.pcap_close(p)
     return n
+
+
+class _PktHdr(ctypes.Structure):
+    _fields_ = [("tv_sec", ctypes.c_long), ("tv_usec", ctypes.c_long),
+                ("caplen", ctypes.c_uint32), ("len", ctypes.c_uint32)]
+
+
+def count_oversize(path: Path, limit: int = 0xFFFF) -> int:
+    """Frames whose captured length exceeds `limit` bytes: DPDK 22.11's
+    net_pcap keeps such lengths in 16 bits, so the runtime's R stage must
+    find each of them with segments short of pkt_len and repair it."""
+    err = ctypes.create_string_buffer(256)
+    p = _lib.pcap_open_offline(str(path).encode(), err)
+    if not p:
+        return 0
+    hdr, data = ctypes.c_void_p(), ctypes.c_void_p()
+    n = 0
+    try:
+        while _lib.pcap_next_ex(p, ctypes.byref(hdr), ctypes.byref(data)) == 1:
+            n += ctypes.cast(hdr, ctypes.POINTER(_PktHdr)).contents.caplen > limit
+    finally:
+        _lib.pcap_close(p)
+    return n
