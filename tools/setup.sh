@@ -36,7 +36,7 @@ quiet() {
 packages=(
   build-essential pkg-config meson ninja-build
   libdpdk-dev dpdk dpdk-dev libhwloc-dev hwloc libpcap-dev libjansson-dev
-  libhyperscan-dev libsodium-dev
+  libhyperscan-dev libsodium-dev libyaml-dev
   python3 python3-venv python3-dev
   tshark tcpdump clang libclang-rt-14-dev
 )
