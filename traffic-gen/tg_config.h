@@ -60,6 +60,7 @@ struct tg_cfg {
 	double drain_s;
 	double start_after_s;         /* idle time after links are up (peer start-up) */
 	double link_wait_s;           /* how long to wait for links to come up */
+	double peer_wait_s;           /* at the end, idle until the links go down */
 	char stats_path[PATH_MAX];
 	bool live;
 	bool tx_retry;

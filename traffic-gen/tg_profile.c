@@ -394,6 +394,11 @@ set_global_key(struct tg_cfg *c, const char *key, const char *val, char *err, si
 			BAD("'%s' is not a time in seconds (0..3600)", val);
 		return 1;
 	}
+	if (!strcmp(key, "peer_wait")) {
+		if (parse_double(val, 0, 3600, &c->peer_wait_s))
+			BAD("'%s' is not a time in seconds (0..3600)", val);
+		return 1;
+	}
 	if (!strcmp(key, "link_wait")) {
 		if (parse_double(val, 0, 3600, &c->link_wait_s))
 			BAD("'%s' is not a time in seconds (0..3600)", val);
@@ -638,6 +643,10 @@ static const char usage[] =
 "  --link-wait S         wait this long for links to come up (default 10)\n"
 "  --start-after S       then wait this long before the first packet, so that\n"
 "                        a peer that just connected is polling (default 0)\n"
+"  --peer-wait S         at the end, stop polling and keep the ports open until\n"
+"                        every link is down (the peer left) or S seconds passed\n"
+"                        (default 0): with net_memif, the side that finishes\n"
+"                        first must not leave while its peer still polls\n"
 "  --stats FILE          final statistics JSON (default: stdout)\n"
 "  --live                one line of statistics per second on stderr (default\n"
 "                        when stderr is a terminal)\n"

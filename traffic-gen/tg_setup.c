@@ -256,11 +256,36 @@ tg_setup(struct tg_ctx *x, struct tg_cfg *c)
 	return 0;
 }
 
+/* DPDK 22.11's memif PMD unmaps the shared region when the peer leaves,
+ * under a peer lcore that may be inside rx/tx_burst (seen as a SEGV in the
+ * PMD).  Quiesce, then disconnect: our workers have stopped polling; keep
+ * the ports open until the peer has closed its side, so that neither side
+ * polls while the other leaves. */
+static void
+wait_peers_gone(double wait_s)
+{
+	struct rte_eth_link link;
+	uint64_t end = rte_rdtsc() + (uint64_t)(wait_s * (double)rte_get_tsc_hz());
+	uint16_t p;
+	bool up;
+
+	do {
+		up = false;
+		RTE_ETH_FOREACH_DEV(p)
+			up |= rte_eth_link_get_nowait(p, &link) == 0 && link.link_status;
+		if (!up)
+			return;
+		rte_delay_us_sleep(10000);
+	} while (rte_rdtsc() < end && !tg_signal);
+}
+
 void
 tg_teardown(struct tg_ctx *x)
 {
 	uint16_t p;
 
+	if (x->cfg->peer_wait_s > 0)
+		wait_peers_gone(x->cfg->peer_wait_s);
 	RTE_ETH_FOREACH_DEV(p) {
 		rte_eth_dev_stop(p);
 		rte_eth_dev_close(p);

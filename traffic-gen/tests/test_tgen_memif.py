@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from tgen_harness import (Result, finish, memif_socket, memif_vdev, sanitizer_env,
-                          start_tgen)
+                          start_tgen, wait_written)
 
 
 def ipfwd_binary(build_dir: Path) -> Path:
@@ -41,7 +41,8 @@ def gen_and_ipfwd(build_dir: Path, prefix: str, tmp: Path, gen_args: list[str],
     # The app (a sanitizer build is slow to start) may connect well before it
     # polls: 2 s of grace and rings of 8192 slots.
     gen = start_tgen(build_dir, prefix + "g", [memif_vdev(sock, "server", 13)],
-                     ["--tx-port", "0", "--rx-port", "0", "--start-after", "2", *gen_args],
+                     ["--tx-port", "0", "--rx-port", "0", "--start-after", "2", "--peer-wait", "30",
+                      *gen_args],
                      gen_stats)
     try:
         wait_for(sock)
@@ -106,14 +107,15 @@ def test_rfc2544_finds_a_known_capacity(build_dir: Path, file_prefix: str, tmp_p
     gen = start_tgen(build_dir, file_prefix + "g", [memif_vdev(sock, "server", 13)],
                      ["--mode", "rfc2544", "--tx-port", "0", "--rx-port", "0", "--rate", "40k",
                       "--frame-sizes", "64", "--trial", "2", "--resolution", "5",
-                      "--drain", "0.2", "--start-after", "0.5"], gen_stats)
+                      "--drain", "0.2", "--start-after", "0.5", "--peer-wait", "30"], gen_stats)
     try:
         wait_for(sock)
         dl = start_tgen(build_dir, file_prefix + "d", [memif_vdev(sock, "client", 13)],
                         ["--mode", "delay", "--rx-port", "0", "--capacity-pps", "20000",
                          "--capacity-burst", "5000", "--duration", "60"], dl_stats)
-        g = finish(gen, gen_stats, timeout=120)
+        wait_written(gen_stats, gen)
         dl.terminate()
+        g = finish(gen, gen_stats, timeout=120)
         d = finish(dl, dl_stats)
     finally:
         sock.unlink(missing_ok=True)

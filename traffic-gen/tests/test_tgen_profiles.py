@@ -90,7 +90,7 @@ def test_help_lists_every_flag_it_parses(build_dir: Path, file_prefix: str, tmp_
     r = run_tgen(build_dir, file_prefix, tmp_path, [], ["--help"])
     assert r.rc == 0
     for flag in ("--profile", "--mode", "--tx-port", "--rx-port", "--tx-queues", "--rx-queues",
-                 "--duration", "--packets", "--link-gbps", "--drain", "--link-wait",
+                 "--duration", "--packets", "--link-gbps", "--drain", "--link-wait", "--peer-wait",
                  "--start-after", "--stats", "--live", "--tx-retry", "--mbufs", "--dst-mac",
                  "--src-ip", "--size", "--rate", "--flows", "--payload", "--fill",
                  "--signature", "--no-signature", "--name", "--pcap", "--loops",

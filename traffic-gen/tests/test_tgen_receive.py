@@ -12,7 +12,7 @@ from scapy.layers.l2 import ARP, Ether
 from scapy.packet import Raw
 from scapy.utils import wrpcap
 
-from tgen_harness import finish, memif_socket, memif_vdev, run_tgen, start_tgen
+from tgen_harness import finish, memif_socket, memif_vdev, run_tgen, start_tgen, wait_written
 
 SIG = struct.Struct("<IHIQ")  # traffic-gen/tg_sig.h
 MAGIC = 0x67745050
@@ -61,18 +61,20 @@ def test_latency_through_known_delay(build_dir: Path, file_prefix: str, tmp_path
     gen_stats, dl_stats = tmp_path / "gen.json", tmp_path / "delay.json"
     gen = start_tgen(build_dir, file_prefix + "g", [memif_vdev(sock, "server", 13)],
                      ["--tx-port", "0", "--rx-port", "0", "--rate", "5k", "--duration", "1",
-                      "--drain", "0.5", "--start-after", "0.5"], gen_stats)
+                      "--drain", "0.5", "--start-after", "0.5", "--peer-wait", "30"], gen_stats)
     try:
         for _ in range(100):
             if sock.exists():
                 break
             time.sleep(0.05)
         # The delay line runs until the generator is done (it drains until
-        # nothing more comes back), then is stopped.
+        # nothing more comes back), then is stopped; the generator, idle,
+        # leaves once the delay line has.
         dl = start_tgen(build_dir, file_prefix + "d", [memif_vdev(sock, "client", 13)],
                         ["--mode", "delay", "--rx-port", "0", "--delay-us", "20000"], dl_stats)
-        g = finish(gen, gen_stats)
+        wait_written(gen_stats, gen)
         dl.terminate()
+        g = finish(gen, gen_stats)
         d = finish(dl, dl_stats)
     finally:
         sock.unlink(missing_ok=True)

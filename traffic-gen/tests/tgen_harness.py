@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import time
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
@@ -81,6 +82,16 @@ def start_tgen(build_dir: Path, prefix: str, vdevs: list[str], args: list[str],
     return subprocess.Popen(tgen_cmd(build_dir, prefix, vdevs, args, stats),
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env=sanitizer_env())
+
+
+def wait_written(stats: Path, p: subprocess.Popen[str], timeout: float = 120) -> None:
+    """Wait until a generator started with --peer-wait has written its
+    statistics: its workers no longer poll, so its memif peer may leave
+    (DPDK 22.11's memif PMD can crash a side that polls while its peer
+    disconnects)."""
+    end = time.monotonic() + timeout
+    while not stats.exists() and p.poll() is None and time.monotonic() < end:
+        time.sleep(0.05)
 
 
 def finish(p: subprocess.Popen[str], stats: Path, timeout: float = 60) -> Result:
