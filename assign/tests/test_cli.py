@@ -29,11 +29,11 @@ def sampled(tmp_path_factory) -> Path:
     return db
 
 
-def test_help_says_model_is_the_default_backend():
+def test_help_says_dpdk_is_the_default_backend_here_and_model_elsewhere():
     r = run_assign("sample", "--help")
     assert r.returncode == 0
     text = " ".join(r.stdout.split())
-    assert "default: model" in text and "dpdk" in text
+    assert "default: dpdk on --machine local" in text and "model elsewhere" in text
 
 
 def test_sample_stores_every_draw_once(sampled):
@@ -186,7 +186,7 @@ def small_db(tmp_path) -> Path:
     (("--workload", "ipfwd-l1", "--machine", "sparc-t9"), "unknown machine 'sparc-t9'"),
     (("--workload", "ipfwd-l1", "--topology", "pack:x"), "hwloc rejected"),
     (("--workload", "ipfwd-l1", *T2, "--instances", "22"), "needs 66 hardware contexts"),
-    (("--workload", "ipfwd-l1", *T2, "--backend", "dpdk"), "not available yet"),
+    (("--workload", "ipfwd-l1", *T2, "--backend", "dpdk"), "machine ultrasparc-t2 is not it"),
     (("--workload", "ipfwd-l1", *T2, "--backend", "magic"), "unknown backend 'magic'"),
     (("--workload", "ipfwd-l1", *T2, "--run", "7"), "has no run 7"),
 ])

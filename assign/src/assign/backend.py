@@ -1,8 +1,7 @@
 """What a backend is: something that turns assignments into throughput.
 
-`model` (a performance predictor, kind "modelled") is the only backend so
-far; `dpdk` (runs the real apps, kind "measured") plugs in through the same
-Protocol in a later issue.
+`dpdk` (runs the real apps on this machine, kind "measured",
+dpdk_backend.py) and `model` (a performance predictor, kind "modelled").
 """
 from __future__ import annotations
 
@@ -11,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Literal, Protocol
 
 Kind = Literal["measured", "modelled"]
-DEFAULT_BACKEND = "model"
+DEFAULT_BACKEND = "dpdk"  # on --machine local; "model" on every other machine (default_backend)
 # Backends known by name; "dpdk" is listed so the error can say where it stands.
 BACKENDS = ("model", "dpdk")
 
@@ -56,13 +55,21 @@ class Backend(Protocol):
         ...
 
 
+def default_backend(machine: str | None, topology: str | None) -> str:
+    """dpdk measures on this machine; a machine we do not have can only be modelled."""
+    return DEFAULT_BACKEND if topology is None and (machine or "local") == "local" else "model"
+
+
 def make_backend(name: str, topo, workload, *, seed: int = 0, noise: float | None = None,
-                 model_params: str | None = None) -> Backend:
+                 model_params: str | None = None, allow_colocate: bool | None = None,
+                 dpdk=None) -> Backend:
     """Backend by name (--backend)."""
     if name == "model":
         from .model import ModelBackend, load_params
 
         return ModelBackend(topo, workload, load_params(workload.name, model_params), noise, seed)
     if name == "dpdk":
-        raise BackendError("backend 'dpdk' (running the real apps) is not available yet; use --backend model")
+        from .dpdk_backend import DpdkBackend
+
+        return DpdkBackend(topo, workload, dpdk, allow_colocate=allow_colocate)
     raise BackendError(f"unknown backend {name!r} (known: {', '.join(BACKENDS)})")

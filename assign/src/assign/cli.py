@@ -9,7 +9,11 @@ import sys
 from typing import TYPE_CHECKING
 
 from . import __version__
-from .backend import BACKENDS, DEFAULT_BACKEND, BackendError, make_backend
+from .argtypes import nonneg_int as _nonneg_int, number as _float, positive_int as _positive_int
+from .backend import BACKENDS, BackendError, default_backend, make_backend
+from .dpdk_backend import DpdkOptions, add_dpdk_options, options_from_args, restrict
+from .dpdk_compare import add_compare_parser, run_compare
+from .dpdk_noise import add_noise_parser, run_noise
 from .topology import MACHINES, get_machine
 from .workloads import DEFAULT_INSTANCES, WORKLOADS, Workload, WorkloadError
 
@@ -25,10 +29,19 @@ Find near-optimal task assignments of pipelined packet-processing workloads
 by measuring random assignments, and estimate the optimum with Extreme Value
 Theory (Radojkovic et al., ASPLOS 2012).
 
-Backends: 'model' (a documented performance predictor, figures labelled
-"modelled"; the default until the 'dpdk' backend, which runs the real apps
-and measures, is available). Machines come from hwloc: --machine local (this
-host, the default), --machine ultrasparc-t2, or --topology "<hwloc synthetic>".
+Backends: 'dpdk' (runs the real apps on this machine with each placement and
+measures packets per second; figures labelled "measured"; the default on
+--machine local, see assign/DPDK_BACKEND.md) and 'model' (a documented
+performance predictor, figures labelled "modelled"; the default on any other
+machine). Machines come from hwloc: --machine local (this host, the default),
+--machine ultrasparc-t2, or --topology "<hwloc synthetic>".
+Typical use on this machine (two contexts: tasks share them):
+
+  assign sample --n 5000 --workload ipfwd-l1 --instances 1 --allow-colocate --duration 0.1 --db local.db
+  assign best --db local.db --out best.json
+  assign noise --placement best.json --reps 30 --duration 0.1
+  assign compare --db local.db --plot fig1.png
+
 Typical use on the model of the T2:
 
   assign sample --n 5000 --workload ipfwd-mem --machine ultrasparc-t2 --db t2.db
@@ -39,31 +52,10 @@ Typical use on the model of the T2:
 ENUMERATE_LIMIT = 200_000
 
 
-def _positive_int(text: str) -> int:
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
-    if v < 1:
-        raise argparse.ArgumentTypeError(f"{text!r} must be at least 1")
-    return v
 
 
-def _nonneg_int(text: str) -> int:
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
-    if v < 0:
-        raise argparse.ArgumentTypeError(f"{text!r} must be >= 0")
-    return v
 
 
-def _float(text: str) -> float:
-    try:
-        return float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
 
 
 def _add_machine(p: argparse.ArgumentParser) -> None:
@@ -84,9 +76,10 @@ def _add_workload(p: argparse.ArgumentParser, instances_default: int = DEFAULT_I
 
 
 def _add_backend(p: argparse.ArgumentParser, noise_help: str) -> None:
-    p.add_argument("--backend", default=DEFAULT_BACKEND, metavar="NAME",
-                   help=f"{' or '.join(BACKENDS)} (default: {DEFAULT_BACKEND}, a performance predictor whose figures "
-                        f"are 'modelled'; 'dpdk' runs the real apps and is not available yet)")
+    p.add_argument("--backend", default=None, metavar="NAME",
+                   help=f"{' or '.join(BACKENDS)} (default: dpdk on --machine local: runs the real app with each "
+                        f"placement, figures 'measured'; model elsewhere: a performance predictor, figures "
+                        f"'modelled')")
     p.add_argument("--seed", type=_nonneg_int, default=1,
                    help="run seed: draw i depends only on (seed, i) (default: 1)")
     p.add_argument("--noise", type=_float, default=None, metavar="SD", help=noise_help)
@@ -124,6 +117,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_machine(p)
     _add_workload(p, instances_default=2)
     _add_backend(p, "model: relative measurement noise (default here: 0)")
+    add_dpdk_options(p, contexts=False)
     p.add_argument("--limit", type=_positive_int, default=ENUMERATE_LIMIT,
                    help=f"refuse populations larger than this (default: {ENUMERATE_LIMIT})")
     p.add_argument("--top", type=_nonneg_int, default=5, help="print the best K assignments (default: 5)")
@@ -138,6 +132,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_machine(p)
     _add_workload(p)
     _add_backend(p, "model: relative measurement noise, sd (default: the workload's, see MODEL.md)")
+    add_dpdk_options(p)
     _add_db(p)
     p.add_argument("--quiet", action="store_true", help="no progress bar")
 
@@ -168,6 +163,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_machine(p)
     _add_workload(p)
     _add_backend(p, "model: relative measurement noise, sd (default: the workload's, see MODEL.md)")
+    add_dpdk_options(p)
     _add_db(p)
     p.add_argument("--quiet", action="store_true", help="no progress bar")
 
@@ -187,6 +183,9 @@ def build_parser() -> argparse.ArgumentParser:
                                    "queue i and transmits on port 1 queue i.")
     _add_db(p)
     p.add_argument("--out", required=True, metavar="FILE", help="placement JSON to write")
+
+    add_noise_parser(sub)
+    add_compare_parser(sub)
     return parser
 
 
@@ -233,6 +232,7 @@ def cmd_enumerate(args: argparse.Namespace) -> int:
 
     topo = _topology(args)
     workload = Workload(args.workload, args.instances)
+    args.backend = args.backend or default_backend(args.machine, args.topology)
     if args.allow_colocate:
         raise WorkloadError("enumerate counts assignments with one task per context; drop --allow-colocate")
     workload.check_fits(topo, False, args.backend)
@@ -241,7 +241,8 @@ def cmd_enumerate(args: argparse.Namespace) -> int:
         raise WorkloadError(f"{workload.name} x{workload.instances} on {topo.name} has {total:.3g} distinct "
                             f"assignments, more than --limit {args.limit}: use fewer --instances or sample instead")
     backend = make_backend(args.backend, topo, workload, seed=args.seed,
-                           noise=0.0 if args.noise is None else args.noise, model_params=args.model_params)
+                           noise=0.0 if args.noise is None else args.noise, model_params=args.model_params,
+                           dpdk=options_from_args(args) if args.backend == "dpdk" else None)
     from .backend import MeasureRequest
 
     reps, mults = representatives(topo, workload.n_tasks)
@@ -286,13 +287,15 @@ def _prepare_session(args: argparse.Namespace) -> tuple[Session, bool]:
     from .runner import Session
     from .store import Store
 
-    topo = _topology(args)
+    args.backend = args.backend or default_backend(args.machine, args.topology)
+    topo = restrict(_topology(args), args)  # --contexts: the contexts tasks may use
     workload = Workload(args.workload, args.instances)
     if args.backend not in BACKENDS:
         raise BackendError(f"unknown backend {args.backend!r} (known: {', '.join(BACKENDS)})")
     workload.check_fits(topo, args.allow_colocate, args.backend)
     backend = make_backend(args.backend, topo, workload, seed=args.seed, noise=args.noise,
-                           model_params=args.model_params)
+                           model_params=args.model_params, allow_colocate=args.allow_colocate,
+                           dpdk=options_from_args(args) if args.backend == "dpdk" else None)
     if args.run is not None and not os.path.exists(args.db):
         from .store import StoreError
 
@@ -403,7 +406,8 @@ def _linux_like(store: Store, run: Run) -> Measurement | Exception:
     workload = Workload(run.workload, run.instances)
     try:
         backend = make_backend(run.backend, topo, workload, seed=run.seed,
-                               noise=run.params.get("noise_rel_sd"))
+                               noise=run.params.get("noise_rel_sd"), allow_colocate=run.allow_colocate,
+                               dpdk=DpdkOptions.from_params(run.params) if run.backend == "dpdk" else None)
     except BackendError as e:
         return e  # reported as "not measured", the rest of the report stands
     ctx = linux_like(topo, workload.n_tasks)
@@ -523,7 +527,7 @@ def cmd_best(args: argparse.Namespace) -> int:
 COMMANDS = {
     "topology": cmd_topology, "count": cmd_count, "enumerate": cmd_enumerate, "sample": cmd_sample,
     "estimate": cmd_estimate, "iterate": cmd_iterate, "report": cmd_report, "baselines": cmd_baselines,
-    "best": cmd_best,
+    "best": cmd_best, "noise": run_noise, "compare": run_compare,
 }
 
 

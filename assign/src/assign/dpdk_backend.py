@@ -25,6 +25,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from .argtypes import nonneg_number as _nonneg_float, positive_int as _pos_int
 from .backend import BackendError, MeasureRequest, Result
 from .dpdk_contexts import format_contexts
 from .dpdk_run import Outcome, ProcessRunner, RunSpec, ServeRunner, serve_supported, workdir
@@ -292,24 +293,8 @@ def _pos_float(text: str) -> float:
     return v
 
 
-def _nonneg_float(text: str) -> float:
-    try:
-        v = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if not v >= 0:
-        raise argparse.ArgumentTypeError(f"{text!r} must be >= 0")
-    return v
 
 
-def _pos_int(text: str) -> int:
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
-    if v < 1:
-        raise argparse.ArgumentTypeError(f"{text!r} must be at least 1")
-    return v
 
 
 def add_dpdk_options(p: argparse.ArgumentParser, *, contexts: bool = True) -> None:

@@ -21,6 +21,7 @@ import argparse
 import json
 from dataclasses import dataclass
 
+from .argtypes import number as _float, positive_int as _pos_int
 from .baselines import linux_like
 from .dpdk_backend import DpdkBackend, DpdkOptions, RUNNERS, summarize
 from .topology import Topology
@@ -57,21 +58,8 @@ def one_core(topo: Topology, n_tasks: int) -> list[int]:
     return out
 
 
-def _pos_int(text: str) -> int:
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
-    if v < 1:
-        raise argparse.ArgumentTypeError(f"{text!r} must be at least 1")
-    return v
 
 
-def _float(text: str) -> float:
-    try:
-        return float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
 
 
 def add_compare_parser(sub) -> argparse.ArgumentParser:

@@ -13,20 +13,14 @@ import json
 import math
 from pathlib import Path
 
+from .argtypes import at_least
 from .dpdk_backend import DpdkBackend, add_dpdk_options, contexts_of, options_from_args, summarize
 from .topology import get_machine
 
+_pos_int = at_least(2, "{text!r}: at least 2 repetitions are needed for a spread")
 DIFF_FACTOR = 1.96 * math.sqrt(2.0)  # 95% band of the difference of two single measurements
 
 
-def _pos_int(text: str) -> int:
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
-    if v < 2:
-        raise argparse.ArgumentTypeError(f"{text!r}: at least 2 repetitions are needed for a spread")
-    return v
 
 
 def add_noise_parser(sub) -> argparse.ArgumentParser:
