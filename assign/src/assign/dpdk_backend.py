@@ -3,7 +3,9 @@ machine and measure its packets per second (kind "measured").
 
 Protocol per assignment (assign/DPDK_BACKEND.md):
   placement JSON (contract 1) from the draw -> the app binary of the Meson
-  build, fed by the embedded default traffic (dpdk_traffic.py) -> warm-up
+  build, fed by the embedded default traffic (dpdk_traffic.py, --traffic
+  pcap) or by the traffic generator over net_memif (dpdk_tgen.py, --traffic
+  tgen) -> warm-up
   (--warmup S, outside the window) -> window (--packets N per instance, the
   paper's 3 million by default, or --duration S) -> statistics JSON
   (contract 2).  The value is total.pps (transmitted packets per second of
@@ -19,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import uuid
 import weakref
 from collections.abc import Sequence
@@ -29,6 +32,7 @@ from .argtypes import nonneg_number as _nonneg_float, positive_int as _pos_int
 from .backend import BackendError, MeasureRequest, Result
 from .dpdk_contexts import format_contexts
 from .dpdk_run import Outcome, ProcessRunner, RunSpec, ServeRunner, serve_supported, workdir
+from .dpdk_tgen import TgenTraffic, default_tgen_contexts
 from .dpdk_traffic import TrafficError, build_traffic
 from .placement import placement
 from .topology import Topology
@@ -39,6 +43,7 @@ DEFAULT_WARMUP_S = 0.2
 SLOWEST_PPS = 25_000          # per instance: a --packets window slower than this counts as hung
 TIMEOUT_MARGIN_S = 15.0       # start-up and tear-down allowance of the default timeout
 RUNNERS = ("auto", "serve", "process")
+TRAFFIC = ("pcap", "tgen")    # embedded pcap replay (default) | pp-tgen over net_memif
 REPO = Path(__file__).resolve().parents[3]
 
 
@@ -59,6 +64,8 @@ class DpdkOptions:
     runner: str = "auto"                 # auto: serve when the binary has --serve, else a process per assignment
     capture_packets: int | None = None   # packets per replayed capture (default: per variant)
     contexts: list[int] | None = None    # the --contexts the topology was restricted to (identity only)
+    traffic: str = "pcap"                # pcap: embedded replay; tgen: pp-tgen over net_memif
+    tgen_contexts: list[int] | None = None  # tgen: the generator's contexts (default: the highest one)
     cache_dir: Path | None = None        # where generated captures are kept
     app_binary: Path | None = None       # TEST ONLY: run this instead of the build's app (fake crash/hang)
 
@@ -72,8 +79,9 @@ class DpdkOptions:
             raise BackendError(f"--duration {self.duration}: expected a positive number of seconds")
         if self.warmup is None:
             # the runtime counts --packets from the start of the run, so a warm-up would eat
-            # into the packet window: the paper's 3 million are all measured
-            self.warmup = DEFAULT_WARMUP_S if self.duration is not None else 0.0
+            # into the packet window: the paper's 3 million are all measured.  Not with the
+            # generator: its link comes up after the app's ports start, a gap the window must skip
+            self.warmup = DEFAULT_WARMUP_S if self.duration is not None or self.traffic == "tgen" else 0.0
         if not self.warmup >= 0:
             raise BackendError(f"--warmup {self.warmup}: expected seconds >= 0")
         if self.timeout is not None and not self.timeout > 0:
@@ -82,6 +90,27 @@ class DpdkOptions:
             raise BackendError(f"--runner {self.runner!r}: expected one of {', '.join(RUNNERS)}")
         if self.packets is None and self.duration is None:
             self.packets = PAPER_PACKETS
+        if self.traffic not in TRAFFIC:
+            raise BackendError(f"--traffic {self.traffic!r}: expected one of {', '.join(TRAFFIC)}")
+        if self.traffic == "tgen":
+            if self.duration is not None:
+                raise BackendError(
+                    f"--traffic tgen with --duration {self.duration:g}: give --packets N instead. The generator "
+                    f"sends exactly the window's packets and is idle before the app disconnects; with a timed "
+                    f"window the app would leave while the generator still sends, which crashes DPDK 22.11's "
+                    f"memif PMD (see assign/DPDK_BACKEND.md)")
+            if self.tgen_contexts is None:
+                self.tgen_contexts = default_tgen_contexts()
+            if self.contexts is not None:
+                both = sorted(set(self.contexts) & set(self.tgen_contexts))
+                if both:
+                    raise BackendError(
+                        f"--contexts {format_contexts(self.contexts)} overlaps the traffic generator's "
+                        f"context(s) {format_contexts(self.tgen_contexts)} (--tgen-contexts) in "
+                        f"{format_contexts(both)}: tasks must not share a context with the generator "
+                        f"(give --contexts without them, or move the generator with --tgen-contexts)")
+        elif self.tgen_contexts is not None:
+            raise BackendError(f"--tgen-contexts {format_contexts(self.tgen_contexts)}: only with --traffic tgen")
 
     def window_args(self) -> list[str]:
         w = ["--packets", str(self.packets)] if self.duration is None else ["--duration", repr(self.duration)]
@@ -100,6 +129,9 @@ class DpdkOptions:
             d["capture_packets"] = self.capture_packets
         if self.contexts is not None:
             d["contexts"] = format_contexts(self.contexts)
+        if self.traffic != "pcap":  # absent = pcap: runs stored before --traffic keep their identity
+            d["traffic_source"] = self.traffic
+            d["tgen_contexts"] = format_contexts(self.tgen_contexts)
         return d
 
     @staticmethod
@@ -109,9 +141,12 @@ class DpdkOptions:
         opts = dict(packets=win.get("packets_per_instance"), duration=win.get("duration_s"),
                     warmup=params.get("warmup_s"),
                     capture_packets=params.get("capture_packets"))
+        from .dpdk_contexts import parse_contexts
         if "contexts" in params:
-            from .dpdk_contexts import parse_contexts
             opts["contexts"] = parse_contexts(params["contexts"], "the run's stored contexts")
+        opts["traffic"] = params.get("traffic_source", "pcap")  # runs from before --traffic: pcap
+        if "tgen_contexts" in params:
+            opts["tgen_contexts"] = parse_contexts(params["tgen_contexts"], "the run's stored tgen_contexts")
         opts.update(overrides)
         return DpdkOptions(**opts)
 
@@ -144,17 +179,23 @@ class DpdkBackend:
         self.binary = Path(binary)
         cache = self.opts.cache_dir or Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / \
             "pipeplace" / "assign-dpdk"
-        try:
-            self.traffic = build_traffic(build, workload, Path(cache), self.opts.capture_packets)
-        except TrafficError as e:
-            raise BackendError(f"backend dpdk: {e}") from None
         prefix = "asg" + uuid.uuid4().hex[:10]
+        wdir = workdir(prefix)
+        self.tgen: TgenTraffic | None = None
+        try:
+            if self.opts.traffic == "tgen":
+                self.traffic = self.tgen = TgenTraffic(build, workload, list(self.opts.tgen_contexts), wdir)
+            else:
+                self.traffic = build_traffic(build, workload, Path(cache), self.opts.capture_packets)
+        except TrafficError as e:
+            shutil.rmtree(wdir, ignore_errors=True)
+            raise BackendError(f"backend dpdk: {e}") from None
         spec = RunSpec(self.binary,
                        ["--no-pci", "--log-level", "lib.eal:warning"]
                        + [a for v in self.traffic.vdevs for a in ("--vdev", v)],
                        self.opts.window_args(),
                        ["--mbufs", str(self.traffic.mbufs), "--mbuf-size", str(self.traffic.mbuf_size)],
-                       prefix, workdir(prefix))
+                       prefix, wdir)
         mode = self.opts.runner
         if mode == "auto":
             mode = "serve" if serve_supported(self.binary) else "process"
@@ -162,8 +203,9 @@ class DpdkBackend:
             raise BackendError(f"--runner serve: {self.binary} --help does not list --serve "
                                f"(use --runner process)")
         self.runner: ProcessRunner | ServeRunner = ServeRunner(spec) if mode == "serve" else ProcessRunner(spec)
-        # the serve process and the work directory go with the backend, or at the latest at exit
-        self._finalizer = weakref.finalize(self, self.runner.close)
+        # the serve process, the generator and the work directory go with the backend, or at the
+        # latest at exit; the app first: the generator must not be the side that leaves a live link
+        self._finalizer = weakref.finalize(self, _close, self.runner, self.tgen)
 
     # Backend protocol ------------------------------------------------------
     def describe(self) -> dict:
@@ -190,6 +232,11 @@ class DpdkBackend:
     def measure_placement(self, doc: dict) -> Result:
         reasons: list[str] = []
         for attempt in (1, 2):
+            if self.tgen is not None:
+                gone = self.tgen.start(self.opts.packets)  # one generator per assignment: see dpdk_tgen.py
+                if gone is not None:
+                    reasons.append(f"attempt {attempt}: {gone}")
+                    continue
             out = self.runner.run(doc, self.opts.timeout_s())
             why = out.error or self._check(out.stats, doc)
             if why is None:
@@ -197,11 +244,30 @@ class DpdkBackend:
                 extra["attempts"] = attempt
                 if reasons:
                     extra["retried_after"] = reasons[0]
+                if self.tgen is not None:
+                    # the app's link is down: the generator, idle since its last packet, leaves
+                    figures, gen_why = self.tgen.finish()
+                    extra["traffic"]["generator_tx"] = dict(figures, kind="measured")
+                    # measured, outside the app's wall_s: the generator's start and exit
+                    extra["traffic"]["generator_start_s"] = round(self.tgen.start_s, 6)
+                    extra["traffic"]["generator_exit_s"] = round(self.tgen.exit_s, 6)
+                    if gen_why is not None:  # after the window: the app's figures stand, the note says it
+                        extra["traffic"]["generator_exit"] = gen_why
                 return Result(float(out.stats["total"]["pps"]), extra=extra)
-            reasons.append(f"attempt {attempt}: {why}")
             if isinstance(self.runner, ServeRunner):
                 self.runner.restart()
-        return Result.failed("; ".join(reasons), {"kind": "measured", "attempts": 2, "runner": self.runner.mode})
+            gen = self.tgen.abort() if self.tgen is not None else None
+            reasons.append(f"attempt {attempt}: {why}" + (f"; {gen}" if gen else ""))
+        return Result.failed("; ".join(reasons), {"kind": "measured", "attempts": 2, "runner": self.runner.mode,
+                                                  "traffic": self._traffic_extra()})
+
+    def _traffic_extra(self) -> dict:
+        """Which traffic source fed the app, labelled."""
+        if self.tgen is not None:
+            return {"source": "tgen", "label": self.tgen.label(), "generator_starts": self.tgen.starts,
+                    "generator_contexts": list(self.tgen.contexts)}
+        return {"source": "pcap", "label": "pcap: net_pcap infinite_rx replay from memory inside R, "
+                                           "app tx into net_null"}
 
     def _check(self, stats: dict | None, doc: dict) -> str | None:
         """Why these statistics are not a measurement of `doc`, or None."""
@@ -245,6 +311,7 @@ class DpdkBackend:
             # start-up, port set-up, drain, tear-down: everything that is not warm-up or window
             "overhead_s": round(max(0.0, out.wall_s - window - warm), 6),
             "notes": out.notes,
+            "traffic": self._traffic_extra(),
             "instances": [{k: i.get(k) for k in ("index", "pps", "tx_packets", "dropped_packets",
                                                   "queued_packets")} for i in s["instances"]],
             "tasks": [{k: t.get(k) for k in ("instance", "role", "context", "packets", "bursts",
@@ -252,7 +319,8 @@ class DpdkBackend:
         }
 
     def close(self) -> None:
-        """Stop the serve process (end of input: it finishes and exits) and remove temporary files."""
+        """Stop the serve process (end of input: it finishes and exits), then the traffic generator,
+        and remove temporary files."""
         self._finalizer()
 
     def __enter__(self) -> "DpdkBackend":
@@ -260,6 +328,18 @@ class DpdkBackend:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+def _close(runner: ProcessRunner | ServeRunner, tgen: TgenTraffic | None) -> None:
+    """The app first (its link goes down while the generator, which does not
+    leave, still holds its side), then the generator, then the work directory."""
+    if tgen is None:
+        runner.close()
+        return
+    if isinstance(runner, ServeRunner):
+        runner.stop()
+    tgen.stop()
+    runner.close()
 
 
 def contexts_of(doc: dict, where: str) -> tuple[Workload, list[int], bool]:
@@ -305,8 +385,9 @@ def add_dpdk_options(p: argparse.ArgumentParser, *, contexts: bool = True) -> No
                    help=f"window: N packets per instance (default: {PAPER_PACKETS:,}, the paper's)")
     w.add_argument("--duration", type=_pos_float, metavar="S", help="window: S seconds instead of a packet count")
     g.add_argument("--warmup", type=_nonneg_float, default=None, metavar="S",
-                   help=f"seconds run before the window, not measured (default: {DEFAULT_WARMUP_S} with --duration; "
-                        f"0 with --packets, whose count starts with the run, so a warm-up shortens that window)")
+                   help=f"seconds run before the window, not measured (default: {DEFAULT_WARMUP_S} with --duration "
+                        f"or --traffic tgen; 0 with --packets, whose count starts with the run, so a warm-up "
+                        f"shortens that window)")
     g.add_argument("--timeout", type=_pos_float, metavar="S",
                    help=f"an attempt with no result after S seconds is killed and counts as hung (default: "
                         f"{TIMEOUT_MARGIN_S:g} s + warm-up + the window at {SLOWEST_PPS:,} packets/s per "
@@ -319,24 +400,60 @@ def add_dpdk_options(p: argparse.ArgumentParser, *, contexts: bool = True) -> No
         g.add_argument("--contexts", metavar="LIST",
                        help="hardware contexts (PU os_index) tasks may use, e.g. 0-1 or 2,4-7; leave out the "
                             "ones that run the traffic source or DPDK's main lcore (default: all; the embedded "
-                            "pcap replay runs inside R and the main lcore sleeps, so neither holds one)")
+                            "pcap replay runs inside R and the main lcore sleeps, so neither holds one; with "
+                            "--traffic tgen: all but the generator's)")
+        g.add_argument("--traffic", choices=TRAFFIC, default="pcap",
+                       help="traffic source: pcap = embedded capture replay from memory (net_pcap, inside R); "
+                            "tgen = the traffic generator pp-tgen, a second DPDK process per assignment on "
+                            "--tgen-contexts, sending the window's packets at --rate max with back-pressure over "
+                            "net_memif, one queue per instance (needs --packets, not --duration) (default: pcap)")
+        g.add_argument("--tgen-contexts", metavar="LIST",
+                       help="with --traffic tgen: the contexts pp-tgen runs on, excluded from the sampling space "
+                            "(default: the highest context, here "
+                            f"{format_contexts(default_tgen_contexts())}); --contexts may not overlap them")
 
 
-def options_from_args(args: argparse.Namespace) -> DpdkOptions:
+def _traffic_args(args: argparse.Namespace) -> tuple[str, list[int] | None]:
+    from .dpdk_contexts import parse_contexts
+
+    traffic = getattr(args, "traffic", None) or "pcap"
+    tg = getattr(args, "tgen_contexts", None)
+    return traffic, parse_contexts(tg, "--tgen-contexts") if tg else None
+
+
+def _contexts_arg(args: argparse.Namespace, topo: Topology | None = None) -> list[int] | None:
+    """--contexts; with --traffic tgen and no --contexts: every context but the generator's."""
     from .dpdk_contexts import parse_contexts
 
     ctx = getattr(args, "contexts", None)
+    if ctx:
+        return parse_contexts(ctx)
+    traffic, tg = _traffic_args(args)
+    if traffic != "tgen":
+        return None
+    tg = tg or default_tgen_contexts()
+    have = sorted(int(o) for o in topo.os_index) if topo is not None else sorted(os.sched_getaffinity(0))
+    rest = [c for c in have if c not in tg]
+    if not rest:
+        raise BackendError(f"--traffic tgen: the generator's context(s) {format_contexts(tg)} leave no context "
+                           f"for the app's tasks (this machine has {format_contexts(have)})")
+    return rest
+
+
+def options_from_args(args: argparse.Namespace) -> DpdkOptions:
+    traffic, tg = _traffic_args(args)
     return DpdkOptions(build_dir=Path(args.build) if getattr(args, "build", None) else None,
                        packets=args.packets, duration=args.duration, warmup=args.warmup, timeout=args.timeout,
-                       runner=args.runner, contexts=parse_contexts(ctx) if ctx else None)
+                       runner=args.runner, contexts=_contexts_arg(args), traffic=traffic, tgen_contexts=tg)
 
 
 def restrict(topo: Topology, args: argparse.Namespace) -> Topology:
-    """The sampling space: `topo` limited to --contexts when given."""
-    from .dpdk_contexts import parse_contexts, restrict_topology
+    """The sampling space: `topo` limited to --contexts when given (with
+    --traffic tgen: to the contexts the generator does not use)."""
+    from .dpdk_contexts import restrict_topology
 
-    ctx = getattr(args, "contexts", None)
-    return restrict_topology(topo, parse_contexts(ctx)) if ctx else topo
+    ctx = _contexts_arg(args, topo)
+    return restrict_topology(topo, ctx) if ctx else topo
 
 
 def summarize(values: Sequence[float]) -> dict:

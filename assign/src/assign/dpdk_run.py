@@ -167,6 +167,7 @@ class ServeRunner:
         self.start_s: list[float] = []  # measured start-up of each process (until its first answer)
         self._sel: selectors.DefaultSelector | None = None
         self._buf = b""
+        self.exits: list[int | None] = []  # exit status of each process ended by end of input (None: killed)
 
     def _start(self) -> None:
         s = self.spec
@@ -188,8 +189,9 @@ class ServeRunner:
         else:
             try:
                 self.proc.stdin.close()  # EOF: the app tears down and exits
-                self.proc.wait(timeout=30)
+                self.exits.append(self.proc.wait(timeout=30))
             except (OSError, subprocess.TimeoutExpired):
+                self.exits.append(None)
                 _kill_group(self.proc)
                 _cleanup_prefix(self.spec.file_prefix)
         if self._sel is not None:
@@ -263,6 +265,10 @@ class ServeRunner:
         if fresh:
             self.start_s.append(wall)
         return Outcome(stats, wall, None, 0, False, notes)
+
+    def stop(self) -> None:
+        """End of input: the app tears down and exits (its exit status goes to `exits`)."""
+        self._stop(kill=False)
 
     def restart(self) -> None:
         """After a failure: the next placement gets a fresh process."""
