@@ -1,5 +1,6 @@
 /* Aho-Corasick DFA construction and scan (see ac_dfa.h for the layout). */
 #include "ac_dfa.h"
+#include "errbuf.h"
 
 #include <stdarg.h>
 #include <stdbool.h>
@@ -33,18 +34,6 @@ static uint8_t fold(uint8_t b)
 	return (b >= 'A' && b <= 'Z') ? (uint8_t)(b + 32) : b;
 }
 
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err == NULL || errlen == 0)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
 
 void ac_dfa_free(struct ac_dfa *d)
 {
@@ -75,12 +64,12 @@ struct ac_dfa *ac_dfa_build(const struct ac_keyword *kw, uint32_t n_kw,
 	if (d == NULL)
 		goto oom;
 	if (n_kw == 0) {
-		set_err(err, errlen, "no keyword to build an automaton from");
+		ac_set_err(err, errlen, "no keyword to build an automaton from");
 		goto fail;
 	}
 	for (uint32_t k = 0; k < n_kw; k++) {
 		if (kw[k].len == 0) {
-			set_err(err, errlen, "keyword %u is empty", k);
+			ac_set_err(err, errlen, "keyword %u is empty", k);
 			goto fail;
 		}
 		total += kw[k].len;
@@ -88,7 +77,7 @@ struct ac_dfa *ac_dfa_build(const struct ac_keyword *kw, uint32_t n_kw,
 			used[fold(kw[k].bytes[i])] = true;
 	}
 	if (total + 1 > UINT32_MAX / 2) {
-		set_err(err, errlen, "keywords too long in total (%llu bytes)",
+		ac_set_err(err, errlen, "keywords too long in total (%llu bytes)",
 			(unsigned long long)total);
 		goto fail;
 	}
@@ -151,7 +140,7 @@ struct ac_dfa *ac_dfa_build(const struct ac_keyword *kw, uint32_t n_kw,
 	d->n_states = n;
 	d->row = d->n_classes + 1;
 	if ((uint64_t)n * d->row >= AC_OUT) {
-		set_err(err, errlen,
+		ac_set_err(err, errlen,
 			"automaton too large: %u states x %u classes does not fit 31-bit offsets",
 			n, d->n_classes);
 		goto fail;
@@ -192,7 +181,7 @@ struct ac_dfa *ac_dfa_build(const struct ac_keyword *kw, uint32_t n_kw,
 		out_total += out_n[s];
 	}
 	if (out_total >= UINT32_MAX) {
-		set_err(err, errlen, "too many automaton outputs (%llu)",
+		ac_set_err(err, errlen, "too many automaton outputs (%llu)",
 			(unsigned long long)out_total);
 		goto fail;
 	}
@@ -231,7 +220,7 @@ struct ac_dfa *ac_dfa_build(const struct ac_keyword *kw, uint32_t n_kw,
 	}
 	goto done;
 oom:
-	set_err(err, errlen, "out of memory building the Aho-Corasick automaton");
+	ac_set_err(err, errlen, "out of memory building the Aho-Corasick automaton");
 fail:
 	ac_dfa_free(d);
 	d = NULL;

@@ -1,5 +1,6 @@
 /* Hyperscan behind the engine interface (see hs_engine.h). */
 #include "hs_engine.h"
+#include "errbuf.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -24,18 +25,6 @@ struct hs_adapter {
 	uint64_t matches;
 };
 
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err == NULL || errlen == 0)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
 
 /* Keyword bytes as a Hyperscan pattern: every byte escaped (\xHH), so the
  * pattern is the literal whatever the bytes are. */
@@ -69,18 +58,18 @@ struct hs_engine *hs_engine_build(const struct ac_keyword *kw, uint32_t n_kw,
 
 	if (h == NULL || expr == NULL || flags == NULL || ids == NULL ||
 	    lens == NULL) {
-		set_err(err, errlen, "out of memory building the Hyperscan database");
+		ac_set_err(err, errlen, "out of memory building the Hyperscan database");
 		goto fail;
 	}
 	if (n_kw == 0) {
-		set_err(err, errlen, "no keyword to build a Hyperscan database from");
+		ac_set_err(err, errlen, "no keyword to build a Hyperscan database from");
 		goto fail;
 	}
 	for (uint32_t k = 0; k < n_kw; k++) {
 		if (mode == HS_COMPILE_LITERAL) {
 			expr[k] = (const char *)kw[k].bytes;
 		} else if ((expr[k] = escape_literal(kw[k].bytes, kw[k].len)) == NULL) {
-			set_err(err, errlen, "out of memory building the Hyperscan database");
+			ac_set_err(err, errlen, "out of memory building the Hyperscan database");
 			goto fail;
 		}
 		lens[k] = kw[k].len;
@@ -94,7 +83,7 @@ struct hs_engine *hs_engine_build(const struct ac_keyword *kw, uint32_t n_kw,
 		rc = hs_compile_multi(expr, flags, ids, n_kw, HS_MODE_BLOCK, NULL,
 				      &h->db, &cerr);
 	if (rc != HS_SUCCESS) {
-		set_err(err, errlen, "Hyperscan rejected keyword %d: %s",
+		ac_set_err(err, errlen, "Hyperscan rejected keyword %d: %s",
 			cerr ? cerr->expression : -1,
 			cerr ? cerr->message : "unknown error");
 		hs_free_compile_error(cerr);
@@ -128,11 +117,11 @@ struct hs_engine_scratch *hs_engine_scratch_new(const struct hs_engine *h,
 	struct hs_engine_scratch *s = calloc(1, sizeof(*s));
 
 	if (s == NULL) {
-		set_err(err, errlen, "out of memory for Hyperscan scratch");
+		ac_set_err(err, errlen, "out of memory for Hyperscan scratch");
 		return NULL;
 	}
 	if (hs_alloc_scratch(h->db, &s->scratch) != HS_SUCCESS) {
-		set_err(err, errlen, "hs_alloc_scratch failed");
+		ac_set_err(err, errlen, "hs_alloc_scratch failed");
 		free(s);
 		return NULL;
 	}

@@ -1,5 +1,6 @@
 /* Snort rule parser (the subset keyword matching needs) and keyword set. */
 #include "rules.h"
+#include "errbuf.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -19,18 +20,6 @@ static const char *const actions[] = {
 };
 static const char *const protocols[] = { "tcp", "udp", "icmp", "ip" };
 
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err == NULL || errlen == 0)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
 
 char *ac_format_bytes(const uint8_t *b, uint32_t len, char *buf, size_t size)
 {
@@ -112,14 +101,14 @@ static int parse_content(const char *v, size_t n, struct ac_content *c,
 			i++;
 	}
 	if (i >= n || v[i] != '"') {
-		set_err(err, errlen, "content value not in double quotes: '%s'",
+		ac_set_err(err, errlen, "content value not in double quotes: '%s'",
 			excerpt(v, n, ex, sizeof(ex)));
 		return -1;
 	}
 	i++;
 	c->bytes = malloc(n + 1); /* decoded length <= source length */
 	if (c->bytes == NULL) {
-		set_err(err, errlen, "out of memory");
+		ac_set_err(err, errlen, "out of memory");
 		return -1;
 	}
 	bool hex = false, closed = false;
@@ -128,13 +117,13 @@ static int parse_content(const char *v, size_t n, struct ac_content *c,
 		char ch = v[i];
 		if (hex) {
 			if (ch == '"') {
-				set_err(err, errlen, "unterminated |hex| block in content '%s'",
+				ac_set_err(err, errlen, "unterminated |hex| block in content '%s'",
 					excerpt(v, n, ex, sizeof(ex)));
 				return -1;
 			}
 			if (ch == '|') {
 				if (hi >= 0) {
-					set_err(err, errlen,
+					ac_set_err(err, errlen,
 						"odd number of hex digits in content '%s'",
 						excerpt(v, n, ex, sizeof(ex)));
 					return -1;
@@ -142,7 +131,7 @@ static int parse_content(const char *v, size_t n, struct ac_content *c,
 				hex = false;
 			} else if (is_space(ch)) {
 				if (hi >= 0) {
-					set_err(err, errlen,
+					ac_set_err(err, errlen,
 						"hex byte split by a space in content '%s'",
 						excerpt(v, n, ex, sizeof(ex)));
 					return -1;
@@ -155,7 +144,7 @@ static int parse_content(const char *v, size_t n, struct ac_content *c,
 					hi = -1;
 				}
 			} else {
-				set_err(err, errlen,
+				ac_set_err(err, errlen,
 					"bad hex character 0x%02x in content '%s'",
 					(unsigned char)ch, excerpt(v, n, ex, sizeof(ex)));
 				return -1;
@@ -173,7 +162,7 @@ static int parse_content(const char *v, size_t n, struct ac_content *c,
 		}
 		if (ch == '\\') {
 			if (i + 1 >= n) {
-				set_err(err, errlen, "content ends in a lone backslash: '%s'",
+				ac_set_err(err, errlen, "content ends in a lone backslash: '%s'",
 					excerpt(v, n, ex, sizeof(ex)));
 				return -1;
 			}
@@ -182,24 +171,24 @@ static int parse_content(const char *v, size_t n, struct ac_content *c,
 		c->bytes[c->len++] = (uint8_t)ch;
 	}
 	if (hex) {
-		set_err(err, errlen, "unterminated |hex| block in content '%s'",
+		ac_set_err(err, errlen, "unterminated |hex| block in content '%s'",
 			excerpt(v, n, ex, sizeof(ex)));
 		return -1;
 	}
 	if (!closed) {
-		set_err(err, errlen, "unterminated quoted content '%s'",
+		ac_set_err(err, errlen, "unterminated quoted content '%s'",
 			excerpt(v, n, ex, sizeof(ex)));
 		return -1;
 	}
 	while (i < n && is_space(v[i]))
 		i++;
 	if (i < n) {
-		set_err(err, errlen, "text after the closing quote of content '%s'",
+		ac_set_err(err, errlen, "text after the closing quote of content '%s'",
 			excerpt(v, n, ex, sizeof(ex)));
 		return -1;
 	}
 	if (c->len == 0) {
-		set_err(err, errlen, "empty content \"\"");
+		ac_set_err(err, errlen, "empty content \"\"");
 		return -1;
 	}
 	return 0;
@@ -288,7 +277,7 @@ static int parse_option(struct ac_rule *r, const char *o, size_t n, char *err,
 		}
 		if (add_content(r, &c) < 0) {
 			free(c.bytes);
-			set_err(err, errlen, "out of memory");
+			ac_set_err(err, errlen, "out of memory");
 			return -1;
 		}
 		return 0;
@@ -307,7 +296,7 @@ static int parse_option(struct ac_rule *r, const char *o, size_t n, char *err,
 	}
 	if (nocase || pos != NULL) {
 		if (last == NULL) {
-			set_err(err, errlen, "'%s' before any content",
+			ac_set_err(err, errlen, "'%s' before any content",
 				excerpt(name, name_len, ex, sizeof(ex)));
 			return -1;
 		}
@@ -319,13 +308,13 @@ static int parse_option(struct ac_rule *r, const char *o, size_t n, char *err,
 	}
 	if (name_is(name, name_len, "depth") || name_is(name, name_len, "offset") ||
 	    name_is(name, name_len, "distance") || name_is(name, name_len, "within")) {
-		set_err(err, errlen, "'%s' before any content",
+		ac_set_err(err, errlen, "'%s' before any content",
 			excerpt(name, name_len, ex, sizeof(ex)));
 		return -1;
 	}
 	if (name_is(name, name_len, "classtype")) {
 		if (vn == 0 || vn >= sizeof(r->classtype)) {
-			set_err(err, errlen, "bad classtype '%s'",
+			ac_set_err(err, errlen, "bad classtype '%s'",
 				excerpt(v, vn, ex, sizeof(ex)));
 			return -1;
 		}
@@ -333,16 +322,16 @@ static int parse_option(struct ac_rule *r, const char *o, size_t n, char *err,
 		r->classtype[vn] = '\0';
 	} else if (name_is(name, name_len, "sid")) {
 		if (parse_uint(v, vn, &r->sid) < 0) {
-			set_err(err, errlen, "bad sid '%s'", excerpt(v, vn, ex, sizeof(ex)));
+			ac_set_err(err, errlen, "bad sid '%s'", excerpt(v, vn, ex, sizeof(ex)));
 			return -1;
 		}
 	} else if (name_is(name, name_len, "rev")) {
 		if (parse_uint(v, vn, &r->rev) < 0) {
-			set_err(err, errlen, "bad rev '%s'", excerpt(v, vn, ex, sizeof(ex)));
+			ac_set_err(err, errlen, "bad rev '%s'", excerpt(v, vn, ex, sizeof(ex)));
 			return -1;
 		}
 	} else if (name_len == 0) {
-		set_err(err, errlen, "empty option name before '%s'",
+		ac_set_err(err, errlen, "empty option name before '%s'",
 			excerpt(v, vn, ex, sizeof(ex)));
 		return -1;
 	}
@@ -390,12 +379,12 @@ enum ac_line_kind ac_rule_parse_line(const char *line, size_t len,
 	const char *hdr = line + i;
 	const char *open = memchr(hdr, '(', len - i);
 	if (open == NULL) {
-		set_err(err, errlen, "no '(' opening the rule options in '%s'",
+		ac_set_err(err, errlen, "no '(' opening the rule options in '%s'",
 			excerpt(hdr, len - i, ex, sizeof(ex)));
 		return AC_LINE_ERROR;
 	}
 	if (line[len - 1] != ')') {
-		set_err(err, errlen, "rule does not end with ')'");
+		ac_set_err(err, errlen, "rule does not end with ')'");
 		return AC_LINE_ERROR;
 	}
 
@@ -420,16 +409,16 @@ enum ac_line_kind ac_rule_parse_line(const char *line, size_t len,
 	}
 	if (nt != 7) {
 		if (nt > 8)
-			set_err(err, errlen, "rule header has more than 8 fields, want 7 (action proto src sport dir dst dport)");
+			ac_set_err(err, errlen, "rule header has more than 8 fields, want 7 (action proto src sport dir dst dport)");
 		else
-			set_err(err, errlen, "rule header has %u fields, want 7 (action proto src sport dir dst dport)", nt);
+			ac_set_err(err, errlen, "rule header has %u fields, want 7 (action proto src sport dir dst dport)", nt);
 		return AC_LINE_ERROR;
 	}
 	bool ok = false;
 	for (size_t a = 0; a < sizeof(actions) / sizeof(actions[0]); a++)
 		ok |= name_is(tok[0], tlen[0], actions[a]);
 	if (!ok) {
-		set_err(err, errlen, "unknown rule action '%s'",
+		ac_set_err(err, errlen, "unknown rule action '%s'",
 			excerpt(tok[0], tlen[0], ex, sizeof(ex)));
 		return AC_LINE_ERROR;
 	}
@@ -437,12 +426,12 @@ enum ac_line_kind ac_rule_parse_line(const char *line, size_t len,
 	for (size_t a = 0; a < sizeof(protocols) / sizeof(protocols[0]); a++)
 		ok |= name_is(tok[1], tlen[1], protocols[a]);
 	if (!ok) {
-		set_err(err, errlen, "unknown protocol '%s'",
+		ac_set_err(err, errlen, "unknown protocol '%s'",
 			excerpt(tok[1], tlen[1], ex, sizeof(ex)));
 		return AC_LINE_ERROR;
 	}
 	if (!name_is(tok[4], tlen[4], "->") && !name_is(tok[4], tlen[4], "<>")) {
-		set_err(err, errlen, "bad direction '%s' (want -> or <>)",
+		ac_set_err(err, errlen, "bad direction '%s' (want -> or <>)",
 			excerpt(tok[4], tlen[4], ex, sizeof(ex)));
 		return AC_LINE_ERROR;
 	}
@@ -462,7 +451,7 @@ enum ac_line_kind ac_rule_parse_line(const char *line, size_t len,
 			continue;
 		}
 		if (p == end && quoted) {
-			set_err(err, errlen, "unterminated quote in rule options");
+			ac_set_err(err, errlen, "unterminated quote in rule options");
 			goto fail;
 		}
 		if (p == end || (*p == ';' && !quoted)) {
@@ -664,7 +653,7 @@ int ac_ruleset_load(const char *path, const struct ac_filter *filter,
 	memset(rs, 0, sizeof(*rs));
 	f = fopen(path, "r");
 	if (f == NULL) {
-		set_err(err, errlen, "cannot read rules file '%s': %s", path,
+		ac_set_err(err, errlen, "cannot read rules file '%s': %s", path,
 			strerror(errno));
 		return -1;
 	}
@@ -710,7 +699,7 @@ int ac_ruleset_load(const char *path, const struct ac_filter *filter,
 			goto oom;
 	}
 	if (ferror(f)) {
-		set_err(err, errlen, "error reading rules file '%s': %s", path,
+		ac_set_err(err, errlen, "error reading rules file '%s': %s", path,
 			strerror(errno));
 		goto out;
 	}
@@ -723,7 +712,7 @@ int ac_ruleset_load(const char *path, const struct ac_filter *filter,
 	}
 	rs->lines = lineno;
 	if (rs->n_keywords == 0) {
-		set_err(err, errlen,
+		ac_set_err(err, errlen,
 			"rules file '%s': no usable content keyword (%u rule lines, %u filtered out, %u unusable)",
 			path, rs->rules_seen, rs->rules_filtered, rs->rules_unusable);
 		goto out;
@@ -731,7 +720,7 @@ int ac_ruleset_load(const char *path, const struct ac_filter *filter,
 	ret = 0;
 	goto out;
 oom:
-	set_err(err, errlen, "out of memory reading '%s'", path);
+	ac_set_err(err, errlen, "out of memory reading '%s'", path);
 out:
 	free(ix.slot);
 	free(line);

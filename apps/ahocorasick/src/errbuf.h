@@ -1,0 +1,12 @@
+/* Error text for the caller's buffer: the engines and the rule parser
+ * report what went wrong, with the value, into a buffer the caller owns. */
+#ifndef AC_ERRBUF_H
+#define AC_ERRBUF_H
+
+#include <stddef.h>
+
+/* printf into err[errlen]; nothing when err is NULL or errlen is 0. */
+void ac_set_err(char *err, size_t errlen, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+#endif /* AC_ERRBUF_H */
