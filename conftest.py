@@ -4,12 +4,15 @@ tests never share hugepage files or runtime sockets."""
 from __future__ import annotations
 
 import os
+import sys
 import uuid
 from pathlib import Path
 
 import pytest
 
 REPO = Path(__file__).resolve().parent
+# tests/ holds what the tests of several parts share (dpdk_process.py).
+sys.path.insert(0, str(REPO / "tests"))
 SHARED = Path(os.environ.get("PIPEPLACE_SHARED", REPO.parent / "shared")).resolve()
 
 

@@ -3,24 +3,14 @@ socket paths outside /tmp, sanitizer settings, statistics read back."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import time
 import uuid
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-SANITIZER_MARKS = ("ERROR: AddressSanitizer", "ERROR: LeakSanitizer", "runtime error:",
-                   "UndefinedBehaviorSanitizer")
+from dpdk_process import SANITIZER_MARKS, Result, sanitizer_env  # noqa: F401 (re-exported)
+
 MEMIF_DIR = Path("/run/pipeplace")
-
-
-def sanitizer_env() -> dict[str, str]:
-    env = dict(os.environ)
-    env.setdefault("UBSAN_OPTIONS", "halt_on_error=1:print_stacktrace=1")
-    env.setdefault("ASAN_OPTIONS", "detect_leaks=1:abort_on_error=0")
-    return env
 
 
 def tgen_binary(build_dir: Path) -> Path:
@@ -46,20 +36,6 @@ def memif_vdev(sock: Path, role: str, log2_ring: int | None = None) -> str:
     return v + (f",rsize={log2_ring}" if log2_ring else "")
 
 
-@dataclass
-class Result:
-    rc: int
-    stats: dict[str, Any] | None
-    stdout: str
-    stderr: str
-
-    def assert_clean(self) -> None:
-        for mark in SANITIZER_MARKS:
-            assert mark not in self.stderr, f"sanitizer report:\n{self.stderr[-4000:]}"
-        assert self.rc == 0, f"exit {self.rc}:\n{self.stderr[-4000:]}"
-        assert self.stats is not None, "no statistics written"
-
-
 def tgen_cmd(build_dir: Path, prefix: str, vdevs: list[str], args: list[str],
              stats: Path | None) -> list[str]:
     cmd = [str(tgen_binary(build_dir)), *eal(prefix, vdevs), "--"]
@@ -74,7 +50,7 @@ def run_tgen(build_dir: Path, prefix: str, tmp: Path, vdevs: list[str], args: li
     p = subprocess.run(tgen_cmd(build_dir, prefix, vdevs, args, stats), capture_output=True,
                        text=True, timeout=timeout, env=sanitizer_env())
     data = json.loads(stats.read_text()) if stats.exists() else None
-    return Result(p.returncode, data, p.stdout, p.stderr)
+    return Result(p.returncode, data, p.stdout, p.stderr, require_stats=True)
 
 
 def start_tgen(build_dir: Path, prefix: str, vdevs: list[str], args: list[str],
@@ -101,4 +77,4 @@ def finish(p: subprocess.Popen[str], stats: Path, timeout: float = 60) -> Result
         p.kill()
         out, err = p.communicate()
     data = json.loads(stats.read_text()) if stats.exists() else None
-    return Result(p.returncode, data, out, err)
+    return Result(p.returncode, data, out, err, require_stats=True)

@@ -3,23 +3,11 @@ sanitizer settings, and reading the statistics back."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-SANITIZER_MARKS = ("ERROR: AddressSanitizer", "ERROR: LeakSanitizer", "runtime error:",
-                   "UndefinedBehaviorSanitizer")
-
-
-def sanitizer_env() -> dict[str, str]:
-    env = dict(os.environ)
-    # UBSan only reports by default; make a report fail the run.
-    env.setdefault("UBSAN_OPTIONS", "halt_on_error=1:print_stacktrace=1")
-    env.setdefault("ASAN_OPTIONS", "detect_leaks=1:abort_on_error=0")
-    return env
-
+from dpdk_process import SANITIZER_MARKS, Result, sanitizer_env  # noqa: F401 (re-exported)
 
 def ipfwd_binary(build_dir: Path) -> Path:
     exe = build_dir / "apps" / "ipfwd" / "ipfwd"
@@ -44,19 +32,6 @@ def instance(rx_port: int, rx_queue: int, tx_port: int, tx_queue: int,
              r: int = 0, p: int = 1, t: int = 0) -> dict[str, Any]:
     return {"rx": {"port": rx_port, "queue": rx_queue}, "tx": {"port": tx_port, "queue": tx_queue},
             "tasks": {"R": r, "P": p, "T": t}}
-
-
-@dataclass
-class Result:
-    rc: int
-    stats: dict[str, Any] | None
-    stdout: str
-    stderr: str
-
-    def assert_clean(self) -> None:
-        for mark in SANITIZER_MARKS:
-            assert mark not in self.stderr, f"sanitizer report:\n{self.stderr[-4000:]}"
-        assert self.rc == 0, f"ipfwd exit {self.rc}:\n{self.stderr[-4000:]}"
 
 
 def run_ipfwd(build_dir: Path, file_prefix: str, tmp: Path, vdevs: list[str],
