@@ -14,37 +14,10 @@
 
 #include "check.h"
 #include "engine.h"
+#include "match_list.h"
 #include "payload.h"
 #include "rules.h"
 
-struct match {
-	uint32_t kw, end;
-};
-struct match_list {
-	struct match *m;
-	size_t n, cap;
-};
-
-static void collect(void *ctx, uint32_t kw, uint32_t end)
-{
-	struct match_list *l = ctx;
-
-	if (l->n == l->cap) {
-		l->cap = l->cap ? l->cap * 2 : 256;
-		l->m = realloc(l->m, l->cap * sizeof(*l->m));
-		if (l->m == NULL)
-			abort();
-	}
-	l->m[l->n++] = (struct match){ kw, end };
-}
-
-static int cmp_match(const void *a, const void *b)
-{
-	const struct match *x = a, *y = b;
-	if (x->kw != y->kw)
-		return x->kw < y->kw ? -1 : 1;
-	return x->end < y->end ? -1 : x->end > y->end;
-}
 
 struct ctx {
 	const struct ac_ruleset *rs;
@@ -61,8 +34,8 @@ static void compare(struct ctx *c, const uint8_t *d, uint32_t len,
 	c->la.n = c->lh.n = 0;
 	ac_engine_scan(c->ac, c->sa, d, len, collect, &c->la);
 	ac_engine_scan(c->hs, c->sh, d, len, collect, &c->lh);
-	qsort(c->la.m, c->la.n, sizeof(struct match), cmp_match);
-	qsort(c->lh.m, c->lh.n, sizeof(struct match), cmp_match);
+	sort_matches(&c->la);
+	sort_matches(&c->lh);
 	c->buffers++;
 	c->bytes += len;
 	c->matches += c->la.n;

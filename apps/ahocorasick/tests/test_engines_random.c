@@ -8,36 +8,8 @@
 
 #include "check.h"
 #include "engine.h"
+#include "match_list.h"
 
-struct match {
-	uint32_t kw, end;
-};
-
-struct match_list {
-	struct match *m;
-	size_t n, cap;
-};
-
-static void collect(void *ctx, uint32_t kw, uint32_t end)
-{
-	struct match_list *l = ctx;
-
-	if (l->n == l->cap) {
-		l->cap = l->cap ? l->cap * 2 : 256;
-		l->m = realloc(l->m, l->cap * sizeof(*l->m));
-		if (l->m == NULL)
-			abort();
-	}
-	l->m[l->n++] = (struct match){ kw, end };
-}
-
-static int cmp_match(const void *a, const void *b)
-{
-	const struct match *x = a, *y = b;
-	if (x->kw != y->kw)
-		return x->kw < y->kw ? -1 : 1;
-	return x->end < y->end ? -1 : x->end > y->end;
-}
 
 static uint8_t fold(uint8_t b)
 {
@@ -144,11 +116,8 @@ static void plant(uint8_t *d, uint32_t len, const struct ac_keyword *kw,
 
 static int same(struct match_list *a, struct match_list *b)
 {
-	/* qsort's pointer must not be NULL even for 0 elements (C11 7.22.5). */
-	if (a->n)
-		qsort(a->m, a->n, sizeof(*a->m), cmp_match);
-	if (b->n)
-		qsort(b->m, b->n, sizeof(*b->m), cmp_match);
+	sort_matches(a);
+	sort_matches(b);
 	return a->n == b->n && (a->n == 0 || memcmp(a->m, b->m, a->n * sizeof(*a->m)) == 0);
 }
 
@@ -267,7 +236,7 @@ static void test_known(void)
 		struct match_list got = { 0 };
 		ac_engine_scan(eng, s, (const uint8_t *)text, (uint32_t)strlen(text),
 			       collect, &got);
-		qsort(got.m, got.n, sizeof(*got.m), cmp_match);
+		sort_matches(&got);
 		CHECK(got.n == sizeof(want) / sizeof(want[0]) &&
 			      memcmp(got.m, want, sizeof(want)) == 0,
 		      "%s: %zu matches on '%s', want 8", e ? "hs" : "ac", got.n, text);
