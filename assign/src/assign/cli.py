@@ -324,6 +324,16 @@ def cmd_sample(args: argparse.Namespace) -> int:
     return 0
 
 
+def _run_values(store: "Store", args: argparse.Namespace) -> tuple["Run", list[float]]:
+    """The run --run names (or the only one) and its values; refuses a run
+    that holds none yet."""
+    run = store.run(args.run)
+    values = store.values(run.id)
+    if not values:
+        raise ValueError(f"{args.db} run {run.id} holds no successful measurements yet")
+    return run, values
+
+
 def _load_values(args: argparse.Namespace) -> tuple[list[float], str, str]:
     """(values, label, where) from --db/--run or --csv."""
     if args.csv:
@@ -335,10 +345,7 @@ def _load_values(args: argparse.Namespace) -> tuple[list[float], str, str]:
     from .store import Store
 
     with Store(args.db, readonly=True) as store:
-        run = store.run(args.run)
-        values = store.values(run.id)
-    if not values:
-        raise ValueError(f"{args.db} run {run.id} holds no successful measurements yet")
+        run, values = _run_values(store, args)
     return values, run.kind, f"{args.db} run {run.id}"
 
 
@@ -454,10 +461,7 @@ def cmd_baselines(args: argparse.Namespace) -> int:
     from .store import Store
 
     with Store(args.db) as store:
-        run = store.run(args.run)
-        values = store.values(run.id)
-        if not values:
-            raise ValueError(f"{args.db} run {run.id} holds no successful measurements yet")
+        run, values = _run_values(store, args)
         try:
             est = estimate(values, confidence=args.confidence)
         except EstimateError as e:
@@ -476,10 +480,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     from .store import Store
 
     with Store(args.db) as store:
-        run = store.run(args.run)
-        values = store.values(run.id)
-        if not values:
-            raise ValueError(f"{args.db} run {run.id} holds no successful measurements yet")
+        run, values = _run_values(store, args)
         try:
             est = estimate(values, threshold=args.threshold, confidence=args.confidence)
         except EstimateError:
