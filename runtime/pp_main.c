@@ -88,26 +88,27 @@ static void usage(const struct pp_app *app, FILE *out)
 	}
 }
 
-static int parse_u64(const char *opt, const char *val, uint64_t min, uint64_t max, uint64_t *out)
+int pp_parse_u64(const char *opt, const char *val, uint64_t min, uint64_t max, uint64_t *out)
 {
 	char *end;
 	errno = 0;
 	unsigned long long v = strtoull(val, &end, 10);
 	if (val[0] == '\0' || val[0] == '-' || *end != '\0' || errno != 0 || v < min || v > max) {
-		fprintf(stderr, "%s %s: expected an integer %" PRIu64 "..%" PRIu64 "\n", opt, val, min, max);
+		fprintf(stderr, "%s '%s': expected an integer in %" PRIu64 "..%" PRIu64 "\n",
+			opt, val, min, max);
 		return -1;
 	}
 	*out = v;
 	return 0;
 }
 
-static int parse_seconds(const char *opt, const char *val, double *out)
+int pp_parse_seconds(const char *opt, const char *val, double max, double *out)
 {
 	char *end;
 	errno = 0;
 	double v = strtod(val, &end);
-	if (val[0] == '\0' || *end != '\0' || errno != 0 || !isfinite(v) || v < 0 || v > 1e7) {
-		fprintf(stderr, "%s %s: expected a number of seconds >= 0\n", opt, val);
+	if (val[0] == '\0' || *end != '\0' || errno != 0 || !isfinite(v) || v < 0 || v > max) {
+		fprintf(stderr, "%s '%s': expected a number of seconds in 0..%g\n", opt, val, max);
 		return -1;
 	}
 	*out = v;
@@ -151,24 +152,24 @@ static int parse_cli(int argc, char **argv, const struct pp_app *app, void *app_
 		} else if (strcmp(o, "--topology") == 0) {
 			c->topology = v;
 		} else if (strcmp(o, "--packets") == 0) {
-			if (parse_u64(o, v, 1, UINT64_MAX / 2, &c->run.packets) < 0)
+			if (pp_parse_u64(o, v, 1, UINT64_MAX / 2, &c->run.packets) < 0)
 				return -1;
 		} else if (strcmp(o, "--duration") == 0) {
-			if (parse_seconds(o, v, &c->run.duration_s) < 0)
+			if (pp_parse_seconds(o, v, 1e7, &c->run.duration_s) < 0)
 				return -1;
 		} else if (strcmp(o, "--warmup") == 0) {
-			if (parse_seconds(o, v, &c->run.warmup_s) < 0)
+			if (pp_parse_seconds(o, v, 1e7, &c->run.warmup_s) < 0)
 				return -1;
 		} else if (strcmp(o, "--mbufs") == 0) {
-			if (parse_u64(o, v, 1024, 1u << 26, &u) < 0)
+			if (pp_parse_u64(o, v, 1024, 1u << 26, &u) < 0)
 				return -1;
 			c->mbufs = (unsigned)u;
 		} else if (strcmp(o, "--mbuf-size") == 0) {
-			if (parse_u64(o, v, 128, 65535 - RTE_PKTMBUF_HEADROOM, &u) < 0)
+			if (pp_parse_u64(o, v, 128, 65535 - RTE_PKTMBUF_HEADROOM, &u) < 0)
 				return -1;
 			c->mbuf_data = (unsigned)u;
 		} else if (strcmp(o, "--ring-size") == 0) {
-			if (parse_u64(o, v, 64, 1u << 20, &u) < 0)
+			if (pp_parse_u64(o, v, 64, 1u << 20, &u) < 0)
 				return -1;
 			if ((u & (u - 1)) != 0) {
 				fprintf(stderr, "--ring-size %s: expected a power of two\n", v);

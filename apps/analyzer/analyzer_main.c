@@ -51,15 +51,10 @@ static const char USAGE[] =
 static int parse_uint(const char *opt, const char *v, unsigned lo,
 		      unsigned hi, unsigned *out)
 {
-	char *end;
-	errno = 0;
-	unsigned long x = strtoul(v, &end, 10);
-	if (errno != 0 || end == v || *end != '\0' || v[0] == '-' || x < lo ||
-	    x > hi) {
-		fprintf(stderr, "analyzer: %s '%s': expected an integer in "
-			"%u..%u\n", opt, v, lo, hi);
+	uint64_t x;
+
+	if (pp_parse_u64(opt, v, lo, hi, &x) < 0)
 		return -1;
-	}
 	*out = (unsigned)x;
 	return 0;
 }

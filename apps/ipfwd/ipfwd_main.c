@@ -44,14 +44,9 @@ static int ipfwd_parse_opt(void *cfg, int argc, char **argv)
 		fprintf(stderr, "--table-entries: missing value\n");
 		return -1;
 	}
-	char *end;
-	errno = 0;
-	unsigned long long v = strtoull(argv[1], &end, 10);
-	if (argv[1][0] == '\0' || argv[1][0] == '-' || *end != '\0' || errno != 0 || v == 0 ||
-	    v > (1ull << 32)) {
-		fprintf(stderr, "--table-entries %s: expected an integer 1..%llu\n", argv[1], 1ull << 32);
+	uint64_t v;
+	if (pp_parse_u64(argv[0], argv[1], 1, 1ull << 32, &v) < 0)
 		return -1;
-	}
 	c->table_entries = v;
 	return 2;
 }

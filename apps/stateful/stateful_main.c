@@ -71,7 +71,6 @@ stateful_parse_opt(void *cfgp, int argc, char **argv)
 {
 	struct stateful_cfg *cfg = cfgp;
 	const char *o = argv[0], *v = argc > 1 ? argv[1] : NULL;
-	char *end;
 
 	if (strcmp(o, "--hash") != 0 && strcmp(o, "--hash-key") != 0 &&
 	    strcmp(o, "--idle-timeout") != 0 && strcmp(o, "--max-flows") != 0 &&
@@ -90,23 +89,14 @@ stateful_parse_opt(void *cfgp, int argc, char **argv)
 	} else if (strcmp(o, "--hash-key") == 0) {
 		cfg->hash_key = v;
 	} else if (strcmp(o, "--idle-timeout") == 0) {
-		double s = strtod(v, &end);
-
-		if (*v == '\0' || *end != '\0' || !isfinite(s) || s < 0 || s > 1e6) {
-			fprintf(stderr,
-				"stateful: --idle-timeout '%s': expected seconds, 0 .. 1000000\n", v);
+		if (pp_parse_seconds(o, v, 1e6, &cfg->idle_timeout_s) < 0)
 			return -1;
-		}
-		cfg->idle_timeout_s = s;
 		cfg->idle_timeout_set = true;
 	} else if (strcmp(o, "--max-flows") == 0) {
-		unsigned long n = strtoul(v, &end, 10);
+		uint64_t n;
 
-		if (*v == '\0' || *end != '\0' || n < 1 || n > MAX_MAX_FLOWS) {
-			fprintf(stderr, "stateful: --max-flows '%s': expected an integer in 1..%u\n",
-				v, MAX_MAX_FLOWS);
+		if (pp_parse_u64(o, v, 1, MAX_MAX_FLOWS, &n) < 0)
 			return -1;
-		}
 		cfg->max_flows = (uint32_t)n;
 	} else {
 		cfg->dump_flows = v;

@@ -91,13 +91,10 @@ static const char ac_usage[] =
 
 static int parse_uint_opt(const char *o, const char *v, unsigned max, unsigned *out)
 {
-	char *end;
-	errno = 0;
-	unsigned long x = strtoul(v, &end, 10);
-	if (*v == '\0' || *end != '\0' || errno != 0 || x > max || v[0] == '-') {
-		fprintf(stderr, "%s '%s': expected an integer 0..%u\n", o, v, max);
+	uint64_t x;
+
+	if (pp_parse_u64(o, v, 0, max, &x) < 0)
 		return -1;
-	}
 	*out = (unsigned)x;
 	return 0;
 }

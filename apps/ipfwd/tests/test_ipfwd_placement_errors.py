@@ -87,9 +87,9 @@ def test_synthetic_topology_cannot_run(build_dir: Path) -> None:
 
 @pytest.mark.parametrize("args, message", [
     (["--variant", "l3"], 'variant "l3" is not one of ipfwd\'s variants'),
-    (["--packets", "abc"], "--packets abc: expected an integer"),
-    (["--duration", "-1"], "--duration -1: expected a number of seconds"),
-    (["--table-entries", "0"], "--table-entries 0: expected an integer 1.."),
+    (["--packets", "abc"], "--packets 'abc': expected an integer"),
+    (["--duration", "-1"], "--duration '-1': expected a number of seconds"),
+    (["--table-entries", "0"], "--table-entries '0': expected an integer in 1.."),
     (["--ring-size", "100"], "--ring-size 100: expected a power of two"),
     (["--frobnicate"], "unknown option --frobnicate"),
     (["--packets", "5", "--duration", "1"], "--packets and --duration: give one of them"),
