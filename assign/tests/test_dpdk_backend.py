@@ -21,12 +21,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from assign.backend import BackendError
+from assign.backends.base import BackendError
 from assign.cli import main as assign_main
-from assign.dpdk_backend import DpdkBackend, DpdkOptions, contexts_of
-from assign.dpdk_contexts import restrict_topology
-from assign.dpdk_run import ServeRunner, serve_supported
-from assign.runner import Session
+from assign.backends.dpdk.backend import DpdkBackend, DpdkOptions
+from assign.placement import contexts_of
+from assign.topology import restrict_topology
+from assign.backends.dpdk.runners import ServeRunner, serve_supported
+from assign.session import Session
 from assign.store import Store
 from assign.topology import get_machine
 from assign.workloads import Workload
@@ -114,8 +115,8 @@ def test_resume_after_kill_loses_nothing_and_measures_nothing_twice(build_dir: P
     db = tmp_path / "r.db"
     script = textwrap.dedent(f"""
         from pathlib import Path
-        from assign.dpdk_backend import DpdkBackend, DpdkOptions
-        from assign.runner import Session
+        from assign.backends.dpdk.backend import DpdkBackend, DpdkOptions
+        from assign.session import Session
         from assign.store import Store
         from assign.topology import get_machine
         from assign.workloads import Workload

@@ -45,3 +45,13 @@ def nonneg_number(text: str) -> float:
     if v < 0:
         raise argparse.ArgumentTypeError(f"{text!r} must be >= 0")
     return v
+
+
+def positive_number(text: str) -> float:
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not v > 0:
+        raise argparse.ArgumentTypeError(f"{text!r} must be > 0")
+    return v

@@ -25,9 +25,9 @@ from importlib import resources
 
 import numpy as np
 
-from .backend import MeasureRequest, Result
-from .topology import LEVELS, Topology
-from .workloads import ROLES, Workload
+from .base import MeasureRequest, Result
+from ..topology import LEVELS, Topology
+from ..workloads import ROLES, Workload
 
 PARAMS_FILE = "model_params.json"
 CONTENTION_LEVELS = ("pu", "pipeline", "core", "chip")

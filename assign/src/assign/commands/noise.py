@@ -11,19 +11,15 @@ from __future__ import annotations
 import argparse
 import json
 import math
-from pathlib import Path
 
-from .argtypes import at_least
-from .dpdk_backend import DpdkBackend, add_dpdk_options, contexts_of, options_from_args, summarize
-from .topology import get_machine
+from ._args import at_least
+from ._options import add_dpdk_options, dpdk_options
 
-_pos_int = at_least(2, "{text!r}: at least 2 repetitions are needed for a spread")
+at_least_two = at_least(2, "{text!r}: at least 2 repetitions are needed for a spread")
 DIFF_FACTOR = 1.96 * math.sqrt(2.0)  # 95% band of the difference of two single measurements
 
 
-
-
-def add_noise_parser(sub) -> argparse.ArgumentParser:
+def register(sub) -> argparse.ArgumentParser:
     p = sub.add_parser("noise", help="spread (CV) of repeated measurements of one placement (dpdk, measured)",
                        description="Measure one placement --reps times on this machine with the dpdk backend's "
                                    "protocol (same warm-up, window and traffic as `assign sample --backend dpdk`) "
@@ -31,40 +27,18 @@ def add_noise_parser(sub) -> argparse.ArgumentParser:
                                    "measured. Ports and queues are assign's (instance i: port 0 queue i in, port "
                                    "1 queue i out); the file gives the app, variant, co-location and contexts.")
     p.add_argument("--placement", required=True, metavar="FILE", help="placement JSON (e.g. from `assign best`)")
-    p.add_argument("--reps", type=_pos_int, default=30, help="measurements (default: 30)")
+    p.add_argument("--reps", type=at_least_two, default=30, help="measurements (default: 30)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     add_dpdk_options(p, contexts=False)
     return p
 
 
-def load_placement(path: str) -> dict:
-    try:
-        text = Path(path).read_text()
-    except OSError as e:
-        raise ValueError(f"--placement {path}: cannot read it ({e.strerror})") from None
-    try:
-        doc = json.loads(text)
-    except ValueError as e:
-        raise ValueError(f"--placement {path}: not JSON ({e})") from None
-    if not isinstance(doc, dict):
-        raise ValueError(f"--placement {path}: not a placement object (contract 1, runtime/PLACEMENT.md)")
-    return doc
+def run(args: argparse.Namespace) -> int:
+    from ..backends.base import summarize
+    from ..backends.dpdk.backend import DpdkBackend
+    from ..placement import contexts_of, load_placement
+    from ..topology import get_machine
 
-
-def measure_noise(be: DpdkBackend, contexts: list[int], reps: int) -> tuple[list[float], list[str], list[dict]]:
-    """(values, failure reasons, extras) of `reps` measurements of one assignment."""
-    values, failures, extras = [], [], []
-    for _ in range(reps):
-        r = be.measure_one(contexts)
-        if r.status == "ok":
-            values.append(float(r.value))
-            extras.append(r.extra)
-        else:
-            failures.append(r.reason or "")
-    return values, failures, extras
-
-
-def run_noise(args: argparse.Namespace) -> int:
     doc = load_placement(args.placement)
     workload, ctx, colocate = contexts_of(doc, args.placement)
     topo = get_machine()
@@ -73,8 +47,8 @@ def run_noise(args: argparse.Namespace) -> int:
     if absent:
         raise ValueError(f"--placement {args.placement}: context(s) {absent} are not hardware contexts of this "
                          f"machine ({sorted(have)})")
-    with DpdkBackend(topo, workload, options_from_args(args), allow_colocate=colocate or None) as be:
-        values, failures, extras = measure_noise(be, ctx, args.reps)
+    with DpdkBackend(topo, workload, dpdk_options(args), allow_colocate=colocate or None) as be:
+        values, failures, extras = be.repeat(ctx, args.reps)
         protocol = be.describe()
         runner = be.runner.mode
     s = summarize(values)

@@ -18,7 +18,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from .workloads import Workload
+from ...workloads import Workload
 
 PACKET_SIZE = 64  # bytes on the wire without FCS: the paper's worst case for a forwarding path
 PP_RING_SIZE = 1024  # the runtime's default R->P and P->T ring slots (runtime/pp_main.c)

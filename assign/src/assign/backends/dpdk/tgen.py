@@ -30,9 +30,9 @@ import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .dpdk_run import _cleanup_prefix, _kill_group, _tail
-from .dpdk_traffic import PACKET_SIZE, PP_BURST, PP_RING_SIZE, TrafficError
-from .workloads import Workload
+from .runners import cleanup_prefix, describe_exit, kill_group, stderr_tail
+from .traffic import PACKET_SIZE, PP_BURST, PP_RING_SIZE, TrafficError
+from ...workloads import Workload
 
 SANITIZER_MARKS = ("ERROR: AddressSanitizer", "ERROR: LeakSanitizer", "runtime error:")
 MEMIF_DIR = Path("/run/pipeplace")  # memif sockets live outside /tmp (COMMON.md)
@@ -168,7 +168,7 @@ class TgenTraffic:
             if time.monotonic() > end:
                 self._kill()
                 return (f"traffic generator: its memif port was not started {SOCKET_WAIT_S:g} s after start "
-                        f"(killed); stderr: {_tail(self.errfile) or '(empty)'}")
+                        f"(killed); stderr: {stderr_tail(self.errfile) or '(empty)'}")
             time.sleep(0.01)
         self.start_s = time.perf_counter() - t0
         return None
@@ -210,7 +210,7 @@ class TgenTraffic:
         if rc != 0 or any(m in self.stderr_at_exit for m in SANITIZER_MARKS):
             why = self._ended()
         self.proc = None
-        _cleanup_prefix(self.prefix)
+        cleanup_prefix(self.prefix)
         try:
             tx = json.loads(self.statsfile.read_text())["tx"]
             figures = {k: tx.get(k) for k in ("packets", "pps", "link_full", "alloc_fail")}
@@ -219,11 +219,10 @@ class TgenTraffic:
         return figures, why
 
     def _ended(self) -> str:
-        from .dpdk_run import describe_exit
 
         rc = self.proc.poll() if self.proc is not None else None
         state = "still running" if rc is None else describe_exit(rc)
-        return f"traffic generator (pp-tgen) {state}; stderr: {_tail(self.errfile) or '(empty)'}"
+        return f"traffic generator (pp-tgen) {state}; stderr: {stderr_tail(self.errfile) or '(empty)'}"
 
     def abort(self) -> str | None:
         """After a failed attempt: why the generator ended, if it did; killed if not."""
@@ -233,9 +232,9 @@ class TgenTraffic:
 
     def _kill(self) -> None:
         if self.proc is not None:
-            _kill_group(self.proc)
+            kill_group(self.proc)
             self.proc = None
-        _cleanup_prefix(self.prefix)
+        cleanup_prefix(self.prefix)
         self.sock_path.unlink(missing_ok=True)
 
     def stop(self) -> None:
@@ -253,5 +252,5 @@ class TgenTraffic:
             except OSError:
                 self.stderr_at_exit = ""
         self.proc = None
-        _cleanup_prefix(self.prefix)
+        cleanup_prefix(self.prefix)
         self.sock_path.unlink(missing_ok=True)

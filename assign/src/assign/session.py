@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from tqdm import tqdm
 
-from .backend import Backend, MeasureRequest
+from .backends.base import Backend, MeasureRequest
 from .sampling import draws
 from .store import Run, Store
 from .topology import Topology

@@ -1,7 +1,8 @@
 """What a backend is: something that turns assignments into throughput.
 
-`dpdk` (runs the real apps on this machine, kind "measured",
-dpdk_backend.py) and `model` (a performance predictor, kind "modelled").
+`dpdk` (runs the real apps on this machine, kind "measured", backends/dpdk/)
+and `model` (a performance predictor, kind "modelled", backends/model.py);
+registry.py makes one by name.
 """
 from __future__ import annotations
 
@@ -10,9 +11,6 @@ from dataclasses import dataclass, field
 from typing import Literal, Protocol
 
 Kind = Literal["measured", "modelled"]
-DEFAULT_BACKEND = "dpdk"  # on --machine local; "model" on every other machine (default_backend)
-# Backends known by name; "dpdk" is listed so the error can say where it stands.
-BACKENDS = ("model", "dpdk")
 
 
 class BackendError(ValueError):
@@ -55,21 +53,13 @@ class Backend(Protocol):
         ...
 
 
-def default_backend(machine: str | None, topology: str | None) -> str:
-    """dpdk measures on this machine; a machine we do not have can only be modelled."""
-    return DEFAULT_BACKEND if topology is None and (machine or "local") == "local" else "model"
+def summarize(values: Sequence[float]) -> dict:
+    """n, mean, sd (ddof 1), CV, median, min, max of repeated measurements of one assignment."""
+    import numpy as np
 
-
-def make_backend(name: str, topo, workload, *, seed: int = 0, noise: float | None = None,
-                 model_params: str | None = None, allow_colocate: bool | None = None,
-                 dpdk=None) -> Backend:
-    """Backend by name (--backend)."""
-    if name == "model":
-        from .model import ModelBackend, load_params
-
-        return ModelBackend(topo, workload, load_params(workload.name, model_params), noise, seed)
-    if name == "dpdk":
-        from .dpdk_backend import DpdkBackend
-
-        return DpdkBackend(topo, workload, dpdk, allow_colocate=allow_colocate)
-    raise BackendError(f"unknown backend {name!r} (known: {', '.join(BACKENDS)})")
+    v = np.asarray(values, dtype=float)
+    mean = float(v.mean()) if v.size else float("nan")
+    std = float(v.std(ddof=1)) if v.size > 1 else float("nan")
+    return {"n": int(v.size), "mean": mean, "std": std, "cv": std / mean if v.size > 1 and mean else float("nan"),
+            "median": float(np.median(v)) if v.size else float("nan"),
+            "min": float(v.min()) if v.size else float("nan"), "max": float(v.max()) if v.size else float("nan")}

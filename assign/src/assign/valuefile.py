@@ -1,10 +1,10 @@
-"""Reading a sample from a text file: one throughput value per line."""
+"""Reading a sample from a value file: one throughput value per line (not CSV: one field)."""
 from __future__ import annotations
 
 import math
 
 
-class CsvError(ValueError):
+class ValueFileError(ValueError):
     """A value file that cannot be used; the message names file and line."""
 
 
@@ -15,26 +15,26 @@ def read_values(path: str) -> list[float]:
         with open(path, encoding="utf-8") as f:
             lines = f.read().splitlines()
     except OSError as e:
-        raise CsvError(f"cannot read {path}: {e.strerror}") from None
+        raise ValueFileError(f"cannot read {path}: {e.strerror}") from None
     except UnicodeDecodeError as e:
-        raise CsvError(f"{path} is not a text file ({e.reason} at byte {e.start})") from None
+        raise ValueFileError(f"{path} is not a text file ({e.reason} at byte {e.start})") from None
     values: list[float] = []
     for lineno, raw in enumerate(lines, start=1):
         text = raw.strip()
         if not text or text.startswith("#"):
             continue
         if "," in text or ";" in text or "\t" in text or " " in text:
-            raise CsvError(f"{path} line {lineno}: {raw.strip()!r} holds more than one field; "
+            raise ValueFileError(f"{path} line {lineno}: {raw.strip()!r} holds more than one field; "
                            f"expected one value per line")
         try:
             v = float(text)
         except ValueError:
-            raise CsvError(f"{path} line {lineno}: {text!r} is not a number") from None
+            raise ValueFileError(f"{path} line {lineno}: {text!r} is not a number") from None
         if not math.isfinite(v):
-            raise CsvError(f"{path} line {lineno}: {text!r} is not a finite number")
+            raise ValueFileError(f"{path} line {lineno}: {text!r} is not a finite number")
         if v < 0:
-            raise CsvError(f"{path} line {lineno}: {text} is negative; a throughput cannot be")
+            raise ValueFileError(f"{path} line {lineno}: {text} is negative; a throughput cannot be")
         values.append(v)
     if not values:
-        raise CsvError(f"{path} holds no values (one number per line expected)")
+        raise ValueFileError(f"{path} holds no values (one number per line expected)")
     return values

@@ -52,7 +52,7 @@ def describe_exit(rc: int) -> str:
     return f"exit status {rc}"
 
 
-def _tail(path: Path) -> str:
+def stderr_tail(path: Path) -> str:
     try:
         text = path.read_text(errors="replace")
     except OSError:
@@ -61,7 +61,7 @@ def _tail(path: Path) -> str:
     return " | ".join(lines)[-STDERR_TAIL:]
 
 
-def _cleanup_prefix(prefix: str) -> None:
+def cleanup_prefix(prefix: str) -> None:
     """Files a killed DPDK process leaves behind under its --file-prefix."""
     for d in ("/dev/hugepages",):
         try:
@@ -76,7 +76,7 @@ def _cleanup_prefix(prefix: str) -> None:
     shutil.rmtree(f"/var/run/dpdk/{prefix}", ignore_errors=True)
 
 
-def _kill_group(proc: subprocess.Popen) -> None:
+def kill_group(proc: subprocess.Popen) -> None:
     try:
         os.killpg(proc.pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
@@ -127,10 +127,10 @@ class ProcessRunner:
             try:
                 rc = proc.wait(timeout=timeout)
             except subprocess.TimeoutExpired:
-                _kill_group(proc)
-                _cleanup_prefix(s.file_prefix)
+                kill_group(proc)
+                cleanup_prefix(s.file_prefix)
                 return Outcome(None, time.perf_counter() - t0, f"hung: no result within the {timeout:g} s timeout "
-                               f"(killed); stderr: {_tail(efile) or '(empty)'}", None, True)
+                               f"(killed); stderr: {stderr_tail(efile) or '(empty)'}", None, True)
         wall = time.perf_counter() - t0
         shutil.rmtree(f"/var/run/dpdk/{s.file_prefix}", ignore_errors=True)
         stats = None
@@ -140,16 +140,16 @@ class ProcessRunner:
             except ValueError as e:
                 return Outcome(None, wall, f"statistics file {sfile} is not JSON ({e}); {describe_exit(rc)}", rc)
         if rc < 0:
-            _cleanup_prefix(s.file_prefix)
+            cleanup_prefix(s.file_prefix)
         # rc 2 = the accounting check failed (stats still written): judged by the backend from the stats
         if rc != 0 and not (rc == 2 and stats is not None):
-            return Outcome(None, wall, f"{describe_exit(rc)}; stderr: {_tail(efile) or '(empty)'}", rc)
+            return Outcome(None, wall, f"{describe_exit(rc)}; stderr: {stderr_tail(efile) or '(empty)'}", rc)
         if stats is None:
             return Outcome(None, wall, f"{describe_exit(rc)} but no statistics written to {sfile}", rc)
         return Outcome(stats, wall, None, rc)
 
     def close(self) -> None:
-        _cleanup_prefix(self.spec.file_prefix)
+        cleanup_prefix(self.spec.file_prefix)
         shutil.rmtree(self.spec.workdir, ignore_errors=True)
 
 
@@ -184,16 +184,16 @@ class ServeRunner:
         if self.proc is None:
             return
         if kill:
-            _kill_group(self.proc)
-            _cleanup_prefix(self.spec.file_prefix)
+            kill_group(self.proc)
+            cleanup_prefix(self.spec.file_prefix)
         else:
             try:
                 self.proc.stdin.close()  # EOF: the app tears down and exits
                 self.exits.append(self.proc.wait(timeout=30))
             except (OSError, subprocess.TimeoutExpired):
                 self.exits.append(None)
-                _kill_group(self.proc)
-                _cleanup_prefix(self.spec.file_prefix)
+                kill_group(self.proc)
+                cleanup_prefix(self.spec.file_prefix)
         if self._sel is not None:
             self._sel.close()
         self._err.close()
@@ -245,11 +245,11 @@ class ServeRunner:
             self._stop(kill=True)
             return Outcome(None, time.perf_counter() - t0,
                            f"hung: no statistics within the {timeout:g} s timeout (serve process killed); "
-                           f"stderr: {_tail(self.errfile) or '(empty)'}", None, True, notes)
+                           f"stderr: {stderr_tail(self.errfile) or '(empty)'}", None, True, notes)
         wall = time.perf_counter() - t0
         if line is None:
             rc = self.proc.wait()
-            err = _tail(self.errfile)
+            err = stderr_tail(self.errfile)
             self._stop(kill=True)
             return Outcome(None, wall, f"serve process ended: {describe_exit(rc)}; stderr: {err or '(empty)'}",
                            rc, False, notes)
