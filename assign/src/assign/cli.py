@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 
 from . import __version__
@@ -52,6 +53,36 @@ def run_command(argv: list[str] | None = None) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """The `assign` command: 0 on success, 2 on bad input, 130 on Ctrl-C.
+    A reader that goes away (`assign count ... | head -1`) ends the command
+    quietly with status 0, as it would a Unix tool whose output was taken as
+    far as wanted: what a command stores is stored per measurement or batch,
+    never because its output was read."""
+    try:
+        try:
+            status = _main(argv)
+        except SystemExit:  # --help, --version, usage errors: their output too
+            sys.stdout.flush()
+            raise
+        sys.stdout.flush()  # inside the try: a reader gone is seen here, not at interpreter exit
+        return status
+    except BrokenPipeError:
+        _reader_gone()
+        return 0
+
+
+def _reader_gone() -> None:
+    """stdout's reader went away: what is still buffered can go nowhere, and
+    the interpreter's last flush must not fail on it."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):  # stdout already closed or not a file
+        pass
+
+
+def _main(argv: list[str] | None) -> int:
     args = build_parser().parse_args(argv)
     from .session import SampleError
 
