@@ -35,12 +35,17 @@ Typical use on the model of the T2:
 """
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
+    """The parser of every command; given the command line, only the parser of
+    the command it names (when it names one): a command's start-up then pays
+    only for what that command imports (`assign estimate` needs neither the
+    backends nor hwloc)."""
     parser = argparse.ArgumentParser(prog="assign", description=DESCRIPTION,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version=f"assign {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for name in NAMES:
+    first = next((a for a in argv or [] if not a.startswith("-")), None) if argv else None
+    for name in (first,) if first in NAMES and argv and argv[0] == first else NAMES:
         module = importlib.import_module(f".commands.{name}", __package__)
         module.register(sub).set_defaults(handler=module.run)
     return parser
@@ -48,7 +53,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def run_command(argv: list[str] | None = None) -> int:
     """Parse and run one command; its errors propagate (tests call this)."""
-    args = build_parser().parse_args(argv)
+    argv = sys.argv[1:] if argv is None else argv
+    args = build_parser(argv).parse_args(argv)
     return args.handler(args)
 
 
@@ -83,14 +89,20 @@ def _reader_gone() -> None:
 
 
 def _main(argv: list[str] | None) -> int:
-    args = build_parser().parse_args(argv)
-    from .session import SampleError
-
+    argv = sys.argv[1:] if argv is None else argv
+    args = build_parser(argv).parse_args(argv)
     try:
         return args.handler(args)
     # every input error of the package is a ValueError (EstimateError, ValueFileError,
     # StoreError, ModelError, TopologyError, ContextsError, WorkloadError, BackendError)
-    except (SampleError, ValueError) as e:
+    except ValueError as e:
+        print(f"assign {args.command}: error: {e}", file=sys.stderr)
+        return 2
+    except RuntimeError as e:
+        from .session import SampleError  # not imported up front: estimate does not need tqdm
+
+        if not isinstance(e, SampleError):
+            raise
         print(f"assign {args.command}: error: {e}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

@@ -10,11 +10,12 @@ from __future__ import annotations
 import sys
 from dataclasses import dataclass
 
+import numpy as np
 from tqdm import tqdm
 
 from .backends.base import Backend, MeasureRequest
 from .sampling import draws
-from .store import Run, Store
+from .store import Run, Store, json_rows
 from .topology import Topology
 from .workloads import Workload
 
@@ -69,27 +70,52 @@ class Session:
                 count = max(1, min(self.backend.batch_size, n_ok - ok))
                 ctx = draws(self.run.seed, nxt, count, self.workload.n_tasks, self.topo.n_contexts,
                             self.run.allow_colocate)
-                os_idx = self.topo.os_index[ctx]
-                requests = [MeasureRequest(nxt + k, tuple(int(x) for x in os_idx[k])) for k in range(count)]
+                if hasattr(self.backend, "measure_array"):  # the model: whole arrays, never a failure
+                    best = self._sample_array(nxt, ctx, best)
+                    ok += count
+                    added += count
+                    nxt += count
+                    bar.update(count)
+                    bar.set_postfix_str(f"best {best:,.0f} pps ({label})", refresh=False)
+                    continue
+                os_idx = self.topo.os_index[ctx].tolist()
+                requests = [MeasureRequest(nxt + k, tuple(row)) for k, row in enumerate(os_idx)]
                 results = self.backend.measure(requests)
-                for req, res in zip(requests, results):
-                    self.store.add(self.run.id, req.idx, list(req.contexts), res.value if res.status == "ok" else None,
-                                   res.status, res.reason, res.extra)
+                rows = []
+                stop = None
+                for req, row, res in zip(requests, os_idx, results):
                     if res.status == "ok":
+                        rows.append((req.idx, row, res.value, "ok", res.reason, res.extra))
                         ok += 1
                         added += 1
                         streak = 0
                         if best is None or res.value > best:
                             best = res.value
-                        bar.update(1)
-                        bar.set_postfix_str(f"best {best:,.0f} pps ({label})", refresh=False)
                     else:
+                        rows.append((req.idx, row, None, res.status, res.reason, res.extra))
                         fails += 1
                         streak += 1
-                        if streak >= MAX_CONSECUTIVE_FAILURES:
-                            raise SampleError(f"{streak} measurements in a row failed (last, draw {req.idx}: "
-                                              f"{res.reason}); stopping. Stored failures keep their reasons.")
+                        if streak >= MAX_CONSECUTIVE_FAILURES and stop is None:
+                            stop = SampleError(f"{streak} measurements in a row failed (last, draw {req.idx}: "
+                                               f"{res.reason}); stopping. Stored failures keep their reasons.")
+                self.store.add_many(self.run.id, rows)  # the batch in one commit: a kill loses at most it
+                if stop is not None:
+                    raise stop
+                bar.update(ok - bar.n)
+                if best is not None:
+                    bar.set_postfix_str(f"best {best:,.0f} pps ({label})", refresh=False)
                 nxt += count
         finally:
             bar.close()
         return added, fails
+
+    def _sample_array(self, first: int, ctx: np.ndarray, best: float | None) -> float:
+        """Evaluate and store draws first.. of a batch (context indices `ctx`) in one
+        commit; the best value so far."""
+        idx = range(first, first + len(ctx))
+        batch = self.backend.measure_array(idx, ctx)
+        # the assignments as the JSON lists store.add writes ("[a, b, ...]"), one encoding for the batch
+        assignments = ["[" + r + "]" for r in json_rows(self.topo.os_index[ctx])]
+        self.store.add_values(self.run.id, idx, assignments, batch.values, batch.extras_json)
+        top = max(batch.values)
+        return top if best is None or top > best else best

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Literal, Protocol
+from typing import Any, Literal, Protocol
 
 Kind = Literal["measured", "modelled"]
 
@@ -50,6 +50,25 @@ class Backend(Protocol):
 
     def measure(self, requests: Sequence[MeasureRequest]) -> list[Result]:
         """One Result per request, in order."""
+        ...
+
+
+@dataclass
+class Batch:
+    """What a backend that evaluates whole arrays returns for a batch of draws:
+    every one a value (no failures), and each one's extra already as JSON
+    (what the store writes), so a million draws are not a million dicts."""
+
+    values: list[float]
+    extras_json: list[str]
+
+
+class ArrayBackend(Backend, Protocol):
+    """A backend that can also take a batch as arrays (the model): the
+    sampler uses measure_array, everything else measure()."""
+
+    def measure_array(self, idx: Sequence[int], ctx: Any) -> Batch:
+        """Draw indices (B,) and context indices (B, T) (not os_index) -> Batch."""
         ...
 
 

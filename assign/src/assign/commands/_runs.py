@@ -7,8 +7,6 @@ import argparse
 import os
 from typing import TYPE_CHECKING
 
-from ._options import dpdk_options, restrict, topology_of
-
 if TYPE_CHECKING:
     from ..session import Session
     from ..store import Run, Store
@@ -20,6 +18,7 @@ def prepare_session(args: argparse.Namespace) -> tuple[Session, bool]:
     from ..session import Session
     from ..store import Store, StoreError
     from ..workloads import Workload
+    from ._options import dpdk_options, restrict, topology_of
 
     args.backend = args.backend or default_backend(args.machine, args.topology)
     topo = restrict(topology_of(args), args)  # --contexts: the contexts tasks may use

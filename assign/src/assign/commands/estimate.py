@@ -21,6 +21,9 @@ def register(sub) -> argparse.ArgumentParser:
                    help="what the --csv values are, for the labels (default: measured)")
     p.add_argument("--threshold", type=number, help="threshold u (default: chosen automatically)")
     p.add_argument("--confidence", type=number, default=0.95, help="confidence level (default: 0.95)")
+    p.add_argument("--cross-check", action="store_true",
+                   help="also refit with scipy.stats.genpareto and say whether it agrees (imports scipy: about a "
+                        "second more)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     return p
 
@@ -30,7 +33,7 @@ def run(args: argparse.Namespace) -> int:
 
     values, label, where = load_values(args)
     try:
-        est = estimate(values, threshold=args.threshold, confidence=args.confidence)
+        est = estimate(values, threshold=args.threshold, confidence=args.confidence, cross_checks=args.cross_check)
     except EstimateError as e:
         raise EstimateError(f"cannot estimate from {where}: {e}") from None
     if args.json:
