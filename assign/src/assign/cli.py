@@ -4,6 +4,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import os
+import sqlite3
 import sys
 
 from . import __version__
@@ -97,6 +98,10 @@ def _main(argv: list[str] | None) -> int:
     # StoreError, ModelError, TopologyError, ContextsError, WorkloadError, BackendError)
     except ValueError as e:
         print(f"assign {args.command}: error: {e}", file=sys.stderr)
+        return 2
+    except sqlite3.DatabaseError as e:  # damage found past the header, while reading rows
+        print(f"assign {args.command}: error: results database {getattr(args, 'db', None)} is damaged: {e}",
+              file=sys.stderr)
         return 2
     except RuntimeError as e:
         from .session import SampleError  # not imported up front: estimate does not need tqdm

@@ -83,6 +83,30 @@ class StoreError(ValueError):
     """The database is missing, unreadable, or has no such run."""
 
 
+SCHEMA_VERSION = 1  # PRAGMA user_version; 0: written before it was recorded (the same tables)
+
+
+def _check_header(path: str) -> None:
+    """Refuse a file that is not an SQLite database, or is shorter than its
+    header says (a truncated copy), naming the file and what is wrong."""
+    size = os.path.getsize(path)
+    try:
+        with open(path, "rb") as f:
+            head = f.read(100)
+    except OSError as e:
+        raise StoreError(f"cannot read results database {path}: {e.strerror}") from None
+    if len(head) < 100 or not head.startswith(b"SQLite format 3\x00"):
+        raise StoreError(f"{path} is not an SQLite database (no SQLite header in its first 100 bytes); "
+                         f"give an assign results database or a new file name")
+    page = int.from_bytes(head[16:18], "big")
+    page = 65536 if page == 1 else page
+    pages = int.from_bytes(head[28:32], "big")
+    header_valid = head[24:28] == head[92:96]  # the in-header size is current (SQLite file format 1.3.3)
+    if page < 512 or size % page or (header_valid and size < page * pages):
+        raise StoreError(f"results database {path} is truncated or damaged: {size} bytes, its header says "
+                         f"{pages} pages of {page} bytes ({pages * page} bytes)")
+
+
 def _now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
 
@@ -118,23 +142,42 @@ class Measurement:
 
 class Store:
     def __init__(self, path: str, *, readonly: bool = False):
+        """Open (or, unless readonly, create) a results database.  A file that
+        is not one, is truncated, or was written by a newer schema is refused
+        before anything is written to it."""
         self.path = path
+        exists = os.path.exists(path) and os.path.getsize(path) > 0
+        if readonly and not os.path.exists(path):
+            raise StoreError(f"results database {path} does not exist")
+        if exists:
+            _check_header(path)
         if readonly:
-            if not os.path.exists(path):
-                raise StoreError(f"results database {path} does not exist")
-            uri = f"file:{os.path.abspath(path)}?mode=ro"
-            self.db = sqlite3.connect(uri, uri=True)
+            self.db = sqlite3.connect(f"file:{os.path.abspath(path)}?mode=ro", uri=True)
         else:
             self.db = sqlite3.connect(path)
         try:
+            version = self.db.execute("PRAGMA user_version").fetchone()[0]
+            if version > SCHEMA_VERSION:
+                raise StoreError(f"results database {path} was written by a newer assign (schema version "
+                                 f"{version}; this one knows up to {SCHEMA_VERSION}): use that version, or "
+                                 f"another --db")
+            tables = {r[0] for r in self.db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+            if exists and not {"runs", "measurements"} <= tables:
+                raise StoreError(f"{path} is an SQLite database but not an assign results database (its tables: "
+                                 f"{', '.join(sorted(tables)) or 'none'}); give another --db")
             if not readonly:
                 self.db.execute("PRAGMA journal_mode=WAL")
                 self.db.executescript(SCHEMA)
+                if version < SCHEMA_VERSION:
+                    self.db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
             else:
                 self.db.execute("SELECT 1 FROM runs LIMIT 1")
+        except StoreError:
+            self.db.close()
+            raise
         except sqlite3.DatabaseError as e:
             self.db.close()
-            raise StoreError(f"{path} is not an assign results database: {e}") from None
+            raise StoreError(f"{path} is not an assign results database, or is damaged: {e}") from None
 
     def close(self) -> None:
         self.db.close()

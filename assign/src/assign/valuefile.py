@@ -9,8 +9,9 @@ class ValueFileError(ValueError):
 
 
 def read_values(path: str) -> list[float]:
-    """Values in file order.  Blank lines and lines starting with '#' are
-    skipped; anything else must be one finite, non-negative number."""
+    """Values in file order.  Lines starting with '#' are comments; every
+    other line must be one finite, non-negative number (blank lines only at
+    the end of the file)."""
     try:
         with open(path, encoding="utf-8") as f:
             lines = f.read().splitlines()
@@ -18,10 +19,15 @@ def read_values(path: str) -> list[float]:
         raise ValueFileError(f"cannot read {path}: {e.strerror}") from None
     except UnicodeDecodeError as e:
         raise ValueFileError(f"{path} is not a text file ({e.reason} at byte {e.start})") from None
+    while lines and not lines[-1].strip():
+        lines.pop()  # trailing blank lines: the end of the file
     values: list[float] = []
     for lineno, raw in enumerate(lines, start=1):
         text = raw.strip()
-        if not text or text.startswith("#"):
+        if not text:
+            raise ValueFileError(f"{path} line {lineno}: blank line (a missing value?); expected one value per "
+                                 f"line")
+        if text.startswith("#"):
             continue
         if "," in text or ";" in text or "\t" in text or " " in text:
             raise ValueFileError(f"{path} line {lineno}: {raw.strip()!r} holds more than one field; "

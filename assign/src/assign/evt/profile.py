@@ -22,8 +22,8 @@ hair above the sample maximum (d ~ 1e-300) keep full precision.
 
 The maximum and the interval ends are placed by refining a bracket on a grid
 (`_refine_max`, `_refine_root`): the profile is vectorised, so each step
-evaluates 33 points at once and shrinks the bracket 16-fold, to 1e-12 in s
-within ten steps.  This is what scipy.optimize's bounded Brent minimiser and
+evaluates up to 33 points at once (fewer for tens of thousands of
+exceedances) and shrinks the bracket accordingly, to 1e-12 in s.  This is what scipy.optimize's bounded Brent minimiser and
 brentq did here before, to the same tolerance (tests/test_evt_profile.py
 checks them against each other); it keeps `assign estimate` free of scipy,
 whose import alone took longer than the 0.3 s the whole command has.
@@ -83,9 +83,9 @@ def profile_neg(ex: Exceedances, s: np.ndarray | float) -> tuple[np.ndarray, np.
     a = 1.0 + d
     z = ex.y / a
     # log(1 - y/a): log1p where y/a is small (large a), (d + r)/a near the max.
-    near = np.log((d + ex.r) / a)
-    far = np.log1p(-np.minimum(z, 0.5))
-    lg = np.where(z < 0.5, far, near)
+    small = z < 0.5
+    lg = np.log1p(-z, where=small, out=np.empty_like(z))
+    np.log((d + ex.r) / a, where=~small, out=lg)
     t = -lg.mean(axis=1)
     k = ex.k
     log_a = np.log1p(d[:, 0])
@@ -158,15 +158,24 @@ class GpdFit:
 
 
 _REFINE_POINTS = 33
+_REFINE_ELEMENTS = 200_000  # points x exceedances per step: fewer points a step for large k
 _REFINE_TOL = 1e-12
 
 
-def _refine_max(f: Callable[[np.ndarray], np.ndarray], lo: float, hi: float) -> tuple[float, float]:
+def _points(k: int, least: int = 5) -> int:
+    """Grid points per refinement step: 33 for a few hundred exceedances (few
+    steps, each cheap), down to `least` for tens of thousands (fewer
+    evaluations in all; 3 is bisection)."""
+    return int(min(_REFINE_POINTS, max(least, _REFINE_ELEMENTS // max(k, 1))))
+
+
+def _refine_max(f: Callable[[np.ndarray], np.ndarray], lo: float, hi: float,
+                points: int = _REFINE_POINTS) -> tuple[float, float]:
     """Maximum of a unimodal vectorised f on [lo, hi]: the best of a grid, then a
     grid over its two neighbouring cells, until the bracket is below 1e-12."""
     best_x, best_f = lo, -np.inf
     while True:
-        x = np.linspace(lo, hi, _REFINE_POINTS)
+        x = np.linspace(lo, hi, points)
         fx = np.asarray(f(x), dtype=float)
         i = int(np.nanargmax(np.where(np.isfinite(fx), fx, -np.inf)))
         if fx[i] >= best_f:
@@ -176,16 +185,19 @@ def _refine_max(f: Callable[[np.ndarray], np.ndarray], lo: float, hi: float) -> 
         lo, hi = float(x[max(i - 1, 0)]), float(x[min(i + 1, x.size - 1)])
 
 
-def _refine_root(f: Callable[[np.ndarray], np.ndarray], lo: float, hi: float) -> float:
+def _refine_root(f: Callable[[np.ndarray], np.ndarray], lo: float, hi: float,
+                 points: int = _REFINE_POINTS) -> float:
     """The sign change of a vectorised f in [lo, hi] (f(lo), f(hi) of opposite
     signs), to 1e-12: the cell of a grid where the sign changes, refined."""
     f_lo = float(f(np.array([lo]))[0])
     while hi - lo > _REFINE_TOL:
-        x = np.linspace(lo, hi, _REFINE_POINTS)
-        fx = np.asarray(f(x), dtype=float)
+        x = np.linspace(lo, hi, points)
+        fx = np.empty(points)
+        fx[1:-1] = f(x[1:-1])
         fx[0] = f_lo
+        fx[-1] = -f_lo if f_lo != 0 else 1.0  # not evaluated: hi's sign differs from lo's
         change = np.flatnonzero(np.signbit(fx[1:]) != np.signbit(fx[:1]))
-        j = int(change[0]) if change.size else x.size - 2
+        j = int(change[0])
         lo, hi, f_lo = float(x[j]), float(x[j + 1]), float(fx[j])
     return 0.5 * (lo + hi)
 
@@ -209,7 +221,7 @@ def fit(ex: Exceedances, confidence: float = 0.95, calibrate: bool = True) -> Gp
     grid_ll, _ = profile_neg(ex, _S_GRID)
     i = int(np.argmax(grid_ll))
     if 0 < i < _S_GRID.size - 1:
-        s_hat, l_neg = _refine_max(neg, _S_GRID[i - 1], _S_GRID[i + 1])
+        s_hat, l_neg = _refine_max(neg, _S_GRID[i - 1], _S_GRID[i + 1], _points(k))
         if grid_ll[i] > l_neg:
             s_hat, l_neg = float(_S_GRID[i]), float(grid_ll[i])
     else:
@@ -221,7 +233,7 @@ def fit(ex: Exceedances, confidence: float = 0.95, calibrate: bool = True) -> Gp
     l_pos = float(pos_ll[j])
     lt_hat = float(_LOG_THETA_GRID[j])
     if l_pos > max(l_neg, l_inf) and 0 < j < _LOG_THETA_GRID.size - 1:
-        lt_hat, l_pos = _refine_max(pos, _LOG_THETA_GRID[j - 1], _LOG_THETA_GRID[j + 1])
+        lt_hat, l_pos = _refine_max(pos, _LOG_THETA_GRID[j - 1], _LOG_THETA_GRID[j + 1], _points(k))
 
     log_scale = np.log(ex.scale)
     if l_neg >= max(l_inf, l_pos) and s_hat < _S_GRID[-1]:
@@ -282,9 +294,9 @@ def _interval(ex: Exceedances, grid_s: np.ndarray, grid_ll: np.ndarray, cut: flo
     if lo_i == 0:
         low = ex.xmax  # the sample maximum itself cannot be excluded
     else:
-        low = ex.upb_of_s(_refine_root(f, grid_s[lo_i - 1], grid_s[lo_i]))
+        low = ex.upb_of_s(_refine_root(f, grid_s[lo_i - 1], grid_s[lo_i], _points(ex.k, 3)))
     if upper_open or hi_i == grid_s.size - 1:
         high = np.inf
     else:
-        high = ex.upb_of_s(_refine_root(f, grid_s[hi_i], grid_s[hi_i + 1]))
+        high = ex.upb_of_s(_refine_root(f, grid_s[hi_i], grid_s[hi_i + 1], _points(ex.k, 3)))
     return low, high
