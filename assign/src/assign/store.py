@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from itertools import repeat
@@ -256,12 +256,16 @@ class Store:
     def add_values(self, run_id: int, idx: Sequence[int], assignments_json: Sequence[str],
                    values: Sequence[float], extras_json: Sequence[str]) -> None:
         """Store a batch of successful measurements given as JSON text, in one transaction."""
+        self.add_rows(run_id, zip(idx, assignments_json, values, repeat("ok"), repeat(None), extras_json))
+
+    def add_rows(self, run_id: int, rows: Iterable[tuple[int, str, float | None, str, str | None, str]]) -> None:
+        """Store (idx, assignment JSON, value, status, reason, extra JSON) rows in one transaction."""
         now = _now()
         with self.db:
             self.db.executemany(
                 "INSERT INTO measurements (run_id, idx, assignment, value, status, reason, extra, measured_at) "
-                "VALUES (?,?,?,?,'ok',NULL,?,?)",
-                zip(repeat(run_id), idx, assignments_json, values, extras_json, repeat(now)))
+                "VALUES (?,?,?,?,?,?,?,?)",
+                ((run_id, i, a, v, st, why, e, now) for i, a, v, st, why, e in rows))
 
     def progress(self, run_id: int) -> tuple[int, int, int, float | None]:
         """(next idx, ok count, failed count, best value) of a run."""

@@ -17,17 +17,30 @@ def register(sub) -> argparse.ArgumentParser:
                                    "run up to the new --n; a killed run loses at most the batch in flight.")
     p.add_argument("--n", type=positive_int, required=True, help="successful measurements the run should hold")
     add_run_options(p)
+    p.add_argument("--cluster", metavar="ADDRESS",
+                   help="measure on dask.distributed workers: local:N (N worker processes here) or tcp://host:port "
+                        "(a running scheduler; see assign/README.md). The store and its guarantees are the same")
     return p
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.cluster:
+        from ..cluster import check_address
+
+        check_address(args.cluster)  # before the database is touched
     session, created = prepare_session(args)
     run = session.run
     nxt, ok, failed, _ = session.store.progress(run.id)
     print(f"{'new' if created else 'continuing'} {run.label()} in {args.db}"
           + ("" if created else f" ({ok} stored)"))
     try:
-        added, fails = session.sample_until(args.n, show_progress=not args.quiet)
+        if args.cluster:
+            from ..cluster import sample_until, worker_spec
+
+            added, fails = sample_until(session, args.n, args.cluster, worker_spec(session, args),
+                                        show_progress=not args.quiet)
+        else:
+            added, fails = session.sample_until(args.n, show_progress=not args.quiet)
     except KeyboardInterrupt:
         _, ok, failed, best = session.store.progress(run.id)
         print(f"interrupted: run {run.id} holds {ok} values ({failed} failed), all stored; "
