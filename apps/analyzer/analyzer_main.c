@@ -225,7 +225,8 @@ static int setup(void *cfgp, const struct pp_setup_info *info, void **out)
 					       : strerror(errno));
 			goto fail;
 		}
-		setvbuf(st->log_file, NULL, _IOFBF, 1 << 20);
+		/* Fully buffered, stdio's default off a terminal: glibc's
+		 * buffer is st_blksize bytes, 4 KiB on a pipe. */
 		if (!append)
 			fputs(an_log_header(cfg->log_format), st->log_file);
 	}
