@@ -22,7 +22,7 @@
 enum an_l4_class { AN_L4_TCP, AN_L4_UDP, AN_L4_ICMP, AN_L4_ICMPV6,
 		   AN_L4_OTHER, AN_L4_NONE, AN_L4_COUNT };
 
-/* Command-line configuration (zeroed by the runtime, filled by parse_opt). */
+/* Command-line configuration (zeroed by the runtime, filled by analyzer_parse_opt). */
 struct an_cfg {
 	const char *filter_expr;      /* NULL: log every packet */
 	struct bpf_program filter;    /* compiled when filter_expr is set */

@@ -59,7 +59,7 @@ static int parse_uint(const char *opt, const char *v, unsigned lo,
 	return 0;
 }
 
-static int parse_opt(void *cfgp, int argc, char **argv)
+static int analyzer_parse_opt(void *cfgp, int argc, char **argv)
 {
 	struct an_cfg *cfg = cfgp;
 	const char *o = argv[0];
@@ -176,7 +176,7 @@ static FILE *open_output(const char *path, bool append)
 	return f;
 }
 
-static int setup(void *cfgp, const struct pp_setup_info *info, void **out)
+static int analyzer_setup(void *cfgp, const struct pp_setup_info *info, void **out)
 {
 	struct an_cfg *cfg = cfgp;
 	if (cfg->snaplen == 0)
@@ -310,7 +310,7 @@ static struct rte_ring *make_ring(const char *kind, unsigned instance,
 	return r;
 }
 
-static int task_init(void *app_state, unsigned instance, void **out)
+static int analyzer_task_init(void *app_state, unsigned instance, void **out)
 {
 	struct an_state *st = app_state;
 	struct an_cfg *cfg = st->cfg;
@@ -365,8 +365,8 @@ static inline void *zc_slot(const struct rte_ring_zc_data *z, unsigned k,
 			 : (uint8_t *)z->ptr2 + (size_t)(k - z->n1) * esize;
 }
 
-static void process(void *task_state, struct rte_mbuf **pkts, uint16_t n,
-		    uint8_t *verdict)
+static void analyzer_process(void *task_state, struct rte_mbuf **pkts,
+			     uint16_t n, uint8_t *verdict)
 {
 	struct an_task *t = task_state;
 	struct an_packet dec[PP_BURST];
@@ -449,8 +449,8 @@ static json_t *counts(const char *const *names, const uint64_t *sum,
 	return o;
 }
 
-static void stats(void *app_state, void *const *task_states, unsigned n_tasks,
-		  json_t *out)
+static void analyzer_stats(void *app_state, void *const *task_states,
+			   unsigned n_tasks, json_t *out)
 {
 	struct an_state *st = app_state;
 	struct an_cfg *cfg = st->cfg;
@@ -534,7 +534,7 @@ static void stats(void *app_state, void *const *task_states, unsigned n_tasks,
 	json_object_set_new(out, "instances", per);
 }
 
-static void teardown(void *app_state, void **task_states, unsigned n_tasks)
+static void analyzer_teardown(void *app_state, void **task_states, unsigned n_tasks)
 {
 	struct an_state *st = app_state;
 	an_writer_stop(st);
@@ -564,12 +564,12 @@ static const struct pp_app analyzer_app = {
 	.n_drop_reasons = 1,
 	.usage = USAGE,
 	.cfg_size = sizeof(struct an_cfg),
-	.parse_opt = parse_opt,
-	.setup = setup,
-	.task_init = task_init,
-	.process = process,
-	.stats = stats,
-	.teardown = teardown,
+	.parse_opt = analyzer_parse_opt,
+	.setup = analyzer_setup,
+	.task_init = analyzer_task_init,
+	.process = analyzer_process,
+	.stats = analyzer_stats,
+	.teardown = analyzer_teardown,
 };
 
 int main(int argc, char **argv)
