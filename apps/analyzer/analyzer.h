@@ -60,6 +60,7 @@ struct an_task {
 	uint64_t by_l3[AN_L3_COUNT];
 	uint64_t by_l4[AN_L4_COUNT];
 	uint64_t by_status[AN_STATUS_COUNT];
+	uint64_t by_tunnel[AN_TUN_COUNT];  /* by the outermost tunnel */
 	uint64_t filter_passed, filter_failed;
 	uint64_t log_enqueued, log_lost;   /* atomically stored: the writer syncs on them */
 	uint64_t pcap_enqueued, pcap_lost;

@@ -383,6 +383,7 @@ static void analyzer_process(void *task_state, struct rte_mbuf **pkts,
 		t->by_l3[dec[i].l3]++;
 		t->by_l4[l4_class(&dec[i])]++;
 		t->by_status[dec[i].status]++;
+		t->by_tunnel[dec[i].tunnel[0]]++;
 		if (t->filter == NULL ||
 		    bpf_filter(t->filter, data, rte_pktmbuf_pkt_len(m), caplen)) {
 			sel[n_sel++] = (uint8_t)i;
@@ -461,7 +462,7 @@ static void analyzer_stats(void *app_state, void *const *task_states,
 	bool flushed = sync == 0;
 
 	uint64_t l3[AN_L3_COUNT] = {0}, l4[AN_L4_COUNT] = {0},
-		 status[AN_STATUS_COUNT] = {0};
+		 status[AN_STATUS_COUNT] = {0}, tunnel[AN_TUN_COUNT] = {0};
 	uint64_t pkts = 0, passed = 0, failed = 0, log_enq = 0, log_lost = 0,
 		 pcap_enq = 0, pcap_lost = 0;
 	json_t *per = json_array();
@@ -475,6 +476,8 @@ static void analyzer_stats(void *app_state, void *const *task_states,
 			l4[k] += t->by_l4[k];
 		for (unsigned k = 0; k < AN_STATUS_COUNT; k++)
 			status[k] += t->by_status[k];
+		for (unsigned k = 0; k < AN_TUN_COUNT; k++)
+			tunnel[k] += t->by_tunnel[k];
 		pkts += t->packets;
 		passed += t->filter_passed;
 		failed += t->filter_failed;
@@ -500,6 +503,8 @@ static void analyzer_stats(void *app_state, void *const *task_states,
 	json_object_set_new(out, "packets", json_integer((json_int_t)pkts));
 	json_object_set_new(out, "by_l3", counts(an_l3_names, l3, AN_L3_COUNT));
 	json_object_set_new(out, "by_l4", counts(l4_names, l4, AN_L4_COUNT));
+	json_object_set_new(out, "by_tunnel",
+			    counts(an_tunnel_names, tunnel, AN_TUN_COUNT));
 	json_object_set_new(out, "decode_errors",
 			    json_integer((json_int_t)errors));
 	json_object_set_new(out, "decode_status",

@@ -21,24 +21,29 @@ import pytest
 from scapy.layers.inet import IP, TCP
 from scapy.layers.l2 import Ether
 
+from tunnel_frames import tunnel_frames
 from analyzer_run import (capture_frames, decode_tool, read_pcap, run_app,
                           sanitizer_reports, write_pcap, app_binary)
 
 MBUF_DATA = 2048  # --mbuf-size given to the app: bytes in the first segment
 # Columns the app and an-pcap-decode must agree on (the others: time, the
 # instance, and lengths, which net_pcap reports as the captured length).
-DECODED = ["status", "mac_src", "mac_dst", "vlan", "ethertype", "l3", "ttl",
-           "l4_proto", "src", "dst", "sport", "dport", "icmp_type",
-           "icmp_code", "fragment"]
+LAYER_COLUMNS = ["status", "mac_src", "mac_dst", "vlan", "ethertype", "l3", "ttl",
+                 "l4_proto", "src", "dst", "sport", "dport", "icmp_type",
+                 "icmp_code", "fragment"]
+DECODED = [*LAYER_COLUMNS, "tunnel", "tunnel_id", *("inner_" + c for c in LAYER_COLUMNS)]
 
 
 @pytest.fixture(scope="module")
 def all_frames(shared_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[bytes]]:
-    """Every frame of every shared capture, in one Ethernet pcap."""
+    """Every frame of every shared capture, and the tunnelled frames built
+    for the tshark test (so that every tunnel kind goes through the app
+    whatever is shared), in one Ethernet pcap."""
     caps = sorted((shared_dir / "data/pcaps/tcpdump-tests").glob("*.pcap*"))
     assert len(caps) > 400
     frames = capture_frames(caps)
     assert len(frames) > 3000
+    frames += tunnel_frames().values()
     path = tmp_path_factory.mktemp("an_all") / "all.pcap"
     write_pcap(path, frames)
     return path, frames
@@ -71,6 +76,8 @@ def test_every_capture_through_the_app(build_dir: Path, tmp_path: Path, file_pre
     assert sum(a["decode_status"].values()) == n
     assert a["decode_errors"] == n - a["decode_status"]["ok"]
     assert a["decode_errors"] > 0  # the captures hold truncated frames
+    assert sum(a["by_tunnel"].values()) == n
+    assert all(a["by_tunnel"][k] > 0 for k in a["by_tunnel"])  # every kind, and none
     assert a["filter"]["passed"] == n and a["filter"]["failed"] == 0
     # The ring holds every frame, so nothing may be lost.
     assert a["log"]["records_lost"] == 0 and a["pcap"]["records_lost"] == 0
