@@ -18,8 +18,9 @@ import time
 from pathlib import Path
 
 import pytest
-from scapy.layers.inet import IP, TCP
-from scapy.layers.l2 import Ether
+from scapy.layers.inet import ICMP, IP, TCP, UDP
+from scapy.layers.inet6 import IPv6
+from scapy.layers.l2 import Dot1Q, Ether
 
 from tunnel_frames import tunnel_frames
 from analyzer_run import (capture_frames, decode_tool, read_pcap, run_app,
@@ -44,6 +45,13 @@ def all_frames(shared_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> tu
     frames = capture_frames(caps)
     assert len(frames) > 3000
     frames += tunnel_frames().values()
+    # And one frame with each property the assertions below need, so that
+    # they hold whichever captures are shared: TCP port 80, IPv6 UDP, a
+    # VLAN tag, ICMP, a frame cut inside its IPv4 header.
+    frames += [bytes(Ether() / IP() / TCP(dport=80)),
+               bytes(Ether() / IPv6() / UDP(dport=53)),
+               bytes(Ether() / Dot1Q(vlan=5) / IP() / ICMP()),
+               bytes(Ether() / IP() / TCP())[:14 + 12]]
     path = tmp_path_factory.mktemp("an_all") / "all.pcap"
     write_pcap(path, frames)
     return path, frames
