@@ -53,15 +53,19 @@ def placement(tmp: Path) -> Path:
 
 def run_app(build_dir: Path, tmp: Path, file_prefix: str, pcap: Path,
             app_args: Iterable[str] = (), duration_s: float = 1.0,
-            infinite: bool = False, timeout_s: float = 120) -> AppRun:
+            infinite: bool = False, timeout_s: float = 120,
+            packets: int | None = None) -> AppRun:
     """Replay pcap (once, or in a loop with infinite_rx), stop after
-    duration_s, return the statistics."""
+    duration_s, or after `packets` packets when given (a stop that does
+    not depend on how fast a loaded machine runs), return the statistics."""
     stats_path = tmp / "stats.json"
     stats_path.unlink(missing_ok=True)
     rx = f"net_pcap0,rx_pcap={pcap}" + (",infinite_rx=1" if infinite else "")
     cmd = [str(app_binary(build_dir)), "--no-pci", f"--file-prefix={file_prefix}",
            f"--vdev={rx}", "--vdev=net_null0", "--",
-           "--placement", str(placement(tmp)), "--duration", str(duration_s),
+           "--placement", str(placement(tmp)),
+           *(["--packets", str(packets)] if packets is not None
+             else ["--duration", str(duration_s)]),
            "--stats", str(stats_path), *app_args]
     env = dict(os.environ)
     env.setdefault("UBSAN_OPTIONS", "print_stacktrace=1")
