@@ -26,15 +26,18 @@ BATCH = 4096  # the model backend's batch: one commit each
 SAMPLE = ["sample", "--workload", "ipfwd-mem", "--machine", "ultrasparc-t2", "--backend", "model", "--quiet"]
 
 
-def rows(db: Path) -> list[tuple[int, str, float]]:
+def rows(db: Path) -> list[tuple]:
+    """Every stored measurement, (idx, assignment, value, status, reason, extra), in draw order."""
     con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
     try:
-        return con.execute("SELECT idx, assignment, value FROM measurements ORDER BY idx").fetchall()
+        return con.execute("SELECT idx, assignment, value, status, reason, extra FROM measurements "
+                           "ORDER BY idx").fetchall()
     finally:
         con.close()
 
 
-def _count(db: Path) -> int:
+def count(db: Path) -> int:
+    """Stored measurements (0 while the database is not there yet)."""
     try:
         con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
         try:
@@ -76,7 +79,7 @@ def soak(workdir: Path, kills: int, n: int, seed: int, rng_seed: int = 1) -> dic
                                 stderr=subprocess.PIPE, text=True)
         if k == 0:  # the first one surely mid-run: once the first batch is stored
             t = time.perf_counter()
-            while proc.poll() is None and not (killed.exists() and _count(killed)):
+            while proc.poll() is None and not (killed.exists() and count(killed)):
                 time.sleep(0.005)
             startup = time.perf_counter() - t
         else:  # a random moment of start-up and the next few batches, so most kills find work left
@@ -115,7 +118,7 @@ def main() -> int:
     print(f"{seen['kills']} SIGKILLs landed, {seen['mid_run']} of them with part of the run stored "
           f"({seen['finished_before_the_kill']} runs finished first); "
           f"after each the run held draws 0..k-1 with no gap (k after each kill: {seen['stored_at_each_kill']}); "
-          f"resumed to n={seen['n']}: every (idx, assignment, value) identical to an uninterrupted run "
+          f"resumed to n={seen['n']}: every stored row identical to an uninterrupted run "
           f"({seen['uninterrupted_s']} s), no duplicates, the same estimate")
     return 0
 

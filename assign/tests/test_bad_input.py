@@ -124,3 +124,28 @@ def test_a_placement_for_another_machine_is_refused(tmp_path: Path) -> None:
     r = run_assign("noise", "--placement", str(p), "--reps", "2", "--duration", "0.1")
     assert r.returncode == 2 and str(p) in r.stderr and "not hardware contexts of this machine" in r.stderr, r.stderr
     assert sorted(tmp_path.iterdir()) == [p]
+
+
+def test_a_database_killed_in_a_checkpoint_is_not_refused(good_db: Path, tmp_path: Path) -> None:
+    """A process killed while copying its write-ahead log into the file leaves
+    the file shorter than its (already rewritten) header says; the log holds
+    the rest, so that is no truncation: SQLite completes it and sampling goes on."""
+    src = tmp_path / "live.db"
+    src.write_bytes(good_db.read_bytes())
+    con = sqlite3.connect(src)
+    con.execute("PRAGMA wal_autocheckpoint=0")  # new rows stay in the log
+    run_id = con.execute("SELECT id FROM runs").fetchone()[0]
+    con.executemany("INSERT INTO measurements (run_id, idx, assignment, value, status, reason, extra, measured_at) "
+                    "VALUES (?, ?, '[]', 1.0, 'ok', NULL, '{}', 'now')",
+                    [(run_id, 10 ** 6 + i, ) for i in range(20000)])
+    con.commit()
+    db = tmp_path / "killed.db"
+    db.write_bytes(src.read_bytes())
+    Path(f"{db}-wal").write_bytes(Path(f"{src}-wal").read_bytes())  # as a kill leaves them
+    con.close()
+    head = bytearray(db.read_bytes()[:100])
+    head[28:32] = (int.from_bytes(head[28:32], "big") + 500).to_bytes(4, "big")  # page 1 copied, the rest not
+    with open(db, "r+b") as f:
+        f.write(bytes(head))
+    r = run_assign("estimate", "--db", str(db))
+    assert r.returncode == 0 and "25000 modelled values" in r.stdout, r.stderr

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import signal
-import sqlite3
 import subprocess
 import time
 from pathlib import Path
@@ -13,28 +12,9 @@ import psutil
 import pytest
 
 from cli_helpers import ASSIGN, run_assign
+from kill_soak import count, rows
 
 T2 = ["sample", "--workload", "ipfwd-mem", "--machine", "ultrasparc-t2", "--backend", "model", "--quiet"]
-
-
-def rows(db: Path) -> list[tuple]:
-    con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
-    try:
-        return con.execute("SELECT idx, assignment, value, status, reason, extra FROM measurements "
-                           "ORDER BY idx").fetchall()
-    finally:
-        con.close()
-
-
-def count(db: Path) -> int:
-    try:
-        con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
-        try:
-            return con.execute("SELECT COUNT(*) FROM measurements").fetchone()[0]
-        finally:
-            con.close()
-    except sqlite3.Error:
-        return 0
 
 
 @pytest.fixture(scope="module")

@@ -102,6 +102,12 @@ def _check_header(path: str) -> None:
     page = 65536 if page == 1 else page
     pages = int.from_bytes(head[28:32], "big")
     header_valid = head[24:28] == head[92:96]  # the in-header size is current (SQLite file format 1.3.3)
+    wal = f"{path}-wal"
+    if os.path.exists(wal) and os.path.getsize(wal) > 0:
+        # a write-ahead log holds frames not yet (or not all) copied into the file: a process
+        # killed in a checkpoint leaves the file shorter than its new header says, and SQLite
+        # completes it from the log; only SQLite itself can judge such a file
+        return
     if page < 512 or size % page or (header_valid and size < page * pages):
         raise StoreError(f"results database {path} is truncated or damaged: {size} bytes, its header says "
                          f"{pages} pages of {page} bytes ({pages * page} bytes)")
