@@ -345,8 +345,15 @@ def test_best_placement_exported_and_rerun_reproduces_within_the_measured_noise(
 def test_clear_errors_for_what_cannot_be_measured(build_dir: Path, cache: Path, topo, tmp_path: Path) -> None:
     with pytest.raises(BackendError, match=r"no Meson build at .*nowhere"):
         DpdkBackend(topo, Workload("ipfwd-l1", 1), DpdkOptions(build_dir=tmp_path / "nowhere"))
-    with pytest.raises(BackendError, match="no embedded default traffic for app 'stateful'"):
-        DpdkBackend(topo, Workload("stateful", 1), DpdkOptions(build_dir=build_dir, cache_dir=cache,
+    # an app without a generator in the source tree the build came from is refused by name
+    fake_src = tmp_path / "src"
+    (fake_src / "apps" / "stateful").mkdir(parents=True)
+    fake_build = tmp_path / "build"
+    (fake_build / "meson-info").mkdir(parents=True)
+    (fake_build / "build.ninja").write_text("")
+    (fake_build / "meson-info" / "meson-info.json").write_text(json.dumps({"directories": {"source": str(fake_src)}}))
+    with pytest.raises(BackendError, match="no embedded default traffic for app 'stateful'.*stateful_traffic.py"):
+        DpdkBackend(topo, Workload("stateful", 1), DpdkOptions(build_dir=fake_build, cache_dir=cache,
                                                                app_binary=build_dir / REAL))
     with pytest.raises(BackendError, match="give one of them"):
         DpdkOptions(packets=10, duration=1.0)

@@ -69,7 +69,8 @@ class DpdkBackend:
         self.tgen: TgenTraffic | None = None
         try:
             if self.opts.traffic == "tgen":
-                self.traffic = self.tgen = TgenTraffic(build, workload, list(self.opts.tgen_contexts), wdir)
+                self.traffic = self.tgen = TgenTraffic(build, workload, list(self.opts.tgen_contexts), wdir,
+                                                       cache_dir=Path(cache))
             else:
                 self.traffic = build_traffic(build, workload, Path(cache), self.opts.capture_packets)
         except TrafficError as e:

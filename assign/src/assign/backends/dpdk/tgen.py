@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .runners import cleanup_prefix, describe_exit, kill_group, stderr_tail
-from .traffic import PACKET_SIZE, PP_BURST, PP_RING_SIZE, TrafficError
+from .traffic import PACKET_SIZE, PP_BURST, PP_RING_SIZE, TrafficError, build_traffic
 from ...workloads import Workload
 
 SANITIZER_MARKS = ("ERROR: AddressSanitizer", "ERROR: LeakSanitizer", "runtime error:")
@@ -80,11 +80,23 @@ class TgenTraffic:
     stderr_at_exit: str = ""            # the last one's stderr (sanitizer reports land there)
     start_s: float = 0.0                # measured: start of the last generator until its port was started
     exit_s: float = 0.0                 # measured: the app's answer until the last generator had left
+    cache_dir: Path | None = None       # where the default captures live (apps other than ipfwd)
+    capture: Path | None = None         # the capture pp-tgen replays (apps other than ipfwd)
+    capture_packets: int = 0
 
     def __post_init__(self) -> None:
-        if self.workload.app != "ipfwd" or self.workload.variant not in FIELDS:
+        if self.workload.app == "ipfwd" and self.workload.variant not in FIELDS:
             raise TrafficError(f"--traffic tgen: no generator template for workload {self.workload.name} "
-                               f"(ipfwd l1 and mem only)")
+                               f"(ipfwd l1 and mem)")
+        if self.workload.app != "ipfwd":
+            # pp-tgen replays the app's default capture (the one --traffic pcap uses) on every queue
+            if self.cache_dir is None:
+                raise TrafficError(f"--traffic tgen: workload {self.workload.name} replays its default capture, "
+                                   f"and no cache directory was given for it")
+            one = build_traffic(self.build_dir, Workload(self.workload.name, 1), self.cache_dir)
+            self.capture = one.captures[0]
+            self.capture_packets = one.capture_packets
+            self.mbuf_size = one.mbuf_size
         usable = os.sched_getaffinity(0)
         if not self.contexts or not set(self.contexts) <= usable:
             raise TrafficError(f"--tgen-contexts {','.join(map(str, self.contexts))}: not context(s) this process "
@@ -106,11 +118,15 @@ class TgenTraffic:
         self.statsfile = self.workdir / "tgen-stats.json"
 
     def describe(self) -> dict:
-        return {"source": "pp-tgen over net_memif (a second DPDK process per assignment, memif server), "
-                          "--rate max with back-pressure (--tx-retry), exactly the window's packets, "
-                          "one memif queue per instance",
-                "sink": "net_null", "packet_bytes": PACKET_SIZE,
-                "generator_contexts": list(self.contexts)}
+        d = {"source": "pp-tgen over net_memif (a second DPDK process per assignment, memif server), "
+                       "--rate max with back-pressure (--tx-retry), exactly the window's packets, "
+                       "one memif queue per instance",
+             "sink": "net_null", "packet_bytes": PACKET_SIZE,
+             "generator_contexts": list(self.contexts)}
+        if self.capture is not None:
+            del d["packet_bytes"]
+            d["replays"] = f"the default {self.workload.app} capture ({self.capture.name})"
+        return d
 
     def label(self) -> str:
         ctx = ",".join(map(str, self.contexts))
@@ -124,14 +140,26 @@ class TgenTraffic:
         # main lcore and one worker per memif queue, spread over the generator's contexts
         lcores = ",".join(f"{lc}@{ctx[lc % len(ctx)]}" for lc in range(n + 1))
         return [str(self.binary), "--lcores", lcores, "--no-pci", "--file-prefix", self.prefix,
-                "--no-huge", "-m", str(128 + 32 * n),  # its pools are small; hugepages are shared here
+                "--no-huge", "-m", str(128 + 32 * n + self._capture_mb()),  # hugepages are shared here
                 "--log-level", "lib.eal:warning", "--vdev", self.server_vdev, "--",
                 "--tx-port", "0", "--tx-queues", str(n), "--rate", "max", "--tx-retry",
                 "--packets", str(packets_per_instance * n),  # split evenly over the queues
-                "--size", str(PACKET_SIZE + 4),  # pp-tgen sizes count the FCS: 64 bytes in the mbuf
-                "--proto", "udp", "--ttl", "64", *FIELDS[self.workload.variant],
+                *self._source_args(),
                 "--link-wait", str(LINK_WAIT_S), "--start-after", "0", "--drain", "0",
                 "--peer-wait", str(LINK_WAIT_S), "--stats", str(self.statsfile)]
+
+    def _capture_mb(self) -> int:
+        """Memory for a replayed capture: pp-tgen holds all of it in mbufs
+        (up to 2 KiB of data room plus the mbuf header each), with slack."""
+        if self.capture is None:
+            return 0
+        return int(self.capture_packets * 2560 * 1.5) // (1 << 20) + 64
+
+    def _source_args(self) -> list[str]:
+        if self.capture is not None:
+            return ["--pcap", str(self.capture), "--loops", "0"]
+        return ["--size", str(PACKET_SIZE + 4),  # pp-tgen sizes count the FCS: 64 bytes in the mbuf
+                "--proto", "udp", "--ttl", "64", *FIELDS[str(self.workload.variant)]]
 
     def alive(self) -> bool:
         return self.proc is not None and self.proc.poll() is None
