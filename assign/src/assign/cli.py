@@ -4,6 +4,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import os
+import signal
 import sqlite3
 import sys
 
@@ -64,7 +65,11 @@ def main(argv: list[str] | None = None) -> int:
     A reader that goes away (`assign count ... | head -1`) ends the command
     quietly with status 0, as it would a Unix tool whose output was taken as
     far as wanted: what a command stores is stored per measurement or batch,
-    never because its output was read."""
+    never because its output was read.  SIGTERM (a `timeout`, a job
+    scheduler) ends it like Ctrl-C: through the interpreter's exit, so the
+    backends' finalizers stop the app and generator processes they started
+    instead of leaving them orphaned."""
+    signal.signal(signal.SIGTERM, _terminated)
     try:
         try:
             status = _main(argv)
@@ -76,6 +81,10 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:
         _reader_gone()
         return 0
+
+
+def _terminated(signum: int, frame: object) -> None:
+    raise SystemExit(128 + signum)
 
 
 def _reader_gone() -> None:
