@@ -28,9 +28,11 @@ def app_binary(build_dir: Path) -> Path:
 
 
 def tool(build_dir: Path, name: str) -> Path:
-    exe = build_dir / "apps" / "ahocorasick" / name
-    assert exe.is_file(), f"{exe} not built"
-    return exe
+    """A built program of the app: its tools at the app's top, test helpers under tests/."""
+    for exe in (build_dir / "apps" / "ahocorasick" / name, build_dir / "apps" / "ahocorasick" / "tests" / name):
+        if exe.is_file():
+            return exe
+    raise AssertionError(f"{name} not built under {build_dir / 'apps' / 'ahocorasick'}")
 
 
 def captures(shared_dir: Path) -> list[Path]:

@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "rule_opts.h"
-#include "rules.h"
+#include "keyword_set.h"
 
 static const char usage[] =
 	"usage: ac-rules [options]\n"

@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "rules.h"
+#include "keyword_set.h"
 
 enum ac_engine_kind {
 	AC_ENGINE_AC,        /* classic Aho-Corasick DFA (the paper's) */

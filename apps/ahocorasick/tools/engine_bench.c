@@ -15,7 +15,7 @@
 
 #include "engine.h"
 #include "payload.h"
-#include "rules.h"
+#include "keyword_set.h"
 
 struct corpus {
 	const char *name;

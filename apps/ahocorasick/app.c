@@ -20,7 +20,7 @@
 #include "engine.h"
 #include "payload.h"
 #include "rule_opts.h"
-#include "rules.h"
+#include "keyword_set.h"
 
 #define HIST_BUCKETS 18   /* matches per packet: 0, 1, 2-3, 4-7, ... , >= 2^16 */
 #define LINEAR_BYTES 65536 /* multi-segment packets are copied here to scan */

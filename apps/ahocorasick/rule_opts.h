@@ -6,7 +6,7 @@
 
 #include <stdbool.h>
 
-#include "rules.h"
+#include "keyword_set.h"
 
 #define AC_MAX_CLASSTYPES 64
 
