@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""bench/ipfwd: packets per second of one ipfwd instance (variants l1 and
+"""bench/ipfwd.py: packets per second of one ipfwd instance (variants l1 and
 mem) next to dpdk-testpmd io forwarding over the same ports (the ceiling of
 a forwarder that touches nothing), measured in one run, as absolute Mpps
 and as a ratio.
@@ -7,7 +7,7 @@ and as a ratio.
 Ports: net_pcap replaying a generated capture from memory (infinite_rx=1)
 into net_null.  ipfwd's P task runs alone on one context; on a machine with
 fewer than 3 contexts R and T share the other one (co-location), which the
-output says.  Run with the project's venv: .venv/bin/python bench/ipfwd
+output says.  Run with the project's venv: .venv/bin/python bench/ipfwd.py
 """
 from __future__ import annotations
 
@@ -23,13 +23,16 @@ import tempfile
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+from harness import quiet_when_reader_goes  # noqa: E402
+
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "apps" / "ipfwd"))
 try:
     import ipfwd_traffic  # noqa: E402
     import numpy as np  # noqa: E402
 except ImportError as e:  # numpy missing: not the project's venv
-    sys.exit(f"bench/ipfwd: {e}; run it with the project's venv: .venv/bin/python bench/ipfwd")
+    sys.exit(f"bench/ipfwd.py: {e}; run it with the project's venv: .venv/bin/python bench/ipfwd.py")
 
 MBUF_DATA = 128  # small mbufs (64-byte packets): the mem capture is replayed from memory
 
@@ -106,6 +109,7 @@ def run_ipfwd(exe: Path, cap: Path, variant: str, mbufs: int, mem: list[str], wa
     return json.loads(sfile.read_text())
 
 
+@quiet_when_reader_goes
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--build", type=Path, default=Path(os.environ.get("PIPEPLACE_BUILD", REPO / "build")),
@@ -139,7 +143,7 @@ def main(argv: list[str] | None = None) -> int:
                   f"on context {ctx_r}, P alone on context {ctx_p}")
     else:
         ap.error("need at least 2 contexts")
-    print(f"bench/ipfwd: build {a.build} ({btype}); {layout}")
+    print(f"bench/ipfwd.py: build {a.build} ({btype}); {layout}")
     print(f"testpmd io: main lcore on context {ctx_r}, its one forwarding lcore (rx+tx) on context {ctx_p}")
     print(f"ports: net_pcap infinite_rx=1 -> net_null; {a.warmup:g} s warm-up, {a.duration:g} s window, "
           f"{a.rounds} round(s)")

@@ -12,7 +12,7 @@
    payloads of the shared tcpdump captures, and 2000 random 1460-byte
    payloads), engines alternated in short slices so both see the same load.
 
-Usage: bench/apps-ahocorasick [--build DIR] [--duration S] [--repeat N]
+Usage: bench/apps-ahocorasick.py [--build DIR] [--duration S] [--repeat N]
                               [--engine-seconds S] [--json FILE]
 Needs a release build with -Dparts including runtime,ahocorasick (default
 $PIPEPLACE_BUILD or ./build).  Standard library only.
@@ -29,6 +29,9 @@ import sys
 import tempfile
 import uuid
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+from harness import quiet_when_reader_goes, write_pcap  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 SHARED = Path(os.environ.get("PIPEPLACE_SHARED", REPO.parent / "shared")).resolve()
@@ -52,12 +55,6 @@ def frame(rng: random.Random, size: int) -> bytes:
     return eth + ip + udp + payload
 
 
-def write_pcap(path: Path, frames: list[bytes]) -> None:
-    with open(path, "wb") as f:
-        f.write(struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 65535, 1))
-        for fr in frames:
-            f.write(struct.pack("<IIII", 0, 0, len(fr), len(fr)))
-            f.write(fr)
 
 
 def contexts() -> tuple[int, int]:
@@ -116,6 +113,7 @@ def check_build(build: Path) -> None:
                   f"representative", file=sys.stderr)
 
 
+@quiet_when_reader_goes
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)

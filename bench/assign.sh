@@ -4,7 +4,7 @@
 #   report (all figures), and the model alone (5000 assignments of 24 tasks);
 #   then how cost grows with n: sample and estimate wall times from the shell
 #   (interpreter start included) for n = 10^3 .. 10^6 (SCALE_MAX, default 10^6).
-# Usage: bench/assign [N]   (env ASSIGN=path/to/assign, PYTHON=path/to/python,
+# Usage: bench/assign.sh [N]   (env ASSIGN=path/to/assign, PYTHON=path/to/python,
 #                            SCALE_MAX=1000000)
 set -euo pipefail
 REPO=$(cd "$(dirname "$0")/.." && pwd)
@@ -12,7 +12,7 @@ ASSIGN=${ASSIGN:-$REPO/.venv/bin/assign}
 PYTHON=${PYTHON:-$REPO/.venv/bin/python}
 N=${1:-5000}
 SCALE_MAX=${SCALE_MAX:-1000000}
-[ -x "$ASSIGN" ] || { echo "bench/assign: $ASSIGN not found: pip install -e assign into .venv" >&2; exit 1; }
+[ -x "$ASSIGN" ] || { echo "bench/assign.sh: $ASSIGN not found: pip install -e assign into .venv" >&2; exit 1; }
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 

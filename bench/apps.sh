@@ -4,7 +4,7 @@
 # bytes (and ahocorasick each engine's Gb/s with the DoS subset and the whole
 # rule set; stateful the hash-flood comparison). Every figure is measured.
 #
-#   bench/apps [--build DIR]      (default: build/, the release build)
+#   bench/apps.sh [--build DIR]      (default: build/, the release build)
 # Extra arguments go to every script (e.g. --repeat 5).
 set -euo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -16,5 +16,5 @@ echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) CPUs"
 for app in ahocorasick stateful analyzer; do
   echo
   echo "=== $app ==="
-  "$py" "$repo/bench/apps-$app" --build "$build" "$@"
+  "$py" "$repo/bench/apps-$app.py" --build "$build" "$@"
 done

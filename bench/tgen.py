@@ -9,7 +9,7 @@ thread (from /proc; robust to other load on the machine).  pp-tgen also
 writes a sequence number and TSC into every packet; testpmd's txonly does
 not.  Every figure is measured on this machine, now.
 
-  bench/tgen [--build DIR] [--seconds S] [--rounds N] [--json FILE]
+  bench/tgen.py [--build DIR] [--seconds S] [--rounds N] [--json FILE]
 """
 from __future__ import annotations
 
@@ -25,6 +25,9 @@ import threading
 import time
 import uuid
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+from harness import quiet_when_reader_goes  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -61,7 +64,7 @@ def run_tgen(binary: Path, seconds: float) -> tuple[float, float]:
             cpu = worker_cpu_s(p.pid) or cpu
             time.sleep(0.02)
         if p.returncode != 0:
-            sys.exit(f"bench/tgen: pp-tgen failed: {p.stderr.read().decode()[-2000:] if p.stderr else ''}")
+            sys.exit(f"bench/tgen.py: pp-tgen failed: {p.stderr.read().decode()[-2000:] if p.stderr else ''}")
         tx = json.loads(stats.read_text())["tx"]
         return float(tx["pps"]), float(tx["packets"]) / cpu if cpu else float("nan")
 
@@ -91,7 +94,7 @@ def run_testpmd(seconds: float) -> tuple[float, float]:
         while buf.count(b"testpmd> ") < prompts:
             if time.monotonic() > end or p.poll() is not None:
                 p.kill()
-                sys.exit(f"bench/tgen: testpmd did not answer:\n{buf.decode(errors='replace')[-2000:]}")
+                sys.exit(f"bench/tgen.py: testpmd did not answer:\n{buf.decode(errors='replace')[-2000:]}")
             time.sleep(0.01)
         p.stdin.write(line.encode()); p.stdin.flush()  # type: ignore[union-attr]
 
@@ -114,10 +117,11 @@ def run_testpmd(seconds: float) -> tuple[float, float]:
     rates = [int(x) for x in re.findall(r"Tx-pps:\s+(\d+)", out)]
     counts = [int(x) for x in re.findall(r"TX-packets:\s+(\d+)\s+TX-errors", out)]
     if len(rates) < 2 or len(counts) < 2 or cpu0 is None or cpu1 is None or cpu1 <= cpu0:
-        sys.exit(f"bench/tgen: could not read testpmd's figures:\n{out[-2000:]}")
+        sys.exit(f"bench/tgen.py: could not read testpmd's figures:\n{out[-2000:]}")
     return float(rates[-1]), (counts[-1] - counts[-2]) / (cpu1 - cpu0)
 
 
+@quiet_when_reader_goes
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--build", type=Path,
@@ -128,7 +132,7 @@ def main() -> None:
     a = ap.parse_args()
     binary = a.build / "traffic-gen" / "pp-tgen"
     if not binary.exists():
-        sys.exit(f"bench/tgen: {binary} not found (build with -Dparts=traffic-gen, or --build DIR)")
+        sys.exit(f"bench/tgen.py: {binary} not found (build with -Dparts=traffic-gen, or --build DIR)")
     tgen, pmd, tgen_cpu, pmd_cpu = [], [], [], []
     for r in range(a.rounds):
         w, c = run_tgen(binary, a.seconds)
@@ -159,4 +163,4 @@ def main() -> None:
             "ratio_per_cpu_s": tc / pc}, indent=2))
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

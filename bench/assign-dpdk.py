@@ -14,7 +14,7 @@ Per assignment: wall seconds (draw, measure, store), the window and warm-up,
 and the overhead (everything else), all measured; the time for 5000
 assignments is projected from the measured mean (estimated).
 
-  bench/assign-dpdk [--build DIR] [--n 60] [--n-process 15] [--reps 30]
+  bench/assign-dpdk.py [--build DIR] [--n 60] [--n-process 15] [--reps 30]
                     [--duration 0.1] [--warmup 0.05] [--json FILE]
 """
 from __future__ import annotations
@@ -37,6 +37,9 @@ from assign.session import Session  # noqa: E402
 from assign.store import Store  # noqa: E402
 from assign.topology import get_machine  # noqa: E402
 from assign.workloads import Workload  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+from harness import quiet_when_reader_goes  # noqa: E402
 
 TARGET_N, TARGET_S = 5000, 30 * 60
 
@@ -72,6 +75,7 @@ def sample(build: Path, cache: Path, db: Path, n: int, runner: str, duration: fl
     }
 
 
+@quiet_when_reader_goes
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--build", type=Path, default=Path(os.environ.get("PIPEPLACE_BUILD", REPO / "build")))

@@ -19,7 +19,7 @@ configuration runs --repeat times; the run with the median P Mpps is shown.
 The load average is printed with the figures: on a shared machine, other
 processes preempting the P task inflate its busy cycles.
 
-Usage: bench/apps-analyzer [--build DIR] [--duration S] [--repeat R]
+Usage: bench/apps-analyzer.py [--build DIR] [--duration S] [--repeat R]
                            [--log-ring N] [--json FILE]
 Needs a release build with -Dparts including runtime,analyzer (default
 $PIPEPLACE_BUILD or ./build).  Standard library only.
@@ -36,6 +36,9 @@ import sys
 import tempfile
 import uuid
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+from harness import quiet_when_reader_goes, write_pcap  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 SIZES = (64, 512, 1500)
@@ -64,12 +67,6 @@ def frame(rng: random.Random, size: int) -> bytes:
     return (eth + l3 + l4).ljust(flen, b"\0")
 
 
-def write_pcap(path: Path, frames: list[bytes]) -> None:
-    with open(path, "wb") as f:
-        f.write(struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 65535, 1))
-        for fr in frames:
-            f.write(struct.pack("<IIII", 0, 0, len(fr), len(fr)))
-            f.write(fr)
 
 
 def contexts() -> tuple[int, int]:
@@ -112,6 +109,7 @@ def run_app(exe: Path, tmp: Path, pcap: Path, n_frames: int, duration: float,
     }
 
 
+@quiet_when_reader_goes
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--build", type=Path,

@@ -11,7 +11,7 @@
 3. The same comparison on the flow table alone (stateful-flood: parse, hash,
    locked update; no rings, no mbufs), ordinary and flood traffic.
 
-Usage: bench/apps-stateful [--build DIR] [--duration S] [--repeat N] [--flows N]
+Usage: bench/apps-stateful.py [--build DIR] [--duration S] [--repeat N] [--flows N]
                           [--rounds R] [--json FILE]
 Needs a release build with -Dparts including runtime,stateful (default
 $PIPEPLACE_BUILD or ./build).  Standard library only.
@@ -29,6 +29,9 @@ import tempfile
 import uuid
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+from harness import quiet_when_reader_goes, write_pcap  # noqa: E402
+
 REPO = Path(__file__).resolve().parent.parent
 
 
@@ -44,12 +47,6 @@ def frame(src: int, dst: int, sport: int, dport: int, size: int) -> bytes:
     return (eth + ip + tcp).ljust(flen, b"\0")
 
 
-def write_pcap(path: Path, frames: list[bytes]) -> None:
-    with open(path, "wb") as f:
-        f.write(struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 65535, 1))
-        for fr in frames:
-            f.write(struct.pack("<IIII", 0, 0, len(fr), len(fr)))
-            f.write(fr)
 
 
 def ordinary(n: int, size: int) -> list[bytes]:
@@ -106,6 +103,7 @@ def run_app(exe: Path, tmp: Path, pcap: Path, n_frames: int, duration: float,
             "accounting_ok": s["accounting_ok"]}
 
 
+@quiet_when_reader_goes
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
