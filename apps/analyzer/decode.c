@@ -335,9 +335,8 @@ static void tunnel_udp(const struct an_layers *p, const uint8_t *u,
 /* After an IP header whose L4 starts at l4 (the payload ends at end, past
  * any Ethernet padding): is it a tunnel? */
 static inline __attribute__((always_inline)) void
-find_tunnel(const struct an_layers *p, enum an_status st,
-			const uint8_t *l4, const uint8_t *end,
-			struct an_next *nx)
+find_tunnel(const struct an_layers *p, enum an_status st, const uint8_t *l4,
+	    const uint8_t *end, struct an_next *nx)
 {
 	switch (p->l4_proto) {
 	case IPPROTO_IPIP_:
@@ -474,9 +473,8 @@ static enum an_status decode_ipv6(const uint8_t *frame, const uint8_t *ip,
 
 /* IPv4, IPv6 or another EtherType at h. */
 static inline __attribute__((always_inline)) enum an_status
-decode_l3(const uint8_t *frame, const uint8_t *h,
-				const uint8_t *end, uint16_t et,
-				struct an_layers *p, struct an_next *nx)
+decode_l3(const uint8_t *frame, const uint8_t *h, const uint8_t *end,
+	  uint16_t et, struct an_layers *p, struct an_next *nx)
 {
 	p->l3_off = (uint16_t)(h - frame);
 	switch (et) {
@@ -494,9 +492,8 @@ decode_l3(const uint8_t *frame, const uint8_t *h,
 
 /* Ethernet and its VLAN tags at h, then L3. */
 static inline __attribute__((always_inline)) enum an_status
-decode_eth(const uint8_t *frame, const uint8_t *h,
-				 const uint8_t *end, struct an_layers *p,
-				 struct an_next *nx)
+decode_eth(const uint8_t *frame, const uint8_t *h, const uint8_t *end,
+	   struct an_layers *p, struct an_next *nx)
 {
 	if (end - h < 14)
 		return AN_ERR_ETH_TRUNC;
