@@ -1,4 +1,4 @@
-"""Properties of the model backend (its speed is measured in bench/assign)."""
+"""Properties of the model backend (its speed is measured in bench/assign.py)."""
 from __future__ import annotations
 
 import json

@@ -7,16 +7,16 @@ the root conftest.py puts tests/ on sys.path, and bench scripts do the same
 with `sys.path.insert(0, str(REPO / "tests"))`."""
 from __future__ import annotations
 
-from harness.app import app_binary, eal_args, run_app, start_app
+from harness.app import app_binary, eal_args, free_hugepage_mb, hugepages, run_app, start_app
 from harness.pcap import (LINKTYPE_ETHERNET, PCAP_MAGIC_US, pcap_header, pcap_record,
-                          read_pcap, read_pcap_records, write_pcap)
+                          read_pcap, read_pcap_records, write_pcap, write_pcap_array)
 from harness.placement import instance, placement, two_contexts, write_placement
-from harness.process import (SANITIZER_MARKS, Result, broken_pipe_safe, finish, sanitizer_env,
-                             sanitizer_reports)
+from harness.process import (SANITIZER_MARKS, Result, broken_pipe_safe, catches_signal, finish,
+                             json_documents, sanitizer_env, sanitizer_reports, wait_catches_signal)
 
 __all__ = [
     "LINKTYPE_ETHERNET", "PCAP_MAGIC_US", "SANITIZER_MARKS", "Result", "app_binary",
-    "broken_pipe_safe", "eal_args", "finish", "instance", "pcap_header", "pcap_record",
+    "broken_pipe_safe", "catches_signal", "eal_args", "finish", "free_hugepage_mb", "hugepages", "instance", "pcap_header", "pcap_record",
     "placement", "read_pcap", "read_pcap_records", "run_app", "sanitizer_env",
-    "sanitizer_reports", "start_app", "two_contexts", "write_pcap", "write_placement",
+    "json_documents", "sanitizer_reports", "start_app", "wait_catches_signal", "two_contexts", "write_pcap", "write_pcap_array", "write_placement",
 ]

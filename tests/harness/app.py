@@ -17,6 +17,24 @@ from harness.placement import write_placement
 from harness.process import Result, finish, read_stats, sanitizer_env
 
 
+def hugepages() -> dict[str, int]:
+    """Hugepage counts of the default size from /proc/meminfo (total, free,
+    reserved, surplus, size_kb) and whether hugetlbfs is mounted (mounted 0/1)."""
+    info = dict(line.split(":", 1) for line in Path("/proc/meminfo").read_text().splitlines())
+    mounted = any(" hugetlbfs " in line for line in Path("/proc/mounts").read_text().splitlines())
+    get = lambda k: int(info.get(k, "0").split()[0])  # noqa: E731
+    return {"total": get("HugePages_Total"), "free": get("HugePages_Free"),
+            "reserved": get("HugePages_Rsvd"), "surplus": get("HugePages_Surp"),
+            "size_kb": get("Hugepagesize"), "mounted": int(mounted)}
+
+
+def free_hugepage_mb() -> int:
+    """Free hugepage memory in MiB (0 when hugetlbfs is not mounted): what
+    decides whether a run needs --no-huge."""
+    h = hugepages()
+    return h["free"] * h["size_kb"] // 1024 if h["mounted"] else 0
+
+
 def app_binary(build_dir: Path, app: str, name: str | None = None) -> Path:
     """apps/<app>/<name or app> in the Meson build build_dir."""
     exe = build_dir / "apps" / app / (name or app)
@@ -93,4 +111,4 @@ def _stats_path(tmp: Path, stats: Path | None | bool) -> Path | None:
     return stats
 
 
-__all__ = ["app_binary", "eal_args", "finish", "run_app", "start_app"]
+__all__ = ["app_binary", "eal_args", "finish", "free_hugepage_mb", "hugepages", "run_app", "start_app"]

@@ -7,7 +7,10 @@ from __future__ import annotations
 
 import struct
 from pathlib import Path
-from typing import Iterable, Iterator
+from typing import TYPE_CHECKING, Iterable, Iterator
+
+if TYPE_CHECKING:
+    import numpy
 
 PCAP_MAGIC_US = 0xA1B2C3D4
 LINKTYPE_ETHERNET = 1
@@ -43,6 +46,27 @@ def write_pcap(path: Path, frames: Iterable[bytes], snaplen: int = DEFAULT_SNAPL
             f.write(pcap_record(bytes(frame), orig, i // 1000, (i % 1000) * 1000))
             n += 1
     return n
+
+
+def write_pcap_array(path: Path, frames: "numpy.ndarray", snaplen: int = DEFAULT_SNAPLEN,
+                     linktype: int = LINKTYPE_ETHERNET) -> int:
+    """The file write_pcap writes for equal-sized frames (the rows of a
+    uint8 array), without a Python loop: a million frames in about a second."""
+    import numpy as np
+
+    n, size = frames.shape
+    if size > snaplen:
+        raise ValueError(f"{path}: frames of {size} bytes, over the snap length {snaplen}")
+    rec = np.empty((n, _RECORD.size + size), dtype=np.uint8)
+    i = np.arange(n, dtype=np.uint32)
+    hdr = np.stack([i // 1000, (i % 1000) * 1000, np.full(n, size, np.uint32),
+                    np.full(n, size, np.uint32)], axis=1)
+    rec[:, :_RECORD.size] = hdr.astype("<u4").view(np.uint8).reshape(n, _RECORD.size)
+    rec[:, _RECORD.size:] = frames
+    with open(path, "wb") as f:
+        f.write(pcap_header(snaplen, linktype))
+        rec.tofile(f)
+    return int(n)
 
 
 def read_pcap_records(path: Path) -> Iterator[tuple[bytes, int, float]]:

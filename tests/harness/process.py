@@ -10,6 +10,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, TypeVar
@@ -89,6 +90,42 @@ def finish(p: subprocess.Popen[str], stats: Path | None, timeout: float = 60,
     args = p.args if isinstance(p.args, (list, tuple)) else [str(p.args)]
     return Result(p.returncode, read_stats(stats), out or "", err or "", require_stats,
                   tuple(map(str, args)))
+
+
+def catches_signal(pid: int, sig: int) -> bool:
+    """Whether process pid has installed a handler for sig (SigCgt in
+    /proc/pid/status): before that, the signal's default action applies
+    (SIGUSR1 would kill it)."""
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("SigCgt:"):
+                return bool(int(line.split()[1], 16) >> (sig - 1) & 1)
+    except FileNotFoundError:
+        pass
+    return False
+
+
+def wait_catches_signal(p: subprocess.Popen[str], sig: int, timeout: float = 120) -> None:
+    """Wait until p handles sig (no fixed sleep: EAL start-up takes seconds
+    on a loaded machine); fail if it exits or takes longer than timeout."""
+    end = time.monotonic() + timeout
+    while not catches_signal(p.pid, sig):
+        assert p.poll() is None, f"exited ({p.returncode}) before handling signal {sig}"
+        assert time.monotonic() < end, f"no handler for signal {sig} after {timeout} s"
+        time.sleep(0.02)
+
+
+def json_documents(text: str) -> list[Any]:
+    """The JSON documents of a stream of them (as a program writes one per
+    snapshot), in order."""
+    dec, docs, i = json.JSONDecoder(), [], 0
+    while i < len(text):
+        if text[i].isspace():
+            i += 1
+            continue
+        d, i = dec.raw_decode(text, i)
+        docs.append(d)
+    return docs
 
 
 F = TypeVar("F", bound=Callable[..., Any])

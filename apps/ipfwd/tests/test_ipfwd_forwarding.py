@@ -6,13 +6,14 @@ import json
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections import Counter
 from pathlib import Path
 
-from scapy.utils import RawPcapReader
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # helpers beside this file
+from harness import json_documents, read_pcap, wait_catches_signal  # noqa: E402
 from ipfwd_harness import instance, ipfwd_binary, placement, run_ipfwd, sanitizer_env  # noqa: E402
 from ipfwd_reference import forward  # noqa: E402
 
@@ -20,8 +21,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import ipfwd_traffic  # noqa: E402
 
 
-def read_pcap(path: Path) -> list[bytes]:
-    return [bytes(data) for data, _meta in RawPcapReader(str(path))]
 
 
 def make_capture(tmp: Path, name: str, variant: str, packets: int, invalid: float, seed: int) -> Path:
@@ -148,24 +147,43 @@ def test_sigusr1_snapshot_then_sigint_stops_cleanly(build_dir: Path, file_prefix
            "--vdev", f"net_pcap0,rx_pcap={cap},infinite_rx=1", "--vdev", "net_null0",
            "--", "--placement", str(pfile)]
     p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=sanitizer_env())
-    time.sleep(2.0)
-    p.send_signal(signal.SIGUSR1)
-    time.sleep(0.5)
+    chunks: list[str] = []
+    errs: list[str] = []
+    assert p.stdout is not None and p.stderr is not None
+    stdout, stderr = p.stdout, p.stderr
+    readers = [threading.Thread(target=lambda: chunks.extend(iter(stdout.readline, "")), daemon=True),
+               threading.Thread(target=lambda: errs.append(stderr.read()), daemon=True)]
+    for t in readers:
+        t.start()
+
+    def snapshots() -> list[dict]:
+        try:
+            return json_documents("".join(chunks))
+        except json.JSONDecodeError:  # a document still being written
+            return []
+
+    # No fixed sleeps (a loaded machine takes seconds to start EAL): signal
+    # only once the handler is installed, then ask for snapshots until one
+    # shows packets forwarded (a request before the run starts gives an
+    # empty one), then stop.
+    wait_catches_signal(p, signal.SIGUSR1)
+    end = time.monotonic() + 120
+    while not any(d["total"]["tx_packets"] > 0 for d in snapshots()):
+        assert p.poll() is None and time.monotonic() < end, "no snapshot with packets forwarded"
+        p.send_signal(signal.SIGUSR1)
+        time.sleep(0.5)
     p.send_signal(signal.SIGINT)
-    out, err = p.communicate(timeout=60)
-    assert p.returncode == 0, err
-    dec, docs, i = json.JSONDecoder(), [], 0
-    while i < len(out):
-        if out[i].isspace():
-            i += 1
-            continue
-        d, i = dec.raw_decode(out, i)
-        docs.append(d)
-    assert len(docs) == 2, out[:2000]
-    snap, final = docs
-    assert snap["in_progress"] is True and snap["accounting_ok"] is None
+    p.wait(timeout=60)
+    for t in readers:
+        t.join(timeout=60)
+    assert p.returncode == 0, "".join(errs)
+    docs = json_documents("".join(chunks))
+    assert len(docs) >= 2, "".join(chunks)[:2000]
+    *snaps, final = docs
+    assert all(d["in_progress"] is True and d["accounting_ok"] is None for d in snaps)
     assert final["in_progress"] is False and final["accounting_ok"] is True
-    assert 0 < snap["total"]["tx_packets"] <= final["total"]["tx_packets"]
+    tx = [d["total"]["tx_packets"] for d in docs]
+    assert tx == sorted(tx) and tx[-2] > 0
 
 
 def test_falls_back_to_no_huge_when_hugepages_are_short(build_dir: Path, file_prefix: str,

@@ -14,7 +14,7 @@ Per assignment: wall seconds (draw, measure, store), the window and warm-up,
 and the overhead (everything else), all measured; the time for 5000
 assignments is projected from the measured mean (estimated).
 
-  bench/assign-dpdk [--build DIR] [--n 60] [--n-process 15] [--reps 30]
+  bench/assign-dpdk.py [--build DIR] [--n 60] [--n-process 15] [--reps 30]
                     [--duration 0.1] [--warmup 0.05] [--json FILE]
 """
 from __future__ import annotations
@@ -29,6 +29,10 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
+# This script's folder holds bench/assign.py, which must not hide the assign package.
+sys.path[:] = [d for d in sys.path if Path(d or ".").resolve() != REPO / "bench"]
+sys.path.insert(0, str(REPO / "tests"))
+import harness  # noqa: E402  (tests/harness: run_app, pcap files, exit quietly in a pipe)
 sys.path.insert(0, str(REPO / "assign" / "src"))
 
 from assign.dpdk_backend import DpdkBackend, DpdkOptions, summarize  # noqa: E402
@@ -72,6 +76,7 @@ def sample(build: Path, cache: Path, db: Path, n: int, runner: str, duration: fl
     }
 
 
+@harness.broken_pipe_safe
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--build", type=Path, default=Path(os.environ.get("PIPEPLACE_BUILD", REPO / "build")))

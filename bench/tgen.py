@@ -9,7 +9,7 @@ thread (from /proc; robust to other load on the machine).  pp-tgen also
 writes a sequence number and TSC into every packet; testpmd's txonly does
 not.  Every figure is measured on this machine, now.
 
-  bench/tgen [--build DIR] [--seconds S] [--rounds N] [--json FILE]
+  bench/tgen.py [--build DIR] [--seconds S] [--rounds N] [--json FILE]
 """
 from __future__ import annotations
 
@@ -27,6 +27,8 @@ import uuid
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO / "tests"))
+import harness  # noqa: E402  (tests/harness: run_app, pcap files, exit quietly in a pipe)
 
 
 TICK = os.sysconf("SC_CLK_TCK")
@@ -45,8 +47,7 @@ def worker_cpu_s(pid: int) -> float | None:
 
 
 def eal(prefix: str) -> list[str]:
-    return ["-l", "0,1", "--no-pci", "--file-prefix", prefix, "--vdev", "net_null0",
-            "--log-level", "warning"]
+    return harness.eal_args(prefix, ["net_null0"], lcores="0,1", log_level="warning")
 
 
 def run_tgen(binary: Path, seconds: float) -> tuple[float, float]:
@@ -61,7 +62,7 @@ def run_tgen(binary: Path, seconds: float) -> tuple[float, float]:
             cpu = worker_cpu_s(p.pid) or cpu
             time.sleep(0.02)
         if p.returncode != 0:
-            sys.exit(f"bench/tgen: pp-tgen failed: {p.stderr.read().decode()[-2000:] if p.stderr else ''}")
+            sys.exit(f"bench/tgen.py: pp-tgen failed: {p.stderr.read().decode()[-2000:] if p.stderr else ''}")
         tx = json.loads(stats.read_text())["tx"]
         return float(tx["pps"]), float(tx["packets"]) / cpu if cpu else float("nan")
 
@@ -91,7 +92,7 @@ def run_testpmd(seconds: float) -> tuple[float, float]:
         while buf.count(b"testpmd> ") < prompts:
             if time.monotonic() > end or p.poll() is not None:
                 p.kill()
-                sys.exit(f"bench/tgen: testpmd did not answer:\n{buf.decode(errors='replace')[-2000:]}")
+                sys.exit(f"bench/tgen.py: testpmd did not answer:\n{buf.decode(errors='replace')[-2000:]}")
             time.sleep(0.01)
         p.stdin.write(line.encode()); p.stdin.flush()  # type: ignore[union-attr]
 
@@ -114,10 +115,11 @@ def run_testpmd(seconds: float) -> tuple[float, float]:
     rates = [int(x) for x in re.findall(r"Tx-pps:\s+(\d+)", out)]
     counts = [int(x) for x in re.findall(r"TX-packets:\s+(\d+)\s+TX-errors", out)]
     if len(rates) < 2 or len(counts) < 2 or cpu0 is None or cpu1 is None or cpu1 <= cpu0:
-        sys.exit(f"bench/tgen: could not read testpmd's figures:\n{out[-2000:]}")
+        sys.exit(f"bench/tgen.py: could not read testpmd's figures:\n{out[-2000:]}")
     return float(rates[-1]), (counts[-1] - counts[-2]) / (cpu1 - cpu0)
 
 
+@harness.broken_pipe_safe
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--build", type=Path,
@@ -128,7 +130,7 @@ def main() -> None:
     a = ap.parse_args()
     binary = a.build / "traffic-gen" / "pp-tgen"
     if not binary.exists():
-        sys.exit(f"bench/tgen: {binary} not found (build with -Dparts=traffic-gen, or --build DIR)")
+        sys.exit(f"bench/tgen.py: {binary} not found (build with -Dparts=traffic-gen, or --build DIR)")
     tgen, pmd, tgen_cpu, pmd_cpu = [], [], [], []
     for r in range(a.rounds):
         w, c = run_tgen(binary, a.seconds)
