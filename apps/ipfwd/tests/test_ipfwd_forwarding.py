@@ -127,7 +127,9 @@ def test_duration_warmup_and_rates(build_dir: Path, file_prefix: str, tmp_path: 
                     ["--duration", "1", "--warmup", "0.5"])
     res.assert_clean()
     s = res.stats
-    assert 0.9 < s["duration_s"] < 1.5
+    # The window ends when the main lcore sees the time is up: on a loaded
+    # 2-core machine it may be descheduled then, so only a loose upper bound.
+    assert 0.9 < s["duration_s"] < 3.0
     t = s["total"]
     # Packets of the warm-up are counted but are not in the window.
     assert 0 < t["window_tx_packets"] < t["tx_packets"]
