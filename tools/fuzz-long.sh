@@ -33,17 +33,34 @@ py=$repo/.venv/bin/python
 [ -x "$py" ] || py=python3
 meson compile -C "$build" >/dev/null
 
-# One line per fuzz test: name, then its command (fuzz-run.sh FUZZER SEEDS
-# WORKDIR SECONDS [flags...]), tab-separated, from Meson's own test list.
+# One line per fuzz test, from Meson's own test list (suite fuzz): name, the
+# libFuzzer binary, its seed corpus folders (':'-joined; those in the
+# source tree), its libFuzzer flags (;-joined), |-separated.  Taken from
+# the test's command whatever wraps it (tools/fuzz-run.sh FUZZER SEEDS WORK
+# SECONDS, or a part's own runner, or the fuzzer itself).
 mapfile -t tests < <(meson introspect --tests "$build" | "$py" -c '
-import json, sys
+import json, os, sys
+build, filt = os.path.realpath(sys.argv[1]), sys.argv[2]
+def elf(p):
+    try:
+        with open(p, "rb") as f:
+            return f.read(4) == b"\x7fELF"
+    except OSError:
+        return False
 for t in json.load(sys.stdin):
-    if any(s == "fuzz" or s.endswith(":fuzz") for s in t["suite"]) and sys.argv[1] in t["name"]:
-        cmd = t["cmd"]
-        if len(cmd) < 5 or not cmd[0].endswith("fuzz-run.sh"):
-            sys.exit(f"fuzz-long.sh: test {t[\"name\"]} does not run through tools/fuzz-run.sh: {cmd}")
-        print("\t".join([t["name"], *cmd]))
-' "$filter")
+    if not any(s == "fuzz" or s.endswith(":fuzz") for s in t["suite"]) or filt not in t["name"]:
+        continue
+    args = [os.path.realpath(os.path.join(t.get("workdir") or build, a)) if not a.startswith("-") else a
+            for a in t["cmd"]]
+    fuzzers = [a for a in args if not a.startswith("-") and a.startswith(build + "/") and elf(a)
+               and os.access(a, os.X_OK)]
+    if not fuzzers:
+        name, cmd = t["name"], t["cmd"]
+        sys.exit(f"fuzz-long.sh: test {name}: no fuzzer binary in its command {cmd}")
+    seeds = [a for a in args if os.path.isdir(a) and not a.startswith(build + "/")]
+    flags = [a for a in args if a.startswith("-") and not a.startswith(("-max_total_time=", "-runs="))]
+    print("|".join([t["name"], fuzzers[0], ":".join(seeds), ";".join(flags)]))
+' "$build" "$filter")
 [ ${#tests[@]} -gt 0 ] || { echo "fuzz-long.sh: no fuzz tests${filter:+ matching '$filter'} in $build" >&2; exit 2; }
 
 logdir=$build/fuzz-long
@@ -51,13 +68,19 @@ mkdir -p "$logdir"
 status=0
 results=()
 for line in "${tests[@]}"; do
-  IFS=$'\t' read -r -a f <<<"$line"
-  name=${f[0]} runner=${f[1]} fuzzer=${f[2]} seeds=${f[3]} work=${f[4]}
-  extra=("${f[@]:6}")
+  IFS="|" read -r name fuzzer seedlist flaglist <<<"$line"
+  work=$logdir/$name
+  rm -rf "$work"
+  mkdir -p "$work/seeds"
+  # fuzz-run.sh takes one seed folder; further ones go as corpus arguments.
+  IFS=: read -r -a seeds <<<"$seedlist"
+  IFS=';' read -r -a extra <<<"$flaglist"
+  first=${seeds[0]:-$work/seeds}
+  extra+=("${seeds[@]:1}")
   log=$logdir/$name.log
   echo "== $name: $runs executions ($(date -u +%T))"
   start=$(date +%s)
-  if "$runner" "$fuzzer" "$seeds" "$work" "runs=$runs" "${extra[@]}" >"$log" 2>&1; then
+  if "$repo/tools/fuzz-run.sh" "$fuzzer" "$first" "$work" "runs=$runs" "${extra[@]}" >"$log" 2>&1; then
     verdict=clean
   else
     verdict="CRASH (exit $?; artifacts in $work, log $log)"
