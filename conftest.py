@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parent
-# tests/ holds what the tests of several parts share (dpdk_process.py).
+# tests/ holds what the tests of several parts share: the harness package
+# (tests/harness/: processes, sanitizers, pcap files, placements, run_app).
 sys.path.insert(0, str(REPO / "tests"))
 SHARED = Path(os.environ.get("PIPEPLACE_SHARED", REPO.parent / "shared")).resolve()
 

@@ -30,10 +30,9 @@ import tempfile
 import uuid
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-from harness import quiet_when_reader_goes, write_pcap  # noqa: E402
-
 REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO / "tests"))
+import harness  # noqa: E402  (tests/harness: pcap files, placements, run_app)
 SHARED = Path(os.environ.get("PIPEPLACE_SHARED", REPO.parent / "shared")).resolve()
 SIZES = (64, 512, 1500)
 ENGINES = ("ac", "hs")
@@ -55,32 +54,17 @@ def frame(rng: random.Random, size: int) -> bytes:
     return eth + ip + udp + payload
 
 
-
-
-def contexts() -> tuple[int, int]:
-    cpus = sorted(os.sched_getaffinity(0))
-    return cpus[0], cpus[1] if len(cpus) > 1 else cpus[0]
-
-
 def run_app(exe: Path, tmp: Path, pcap: Path, n_frames: int, duration: float,
             engine: str, set_args: list[str]) -> dict:
-    rt, p = contexts()
-    pl = tmp / "placement.json"
-    pl.write_text(json.dumps({"app": "ahocorasick", "variant": engine,
-                              "allow_colocate": True,  # R and T share a context
-                              "instances": [{"rx": {"port": 0, "queue": 0},
-                                             "tx": {"port": 1, "queue": 0},
-                                             "tasks": {"R": rt, "P": p, "T": rt}}]}))
-    stats = tmp / "stats.json"
-    cmd = [str(exe), "--no-pci", f"--file-prefix=acbench{uuid.uuid4().hex[:8]}",
-           f"--vdev=net_pcap0,rx_pcap={pcap},infinite_rx=1", "--vdev=net_null0", "--",
-           "--placement", str(pl), "--duration", str(duration), "--warmup", "0.5",
-           "--mbufs", str(n_frames + 8192), "--stats", str(stats), *set_args]
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=duration + 120)
-    if proc.returncode != 0:
-        sys.exit(f"apps-ahocorasick: {' '.join(cmd)} failed ({proc.returncode}):\n"
-                 f"{proc.stderr[-2000:]}")
-    s = json.loads(stats.read_text())
+    # One instance, R and T sharing a context, P on its own.
+    r = harness.run_app(exe, f"acbench{uuid.uuid4().hex[:8]}", tmp,
+                        [f"net_pcap0,rx_pcap={pcap},infinite_rx=1", "net_null0"],
+                        harness.placement("ahocorasick", 1, variant=engine),
+                        ["--warmup", "0.5", "--mbufs", str(n_frames + 8192), *set_args],
+                        duration=duration, timeout=duration + 120)
+    if r.rc != 0 or r.stats is None:
+        sys.exit(f"apps-ahocorasick: {' '.join(r.cmd)} failed ({r.rc}):\n{r.stderr[-2000:]}")
+    s = r.stats
     ptask = next(t for t in s["tasks"] if t["role"] == "P")
     app = s["app_stats"]
     busy_s = ptask["cycles"] / app["tsc_hz"]
@@ -113,7 +97,7 @@ def check_build(build: Path) -> None:
                   f"representative", file=sys.stderr)
 
 
-@quiet_when_reader_goes
+@harness.broken_pipe_safe
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -155,7 +139,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="acbench") as td:
         tmp = Path(td)
         print(f"apps/ahocorasick benchmark (all figures measured), {a.duration} s per app "
-              f"run, best of {a.repeat}, contexts R+T={contexts()[0]} P={contexts()[1]}")
+              f"run, best of {a.repeat}, contexts R+T={harness.two_contexts()[0]} P={harness.two_contexts()[1]}")
         print("P Mpps = P task packets / P busy seconds (runtime's per-task cycles); "
               "pipeline Mpps = forwarded packets / window")
         print("\n1. P task through the app (UDP, random payload)")
@@ -163,7 +147,7 @@ def main() -> int:
               f"{'P Gb/s':>7} {'pipeline Mpps':>14} {'matches/pkt':>11}")
         for size in SIZES:
             pcap = tmp / f"udp{size}.pcap"
-            write_pcap(pcap, [frame(rng, size) for _ in range(a.packets)])
+            harness.write_pcap(pcap, [frame(rng, size) for _ in range(a.packets)])
             for set_name, set_args in SETS.items():
                 row = {}
                 for engine in ENGINES:

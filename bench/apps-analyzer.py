@@ -37,10 +37,9 @@ import tempfile
 import uuid
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-from harness import quiet_when_reader_goes, write_pcap  # noqa: E402
-
 REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO / "tests"))
+import harness  # noqa: E402  (tests/harness: pcap files, placements, run_app)
 SIZES = (64, 512, 1500)
 MODES = {
     "off": [],
@@ -67,33 +66,19 @@ def frame(rng: random.Random, size: int) -> bytes:
     return (eth + l3 + l4).ljust(flen, b"\0")
 
 
-
-
-def contexts() -> tuple[int, int]:
-    cpus = sorted(os.sched_getaffinity(0))
-    return cpus[0], cpus[1] if len(cpus) > 1 else cpus[0]
-
-
 def run_app(exe: Path, tmp: Path, pcap: Path, n_frames: int, duration: float,
             mode_args: list[str], log_ring: int) -> dict:
-    rt, p = contexts()
-    pl = tmp / "placement.json"
-    pl.write_text(json.dumps({"app": "analyzer", "allow_colocate": True,  # R and T share a context
-                              "instances": [{"rx": {"port": 0, "queue": 0},
-                                             "tx": {"port": 1, "queue": 0},
-                                             "tasks": {"R": rt, "P": p, "T": rt}}]}))
-    stats = tmp / "stats.json"
-    stats.unlink(missing_ok=True)
+    # One instance, R and T sharing a context, P on its own.
     args = [a.replace("{tmp}", str(tmp)) for a in mode_args]
-    cmd = [str(exe), "--no-pci", f"--file-prefix=anbench{uuid.uuid4().hex[:8]}",
-           f"--vdev=net_pcap0,rx_pcap={pcap},infinite_rx=1", "--vdev=net_null0", "--",
-           "--placement", str(pl), "--duration", str(duration), "--warmup", "0.3",
-           "--mbufs", str(n_frames + 16384), "--stats", str(stats),
-           "--log-ring", str(log_ring), *args]
-    r = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
-    if r.returncode != 0 or not stats.exists():
-        sys.exit(f"analyzer failed (rc {r.returncode}): {' '.join(cmd)}\n{r.stderr[-2000:]}")
-    s = json.loads(stats.read_text())
+    r = harness.run_app(exe, f"anbench{uuid.uuid4().hex[:8]}", tmp,
+                        [f"net_pcap0,rx_pcap={pcap},infinite_rx=1", "net_null0"],
+                        harness.placement("analyzer", 1),
+                        ["--warmup", "0.3", "--mbufs", str(n_frames + 16384),
+                         "--log-ring", str(log_ring), *args],
+                        duration=duration, timeout=120)
+    if r.rc != 0 or r.stats is None:
+        sys.exit(f"analyzer failed (rc {r.rc}): {' '.join(r.cmd)}\n{r.stderr[-2000:]}")
+    s = r.stats
     ptask = next(t for t in s["tasks"] if t["role"] == "P")
     a = s["app_stats"]
     busy_s = ptask["cycles"] / a["tsc_hz"]
@@ -109,7 +94,7 @@ def run_app(exe: Path, tmp: Path, pcap: Path, n_frames: int, duration: float,
     }
 
 
-@quiet_when_reader_goes
+@harness.broken_pipe_safe
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--build", type=Path,
@@ -133,7 +118,7 @@ def main() -> int:
         for size in SIZES:
             rng = random.Random(size)
             pcap = tmp / f"in{size}.pcap"
-            write_pcap(pcap, [frame(rng, size) for _ in range(a.frames)])
+            harness.write_pcap(pcap, [frame(rng, size) for _ in range(a.frames)])
             plain, filt = (json.loads(subprocess.run(
                 [str(dbench), *extra, str(pcap)], capture_output=True, text=True,
                 check=True, timeout=120).stdout)

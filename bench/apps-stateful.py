@@ -29,10 +29,9 @@ import tempfile
 import uuid
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-from harness import quiet_when_reader_goes, write_pcap  # noqa: E402
-
 REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO / "tests"))
+import harness  # noqa: E402  (tests/harness: pcap files, placements, run_app)
 
 
 def frame(src: int, dst: int, sport: int, dport: int, size: int) -> bytes:
@@ -47,8 +46,6 @@ def frame(src: int, dst: int, sport: int, dport: int, size: int) -> bytes:
     return (eth + ip + tcp).ljust(flen, b"\0")
 
 
-
-
 def ordinary(n: int, size: int) -> list[bytes]:
     rng = random.Random(1)
     return [frame(0x0A000000 | rng.getrandbits(24), 0xC0A80001,
@@ -58,11 +55,6 @@ def ordinary(n: int, size: int) -> list[bytes]:
 def colliding(n: int, size: int) -> list[bytes]:
     # src + sport is constant: one nProbe bucket for every flow
     return [frame(0x0A000000 + k, 0xC0A80001, 60000 - k, 80, size) for k in range(n)]
-
-
-def contexts() -> tuple[int, int]:
-    cpus = sorted(os.sched_getaffinity(0))
-    return cpus[0], cpus[1] if len(cpus) > 1 else cpus[0]
 
 
 def best_run(exe: Path, tmp: Path, pcap: Path, n_frames: int, duration: float,
@@ -77,21 +69,15 @@ def best_run(exe: Path, tmp: Path, pcap: Path, n_frames: int, duration: float,
 
 def run_app(exe: Path, tmp: Path, pcap: Path, n_frames: int, duration: float,
             hash_name: str) -> dict:
-    rt, p = contexts()
-    pl = tmp / "placement.json"
-    pl.write_text(json.dumps({"app": "stateful", "allow_colocate": True,  # R and T share a context
-                              "instances": [{"rx": {"port": 0, "queue": 0},
-                                             "tx": {"port": 1, "queue": 0},
-                                             "tasks": {"R": rt, "P": p, "T": rt}}]}))
-    stats = tmp / "stats.json"
-    cmd = [str(exe), "--no-pci", f"--file-prefix=stbench{uuid.uuid4().hex[:8]}",
-           f"--vdev=net_pcap0,rx_pcap={pcap},infinite_rx=1", "--vdev=net_null0", "--",
-           "--placement", str(pl), "--duration", str(duration), "--warmup", "0.5",
-           "--mbufs", str(n_frames + 8192), "--stats", str(stats), "--hash", hash_name]
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=duration + 120)
-    if proc.returncode != 0:
-        sys.exit(f"apps-stateful: {' '.join(cmd)} failed ({proc.returncode}):\n{proc.stderr[-2000:]}")
-    s = json.loads(stats.read_text())
+    # One instance, R and T sharing a context, P on its own.
+    r = harness.run_app(exe, f"stbench{uuid.uuid4().hex[:8]}", tmp,
+                        [f"net_pcap0,rx_pcap={pcap},infinite_rx=1", "net_null0"],
+                        harness.placement("stateful", 1),
+                        ["--warmup", "0.5", "--mbufs", str(n_frames + 8192), "--hash", hash_name],
+                        duration=duration, timeout=duration + 120)
+    if r.rc != 0 or r.stats is None:
+        sys.exit(f"apps-stateful: {' '.join(r.cmd)} failed ({r.rc}):\n{r.stderr[-2000:]}")
+    s = r.stats
     ptask = next(t for t in s["tasks"] if t["role"] == "P")
     hz = s["app_stats"]["tsc_hz"]
     busy_s = ptask["cycles"] / hz
@@ -103,7 +89,7 @@ def run_app(exe: Path, tmp: Path, pcap: Path, n_frames: int, duration: float,
             "accounting_ok": s["accounting_ok"]}
 
 
-@quiet_when_reader_goes
+@harness.broken_pipe_safe
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -146,14 +132,14 @@ def main() -> int:
         tmp = Path(td)
         print(f"apps/stateful benchmark (all figures measured), {a.flows} flows, "
               f"{a.duration} s per run, best of {a.repeat} runs, "
-              f"contexts R+T={contexts()[0]} P={contexts()[1]}")
+              f"contexts R+T={harness.two_contexts()[0]} P={harness.two_contexts()[1]}")
         print("P Mpps = P task packets / P busy seconds (runtime's per-task cycles); "
               "pipeline Mpps = forwarded packets / window")
         print("\n1. P task through the app, ordinary traffic, nProbe hash")
         print(f"   {'size':>6} {'P Mpps':>8} {'pipeline Mpps':>14} {'P Gb/s':>8}")
         for size in (64, 512, 1500):
             pcap = tmp / f"ordinary{size}.pcap"
-            write_pcap(pcap, ordinary(a.flows, size))
+            harness.write_pcap(pcap, ordinary(a.flows, size))
             r = best_run(exe, tmp, pcap, a.flows, a.duration, "nprobe", a.repeat)
             r["p_gbps"] = r["p_mpps"] * size * 8 / 1e3
             out["sizes"][str(size)] = r
@@ -163,7 +149,7 @@ def main() -> int:
         print("\n2. Hash flood through the app (64-byte packets, every flow in one nProbe bucket)")
         print(f"   {'traffic':<10} {'hash':<7} {'P Mpps':>8} {'avg probe':>10} {'longest':>8}")
         pcaps = {"ordinary": tmp / "ordinary64.pcap", "colliding": tmp / "colliding64.pcap"}
-        write_pcap(pcaps["colliding"], colliding(a.flows, 64))
+        harness.write_pcap(pcaps["colliding"], colliding(a.flows, 64))
         for traffic in ("ordinary", "colliding"):
             for h in ("nprobe", "keyed"):
                 r = best_run(exe, tmp, pcaps[traffic], a.flows, a.duration, h, a.repeat)
@@ -178,7 +164,7 @@ def main() -> int:
 
         print("\n3. Flow table alone (stateful-flood), same comparison")
         proc = subprocess.run([str(flood), "--no-shconf", "--no-huge", "-m", "512", "--no-pci",
-                               "--no-telemetry", "-l", str(contexts()[1]), "--log-level=error",
+                               "--no-telemetry", "-l", str(harness.two_contexts()[1]), "--log-level=error",
                                "--", "--flows", str(a.flows), "--rounds", str(a.rounds), "--json"],
                               capture_output=True, text=True, timeout=600)
         if proc.returncode != 0:

@@ -29,6 +29,10 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
+# A bench/assign.py in this folder must not hide the assign package.
+sys.path[:] = [d for d in sys.path if Path(d or ".").resolve() != REPO / "bench"]
+sys.path.insert(0, str(REPO / "tests"))
+import harness  # noqa: E402  (tests/harness: run_app, pcap files, exit quietly in a pipe)
 sys.path.insert(0, str(REPO / "assign" / "src"))
 
 from assign.backends.base import summarize  # noqa: E402
@@ -37,9 +41,6 @@ from assign.session import Session  # noqa: E402
 from assign.store import Store  # noqa: E402
 from assign.topology import get_machine  # noqa: E402
 from assign.workloads import Workload  # noqa: E402
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-from harness import quiet_when_reader_goes  # noqa: E402
 
 TARGET_N, TARGET_S = 5000, 30 * 60
 
@@ -75,7 +76,7 @@ def sample(build: Path, cache: Path, db: Path, n: int, runner: str, duration: fl
     }
 
 
-@quiet_when_reader_goes
+@harness.broken_pipe_safe
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--build", type=Path, default=Path(os.environ.get("PIPEPLACE_BUILD", REPO / "build")))

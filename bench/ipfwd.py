@@ -23,11 +23,10 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-from harness import quiet_when_reader_goes  # noqa: E402
-
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "apps" / "ipfwd"))
+sys.path.insert(0, str(REPO / "tests"))
+import harness  # noqa: E402  (tests/harness: run_app, placements, pcap files)
 try:
     import ipfwd_traffic  # noqa: E402
     import numpy as np  # noqa: E402
@@ -38,19 +37,11 @@ MBUF_DATA = 128  # small mbufs (64-byte packets): the mem capture is replayed fr
 
 
 
-def free_hugepage_mb() -> int:
-    mounted = any(" hugetlbfs " in line for line in Path("/proc/mounts").read_text().splitlines())
-    info = dict(line.split(":", 1) for line in Path("/proc/meminfo").read_text().splitlines())
-    free = int(info.get("HugePages_Free", "0").split()[0])
-    size_kb = int(info.get("Hugepagesize", "0 kB").split()[0])
-    return free * size_kb // 1024 if mounted else 0
-
-
 def memory_args(mbufs: int) -> list[str]:
     """The same memory for testpmd and ipfwd: hugepages when enough are
     free for the pool, otherwise --no-huge for both."""
     need_mb = mbufs * (MBUF_DATA + 128 + 256) // (1 << 20) + 128
-    return [] if free_hugepage_mb() >= need_mb else ["--no-huge", "-m", str(need_mb + 128)]
+    return [] if harness.free_hugepage_mb() >= need_mb else ["--no-huge", "-m", str(need_mb + 128)]
 
 
 def run_testpmd(cap: Path, mbufs: int, mem: list[str], warmup: float, duration: float, ctx: int,
@@ -93,23 +84,18 @@ def run_testpmd(cap: Path, mbufs: int, mem: list[str], warmup: float, duration: 
 
 def run_ipfwd(exe: Path, cap: Path, variant: str, mbufs: int, mem: list[str], warmup: float,
               duration: float, ctx_rt: int, ctx_p: int, tmp: Path, tag: str) -> dict:
-    place = {"app": "ipfwd", "variant": variant, "allow_colocate": True,
-             "instances": [{"rx": {"port": 0, "queue": 0}, "tx": {"port": 1, "queue": 0},
-                            "tasks": {"R": ctx_rt, "P": ctx_p, "T": ctx_rt}}]}
-    pfile, sfile = tmp / f"place_{tag}.json", tmp / f"stats_{tag}.json"
-    pfile.write_text(json.dumps(place))
-    cmd = [str(exe), "--no-pci", "--file-prefix", f"bench_ipfwd_{tag}_{os.getpid()}",
-           "--log-level", "lib.eal:warning", *mem,
-           "--vdev", f"net_pcap0,rx_pcap={cap},infinite_rx=1", "--vdev", "net_null0", "--",
-           "--placement", str(pfile), "--duration", str(duration), "--warmup", str(warmup),
-           "--mbufs", str(mbufs), "--mbuf-size", str(MBUF_DATA), "--stats", str(sfile)]
-    p = subprocess.run(cmd, capture_output=True, text=True, timeout=warmup + duration + 120)
-    if p.returncode != 0:
-        raise RuntimeError(f"ipfwd exit {p.returncode}: {p.stderr[-2000:]}")
-    return json.loads(sfile.read_text())
+    place = harness.placement("ipfwd", [harness.instance(0, 0, 1, 0, ctx_rt, ctx_p, ctx_rt)], variant=variant)
+    r = harness.run_app(exe, f"bench_ipfwd_{tag}_{os.getpid()}", tmp,
+                        [f"net_pcap0,rx_pcap={cap},infinite_rx=1", "net_null0"], place,
+                        ["--warmup", str(warmup), "--mbufs", str(mbufs), "--mbuf-size", str(MBUF_DATA)],
+                        duration=duration, timeout=warmup + duration + 120, eal=mem,
+                        stats=tmp / f"stats_{tag}.json")
+    if r.rc != 0 or r.stats is None:
+        raise RuntimeError(f"ipfwd exit {r.rc}: {r.stderr[-2000:]}")
+    return r.stats
 
 
-@quiet_when_reader_goes
+@harness.broken_pipe_safe
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--build", type=Path, default=Path(os.environ.get("PIPEPLACE_BUILD", REPO / "build")),

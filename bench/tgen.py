@@ -26,10 +26,9 @@ import time
 import uuid
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-from harness import quiet_when_reader_goes  # noqa: E402
-
 REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO / "tests"))
+import harness  # noqa: E402  (tests/harness: run_app, pcap files, exit quietly in a pipe)
 
 
 TICK = os.sysconf("SC_CLK_TCK")
@@ -48,8 +47,7 @@ def worker_cpu_s(pid: int) -> float | None:
 
 
 def eal(prefix: str) -> list[str]:
-    return ["-l", "0,1", "--no-pci", "--file-prefix", prefix, "--vdev", "net_null0",
-            "--log-level", "warning"]
+    return harness.eal_args(prefix, ["net_null0"], lcores="0,1", log_level="warning")
 
 
 def run_tgen(binary: Path, seconds: float) -> tuple[float, float]:
@@ -121,7 +119,7 @@ def run_testpmd(seconds: float) -> tuple[float, float]:
     return float(rates[-1]), (counts[-1] - counts[-2]) / (cpu1 - cpu0)
 
 
-@quiet_when_reader_goes
+@harness.broken_pipe_safe
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--build", type=Path,
@@ -163,4 +161,4 @@ def main() -> None:
             "ratio_per_cpu_s": tc / pc}, indent=2))
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()

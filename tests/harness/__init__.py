@@ -1,14 +1,22 @@
-"""What the tests and benchmarks of every part share around the programs
-they run: sanitizer handling and the run result (process.py), classic pcap
-files (pcap.py), placement JSON (placement.py) and running a runtime app
-with its ports, placement and statistics (app.py).  conftest.py puts tests/
-on sys.path, so tests `from harness import ...`; bench scripts add it."""
-from .app import app_binary, run_app
-from .pcap import PCAP_SNAPLEN, read_pcap, write_pcap
-from .placement import instance, one_instance, placement
-from .process import SANITIZER_MARKERS, Result, sanitizer_env, sanitizer_reports
-from .pipes import quiet_when_reader_goes
+"""One harness for every test and benchmark that starts a pipeplace program:
+sanitizer handling and run results (process), classic pcap files (pcap),
+placement files (placement) and running a runtime app (app).
 
-__all__ = ["PCAP_SNAPLEN", "Result", "SANITIZER_MARKERS", "app_binary", "instance", "one_instance",
-           "placement", "quiet_when_reader_goes", "read_pcap", "run_app", "sanitizer_env",
-           "sanitizer_reports", "write_pcap"]
+Import from the package (`from harness import run_app, write_pcap, ...`);
+the root conftest.py puts tests/ on sys.path, and bench scripts do the same
+with `sys.path.insert(0, str(REPO / "tests"))`."""
+from __future__ import annotations
+
+from harness.app import app_binary, eal_args, free_hugepage_mb, hugepages, run_app, start_app
+from harness.pcap import (LINKTYPE_ETHERNET, PCAP_MAGIC_US, pcap_header, pcap_record,
+                          read_pcap, read_pcap_records, write_pcap, write_pcap_array)
+from harness.placement import instance, placement, two_contexts, write_placement
+from harness.process import (SANITIZER_MARKS, Result, broken_pipe_safe, catches_signal, finish,
+                             json_documents, sanitizer_env, sanitizer_reports, wait_catches_signal)
+
+__all__ = [
+    "LINKTYPE_ETHERNET", "PCAP_MAGIC_US", "SANITIZER_MARKS", "Result", "app_binary",
+    "broken_pipe_safe", "catches_signal", "eal_args", "finish", "free_hugepage_mb", "hugepages", "instance", "pcap_header", "pcap_record",
+    "placement", "read_pcap", "read_pcap_records", "run_app", "sanitizer_env",
+    "json_documents", "sanitizer_reports", "start_app", "wait_catches_signal", "two_contexts", "write_pcap", "write_pcap_array", "write_placement",
+]

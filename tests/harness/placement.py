@@ -1,9 +1,11 @@
-"""Placement JSON (runtime/PLACEMENT.md) for the tests: instances on given
-contexts, or the usual one-instance layout of this machine."""
+"""Placement files for the runtime apps: N instances, their ports and
+queues, and the context of each of their R, P and T tasks."""
 from __future__ import annotations
 
+import json
 import os
-from typing import Any
+from pathlib import Path
+from typing import Any, Sequence
 
 
 def instance(rx_port: int, rx_queue: int, tx_port: int, tx_queue: int,
@@ -12,18 +14,31 @@ def instance(rx_port: int, rx_queue: int, tx_port: int, tx_queue: int,
             "tasks": {"R": r, "P": p, "T": t}}
 
 
-def placement(app: str, instances: list[dict[str, Any]], variant: str | None = None,
-              colocate: bool = True) -> dict[str, Any]:
-    doc: dict[str, Any] = {"app": app, "allow_colocate": colocate, "instances": instances}
-    if variant is not None:
-        doc["variant"] = variant
-    return doc
-
-
-def one_instance(app: str, variant: str | None = None, rx: tuple[int, int] = (0, 0),
-                 tx: tuple[int, int] = (1, 0)) -> dict[str, Any]:
-    """One instance: R and T on the first context this process may use, P on
-    the second when there is one (the layout a 2-context machine allows)."""
+def two_contexts() -> tuple[int, int]:
+    """Two contexts this process may run on (the same one twice on a
+    one-context machine): R and T go on the first, P on the second."""
     cpus = sorted(os.sched_getaffinity(0))
-    rt, p = cpus[0], cpus[1] if len(cpus) > 1 else cpus[0]
-    return placement(app, [instance(*rx, *tx, r=rt, p=p, t=rt)], variant)
+    return cpus[0], cpus[1] if len(cpus) > 1 else cpus[0]
+
+
+def placement(app: str, instances: Sequence[dict[str, Any]] | int = 1, variant: str | None = None,
+              colocate: bool = True, contexts: tuple[int, int] | None = None) -> dict[str, Any]:
+    """A placement for app.  instances: the instance objects, or a count n:
+    then instance i reads port i queue 0 and writes port n queue i (one sink
+    port for all), R and T on the first of contexts, P on the second
+    (default two_contexts())."""
+    if isinstance(instances, int):
+        n = instances
+        if n < 1:
+            raise ValueError(f"placement for {app}: {n} instances, need at least 1")
+        rt, p = contexts or two_contexts()
+        instances = [instance(i, 0, n, i, rt, p, rt) for i in range(n)]
+    out: dict[str, Any] = {"app": app, "allow_colocate": colocate, "instances": list(instances)}
+    if variant is not None:
+        out["variant"] = variant
+    return out
+
+
+def write_placement(path: Path, place: dict[str, Any]) -> Path:
+    path.write_text(json.dumps(place))
+    return path

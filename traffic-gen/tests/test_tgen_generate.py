@@ -10,16 +10,15 @@ from pathlib import Path
 
 from scapy.layers.inet import IP, TCP, UDP
 from scapy.layers.l2 import Ether
-from scapy.utils import RawPcapReader
 
+from harness import read_pcap
 from tgen_harness import run_tgen, sanitizer_env, tgen_binary
 
 SIG = struct.Struct("<IHIQ")  # magic, stream, seq, tsc: see traffic-gen/tg_sig.h
 MAGIC = 0x67745050
 
 
-def frames(path: Path) -> list[bytes]:
-    return [bytes(d) for d, _ in RawPcapReader(str(path))]
+frames = read_pcap
 
 
 def test_rate_100kpps_within_1pct(build_dir: Path, file_prefix: str, tmp_path: Path) -> None:

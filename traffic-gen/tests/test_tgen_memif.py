@@ -20,12 +20,14 @@ def ipfwd_binary(build_dir: Path) -> Path:
     return exe
 
 
-def wait_for(sock: Path) -> None:
-    for _ in range(200):
-        if sock.exists():
-            return
+def wait_for(sock: Path, timeout: float = 120) -> None:
+    """The generator's memif socket: its EAL start (a sanitizer build, on a
+    loaded 2-core box) can take many seconds."""
+    end = time.monotonic() + timeout
+    while not sock.exists():
+        if time.monotonic() > end:
+            raise AssertionError(f"memif socket {sock} did not appear in {timeout} s")
         time.sleep(0.05)
-    raise AssertionError(f"memif socket {sock} never appeared")
 
 
 def gen_and_ipfwd(build_dir: Path, prefix: str, tmp: Path, gen_args: list[str],
@@ -42,7 +44,7 @@ def gen_and_ipfwd(build_dir: Path, prefix: str, tmp: Path, gen_args: list[str],
     # polls: 2 s of grace and rings of 8192 slots.
     gen = start_tgen(build_dir, prefix + "g", [memif_vdev(sock, "server", 13)],
                      ["--tx-port", "0", "--rx-port", "0", "--start-after", "2", "--peer-wait", "30",
-                      *gen_args],
+                      "--link-wait", "120", *gen_args],
                      gen_stats)
     try:
         wait_for(sock)
@@ -100,25 +102,28 @@ def test_ipfwd_far_over_capacity_accounts_for_every_packet(build_dir: Path, file
 def test_rfc2544_finds_a_known_capacity(build_dir: Path, file_prefix: str, tmp_path: Path) -> None:
     """A delay line that forwards at most 20 kpps (token bucket 5000 packets,
     250 ms deep, clocked by the packets' send times): the search, bounded at
-    40 kpps with a 5% resolution and 2 s trials, must land near 20 kpps.  The
-    bucket lets a trial up to depth / trial = 2.5 kpps over the capacity pass;
-    a generator descheduled for longer than the bucket depth on this shared
-    box sends a catch-up burst the bucket drops, which can fail a trial under
-    the capacity: hence the band.  Rings of 8192 slots ride out a slow peer."""
+    40 kpps with a 5% resolution and 4 s trials, must land near 20 kpps.  The
+    bucket (10000 packets, 500 ms deep) lets a trial up to depth / trial =
+    2.5 kpps over the capacity pass; a generator descheduled for longer than
+    the bucket depth on this shared box sends a catch-up burst the bucket
+    drops, which can fail a trial under the capacity: hence the band, and a
+    bucket deep enough for the stalls of a loaded 2-core machine.  Rings of
+    8192 slots ride out a slow peer."""
     sock = memif_socket()
     gen_stats, dl_stats = tmp_path / "rfc.json", tmp_path / "delay.json"
     gen = start_tgen(build_dir, file_prefix + "g", [memif_vdev(sock, "server", 13)],
                      ["--mode", "rfc2544", "--tx-port", "0", "--rx-port", "0", "--rate", "40k",
-                      "--frame-sizes", "64", "--trial", "2", "--resolution", "5",
-                      "--drain", "0.2", "--start-after", "0.5", "--peer-wait", "30"], gen_stats)
+                      "--frame-sizes", "64", "--trial", "4", "--resolution", "5",
+                      "--drain", "0.2", "--start-after", "0.5", "--peer-wait", "30",
+                      "--link-wait", "120"], gen_stats)
     try:
         wait_for(sock)
         dl = start_tgen(build_dir, file_prefix + "d", [memif_vdev(sock, "client", 13)],
                         ["--mode", "delay", "--rx-port", "0", "--capacity-pps", "20000",
-                         "--capacity-burst", "5000", "--duration", "60"], dl_stats)
+                         "--capacity-burst", "10000", "--duration", "120"], dl_stats)
         wait_written(gen_stats, gen)
         dl.terminate()
-        g = finish(gen, gen_stats, timeout=120)
+        g = finish(gen, gen_stats, timeout=240)
         d = finish(dl, dl_stats)
     finally:
         sock.unlink(missing_ok=True)

@@ -2,7 +2,6 @@
 in, looped; broken captures are refused with the file and the reason."""
 from __future__ import annotations
 
-import struct
 import subprocess
 from pathlib import Path
 
@@ -11,8 +10,10 @@ from scapy.layers.inet import IP, TCP, UDP
 from scapy.layers.inet6 import IPv6
 from scapy.layers.l2 import ARP, Ether
 from scapy.packet import Raw
-from scapy.utils import RawPcapReader, wrpcap
+from scapy.utils import wrpcap
 
+import harness
+from harness import read_pcap
 from tgen_harness import run_tgen
 
 
@@ -33,8 +34,7 @@ def capture(path: Path) -> list[bytes]:
     return [bytes(p) for p in pkts]
 
 
-def frames(path: Path) -> list[bytes]:
-    return [bytes(d) for d, _ in RawPcapReader(str(path))]
+frames = read_pcap
 
 
 @pytest.mark.parametrize("fmt", ["pcap", "pcapng"])
@@ -65,11 +65,10 @@ def test_replay_at_a_set_rate(build_dir: Path, file_prefix: str, tmp_path: Path)
 
 
 def pcap_header(snaplen: int = 65535) -> bytes:
-    return struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, snaplen, 1)
+    return harness.pcap_header(snaplen)
 
 
-def record(data: bytes, orig_len: int | None = None) -> bytes:
-    return struct.pack("<IIII", 0, 0, len(data), orig_len or len(data)) + data
+record = harness.pcap_record
 
 
 BAD = {

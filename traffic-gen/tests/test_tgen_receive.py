@@ -61,11 +61,12 @@ def test_latency_through_known_delay(build_dir: Path, file_prefix: str, tmp_path
     gen_stats, dl_stats = tmp_path / "gen.json", tmp_path / "delay.json"
     gen = start_tgen(build_dir, file_prefix + "g", [memif_vdev(sock, "server", 13)],
                      ["--tx-port", "0", "--rx-port", "0", "--rate", "5k", "--duration", "1",
-                      "--drain", "0.5", "--start-after", "0.5", "--peer-wait", "30"], gen_stats)
+                      "--drain", "0.5", "--start-after", "0.5", "--peer-wait", "30", "--link-wait", "120"],
+                     gen_stats)
     try:
-        for _ in range(100):
-            if sock.exists():
-                break
+        end = time.monotonic() + 120  # EAL start of an ASan build on a loaded box
+        while not sock.exists():
+            assert time.monotonic() < end, f"memif socket {sock} did not appear"
             time.sleep(0.05)
         # The delay line runs until the generator is done (it drains until
         # nothing more comes back), then is stopped; the generator, idle,

@@ -2,13 +2,14 @@
 socket paths outside /tmp, sanitizer settings, statistics read back."""
 from __future__ import annotations
 
-import json
 import subprocess
 import time
 import uuid
 from pathlib import Path
 
-from harness import Result, sanitizer_env
+import harness
+from harness import SANITIZER_MARKS, Result, eal_args, sanitizer_env  # noqa: F401 (re-exported)
+from harness.process import read_stats
 
 MEMIF_DIR = Path("/run/pipeplace")
 
@@ -20,10 +21,7 @@ def tgen_binary(build_dir: Path) -> Path:
 
 
 def eal(prefix: str, vdevs: list[str], lcores: str = "0,1") -> list[str]:
-    args = ["-l", lcores, "--no-pci", "--file-prefix", prefix, "--log-level", "lib.eal:warning"]
-    for v in vdevs:
-        args += ["--vdev", v]
-    return args
+    return eal_args(prefix, vdevs, lcores=lcores)
 
 
 def memif_socket() -> Path:
@@ -47,10 +45,9 @@ def tgen_cmd(build_dir: Path, prefix: str, vdevs: list[str], args: list[str],
 def run_tgen(build_dir: Path, prefix: str, tmp: Path, vdevs: list[str], args: list[str],
              timeout: float = 60) -> Result:
     stats = tmp / f"tgen-{uuid.uuid4().hex[:6]}.json"
-    p = subprocess.run(tgen_cmd(build_dir, prefix, vdevs, args, stats), capture_output=True,
-                       text=True, timeout=timeout, env=sanitizer_env())
-    data = json.loads(stats.read_text()) if stats.exists() else None
-    return Result(p.returncode, data, p.stdout, p.stderr, require_stats=True)
+    cmd = tgen_cmd(build_dir, prefix, vdevs, args, stats)
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=sanitizer_env())
+    return Result(p.returncode, read_stats(stats), p.stdout, p.stderr, True, tuple(cmd))
 
 
 def start_tgen(build_dir: Path, prefix: str, vdevs: list[str], args: list[str],
@@ -71,10 +68,5 @@ def wait_written(stats: Path, p: subprocess.Popen[str], timeout: float = 120) ->
 
 
 def finish(p: subprocess.Popen[str], stats: Path, timeout: float = 60) -> Result:
-    try:
-        out, err = p.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        p.kill()
-        out, err = p.communicate()
-    data = json.loads(stats.read_text()) if stats.exists() else None
-    return Result(p.returncode, data, out, err, require_stats=True)
+    """harness.finish for pp-tgen: a clean run always writes statistics."""
+    return harness.finish(p, stats, timeout, require_stats=True)

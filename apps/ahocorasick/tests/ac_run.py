@@ -5,7 +5,7 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from harness import Result, instance, placement
+from harness import Result, app_binary, instance, placement
 from harness import run_app as _run_app
 
 # DPDK is built with RTE_MAX_ETHPORTS = 32: 31 capture ports + 1 sink.
@@ -54,10 +54,9 @@ def run_app(build_dir: Path, file_prefix: str, tmp: Path, inputs: list[Path],
              for i, f in enumerate(inputs)]
     if tx_pcap is None:
         vdevs.append("net_null0")
-    run = _run_app(build_dir, "ahocorasick", file_prefix, tmp, vdevs, placement("ahocorasick", instances, variant),
-                   ["--duration", str(duration), *app_args], timeout)
-    run.require_stats = True
-    return run
+    return _run_app(app_binary(build_dir, "ahocorasick"), file_prefix, tmp, vdevs,
+                    placement("ahocorasick", instances, variant), app_args, duration=duration,
+                    timeout=timeout, stats=tmp / "stats.json", require_stats=True)
 
 
 def assert_clean(run: AppRun) -> None:

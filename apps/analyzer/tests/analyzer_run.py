@@ -6,9 +6,10 @@ import json
 from pathlib import Path
 from typing import Iterable
 
-from harness import PCAP_SNAPLEN, Result, one_instance, read_pcap, sanitizer_reports, write_pcap  # noqa: F401
+from harness import Result, placement as _placement, read_pcap, sanitizer_reports, write_pcap  # noqa: F401
 from harness import app_binary as _app_binary
 from harness import run_app as _run_app
+from harness.pcap import DEFAULT_SNAPLEN as PCAP_SNAPLEN  # noqa: F401 (re-exported)
 
 AppRun = Result
 
@@ -26,7 +27,7 @@ def decode_tool(build_dir: Path) -> Path:
 def placement(tmp: Path) -> Path:
     """One instance; P on its own context when the machine lets us have two."""
     path = tmp / "placement.json"
-    path.write_text(json.dumps(one_instance("analyzer")))
+    path.write_text(json.dumps(_placement("analyzer", 1)))
     return path
 
 
@@ -39,8 +40,8 @@ def run_app(build_dir: Path, tmp: Path, file_prefix: str, pcap: Path,
     not depend on how fast a loaded machine runs), return the statistics."""
     rx = f"net_pcap0,rx_pcap={pcap}" + (",infinite_rx=1" if infinite else "")
     stop = ["--packets", str(packets)] if packets is not None else ["--duration", str(duration_s)]
-    return _run_app(build_dir, "analyzer", file_prefix, tmp, [rx, "net_null0"], one_instance("analyzer"),
-                    [*stop, *app_args], timeout_s)
+    return _run_app(app_binary(build_dir), file_prefix, tmp, [rx, "net_null0"], _placement("analyzer", 1),
+                    [*stop, *app_args], timeout=timeout_s, stats=tmp / "stats.json")
 
 
 def capture_frames(captures: Iterable[Path]) -> list[bytes]:

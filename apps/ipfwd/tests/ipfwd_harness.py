@@ -1,21 +1,17 @@
-"""Running the ipfwd binary from tests: placement files, EAL arguments,
-sanitizer settings, and reading the statistics back."""
+"""ipfwd's side of the test harness (tests/harness/): its binary, its
+placements, and run_ipfwd on top of harness.run_app."""
 from __future__ import annotations
 
 import json
 from pathlib import Path
 from typing import Any
 
-from harness import SANITIZER_MARKERS as SANITIZER_MARKS  # noqa: F401 (re-exported)
-from harness import Result, run_app, sanitizer_env  # noqa: F401 (re-exported)
-from harness import instance as instance  # noqa: F401 (re-exported)
-from harness import placement as _placement
+import harness
+from harness import SANITIZER_MARKS, Result, instance, sanitizer_env  # noqa: F401 (re-exported)
 
 
 def ipfwd_binary(build_dir: Path) -> Path:
-    exe = build_dir / "apps" / "ipfwd" / "ipfwd"
-    assert exe.is_file(), f"ipfwd not built in {build_dir} (meson setup with -Dparts=runtime,ipfwd)"
-    return exe
+    return harness.app_binary(build_dir, "ipfwd")
 
 
 def build_sanitizers(build_dir: Path) -> str:
@@ -25,10 +21,11 @@ def build_sanitizers(build_dir: Path) -> str:
 
 def placement(instances: list[dict[str, Any]], variant: str | None = "l1",
               colocate: bool = True) -> dict[str, Any]:
-    return _placement("ipfwd", instances, variant, colocate)
+    return harness.placement("ipfwd", instances, variant=variant, colocate=colocate)
 
 
 def run_ipfwd(build_dir: Path, file_prefix: str, tmp: Path, vdevs: list[str],
               place: dict[str, Any] | None, args: list[str], timeout: float = 120,
               eal: list[str] | None = None) -> Result:
-    return run_app(build_dir, "ipfwd", file_prefix, tmp, vdevs, place, args, timeout, eal or [])
+    return harness.run_app(ipfwd_binary(build_dir), file_prefix, tmp, vdevs, place, args,
+                           timeout=timeout, eal=eal or [], stats=tmp / "stats.json")

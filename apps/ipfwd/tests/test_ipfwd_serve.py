@@ -44,7 +44,7 @@ def test_serve_runs_each_line(build_dir: Path, file_prefix: str, tmp_path: Path)
     for o in (out[0], last):
         for t in o["tasks"]:
             assert t["observed_cpu"] == t["context"], t
-        assert o["total"]["rx_packets"] > 0 and 0.4 < o["duration_s"] < 1.0
+        assert o["total"]["rx_packets"] > 0 and 0.4 < o["duration_s"] < 2.5  # loose above: a loaded box may deschedule the main lcore
     assert {t["role"]: t["context"] for t in last["tasks"]} == {"R": 1, "P": 0, "T": 1}
 
 

@@ -3,7 +3,7 @@
 table, and each lookup walks that chain; with the keyed hash the same traffic
 spreads like random flows.  Structural facts only (chain and probe lengths,
 from the app's own statistics); the throughput figures are in
-bench/apps-stateful."""
+bench/apps-stateful.py."""
 from __future__ import annotations
 
 from pathlib import Path
