@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <fixbuf/public.h>
 #include <rte_cycles.h>
@@ -81,12 +82,24 @@ static fbInfoElementSpec_t v6_spec[] = {
 #define MAX_SINKS 2
 #define DRAIN_BURST 64
 
+/* IPFIX messages to a UDP collector stay under a typical path MTU. */
+#define UDP_MSG_MAX 1400
+
+/* One destination.  libfixbuf runs in manual mode (fBufAppend says when a
+ * message is full) so that every record is known to be in a message that
+ * was sent, or counted as lost.  UDP: libfixbuf builds each message into
+ * msg (fbExporterAllocBuffer) and we send it on our own connected socket,
+ * because libfixbuf's UDP exporter only logs a refused send. */
 struct sink {
-	const char *what;        /* "collector 127.0.0.1:4739" / "file x.ipfix" */
+	const char *what;        /* "collector 127.0.0.1:4739 (UDP)" / "file x.ipfix" */
 	fbSession_t *session;
+	fbExporter_t *exp;
 	fBuf_t *buf;
+	int fd;                  /* UDP socket, or -1 (file) */
 	uint64_t pending;        /* records appended since the last emit */
 	bool failed;             /* first error printed */
+	bool dirty;              /* the message being built holds a set */
+	uint8_t msg[UDP_MSG_MAX];
 };
 
 struct flow_exporter {
@@ -140,18 +153,54 @@ flow_export_hook(const struct flow_record *r, enum flow_end_reason why,
 }
 
 static void
-note_error(struct flow_exporter *x, struct sink *s, GError *err)
+note_error_msg(struct flow_exporter *x, struct sink *s, const char *msg)
 {
 	if (!s->failed) {
 		s->failed = true;
 		fprintf(stderr, "stateful: IPFIX export to %s failed: %s (further failures only counted in records_lost)\n",
-			s->what, err != NULL ? err->message : "unknown error");
+			s->what, msg);
 		pthread_mutex_lock(&x->err_lock);
 		if (x->first_error[0] == '\0')
-			snprintf(x->first_error, sizeof(x->first_error), "%s: %s", s->what,
-				 err != NULL ? err->message : "unknown error");
+			snprintf(x->first_error, sizeof(x->first_error), "%s: %s", s->what, msg);
 		pthread_mutex_unlock(&x->err_lock);
 	}
+}
+
+static void
+note_error(struct flow_exporter *x, struct sink *s, GError *err)
+{
+	note_error_msg(x, s, err != NULL ? err->message : "unknown error");
+}
+
+/* Close the message being built and send it (force: even without records,
+ * for templates).  Its records count as exported or lost.  true: sent. */
+static bool
+flush_sink(struct flow_exporter *x, struct sink *s, bool force)
+{
+	GError *err = NULL;
+	bool ok = true;
+
+	if (s->pending == 0 && !force)
+		return true;
+	if (!fBufEmit(s->buf, &err)) {
+		note_error(x, s, err);
+		g_clear_error(&err);
+		ok = false;
+	} else if (s->fd >= 0) {
+		size_t len = fbExporterGetMsgLen(s->exp);
+
+		if (len > 0 && send(s->fd, s->msg, len, 0) != (ssize_t)len) {
+			char m[128];
+
+			snprintf(m, sizeof(m), "send: %s", strerror(errno));
+			note_error_msg(x, s, m);
+			ok = false;
+		}
+	}
+	atomic_fetch_add(ok ? &x->records_exported : &x->records_lost, s->pending);
+	s->pending = 0;
+	s->dirty = false;
+	return ok;
 }
 
 static void
@@ -162,19 +211,24 @@ send_templates(struct flow_exporter *x)
 	for (i = 0; i < x->n_sinks; i++) {
 		struct sink *s = &x->sinks[i];
 		GError *err = NULL;
+		bool ok;
 
-		if (!fbSessionExportTemplates(s->session, &err) ||
-		    !fBufEmit(s->buf, &err)) {
+		/* Templates start a message of their own in manual mode. */
+		if (s->pending != 0 || s->dirty)
+			flush_sink(x, s, true);
+		/* libfixbuf starts a template message by itself only in
+		 * automatic mode; they fit in one message, so nothing is
+		 * emitted behind our back. */
+		fBufSetAutomaticMode(s->buf, TRUE);
+		ok = fbSessionExportTemplates(s->session, &err);
+		fBufSetAutomaticMode(s->buf, FALSE);
+		if (!ok) {
 			note_error(x, s, err);
 			g_clear_error(&err);
-			/* Records appended with the templates are gone too. */
-			atomic_fetch_add(&x->records_lost, s->pending);
-			s->pending = 0;
 			continue;
 		}
-		atomic_fetch_add(&x->records_exported, s->pending);
-		s->pending = 0;
-		atomic_fetch_add(&x->templates_sent, 1);
+		if (flush_sink(x, s, true))
+			atomic_fetch_add(&x->templates_sent, 1);
 	}
 }
 
@@ -183,21 +237,8 @@ emit_all(struct flow_exporter *x)
 {
 	unsigned i;
 
-	for (i = 0; i < x->n_sinks; i++) {
-		struct sink *s = &x->sinks[i];
-		GError *err = NULL;
-
-		if (s->pending == 0)
-			continue;
-		if (!fBufEmit(s->buf, &err)) {
-			note_error(x, s, err);
-			g_clear_error(&err);
-			atomic_fetch_add(&x->records_lost, s->pending);
-		} else {
-			atomic_fetch_add(&x->records_exported, s->pending);
-		}
-		s->pending = 0;
-	}
+	for (i = 0; i < x->n_sinks; i++)
+		flush_sink(x, &x->sinks[i], false);
 }
 
 static uint64_t
@@ -257,18 +298,26 @@ append_one(struct flow_exporter *x, const struct export_elem *e, unsigned dir)
 		struct sink *s = &x->sinks[i];
 		GError *err = NULL;
 
-		if (!fBufSetInternalTemplate(s->buf, tid, &err) ||
-		    !fBufSetExportTemplate(s->buf, tid, &err) ||
-		    !fBufAppend(s->buf, (uint8_t *)(uintptr_t)rec, len, &err)) {
+		bool ok = fBufSetInternalTemplate(s->buf, tid, &err) &&
+			  fBufSetExportTemplate(s->buf, tid, &err) &&
+			  fBufAppend(s->buf, (uint8_t *)(uintptr_t)rec, len, &err);
+
+		if (!ok && g_error_matches(err, FB_ERROR_DOMAIN, FB_ERROR_EOM)) {
+			/* Message full: send it, then start the next one. */
+			g_clear_error(&err);
+			flush_sink(x, s, false);
+			ok = fBufSetInternalTemplate(s->buf, tid, &err) &&
+			     fBufSetExportTemplate(s->buf, tid, &err) &&
+			     fBufAppend(s->buf, (uint8_t *)(uintptr_t)rec, len, &err);
+		}
+		if (!ok) {
 			note_error(x, s, err);
 			g_clear_error(&err);
-			/* A failed append lost this record and the message
-			 * libfixbuf tried to send to make room. */
-			atomic_fetch_add(&x->records_lost, s->pending + 1);
-			s->pending = 0;
+			atomic_fetch_add(&x->records_lost, 1);
 			continue;
 		}
 		s->pending++;
+		s->dirty = true;
 	}
 }
 
@@ -311,10 +360,11 @@ writer_main(void *arg)
 }
 
 static int
-sink_open(struct flow_exporter *x, fbExporter_t *exp, const char *what,
+sink_open(struct flow_exporter *x, int fd, const char *file, const char *what,
 	  uint32_t domain, char *err, size_t errlen)
 {
 	struct sink *s = &x->sinks[x->n_sinks];
+	fbExporter_t *exp;
 	fbTemplate_t *t4, *t6;
 	GError *gerr = NULL;
 
@@ -334,13 +384,19 @@ sink_open(struct flow_exporter *x, fbExporter_t *exp, const char *what,
 		g_clear_error(&gerr);
 		return -1;
 	}
+	s->fd = fd;
+	exp = fd >= 0 ? fbExporterAllocBuffer(s->msg, sizeof(s->msg))
+		      : fbExporterAllocFile(file);
+	s->exp = exp;
 	s->buf = fBufAllocForExport(s->session, exp);
+	fBufSetAutomaticMode(s->buf, FALSE);
 	x->n_sinks++;
 	return 0;
 }
 
 static int
-parse_collector(struct flow_exporter *x, const char *spec, char *err, size_t errlen)
+parse_collector(struct flow_exporter *x, const char *spec, int *fd, char *err,
+		size_t errlen)
 {
 	const char *colon = strrchr(spec, ':');
 	struct addrinfo hints = {.ai_socktype = SOCK_DGRAM}, *ai = NULL;
@@ -376,6 +432,16 @@ parse_collector(struct flow_exporter *x, const char *spec, char *err, size_t err
 	if (rc != 0) {
 		snprintf(err, errlen, "--ipfix-collector '%s': cannot resolve '%s': %s",
 			 spec, x->host, gai_strerror(rc));
+		return -1;
+	}
+	*fd = socket(ai->ai_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (*fd < 0 || connect(*fd, ai->ai_addr, ai->ai_addrlen) != 0) {
+		snprintf(err, errlen, "--ipfix-collector '%s': cannot open a UDP socket to it: %s",
+			 spec, strerror(errno));
+		if (*fd >= 0)
+			close(*fd);
+		*fd = -1;
+		freeaddrinfo(ai);
 		return -1;
 	}
 	freeaddrinfo(ai);
@@ -415,18 +481,17 @@ flow_export_create(const struct flow_export_cfg *cfg, int socket_id, char *err,
 		goto fail;
 	}
 	x->model = fbInfoModelAlloc();
+	x->sinks[0].fd = x->sinks[1].fd = -1;
 	if (cfg->collector != NULL) {
-		fbConnSpec_t spec = FB_CONNSPEC_INIT;
+		int fd;
 
-		if (parse_collector(x, cfg->collector, err, errlen) < 0)
+		if (parse_collector(x, cfg->collector, &fd, err, errlen) < 0)
 			goto fail;
-		spec.transport = FB_UDP;
-		spec.host = x->host;
-		spec.svc = x->port;
 		snprintf(what, sizeof(what), "collector %s (UDP)", cfg->collector);
-		if (sink_open(x, fbExporterAllocNet(&spec), what, cfg->observation_domain,
-			      err, errlen) < 0)
+		if (sink_open(x, fd, NULL, what, cfg->observation_domain, err, errlen) < 0) {
+			close(fd);
 			goto fail;
+		}
 	}
 	if (cfg->file != NULL) {
 		FILE *probe = fopen(cfg->file, "wb"); /* a bad path fails now */
@@ -437,7 +502,7 @@ flow_export_create(const struct flow_export_cfg *cfg, int socket_id, char *err,
 		}
 		fclose(probe);
 		snprintf(what, sizeof(what), "file %s", cfg->file);
-		if (sink_open(x, fbExporterAllocFile(cfg->file), what, cfg->observation_domain,
+		if (sink_open(x, -1, cfg->file, what, cfg->observation_domain,
 			      err, errlen) < 0)
 			goto fail;
 	}
@@ -520,6 +585,8 @@ flow_export_free(struct flow_exporter *x)
 	}
 	for (i = 0; i < x->n_sinks; i++) {
 		fBufFree(x->sinks[i].buf); /* frees the session and exporter */
+		if (x->sinks[i].fd >= 0)
+			close(x->sinks[i].fd);
 	}
 	if (x->model != NULL)
 		fbInfoModelFree(x->model);
