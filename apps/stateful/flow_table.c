@@ -211,7 +211,9 @@ flow_table_update(struct flow_table *t, const struct flow_pkt *p, uint32_t hash,
 			}
 			goto out;
 		}
-		if (r->last_tsc < lru_tsc) {
+		/* <=: on a tie (one timestamp per burst) the record further
+		 * down the chain, which is older, is the one to evict. */
+		if (r->last_tsc <= lru_tsc) {
 			lru_tsc = r->last_tsc;
 			lru_link = link;
 		}

@@ -325,3 +325,55 @@ def test_bad_export_options_are_refused(build_dir: Path, tmp_path: Path, file_pr
     run = run_app(build_dir, tmp_path, file_prefix, pcap, args, duration_s=0.5)
     assert run.returncode != 0 and words in run.stderr, run.stderr[-2000:]
 
+
+
+def file_records(path: Path) -> list[dict[str, str]]:
+    """The data records of an IPFIX file, as ipfixDump prints them."""
+    dump = subprocess.run(["ipfixDump", "--in", str(path)], capture_output=True,
+                          text=True, timeout=120, check=True)
+    records: list[dict[str, str]] = []
+    current: dict[str, str] | None = None
+    for line in dump.stdout.splitlines():
+        if line.startswith("--- "):
+            current = {} if line.startswith("--- data record") else None
+            if current is not None:
+                records.append(current)
+        elif current is not None and " : " in line:
+            name, value = line.split(" : ", 1)
+            current[name.split()[-1]] = value.strip()
+    return records
+
+
+def test_table_pressure_evicts_and_exports(build_dir: Path, tmp_path: Path,
+                                           file_prefix: str) -> None:
+    """20 UDP flows that share one nProbe bucket, a table of 3 records: each
+    new flow evicts the bucket's least recently seen one (lackOfResources),
+    and the 3 left end at shutdown (forcedEnd); every packet is in a record."""
+    flows = 20
+    frames = [bytes(Ether() / IP(src=f"10.0.0.{k}", dst="192.168.0.1")
+                    / UDP(sport=60000 - k, dport=53) / (b"x" * k))
+              for k in range(1, flows + 1)]
+    pcap = tmp_path / "pressure.pcap"
+    write_pcap(pcap, frames)
+    out = tmp_path / "pressure.ipfix"
+    run = run_app(build_dir, tmp_path, file_prefix, pcap,
+                  ["--max-flows", "3", "--ipfix-file", str(out)], duration_s=1.0)
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert not sanitizer_reports(run.stderr), run.stderr[-3000:]
+    assert run.stats is not None
+    x = run.stats["app_stats"]["ipfix"]
+    assert x["flows_ended_in_run"]["lack_of_resources"] == flows - 3, x
+    assert x["flows_evicted_table_pressure"] == flows - 3
+    assert run.stats["app_stats"]["flows_dropped_table_full"] == 0
+    recs = file_records(out)
+    assert len(recs) == flows == x["records_exported"]
+    reasons = collections.Counter(r["flowEndReason"] for r in recs)
+    assert reasons == {"5": flows - 3, "4": 3}
+    by_port = {int(r["sourceTransportPort"]): r for r in recs}
+    for k in range(1, flows + 1):
+        r = by_port[60000 - k]
+        assert (r["sourceIPv4Address"], r["packetDeltaCount"], r["octetDeltaCount"]) == \
+            (f"10.0.0.{k}", "1", str(len(frames[k - 1])))
+    # The evicted ones are the oldest: the first 17 flows in arrival order.
+    assert {int(r["sourceTransportPort"]) for r in recs if r["flowEndReason"] == "5"} == \
+        {60000 - k for k in range(1, flows - 2)}
