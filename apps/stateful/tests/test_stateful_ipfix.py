@@ -182,9 +182,27 @@ def nfdump_records(flow_dir: Path) -> collections.Counter[Rec]:
     return out
 
 
+def udp_rx_queue(port: int) -> int | None:
+    """Bytes waiting in the receive queue of the UDP socket bound to
+    127.0.0.1:port (from /proc/net/udp), or None when no socket is bound."""
+    want = f"0100007F:{port:04X}"
+    for line in Path("/proc/net/udp").read_text().splitlines()[1:]:
+        f = line.split()
+        if f[1] == want:
+            return int(f[4].split(":")[1], 16)
+    return None
+
+
+def wait_for(cond, what: str, timeout_s: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not cond():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.05)
+
+
 class Nfcapd:
     """nfcapd on 127.0.0.1:port writing into flow_dir, stopped with SIGTERM
-    (which makes it write its last file)."""
+    (which makes it write its last file) once it has read every datagram."""
 
     def __init__(self, flow_dir: Path) -> None:
         self.port = free_udp_port()
@@ -193,10 +211,14 @@ class Nfcapd:
         self.proc = subprocess.Popen(
             ["nfcapd", "-b", "127.0.0.1", "-p", str(self.port), "-w", str(flow_dir),
              "-t", "3600"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-        time.sleep(0.5)
+        wait_for(lambda: udp_rx_queue(self.port) is not None or self.proc.poll() is not None,
+                 "nfcapd to bind its socket")
         assert self.proc.poll() is None, self.proc.stdout.read() if self.proc.stdout else ""
 
     def stop(self) -> str:
+        # Loopback datagrams are queued when sent; let nfcapd read them all.
+        wait_for(lambda: udp_rx_queue(self.port) in (0, None), "nfcapd to read its queue")
+        time.sleep(0.2)  # and process the last one it read
         self.proc.send_signal(signal.SIGTERM)
         out, _ = self.proc.communicate(timeout=30)
         return out
@@ -221,7 +243,6 @@ def test_export_matches_nfdump_on_shared_captures(build_dir: Path, shared_dir: P
                       ["--ipfix-collector", f"127.0.0.1:{nf.port}",
                        "--ipfix-file", str(ipfix_file)], duration_s=2.0)
     finally:
-        time.sleep(0.5)  # the last datagrams reach nfcapd before it stops
         nfcapd_log = nf.stop()
     assert run.returncode == 0, run.stderr[-3000:]
     assert not sanitizer_reports(run.stderr), run.stderr[-3000:]
