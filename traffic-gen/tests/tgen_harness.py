@@ -8,7 +8,7 @@ import time
 import uuid
 from pathlib import Path
 
-from dpdk_process import SANITIZER_MARKS, Result, sanitizer_env  # noqa: F401 (re-exported)
+from harness import Result, sanitizer_env
 
 MEMIF_DIR = Path("/run/pipeplace")
 

@@ -1,5 +1,5 @@
 /* an-decode-bench: the analyzer's per-packet work without the pipeline, for
- * bench/apps-analyzer: decode (+ BPF filter) and record formatting over the
+ * bench/apps-analyzer.py: decode (+ BPF filter) and record formatting over the
  * frames of a capture, many passes, the fastest pass reported.  The fastest
  * pass is the one least disturbed by other processes, so this figure stays
  * meaningful on a shared machine where the through-the-app figures do not.

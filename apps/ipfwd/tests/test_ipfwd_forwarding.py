@@ -128,7 +128,8 @@ def test_duration_warmup_and_rates(build_dir: Path, file_prefix: str, tmp_path: 
                     ["--duration", "1", "--warmup", "0.5"])
     res.assert_clean()
     s = res.stats
-    assert 0.9 < s["duration_s"] < 1.5
+    # the window is the 1 s asked for; its end may come late on a loaded machine
+    assert 0.9 < s["duration_s"] < 3.0
     t = s["total"]
     # Packets of the warm-up are counted but are not in the window.
     assert 0 < t["window_tx_packets"] < t["tx_packets"]
@@ -147,25 +148,60 @@ def test_sigusr1_snapshot_then_sigint_stops_cleanly(build_dir: Path, file_prefix
     cmd = [str(ipfwd_binary(build_dir)), "--no-pci", "--file-prefix", file_prefix,
            "--vdev", f"net_pcap0,rx_pcap={cap},infinite_rx=1", "--vdev", "net_null0",
            "--", "--placement", str(pfile)]
-    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=sanitizer_env())
-    time.sleep(2.0)
-    p.send_signal(signal.SIGUSR1)
-    time.sleep(0.5)
-    p.send_signal(signal.SIGINT)
-    out, err = p.communicate(timeout=60)
+    out_file, err_file = tmp_path / "stdout.json", tmp_path / "stderr.txt"
+    # No fixed sleeps (a loaded machine starts EAL slowly): wait until the
+    # app catches SIGUSR1, then ask for snapshots until one shows forwarding.
+    with out_file.open("w") as out_f, err_file.open("w") as err_f:
+        p = subprocess.Popen(cmd, stdout=out_f, stderr=err_f, text=True, env=sanitizer_env())
+        try:
+            assert wait_catches(p.pid, signal.SIGUSR1, 120), err_file.read_text()
+            end = time.monotonic() + 120
+            while time.monotonic() < end:
+                p.send_signal(signal.SIGUSR1)
+                time.sleep(0.3)
+                docs = json_docs(out_file.read_text())
+                if docs and docs[-1]["total"]["tx_packets"] > 0:
+                    break
+            p.send_signal(signal.SIGINT)
+            p.wait(timeout=60)
+        finally:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+    err = err_file.read_text()
     assert p.returncode == 0, err
+    docs = json_docs(out_file.read_text())
+    assert len(docs) >= 2, out_file.read_text()[:2000]
+    *snaps, final = docs
+    assert all(d["in_progress"] is True and d["accounting_ok"] is None for d in snaps)
+    assert final["in_progress"] is False and final["accounting_ok"] is True
+    assert 0 < snaps[-1]["total"]["tx_packets"] <= final["total"]["tx_packets"]
+
+
+def wait_catches(pid: int, sig: int, timeout: float) -> bool:
+    """Whether process pid has a handler for sig within timeout (SigCgt in /proc)."""
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("SigCgt:") and int(line.split()[1], 16) >> (sig - 1) & 1:
+                return True
+        time.sleep(0.05)
+    return False
+
+
+def json_docs(text: str) -> list[dict]:
+    """The complete JSON documents written one after another (a half-written last one is left out)."""
     dec, docs, i = json.JSONDecoder(), [], 0
-    while i < len(out):
-        if out[i].isspace():
+    while i < len(text):
+        if text[i].isspace():
             i += 1
             continue
-        d, i = dec.raw_decode(out, i)
+        try:
+            d, i = dec.raw_decode(text, i)
+        except ValueError:
+            break
         docs.append(d)
-    assert len(docs) == 2, out[:2000]
-    snap, final = docs
-    assert snap["in_progress"] is True and snap["accounting_ok"] is None
-    assert final["in_progress"] is False and final["accounting_ok"] is True
-    assert 0 < snap["total"]["tx_packets"] <= final["total"]["tx_packets"]
+    return docs
 
 
 def test_falls_back_to_no_huge_when_hugepages_are_short(build_dir: Path, file_prefix: str,

@@ -1,0 +1,212 @@
+#!/usr/bin/env python3
+"""Benchmark of apps/ahocorasick, all figures measured in this one run:
+
+1. The P task's packets per second on one hardware context, through the app,
+   with 64, 512 and 1500-byte packets (Ethernet/IPv4/UDP, payload of random
+   printable and binary bytes, seeded), for each engine (ac, hs) and keyword
+   set (the DoS subset, the whole community set): P packets / P busy seconds
+   (the runtime's per-task cycles), best of --repeat runs, with the
+   pipeline's forwarded rate beside it.
+2. Each engine's scan throughput in Gb/s of payload, DoS subset and whole
+   set, over the same in-memory packet arrays (ac_engine_bench: the L4
+   payloads of the shared tcpdump captures, and 2000 random 1460-byte
+   payloads), engines alternated in short slices so both see the same load.
+
+Usage: bench/apps-ahocorasick.py [--build DIR] [--duration S] [--repeat N]
+                              [--engine-seconds S] [--json FILE]
+Needs a release build with -Dparts including runtime,ahocorasick (default
+$PIPEPLACE_BUILD or ./build).  Standard library only.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import struct
+import subprocess
+import sys
+import tempfile
+import uuid
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+from harness import quiet_when_reader_goes, write_pcap  # noqa: E402
+
+REPO = Path(__file__).resolve().parent.parent
+SHARED = Path(os.environ.get("PIPEPLACE_SHARED", REPO.parent / "shared")).resolve()
+SIZES = (64, 512, 1500)
+ENGINES = ("ac", "hs")
+SETS = {"dos": ["--dos"], "all": []}
+
+
+def frame(rng: random.Random, size: int) -> bytes:
+    """Ethernet/IPv4/UDP frame of size - 4 bytes (size on the wire counts
+    the 4-byte FCS, as RFC 2544 sizes do); 3 payload bytes in 4 printable."""
+    flen = size - 4
+    ip_len = flen - 14
+    eth = bytes.fromhex("020000000002" "020000000001") + struct.pack("!H", 0x0800)
+    ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, ip_len, 0, 0, 64, 17, 0,
+                     rng.getrandbits(32).to_bytes(4, "big"), bytes([192, 168, 0, 1]))
+    udp = struct.pack("!HHHH", rng.randrange(1024, 65535), 80, ip_len - 20, 0)
+    n = flen - len(eth) - len(ip) - len(udp)
+    payload = bytes(rng.randrange(32, 127) if rng.random() < 0.75 else rng.randrange(256)
+                    for _ in range(n))
+    return eth + ip + udp + payload
+
+
+
+
+def contexts() -> tuple[int, int]:
+    cpus = sorted(os.sched_getaffinity(0))
+    return cpus[0], cpus[1] if len(cpus) > 1 else cpus[0]
+
+
+def run_app(exe: Path, tmp: Path, pcap: Path, n_frames: int, duration: float,
+            engine: str, set_args: list[str]) -> dict:
+    rt, p = contexts()
+    pl = tmp / "placement.json"
+    pl.write_text(json.dumps({"app": "ahocorasick", "variant": engine,
+                              "allow_colocate": True,  # R and T share a context
+                              "instances": [{"rx": {"port": 0, "queue": 0},
+                                             "tx": {"port": 1, "queue": 0},
+                                             "tasks": {"R": rt, "P": p, "T": rt}}]}))
+    stats = tmp / "stats.json"
+    cmd = [str(exe), "--no-pci", f"--file-prefix=acbench{uuid.uuid4().hex[:8]}",
+           f"--vdev=net_pcap0,rx_pcap={pcap},infinite_rx=1", "--vdev=net_null0", "--",
+           "--placement", str(pl), "--duration", str(duration), "--warmup", "0.5",
+           "--mbufs", str(n_frames + 8192), "--stats", str(stats), *set_args]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=duration + 120)
+    if proc.returncode != 0:
+        sys.exit(f"apps-ahocorasick: {' '.join(cmd)} failed ({proc.returncode}):\n"
+                 f"{proc.stderr[-2000:]}")
+    s = json.loads(stats.read_text())
+    ptask = next(t for t in s["tasks"] if t["role"] == "P")
+    app = s["app_stats"]
+    busy_s = ptask["cycles"] / app["tsc_hz"]
+    scanned = app["packets_scanned"]
+    return {"p_mpps": ptask["packets"] / busy_s / 1e6 if busy_s > 0 else 0.0,
+            "pipeline_mpps": s["total"]["pps"] / 1e6,
+            "matches_per_packet": app["matches"] / scanned if scanned else 0.0,
+            "keywords": app["keywords"],
+            "engine_scan_errors": app["engine_scan_errors"],
+            "accounting_ok": s["accounting_ok"]}
+
+
+def best_run(repeat: int, *args) -> dict:
+    """The run with the highest P rate of `repeat`: on a shared machine the
+    least-disturbed run is the closest to what the code can do."""
+    runs = [run_app(*args) for _ in range(repeat)]
+    best = max(runs, key=lambda r: r["p_mpps"])
+    best["p_mpps_all_runs"] = [round(r["p_mpps"], 4) for r in runs]
+    return best
+
+
+def check_build(build: Path) -> None:
+    info = build / "meson-info" / "intro-buildoptions.json"
+    if info.is_file():
+        opts = json.loads(info.read_text())
+        san = next((o["value"] for o in opts if o["name"] == "b_sanitize"), "none")
+        btype = next((o["value"] for o in opts if o["name"] == "buildtype"), "?")
+        if san != "none" or btype != "release":
+            print(f"warning: build {build} is {btype}, sanitize={san}: figures are not "
+                  f"representative", file=sys.stderr)
+
+
+@quiet_when_reader_goes
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--build", type=Path,
+                    default=Path(os.environ.get("PIPEPLACE_BUILD", REPO / "build")))
+    ap.add_argument("--duration", type=float, default=1.0, help="seconds per app run (1)")
+    ap.add_argument("--repeat", type=int, default=2,
+                    help="app runs per figure; the best P rate is reported (2)")
+    ap.add_argument("--packets", type=int, default=4096,
+                    help="distinct packets per size in the replayed capture (4096)")
+    ap.add_argument("--engine-seconds", type=float, default=2.0,
+                    help="ac_engine_bench seconds per engine, set and corpus (2)")
+    ap.add_argument("--json", type=Path, help="also write the figures here")
+    a = ap.parse_args()
+    if a.repeat < 1:
+        ap.error(f"--repeat {a.repeat}: expected >= 1")
+    if a.duration <= 0:
+        ap.error(f"--duration {a.duration}: expected > 0")
+    if a.engine_seconds <= 0:
+        ap.error(f"--engine-seconds {a.engine_seconds}: expected > 0")
+    if not 1 <= a.packets <= 100000:
+        ap.error(f"--packets {a.packets}: expected 1..100000")
+    exe = a.build / "apps" / "ahocorasick" / "ahocorasick"
+    ebench = a.build / "apps" / "ahocorasick" / "ac_engine_bench"
+    for f in (exe, ebench):
+        if not f.is_file():
+            sys.exit(f"apps-ahocorasick: {f} not found: build with "
+                     f"-Dparts=runtime,ahocorasick (or pass --build)")
+    rules = SHARED / "data" / "snort" / "community.rules"
+    pcaps = SHARED / "data" / "pcaps" / "tcpdump-tests"
+    for f in (rules, pcaps):
+        if not f.exists():
+            sys.exit(f"apps-ahocorasick: {f} not found (set PIPEPLACE_SHARED)")
+    check_build(a.build)
+
+    out: dict = {"kind": "measured", "duration_s": a.duration, "repeat": a.repeat,
+                 "p_task": {}, "engines": None}
+    rng = random.Random(1)
+    with tempfile.TemporaryDirectory(prefix="acbench") as td:
+        tmp = Path(td)
+        print(f"apps/ahocorasick benchmark (all figures measured), {a.duration} s per app "
+              f"run, best of {a.repeat}, contexts R+T={contexts()[0]} P={contexts()[1]}")
+        print("P Mpps = P task packets / P busy seconds (runtime's per-task cycles); "
+              "pipeline Mpps = forwarded packets / window")
+        print("\n1. P task through the app (UDP, random payload)")
+        print(f"   {'size':>5} {'set':<4} {'engine':<6} {'keywords':>8} {'P Mpps':>8} "
+              f"{'P Gb/s':>7} {'pipeline Mpps':>14} {'matches/pkt':>11}")
+        for size in SIZES:
+            pcap = tmp / f"udp{size}.pcap"
+            write_pcap(pcap, [frame(rng, size) for _ in range(a.packets)])
+            for set_name, set_args in SETS.items():
+                row = {}
+                for engine in ENGINES:
+                    r = best_run(a.repeat, exe, tmp, pcap, a.packets, a.duration, engine,
+                                 set_args)
+                    if r["engine_scan_errors"] or not r["accounting_ok"]:
+                        sys.exit(f"apps-ahocorasick: run not clean: {r}")
+                    r["p_gbps"] = r["p_mpps"] * size * 8 / 1e3
+                    row[engine] = r
+                    out["p_task"][f"{size}/{set_name}/{engine}"] = r
+                    print(f"   {size:>5} {set_name:<4} {engine:<6} {r['keywords']:>8} "
+                          f"{r['p_mpps']:>8.3f} {r['p_gbps']:>7.2f} "
+                          f"{r['pipeline_mpps']:>14.3f} {r['matches_per_packet']:>11.2f}")
+                ratio = row["hs"]["p_mpps"] / row["ac"]["p_mpps"]
+                out["p_task"][f"{size}/{set_name}/hs_over_ac"] = ratio
+                print(f"   {size:>5} {set_name:<4} hs/ac P throughput: {ratio:.2f}x")
+
+    print("\n2. Engines alone over in-memory packet arrays (Gb/s of scanned payload)")
+    proc = subprocess.run([str(ebench), "--rules", str(rules), "--seconds",
+                           str(a.engine_seconds), "--json", str(pcaps)],
+                          capture_output=True, text=True, timeout=600)
+    if proc.returncode != 0:
+        sys.exit(f"apps-ahocorasick: ac_engine_bench failed:\n{proc.stderr[-2000:]}")
+    rows = json.loads(proc.stdout)
+    out["engines"] = rows
+    print("   ac and hs scan bursts of 32 payloads, as the app does (ac walks two in "
+          "lockstep);\n   ac-single scans one payload at a time")
+    print(f"   {'corpus':<12} {'set':<4} {'packets':>8} {'keywords':>8} "
+          f"{'ac Gb/s':>8} {'hs Gb/s':>8} {'hs/ac':>6} {'ac-single':>10} "
+          f"{'ac/single':>10} {'ac bytes':>10} {'hs bytes':>9}")
+    by = {(r["corpus"], r["set"], r["engine"]): r for r in rows}
+    for corpus in dict.fromkeys(r["corpus"] for r in rows):
+        for set_name in ("dos", "all"):
+            ac, hs = by[(corpus, set_name, "ac")], by[(corpus, set_name, "hs")]
+            single = by[(corpus, set_name, "ac-single")]
+            print(f"   {corpus:<12} {set_name:<4} {ac['packets']:>8} {ac['keywords']:>8} "
+                  f"{ac['gbps']:>8.2f} {hs['gbps']:>8.2f} {hs['gbps'] / ac['gbps']:>6.2f} "
+                  f"{single['gbps']:>10.2f} {ac['gbps'] / single['gbps']:>10.2f} "
+                  f"{ac['engine_bytes']:>10} {hs['engine_bytes']:>9}")
+    if a.json:
+        a.json.write_text(json.dumps(out, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

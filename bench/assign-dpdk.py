@@ -1,0 +1,155 @@
+#!/usr/bin/env python3
+"""Seconds per measured assignment of `assign sample --backend dpdk`, and the
+measurement noise, for one ipfwd-l1 instance co-located on this machine.
+
+In one run, side by side:
+  1. serve:   N random assignments through the sampler into a database, the
+              app kept running (--serve) and re-pinned per assignment;
+  2. process: M assignments, one app process each (EAL start and tear-down
+              every time);
+  3. noise:   --reps measurements of two placements (all stages on one
+              context; stages split over two contexts), CV = sd / mean;
+  4. the paper's window (3 million packets per instance) once, for scale.
+Per assignment: wall seconds (draw, measure, store), the window and warm-up,
+and the overhead (everything else), all measured; the time for 5000
+assignments is projected from the measured mean (estimated).
+
+  bench/assign-dpdk.py [--build DIR] [--n 60] [--n-process 15] [--reps 30]
+                    [--duration 0.1] [--warmup 0.05] [--json FILE]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO / "assign" / "src"))
+
+from assign.backends.base import summarize  # noqa: E402
+from assign.backends.dpdk.backend import DpdkBackend, DpdkOptions  # noqa: E402
+from assign.session import Session  # noqa: E402
+from assign.store import Store  # noqa: E402
+from assign.topology import get_machine  # noqa: E402
+from assign.workloads import Workload  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+from harness import quiet_when_reader_goes  # noqa: E402
+
+TARGET_N, TARGET_S = 5000, 30 * 60
+
+
+def sample(build: Path, cache: Path, db: Path, n: int, runner: str, duration: float, warmup: float) -> dict:
+    topo = get_machine()
+    opts = DpdkOptions(build_dir=build, cache_dir=cache, duration=duration, warmup=warmup, runner=runner)
+    t0 = time.perf_counter()
+    with DpdkBackend(topo, Workload("ipfwd-l1", 1), opts, allow_colocate=True) as be:
+        t_ready = time.perf_counter()
+        session, _ = Session.open(Store(str(db)), topo, be.workload, be, 1, True)
+        t1 = time.perf_counter()
+        added, failed = session.sample_until(n, show_progress=False)
+        t2 = time.perf_counter()
+        mode = be.runner.mode
+        starts = getattr(be.runner, "start_s", [])
+    t_end = time.perf_counter()
+    ms = session.store.measurements(session.run.id)
+    ok = [m for m in ms if m.status == "ok"]
+    per = (t2 - t1) / max(1, added + failed)
+    return {
+        "runner": mode, "n": added, "failed": failed,
+        "wall_per_assignment_s": per,  # draw + measure + store, measured around the sampler
+        "window_s": statistics.mean(m.extra["window_s"] for m in ok),
+        "warmup_s": warmup,
+        "overhead_s": statistics.mean(m.extra["overhead_s"] for m in ok),
+        "overhead_median_s": statistics.median(m.extra["overhead_s"] for m in ok),
+        "sampler_and_store_s": per - statistics.mean(m.extra["wall_s"] for m in ok),
+        "wall_median_s": statistics.median(m.extra["wall_s"] for m in ok),
+        "backend_setup_s": t_ready - t0, "close_s": t_end - t2,
+        "serve_start_s": starts[0] if starts else None,
+        "values": [m.value for m in ok],
+    }
+
+
+@quiet_when_reader_goes
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--build", type=Path, default=Path(os.environ.get("PIPEPLACE_BUILD", REPO / "build")))
+    ap.add_argument("--n", type=int, default=60, help="assignments with the serve runner (60)")
+    ap.add_argument("--n-process", type=int, default=15, help="assignments with a process each (15)")
+    ap.add_argument("--reps", type=int, default=30, help="noise: measurements per placement (30)")
+    ap.add_argument("--duration", type=float, default=0.1, help="window seconds (0.1)")
+    ap.add_argument("--warmup", type=float, default=0.05, help="warm-up seconds (0.05)")
+    ap.add_argument("--json", type=Path, help="also write every figure here")
+    a = ap.parse_args()
+    build = a.build.resolve()
+    out: dict = {"machine": get_machine().summary(), "workload": "ipfwd-l1 x1, co-located",
+                 "window_s": a.duration, "warmup_s": a.warmup, "load_avg_at_start": os.getloadavg()}
+    with tempfile.TemporaryDirectory(prefix="bench-assign-dpdk-") as tmp:
+        cache = Path(tmp) / "captures"
+        print(f"machine: {out['machine']}; load average {out['load_avg_at_start'][0]:.2f} (other work shares "
+              f"these contexts: every figure below is measured under it)")
+        print(f"ipfwd-l1, 1 instance, tasks co-located; window {a.duration} s after a {a.warmup} s warm-up")
+        res = {}
+        for runner, n in (("serve", a.n), ("process", a.n_process)):
+            r = sample(build, cache, Path(tmp) / f"{runner}.db", n, runner, a.duration, a.warmup)
+            res[runner] = r
+            print(f"\n[{r['runner']}] {r['n']} assignments ({r['failed']} failed), measured:")
+            print(f"  seconds per assignment   {r['wall_per_assignment_s']:.3f}  (draw + run + store)")
+            print(f"    window + warm-up       {r['window_s'] + r['warmup_s']:.3f}  ({r['window_s']:.3f} window)")
+            print(f"    overhead               {r['overhead_s']:.3f}  (median {r['overhead_median_s']:.3f}; start, "
+                  f"port set-up, drain, tear-down)")
+            print(f"    sampler + database     {r['sampler_and_store_s']:.3f}  (Python draw, bookkeeping, one "
+                  f"synchronous SQLite commit)")
+            print(f"  median run (warm-up + window + overhead) {r['wall_median_s']:.3f}")
+            if r["serve_start_s"] is not None:
+                print(f"  serve process start-up {r['serve_start_s']:.3f} s once (in its first assignment)")
+            proj = TARGET_N * r["wall_per_assignment_s"]
+            print(f"  {TARGET_N} assignments: {proj / 60:.1f} min (estimated from the measured mean; target "
+                  f"{TARGET_S / 60:.0f} min: {'met' if proj <= TARGET_S else 'not met'})")
+            r["projected_5000_s"] = proj
+        s, p = res["serve"], res["process"]
+        print(f"\nserve vs process: overhead {p['overhead_s'] / max(s['overhead_s'], 1e-9):.0f}x smaller, "
+              f"seconds per assignment {p['wall_per_assignment_s'] / s['wall_per_assignment_s']:.2f}x fewer "
+              f"(measured side by side)")
+        out["sample"] = {k: {kk: vv for kk, vv in v.items() if kk != "values"} for k, v in res.items()}
+
+        topo = get_machine()
+        ctx = [int(o) for o in topo.os_index]
+        places = {"one context": [ctx[0]] * 3}
+        if len(ctx) > 1:
+            places["split"] = [ctx[0], ctx[1], ctx[0]]
+        out["noise"] = {}
+        opts = DpdkOptions(build_dir=build, cache_dir=cache, duration=a.duration, warmup=a.warmup)
+        with DpdkBackend(topo, Workload("ipfwd-l1", 1), opts) as be:
+            for name, c in places.items():
+                vals, fails, _ = be.repeat(c, a.reps)
+                sm = summarize(vals)
+                out["noise"][name] = {"contexts": c, **sm, "failed": len(fails)}
+                print(f"noise, {name} (R,P,T on {c}): {sm['n']} reps, mean {sm['mean']:,.0f} pps, "
+                      f"CV {100 * sm['cv']:.1f}% (measured)")
+        spread = summarize(s["values"])
+        print(f"spread of the random sample itself: CV {100 * spread['cv']:.1f}% (measured, {spread['n']} values)")
+        out["sample_spread_cv"] = spread["cv"]
+
+        popts = DpdkOptions(build_dir=build, cache_dir=cache)  # the paper's 3M packets, all in the window
+        with DpdkBackend(topo, Workload("ipfwd-l1", 1), popts) as be:
+            be.measure_one([ctx[0]] * 3)  # the first pays the serve start-up; time the second
+            t0 = time.perf_counter()
+            r = be.measure_one([ctx[0]] * 3)
+            dt = time.perf_counter() - t0
+        out["paper_window"] = {"packets": 3_000_000, "seconds": dt, "window_s": r.extra.get("window_s"),
+                               "pps": r.value}
+        print(f"the paper's window (3,000,000 packets, all on one context, no warm-up): {dt:.2f} s "
+              f"per assignment (measured; window {r.extra.get('window_s', float('nan')):.2f} s)")
+    if a.json:
+        a.json.write_text(json.dumps(out, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
