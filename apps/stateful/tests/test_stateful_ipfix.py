@@ -35,7 +35,8 @@ from scapy.layers.inet6 import IPv6
 from scapy.layers.l2 import Dot1AD, Dot1Q, Ether
 from scapy.utils import RawPcapReader
 
-from stateful_run import run_app, sanitizer_reports, write_pcap
+from harness import sanitizer_reports, write_pcap
+from stateful_run import run_app
 
 Key = tuple[str, str, int, int, int]          # src, dst, sport, dport, proto
 Rec = tuple[str, str, int, int, int, int, int]  # Key + packets, bytes
