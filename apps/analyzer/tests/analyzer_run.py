@@ -2,14 +2,13 @@
 tests and the benchmark, and building their inputs, on tests/harness."""
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Iterable
 
-from harness import Result, placement as _placement, read_pcap, sanitizer_reports, write_pcap  # noqa: F401
+from harness import Result, read_pcap
+from harness import placement as _placement
 from harness import app_binary as _app_binary
 from harness import run_app as _run_app
-from harness.pcap import DEFAULT_SNAPLEN as PCAP_SNAPLEN  # noqa: F401 (re-exported)
 
 AppRun = Result
 
@@ -22,13 +21,6 @@ def decode_tool(build_dir: Path) -> Path:
     exe = build_dir / "apps" / "analyzer" / "an-pcap-decode"
     assert exe.is_file(), f"{exe} not built"
     return exe
-
-
-def placement(tmp: Path) -> Path:
-    """One instance; P on its own context when the machine lets us have two."""
-    path = tmp / "placement.json"
-    path.write_text(json.dumps(_placement("analyzer", 1)))
-    return path
 
 
 def run_app(build_dir: Path, tmp: Path, file_prefix: str, pcap: Path,

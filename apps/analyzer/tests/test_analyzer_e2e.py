@@ -23,8 +23,8 @@ from scapy.layers.inet6 import IPv6
 from scapy.layers.l2 import Dot1Q, Ether
 
 from tunnel_frames import tunnel_frames
-from analyzer_run import (capture_frames, decode_tool, read_pcap, run_app,
-                          sanitizer_reports, write_pcap, app_binary)
+from harness import read_pcap, sanitizer_reports, write_pcap
+from analyzer_run import app_binary, capture_frames, decode_tool, run_app
 
 MBUF_DATA = 2048  # --mbuf-size given to the app: bytes in the first segment
 # Columns the app and an-pcap-decode must agree on (the others: time, the

@@ -31,9 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
-from scapy.utils import RawPcapReader
-
-from analyzer_run import write_pcap
+from harness import read_pcap, write_pcap
 from tshark_allowlist import RULES
 from tunnel_frames import tunnel_frames
 
@@ -236,10 +234,6 @@ def compare_file(name: str, ours: list[dict[str, str]], theirs: dict[int, dict[s
             found.records[(name, frame)] = o
 
 
-def frames_of(pcap: Path) -> list[bytes]:
-    return [bytes(d) for d, _m in RawPcapReader(str(pcap))]
-
-
 def test_decoder_agrees_with_tshark(build_dir: Path, shared_dir: Path, tmp_path: Path) -> None:
     assert shutil.which("tshark"), "tshark is not installed (Debian package tshark)"
     tool = build_dir / "apps" / "analyzer" / "an-pcap-decode"
@@ -276,7 +270,7 @@ def test_decoder_agrees_with_tshark(build_dir: Path, shared_dir: Path, tmp_path:
     unexplained = {}
     for (name, frame), d in sorted(found.disagreements.items()):
         if name not in frames:
-            frames[name] = frames_of(Path(name))
+            frames[name] = read_pcap(Path(name))
         o = found.records[(name, frame)]
         rule = next((r for r in RULES if r.applies(frames[name][frame - 1], o)), None)
         if rule is None or frozenset(d) not in rule.diffs:
