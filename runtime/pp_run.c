@@ -18,15 +18,15 @@
 #include <rte_mbuf.h>
 #include <rte_ring.h>
 
+#include "pp_signal.h"
 #include "pp_stats.h"
 #include "pp_task.h"
 
-static volatile sig_atomic_t stop_requested;
 static volatile sig_atomic_t stats_requested;
 
-void pp_request_stop(void) { stop_requested = 1; }
+void pp_request_stop(void) { pp_signal_request_stop(); }
 void pp_request_stats(void) { stats_requested = 1; }
-bool pp_stop_requested(void) { return stop_requested != 0; }
+bool pp_stop_requested(void) { return pp_stop_signals != 0; }
 
 struct port_use {
 	uint16_t n_rx, n_tx; /* queues the placement uses: highest index + 1 */
@@ -314,7 +314,7 @@ static double watch(struct run *r)
 			tsc_win0 = rte_rdtsc();
 			in_window = true;
 		}
-		if (t_stop == 0 && (stop_requested ||
+		if (t_stop == 0 && (pp_stop_signals ||
 				    (o->duration_s > 0 && in_window && t - t_win0 >= o->duration_s))) {
 			snapshot_tx(r->inst, r->n, r->tx1, r->b1);
 			t_stop = t;

@@ -10,6 +10,7 @@
 #include <rte_mbuf.h>
 #include <rte_mempool.h>
 
+#include "pp_signal.h"
 #include "tg_config.h"
 #include "tg_hist.h"
 #include "tg_seq.h"
@@ -91,7 +92,6 @@ struct tg_run {
 };
 
 extern struct tg_run tg_run;
-extern volatile int tg_signal;
 
 /* tg_tx.c */
 int tg_txjob_init(struct tg_txjob *j, const struct tg_stream_cfg *s, const struct tg_cfg *c,

@@ -10,6 +10,7 @@
 
 #include <jansson.h>
 
+#include "pp_parse.h"
 #include "tg_sig.h"
 #include "tg_yaml.h"
 
@@ -69,50 +70,6 @@ tg_cfg_defaults(struct tg_cfg *c)
 
 /* ---- value parsers ---------------------------------------------------- */
 
-static int
-parse_double(const char *t, double lo, double hi, double *out)
-{
-	char *end;
-	double v;
-
-	errno = 0;
-	v = strtod(t, &end);
-	if (errno || end == t || *end || !isfinite(v) || v < lo || v > hi)
-		return -1;
-	*out = v;
-	return 0;
-}
-
-static int
-parse_u64(const char *t, uint64_t lo, uint64_t hi, uint64_t *out)
-{
-	char *end;
-	unsigned long long v;
-
-	if (*t < '0' || *t > '9')
-		return -1;
-	errno = 0;
-	v = strtoull(t, &end, 10);
-	if (errno || *end || v < lo || v > hi)
-		return -1;
-	*out = v;
-	return 0;
-}
-
-static int
-parse_bool(const char *t, bool *out)
-{
-	if (!strcmp(t, "true") || !strcmp(t, "1") || !strcmp(t, "yes")) {
-		*out = true;
-		return 0;
-	}
-	if (!strcmp(t, "false") || !strcmp(t, "0") || !strcmp(t, "no")) {
-		*out = false;
-		return 0;
-	}
-	return -1;
-}
-
 /* "100000", "1.5M", "250k", "40%", "max" */
 static int
 parse_rate(const char *t, enum tg_rate_kind *kind, double *rate)
@@ -132,14 +89,14 @@ parse_rate(const char *t, enum tg_rate_kind *kind, double *rate)
 	if (buf[n - 1] == '%') {
 		buf[n - 1] = '\0';
 		*kind = TG_RATE_PCT;
-		return parse_double(buf, 1e-6, 100, rate);
+		return pp_parse_double_value(buf, 1e-6, 100, rate);
 	}
 	if (buf[n - 1] == 'k' || buf[n - 1] == 'M') {
 		mult = buf[n - 1] == 'k' ? 1e3 : 1e6;
 		buf[n - 1] = '\0';
 	}
 	*kind = TG_RATE_PPS;
-	if (parse_double(buf, 1e-9, 1e12, rate))
+	if (pp_parse_double_value(buf, 1e-9, 1e12, rate))
 		return -1;
 	*rate *= mult;
 	if (*rate < 1)
@@ -168,13 +125,13 @@ parse_sizes(const char *t, struct tg_size_mix *m, char *err, size_t errlen)
 		w = 1;
 		if (colon) {
 			*colon++ = '\0';
-			if (parse_u64(colon, 1, 1000000, &w)) {
+			if (pp_parse_u64_value(colon, 1, 1000000, &w)) {
 				snprintf(err, errlen, "weight '%s' is not an integer in 1..1000000",
 					 colon);
 				return -1;
 			}
 		}
-		if (parse_u64(tok, TG_MIN_FRAME, TG_MAX_FRAME, &v)) {
+		if (pp_parse_u64_value(tok, TG_MIN_FRAME, TG_MAX_FRAME, &v)) {
 			snprintf(err, errlen,
 				 "frame size '%s' is not an integer in %d..%d (bytes, FCS included)",
 				 tok, TG_MIN_FRAME, TG_MAX_FRAME);
@@ -285,7 +242,7 @@ set_stream_key(struct tg_stream_cfg *s, const char *key, const char *val, char *
 		return 1;
 	}
 	if (!strcmp(key, "flows")) {
-		if (parse_u64(val, 0, 1u << 20, &u)) {
+		if (pp_parse_u64_value(val, 0, 1u << 20, &u)) {
 			snprintf(err, errlen, "'%s' is not a flow count in 0..1048576", val);
 			return -1;
 		}
@@ -301,7 +258,7 @@ set_stream_key(struct tg_stream_cfg *s, const char *key, const char *val, char *
 		return 1;
 	}
 	if (!strcmp(key, "fill")) {
-		if (parse_u64(val, 0, 255, &u)) {
+		if (pp_parse_u64_value(val, 0, 255, &u)) {
 			snprintf(err, errlen, "'%s' is not a byte value 0..255", val);
 			return -1;
 		}
@@ -317,14 +274,14 @@ set_stream_key(struct tg_stream_cfg *s, const char *key, const char *val, char *
 		return 1;
 	}
 	if (!strcmp(key, "loops")) {
-		if (parse_u64(val, 0, UINT64_MAX, &s->loops)) {
+		if (pp_parse_u64_value(val, 0, UINT64_MAX, &s->loops)) {
 			snprintf(err, errlen, "'%s' is not a loop count (0 = until stopped)", val);
 			return -1;
 		}
 		return 1;
 	}
 	if (!strcmp(key, "signature")) {
-		if (parse_bool(val, &s->signature)) {
+		if (pp_parse_bool_value(val, &s->signature)) {
 			snprintf(err, errlen, "'%s' is not true or false", val);
 			return -1;
 		}
@@ -358,49 +315,49 @@ set_global_key(struct tg_cfg *c, const char *key, const char *val, char *err, si
 			*p = -1;
 			return 1;
 		}
-		if (parse_u64(val, 0, 1023, &u))
+		if (pp_parse_u64_value(val, 0, 1023, &u))
 			BAD("'%s' is not a port index (0..1023) or none", val);
 		*p = (int)u;
 		return 1;
 	}
 	if (!strcmp(key, "tx_queues") || !strcmp(key, "rx_queues")) {
-		if (parse_u64(val, 1, 16, &u))
+		if (pp_parse_u64_value(val, 1, 16, &u))
 			BAD("'%s' is not a queue count in 1..16", val);
 		*(key[0] == 't' ? &c->tx_queues : &c->rx_queues) = (unsigned)u;
 		return 1;
 	}
 	if (!strcmp(key, "duration")) {
-		if (parse_double(val, 0, 1e7, &c->duration_s))
+		if (pp_parse_double_value(val, 0, 1e7, &c->duration_s))
 			BAD("'%s' is not a duration in seconds", val);
 		return 1;
 	}
 	if (!strcmp(key, "packets")) {
-		if (parse_u64(val, 0, UINT64_MAX, &c->packets))
+		if (pp_parse_u64_value(val, 0, UINT64_MAX, &c->packets))
 			BAD("'%s' is not a packet count", val);
 		return 1;
 	}
 	if (!strcmp(key, "link_gbps")) {
-		if (parse_double(val, 1e-6, 10000, &c->link_gbps))
+		if (pp_parse_double_value(val, 1e-6, 10000, &c->link_gbps))
 			BAD("'%s' is not a link speed in Gb/s", val);
 		return 1;
 	}
 	if (!strcmp(key, "drain")) {
-		if (parse_double(val, 0, 60, &c->drain_s))
+		if (pp_parse_double_value(val, 0, 60, &c->drain_s))
 			BAD("'%s' is not a drain time in seconds (0..60)", val);
 		return 1;
 	}
 	if (!strcmp(key, "start_after")) {
-		if (parse_double(val, 0, 3600, &c->start_after_s))
+		if (pp_parse_double_value(val, 0, 3600, &c->start_after_s))
 			BAD("'%s' is not a time in seconds (0..3600)", val);
 		return 1;
 	}
 	if (!strcmp(key, "peer_wait")) {
-		if (parse_double(val, 0, 3600, &c->peer_wait_s))
+		if (pp_parse_double_value(val, 0, 3600, &c->peer_wait_s))
 			BAD("'%s' is not a time in seconds (0..3600)", val);
 		return 1;
 	}
 	if (!strcmp(key, "link_wait")) {
-		if (parse_double(val, 0, 3600, &c->link_wait_s))
+		if (pp_parse_double_value(val, 0, 3600, &c->link_wait_s))
 			BAD("'%s' is not a time in seconds (0..3600)", val);
 		return 1;
 	}
@@ -411,12 +368,12 @@ set_global_key(struct tg_cfg *c, const char *key, const char *val, char *err, si
 		return 1;
 	}
 	if (!strcmp(key, "live") || !strcmp(key, "tx_retry")) {
-		if (parse_bool(val, key[0] == 'l' ? &c->live : &c->tx_retry))
+		if (pp_parse_bool_value(val, key[0] == 'l' ? &c->live : &c->tx_retry))
 			BAD("'%s' is not true or false", val);
 		return 1;
 	}
 	if (!strcmp(key, "mbufs")) {
-		if (parse_u64(val, 255, 1u << 20, &u))
+		if (pp_parse_u64_value(val, 255, 1u << 20, &u))
 			BAD("'%s' is not a pool size in 255..1048576", val);
 		c->mbufs = (unsigned)u;
 		return 1;
@@ -424,33 +381,33 @@ set_global_key(struct tg_cfg *c, const char *key, const char *val, char *err, si
 	if (!strcmp(key, "frame_sizes"))
 		return parse_rfc_sizes(val, c, err, errlen) ? -1 : 1;
 	if (!strcmp(key, "trial")) {
-		if (parse_double(val, 0.01, 3600, &c->trial_s))
+		if (pp_parse_double_value(val, 0.01, 3600, &c->trial_s))
 			BAD("'%s' is not a trial duration in seconds (0.01..3600)", val);
 		return 1;
 	}
 	if (!strcmp(key, "resolution")) {
-		if (parse_double(val, 1e-4, 50, &c->resolution_pct))
+		if (pp_parse_double_value(val, 1e-4, 50, &c->resolution_pct))
 			BAD("'%s' is not a resolution in percent of the search's upper bound (0.0001..50)", val);
 		return 1;
 	}
 	if (!strcmp(key, "loss_tolerance")) {
-		if (parse_double(val, 0, 100, &c->loss_tolerance_pct))
+		if (pp_parse_double_value(val, 0, 100, &c->loss_tolerance_pct))
 			BAD("'%s' is not a loss tolerance in percent (0..100)", val);
 		return 1;
 	}
 	if (!strcmp(key, "delay_us")) {
-		if (parse_double(val, 0, 1e7, &d))
+		if (pp_parse_double_value(val, 0, 1e7, &d))
 			BAD("'%s' is not a delay in microseconds", val);
 		c->delay_us = d;
 		return 1;
 	}
 	if (!strcmp(key, "capacity_burst")) {
-		if (parse_double(val, 1, 1e9, &c->capacity_burst))
+		if (pp_parse_double_value(val, 1, 1e9, &c->capacity_burst))
 			BAD("'%s' is not a bucket depth in packets (>= 1)", val);
 		return 1;
 	}
 	if (!strcmp(key, "capacity_pps")) {
-		if (parse_double(val, 0, 1e10, &c->capacity_pps))
+		if (pp_parse_double_value(val, 0, 1e10, &c->capacity_pps))
 			BAD("'%s' is not a packet rate", val);
 		return 1;
 	}

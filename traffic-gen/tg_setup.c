@@ -74,7 +74,7 @@ wait_link(uint16_t port, double wait_s)
 		if (rte_eth_link_get_nowait(port, &link) == 0 && link.link_status)
 			return 0;
 		rte_delay_us_sleep(10000);
-	} while (rte_rdtsc() < end && !tg_signal);
+	} while (rte_rdtsc() < end && !pp_stop_signals);
 	fprintf(stderr, "pp-tgen: port %u: link still down after %.1f s (--link-wait); is the peer running?\n",
 		port, wait_s);
 	return -1;
@@ -276,7 +276,7 @@ wait_peers_gone(double wait_s)
 		if (!up)
 			return;
 		rte_delay_us_sleep(10000);
-	} while (rte_rdtsc() < end && !tg_signal);
+	} while (rte_rdtsc() < end && !pp_stop_signals);
 }
 
 void
