@@ -15,7 +15,9 @@
 #include <rte_lcore.h>
 
 #include "tg_ctx.h"
-#include "tg_sig.h"
+#include "tg_delay.h"
+#include "tg_report.h"
+#include "tg_signature.h"
 
 #define QUEUE_SLOTS (1u << 16)
 

@@ -7,6 +7,12 @@
 #include "pp_eal.h"
 #include "pp_signal.h"
 #include "tg_ctx.h"
+#include "tg_cli.h"
+#include "tg_delay.h"
+#include "tg_report.h"
+#include "tg_rfc2544.h"
+#include "tg_run.h"
+#include "tg_setup.h"
 
 /* Memory the EAL gets when it must run without hugepages (--no-huge -m
  * TG_EAL_NEED_MB + 64): ample for the default pools. */

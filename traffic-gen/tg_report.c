@@ -6,6 +6,8 @@
 #include <unistd.h>
 
 #include "tg_ctx.h"
+#include "tg_report.h"
+#include "tg_setup.h"
 
 #define RESOLUTION_NOTE \
 	"log-linear histogram of TSC cycles: buckets 1/64 of their value wide (percentiles are bucket midpoints, within 0.8%); min, mean, max exact"

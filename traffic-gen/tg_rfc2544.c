@@ -7,6 +7,10 @@
 #include <rte_malloc.h>
 
 #include "tg_ctx.h"
+#include "tg_report.h"
+#include "tg_rfc2544.h"
+#include "tg_run.h"
+#include "tg_tx.h"
 
 struct trial {
 	double asked_pps, offered_pps, loss_pct;

@@ -9,6 +9,10 @@
 #include <rte_lcore.h>
 
 #include "tg_ctx.h"
+#include "tg_run.h"
+#include "tg_rx.h"
+#include "tg_tx.h"
+#include "tg_worker.h"
 
 struct tg_run tg_run;
 

@@ -11,6 +11,9 @@
 #include <rte_malloc.h>
 
 #include "tg_ctx.h"
+#include "tg_rx.h"
+#include "tg_setup.h"
+#include "tg_tx.h"
 
 #define RX_DESC 1024
 #define TX_DESC 1024
