@@ -18,6 +18,7 @@
 #include <rte_mbuf.h>
 #include <rte_ring.h>
 
+#include "pp_port.h"
 #include "pp_signal.h"
 #include "pp_stats.h"
 #include "pp_task.h"
@@ -87,37 +88,17 @@ static int setup_ports(struct pp_runtime *rt, const struct pp_placement *pl,
 			goto start;
 		use[p].n_rx = RTE_MAX(use[p].n_rx, rt->port_rx_queues[p]);
 		use[p].n_tx = RTE_MAX(use[p].n_tx, rt->port_tx_queues[p]);
-		struct rte_eth_conf conf;
-		memset(&conf, 0, sizeof(conf));
-		rc = rte_eth_dev_configure(p, use[p].n_rx, use[p].n_tx, &conf);
-		if (rc < 0) {
-			fprintf(stderr, "port %u (%s): cannot configure %u rx / %u tx queues: %s\n",
-				p, name, use[p].n_rx, use[p].n_tx, rte_strerror(-rc));
+		const struct pp_port_conf conf = {
+			.n_rx = use[p].n_rx, .n_tx = use[p].n_tx,
+			.rx_desc = (uint16_t)opts->ring_size, .tx_desc = (uint16_t)opts->ring_size,
+			.pool = rt->pool,
+		};
+		if (pp_port_configure(p, &conf, NULL) < 0)
 			return -1;
-		}
-		int socket = rte_eth_dev_socket_id(p);
-		if (socket < 0)
-			socket = (int)rte_socket_id();
-		for (uint16_t q = 0; q < use[p].n_rx; q++) {
-			rc = rte_eth_rx_queue_setup(p, q, opts->ring_size, (unsigned)socket, NULL, rt->pool);
-			if (rc < 0) {
-				fprintf(stderr, "port %u (%s): rx queue %u setup failed: %s\n",
-					p, name, q, rte_strerror(-rc));
-				return -1;
-			}
-		}
-		for (uint16_t q = 0; q < use[p].n_tx; q++) {
-			rc = rte_eth_tx_queue_setup(p, q, opts->ring_size, (unsigned)socket, NULL);
-			if (rc < 0) {
-				fprintf(stderr, "port %u (%s): tx queue %u setup failed: %s\n",
-					p, name, q, rte_strerror(-rc));
-				return -1;
-			}
-		}
 		rt->port_rx_queues[p] = use[p].n_rx;
 		rt->port_tx_queues[p] = use[p].n_tx;
 start:
-		rc = rte_eth_dev_start(p);
+		rc = pp_port_start(p, false);
 		if (rc < 0) {
 			fprintf(stderr,
 				"port %u (%s): start failed: %s (net_pcap with infinite_rx loads the whole capture into mbufs: a pool of %u may be too small, see --mbufs)\n",
@@ -132,7 +113,7 @@ static void stop_ports(const struct port_use *use)
 {
 	for (uint16_t p = 0; p < RTE_MAX_ETHPORTS; p++)
 		if (use[p].started)
-			rte_eth_dev_stop(p);
+			pp_port_stop(p, false);
 }
 
 static double now_s(void)
