@@ -82,10 +82,8 @@ struct pp_app {
  * launch, run, print statistics.  Returns the process exit status. */
 int pp_main(int argc, char **argv, const struct pp_app *app);
 
-/* Option values for parse_opt, checked the way the runtime checks its own:
- * on a bad value they print "OPT 'VAL': expected ..." naming the range and
- * return -1; else store the value and return 0. */
-int pp_parse_u64(const char *opt, const char *val, uint64_t min, uint64_t max, uint64_t *out);
-int pp_parse_seconds(const char *opt, const char *val, double max, double *out);
+/* Option values for parse_opt (pp_parse_u64, pp_parse_seconds), checked the
+ * way the runtime checks its own: runtime/base/pp_parse.h. */
+#include "pp_parse.h"
 
 #endif /* PP_APP_H */

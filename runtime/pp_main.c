@@ -18,9 +18,11 @@
 #include <rte_mbuf.h>
 
 #include "pp_app.h"
+#include "pp_eal.h"
 #include "pp_placement.h"
 #include "pp_placement_builtin.h"
 #include "pp_run.h"
+#include "pp_signal.h"
 #include "pp_stats.h"
 #include "pp_topology.h"
 
@@ -86,33 +88,6 @@ static void usage(const struct pp_app *app, FILE *out)
 			fprintf(out, " %s", *v);
 		fputc('\n', out);
 	}
-}
-
-int pp_parse_u64(const char *opt, const char *val, uint64_t min, uint64_t max, uint64_t *out)
-{
-	char *end;
-	errno = 0;
-	unsigned long long v = strtoull(val, &end, 10);
-	if (val[0] == '\0' || val[0] == '-' || *end != '\0' || errno != 0 || v < min || v > max) {
-		fprintf(stderr, "%s '%s': expected an integer in %" PRIu64 "..%" PRIu64 "\n",
-			opt, val, min, max);
-		return -1;
-	}
-	*out = v;
-	return 0;
-}
-
-int pp_parse_seconds(const char *opt, const char *val, double max, double *out)
-{
-	char *end;
-	errno = 0;
-	double v = strtod(val, &end);
-	if (val[0] == '\0' || *end != '\0' || errno != 0 || !isfinite(v) || v < 0 || v > max) {
-		fprintf(stderr, "%s '%s': expected a number of seconds in 0..%g\n", opt, val, max);
-		return -1;
-	}
-	*out = v;
-	return 0;
 }
 
 /* Returns 0 to go on, 1 when --help was printed, -1 on error. */
@@ -225,43 +200,7 @@ static void print_placement(const struct pp_placement *pl, const struct pp_topol
 	}
 }
 
-/* Bytes of hugepage memory free in a mounted hugetlbfs, 0 when none. */
-static uint64_t free_hugepage_bytes(void)
-{
-	FILE *f = fopen("/proc/mounts", "r");
-	char line[512];
-	bool mounted = false;
-	while (f != NULL && fgets(line, sizeof(line), f) != NULL)
-		mounted = mounted || strstr(line, " hugetlbfs ") != NULL;
-	if (f != NULL)
-		fclose(f);
-	if (!mounted)
-		return 0;
-	uint64_t free_pages = 0, size_kb = 0;
-	f = fopen("/proc/meminfo", "r");
-	while (f != NULL && fgets(line, sizeof(line), f) != NULL) {
-		sscanf(line, "HugePages_Free: %" SCNu64, &free_pages);
-		sscanf(line, "Hugepagesize: %" SCNu64, &size_kb);
-	}
-	if (f != NULL)
-		fclose(f);
-	return free_pages * size_kb * 1024;
-}
-
-static bool has_arg(int argc, char **argv, const char *const *names)
-{
-	for (int i = 1; i < argc; i++)
-		for (const char *const *n = names; *n != NULL; n++) {
-			size_t l = strlen(*n);
-			if (strncmp(argv[i], *n, l) == 0 && (argv[i][l] == '\0' || argv[i][l] == '=' ||
-							     (*n)[1] != '-'))
-				return true;
-		}
-	return false;
-}
-
 static volatile sig_atomic_t dummy;
-static void on_stop(int sig) { (void)sig; pp_request_stop(); }
 static void on_usr1(int sig) { (void)sig; pp_request_stats(); dummy = 1; }
 
 /* Check a parsed placement against the app and the topology and settle its
@@ -339,9 +278,15 @@ static int serve(struct pp_runtime *rt, const struct pp_topology *topo, struct c
 		json_object_set_new(out, "line", json_integer(lineno));
 		json_dumpf(out, stdout, JSON_COMPACT | JSON_REAL_PRECISION(10));
 		fputc('\n', stdout);
-		fflush(stdout);
 		json_decref(out);
 		failed += rc != 0;
+		if (fflush(stdout) != 0 || ferror(stdout)) {
+			/* The reader went away (EPIPE, SIGPIPE is ignored): end cleanly. */
+			fprintf(stderr, "pipeplace: cannot write to stdout (%s): stopping at line %u\n",
+				strerror(errno), lineno);
+			failed++;
+			break;
+		}
 		if (pp_stop_requested())
 			break;
 	}
@@ -367,7 +312,7 @@ int pp_main(int argc, char **argv, const struct pp_app *app)
 	struct cli c = {.run = {.ring_size = DEFAULT_RING_SIZE}, .mbuf_data = RTE_MBUF_DEFAULT_DATAROOM};
 	struct pp_topology topo = {0};
 	struct pp_placement pl = {0};
-	char err[512], mbuf_mb[32], *lcores = NULL, **eal = NULL;
+	char err[512], *lcores = NULL;
 	const char *origin = NULL;
 	bool eal_up = false;
 	int rc = 1;
@@ -424,7 +369,7 @@ int pp_main(int argc, char **argv, const struct pp_app *app)
 		goto out;
 	}
 	static const char *const lcore_opts[] = {"-l", "-c", "--lcores", "--main-lcore", "--master-lcore", NULL};
-	if (has_arg(dashdash, argv, lcore_opts)) {
+	if (pp_eal_has_arg(dashdash, argv, lcore_opts)) {
 		fprintf(stderr, "EAL options: do not give -l, -c, --lcores or --main-lcore: the lcore map comes from the placement\n");
 		goto out;
 	}
@@ -454,8 +399,7 @@ int pp_main(int argc, char **argv, const struct pp_app *app)
 		goto out;
 	}
 	lcores = lcore_map(ctxs, n_ctx);
-	eal = calloc((size_t)dashdash + 8, sizeof(char *));
-	if (lcores == NULL || eal == NULL)
+	if (lcores == NULL)
 		goto out;
 
 	/* Pool: full rings and a burst in every stage of every instance; a
@@ -467,34 +411,11 @@ int pp_main(int argc, char **argv, const struct pp_app *app)
 		c.mbufs = RTE_MAX(8191u, n_inst * (2 * c.run.ring_size + 3 * PP_BURST) + 4096);
 	uint64_t need_mb = ((uint64_t)c.mbufs * (c.mbuf_data + MBUF_OVERHEAD) >> 20) + 64 +
 			   (uint64_t)n_inst * 2 * c.run.ring_size * 8 / (1 << 20);
-	int ne = 0;
-	for (int i = 0; i < dashdash; i++)
-		eal[ne++] = argv[i];
-	eal[ne++] = (char *)"--lcores";
-	eal[ne++] = lcores;
-	static const char *const mem_opts[] = {"--no-huge", "-m", "--socket-mem", "--in-memory", NULL};
-	if (!has_arg(dashdash, argv, mem_opts) && free_hugepage_bytes() < (need_mb << 20)) {
-		snprintf(mbuf_mb, sizeof(mbuf_mb), "%" PRIu64, need_mb + 64);
-		fprintf(stderr, "pipeplace: fewer than %" PRIu64 " MiB of free hugepages (or no hugetlbfs mount): running with --no-huge -m %s\n",
-			need_mb, mbuf_mb);
-		eal[ne++] = (char *)"--no-huge";
-		eal[ne++] = (char *)"-m";
-		eal[ne++] = mbuf_mb;
-	}
-	eal[ne] = NULL;
-	if (rte_eal_init(ne, eal) < 0) {
-		fprintf(stderr, "EAL initialisation failed: %s (EAL arguments and the messages above say why)\n",
-			rte_strerror(rte_errno));
+	const char *const eal_extra[] = {"--lcores", lcores, NULL};
+	if (pp_eal_start(dashdash, argv, eal_extra, need_mb, "pipeplace") < 0)
 		goto out;
-	}
 	eal_up = true;
-	struct sigaction sa;
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_stop;
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sa.sa_handler = on_usr1;
-	sigaction(SIGUSR1, &sa, NULL);
+	pp_signal_setup(on_usr1);
 
 	struct pp_runtime rt;
 	memset(&rt, 0, sizeof(rt));
@@ -524,8 +445,7 @@ int pp_main(int argc, char **argv, const struct pp_app *app)
 	}
 out:
 	if (eal_up)
-		rte_eal_cleanup();
-	free(eal);
+		pp_eal_stop();
 	free(lcores);
 	pp_placement_free(&pl);
 	pp_topology_free(&topo);

@@ -18,15 +18,16 @@
 #include <rte_mbuf.h>
 #include <rte_ring.h>
 
+#include "pp_port.h"
+#include "pp_signal.h"
 #include "pp_stats.h"
 #include "pp_task.h"
 
-static volatile sig_atomic_t stop_requested;
 static volatile sig_atomic_t stats_requested;
 
-void pp_request_stop(void) { stop_requested = 1; }
+void pp_request_stop(void) { pp_signal_request_stop(); }
 void pp_request_stats(void) { stats_requested = 1; }
-bool pp_stop_requested(void) { return stop_requested != 0; }
+bool pp_stop_requested(void) { return pp_stop_signals != 0; }
 
 struct port_use {
 	uint16_t n_rx, n_tx; /* queues the placement uses: highest index + 1 */
@@ -87,37 +88,17 @@ static int setup_ports(struct pp_runtime *rt, const struct pp_placement *pl,
 			goto start;
 		use[p].n_rx = RTE_MAX(use[p].n_rx, rt->port_rx_queues[p]);
 		use[p].n_tx = RTE_MAX(use[p].n_tx, rt->port_tx_queues[p]);
-		struct rte_eth_conf conf;
-		memset(&conf, 0, sizeof(conf));
-		rc = rte_eth_dev_configure(p, use[p].n_rx, use[p].n_tx, &conf);
-		if (rc < 0) {
-			fprintf(stderr, "port %u (%s): cannot configure %u rx / %u tx queues: %s\n",
-				p, name, use[p].n_rx, use[p].n_tx, rte_strerror(-rc));
+		const struct pp_port_conf conf = {
+			.n_rx = use[p].n_rx, .n_tx = use[p].n_tx,
+			.rx_desc = (uint16_t)opts->ring_size, .tx_desc = (uint16_t)opts->ring_size,
+			.pool = rt->pool,
+		};
+		if (pp_port_configure(p, &conf, NULL) < 0)
 			return -1;
-		}
-		int socket = rte_eth_dev_socket_id(p);
-		if (socket < 0)
-			socket = (int)rte_socket_id();
-		for (uint16_t q = 0; q < use[p].n_rx; q++) {
-			rc = rte_eth_rx_queue_setup(p, q, opts->ring_size, (unsigned)socket, NULL, rt->pool);
-			if (rc < 0) {
-				fprintf(stderr, "port %u (%s): rx queue %u setup failed: %s\n",
-					p, name, q, rte_strerror(-rc));
-				return -1;
-			}
-		}
-		for (uint16_t q = 0; q < use[p].n_tx; q++) {
-			rc = rte_eth_tx_queue_setup(p, q, opts->ring_size, (unsigned)socket, NULL);
-			if (rc < 0) {
-				fprintf(stderr, "port %u (%s): tx queue %u setup failed: %s\n",
-					p, name, q, rte_strerror(-rc));
-				return -1;
-			}
-		}
 		rt->port_rx_queues[p] = use[p].n_rx;
 		rt->port_tx_queues[p] = use[p].n_tx;
 start:
-		rc = rte_eth_dev_start(p);
+		rc = pp_port_start(p, false);
 		if (rc < 0) {
 			fprintf(stderr,
 				"port %u (%s): start failed: %s (net_pcap with infinite_rx loads the whole capture into mbufs: a pool of %u may be too small, see --mbufs)\n",
@@ -132,7 +113,7 @@ static void stop_ports(const struct port_use *use)
 {
 	for (uint16_t p = 0; p < RTE_MAX_ETHPORTS; p++)
 		if (use[p].started)
-			rte_eth_dev_stop(p);
+			pp_port_stop(p, false);
 }
 
 static double now_s(void)
@@ -314,7 +295,7 @@ static double watch(struct run *r)
 			tsc_win0 = rte_rdtsc();
 			in_window = true;
 		}
-		if (t_stop == 0 && (stop_requested ||
+		if (t_stop == 0 && (pp_stop_signals ||
 				    (o->duration_s > 0 && in_window && t - t_win0 >= o->duration_s))) {
 			snapshot_tx(r->inst, r->n, r->tx1, r->b1);
 			t_stop = t;

@@ -47,7 +47,8 @@ int pp_run_placement(struct pp_runtime *rt, const struct pp_placement *pl,
 		     const char *origin, const char *variant, const struct pp_run_opts *opts,
 		     json_t **stats);
 
-/* Set from signal handlers; polled by the main lcore while a run is on. */
+/* Set from signal handlers (runtime/base/pp_signal.c counts SIGINT and
+ * SIGTERM); polled by the main lcore while a run is on. */
 void pp_request_stop(void);
 void pp_request_stats(void);
 bool pp_stop_requested(void); /* a stop signal came (serve mode ends then) */

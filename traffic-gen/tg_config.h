@@ -1,5 +1,6 @@
 /* What the user asked for: streams (templates or pcap replay), ports, rate,
- * duration, mode.  Filled from a JSON profile and/or command-line flags. */
+ * duration, mode.  Filled from a profile (tg_profile.c) and/or command-line
+ * flags (tg_cli.c); defaults and checks in tg_config.c. */
 #ifndef TG_CONFIG_H
 #define TG_CONFIG_H
 
@@ -80,11 +81,6 @@ struct tg_cfg {
 
 void tg_cfg_defaults(struct tg_cfg *c);
 void tg_stream_defaults(struct tg_stream_cfg *s, unsigned index);
-/* Loads a JSON profile; 0 or -1 after printing an error naming the file and
- * the field. */
-int tg_profile_load(struct tg_cfg *c, const char *path);
-/* Applies "--key value" flags after the EAL's "--"; 0, 1 (help printed) or -1. */
-int tg_cli_parse(struct tg_cfg *c, int argc, char **argv);
 /* Cross-field checks once everything is set; 0 or -1 after printing. */
 int tg_cfg_check(struct tg_cfg *c);
 /* Header bytes before the signature for this stream's protocol. */
@@ -92,5 +88,6 @@ unsigned tg_stream_hdr_len(const struct tg_stream_cfg *s);
 double tg_mix_mean_size(const struct tg_size_mix *m);
 
 extern const char *const tg_field_key[TG_F_COUNT];
+extern const enum tg_field_kind tg_field_kinds[TG_F_COUNT];
 
 #endif

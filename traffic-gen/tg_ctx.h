@@ -1,5 +1,6 @@
 /* The whole generator: configuration, ports, jobs, workers; and what one run
- * measured. */
+ * measured.  Types only: the functions are in tg_setup.h, tg_run.h,
+ * tg_report.h, tg_rfc2544.h and tg_delay.h. */
 #ifndef TG_CTX_H
 #define TG_CTX_H
 
@@ -40,24 +41,5 @@ struct tg_result {
 	struct tg_hist all;
 	struct tg_stream_result s[TG_STREAM_IDS];
 };
-
-/* tg_setup.c */
-int tg_setup(struct tg_ctx *x, struct tg_cfg *c);
-double tg_stream_pps(const struct tg_ctx *x, const struct tg_stream_cfg *s);
-void tg_teardown(struct tg_ctx *x);
-
-/* tg_run.c: one run of every TX job (with their current pps/limit) and RX job. */
-int tg_run_once(struct tg_ctx *x, double duration_s, struct tg_result *r);
-
-/* tg_report.c */
-json_t *tg_report_latency(const struct tg_hist *h, double hz);
-json_t *tg_report_run(const struct tg_ctx *x, const struct tg_result *r);
-int tg_report_write(const struct tg_cfg *c, json_t *root);
-
-/* tg_rfc2544.c */
-int tg_rfc2544(struct tg_ctx *x);
-
-/* tg_delay.c */
-int tg_delay_line(struct tg_ctx *x);
 
 #endif

@@ -15,7 +15,9 @@
 #include <rte_lcore.h>
 
 #include "tg_ctx.h"
-#include "tg_sig.h"
+#include "tg_delay.h"
+#include "tg_report.h"
+#include "tg_signature.h"
 
 #define QUEUE_SLOTS (1u << 16)
 
@@ -42,7 +44,7 @@ delay_main(void *arg)
 	double tokens = d->burst;
 	uint64_t last = rte_rdtsc();
 
-	while (!tg_signal && rte_rdtsc() < tg_run.end_tsc) {
+	while (!pp_stop_signals && rte_rdtsc() < tg_run.end_tsc) {
 		uint16_t n = rte_eth_rx_burst(d->in, 0, pkts, TG_BURST), k = 0;
 		/* after the receive: a TSC read before it could predate a packet's
 		 * arrival by a preemption and release the packet early */

@@ -1,6 +1,7 @@
 /* Run-time state: TX jobs (one per stream and TX queue), RX jobs (one per RX
  * queue), the worker lcores that poll them, and one run (a generation period
- * or an RFC 2544 trial). */
+ * or an RFC 2544 trial).  Types only (and two relaxed-access helpers): the
+ * functions are in tg_tx.h, tg_rx.h, tg_pcap.h and tg_worker.h. */
 #ifndef TG_ENGINE_H
 #define TG_ENGINE_H
 
@@ -10,6 +11,7 @@
 #include <rte_mbuf.h>
 #include <rte_mempool.h>
 
+#include "pp_signal.h"
 #include "tg_config.h"
 #include "tg_hist.h"
 #include "tg_seq.h"
@@ -90,27 +92,7 @@ struct tg_run {
 	volatile int rx_stop;
 };
 
-extern struct tg_run tg_run;
-extern volatile int tg_signal;
-
-/* tg_tx.c */
-int tg_txjob_init(struct tg_txjob *j, const struct tg_stream_cfg *s, const struct tg_cfg *c,
-		  uint16_t port, uint16_t queue, uint8_t id, int socket);
-int tg_txjob_set_sizes(struct tg_txjob *j, const struct tg_size_mix *m);
-void tg_txjob_reset(struct tg_txjob *j);
-void tg_tx_poll(struct tg_txjob *j, uint64_t now);
-
-/* tg_rx.c */
-int tg_rxjob_init(struct tg_rxjob *j, uint16_t port, uint16_t queue);
-void tg_rxjob_reset(struct tg_rxjob *j, uint16_t epoch);
-void tg_rx_poll(struct tg_rxjob *j);
-
-/* tg_pcap.c: loads every packet of PATH into mbufs of a new pool. */
-int tg_pcap_load(const char *path, const char *pool_name, int socket, struct rte_mempool **pool,
-		 struct rte_mbuf ***pkts, uint32_t *n);
-
-/* tg_worker.c */
-int tg_worker_main(void *arg);
+extern struct tg_run tg_run; /* defined in tg_run.c */
 
 static inline void
 tg_publish(uint64_t *dst, uint64_t v)

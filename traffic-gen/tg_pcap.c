@@ -10,6 +10,7 @@
 #include <rte_mbuf.h>
 
 #include "tg_engine.h"
+#include "tg_pcap.h"
 
 #define TG_PCAP_MAX_PACKETS (1u << 22)
 

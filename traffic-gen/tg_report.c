@@ -6,6 +6,8 @@
 #include <unistd.h>
 
 #include "tg_ctx.h"
+#include "tg_report.h"
+#include "tg_setup.h"
 
 #define RESOLUTION_NOTE \
 	"log-linear histogram of TSC cycles: buckets 1/64 of their value wide (percentiles are bucket midpoints, within 0.8%); min, mean, max exact"
@@ -159,11 +161,13 @@ tg_report_write(const struct tg_cfg *c, json_t *root)
 	char tmp[PATH_MAX + 8];
 
 	if (!c->stats_path[0]) {
-		if (json_dumpf(root, stdout, JSON_INDENT(2)) || fputc('\n', stdout) == EOF) {
-			fprintf(stderr, "pp-tgen: cannot write statistics to stdout\n");
+		/* A reader that went away gives EPIPE (SIGPIPE is ignored). */
+		if (json_dumpf(root, stdout, JSON_INDENT(2)) || fputc('\n', stdout) == EOF ||
+		    fflush(stdout)) {
+			fprintf(stderr, "pp-tgen: cannot write statistics to stdout (%s)\n",
+				strerror(errno));
 			return -1;
 		}
-		fflush(stdout);
 		return 0;
 	}
 	snprintf(tmp, sizeof(tmp), "%s.tmp", c->stats_path);

@@ -7,6 +7,10 @@
 #include <rte_malloc.h>
 
 #include "tg_ctx.h"
+#include "tg_report.h"
+#include "tg_rfc2544.h"
+#include "tg_run.h"
+#include "tg_tx.h"
 
 struct trial {
 	double asked_pps, offered_pps, loss_pct;
@@ -71,7 +75,7 @@ tg_rfc2544(struct tg_ctx *x)
 		fprintf(stderr, "pp-tgen: out of memory\n");
 		return -1;
 	}
-	for (unsigned k = 0; k < c->n_rfc_sizes && !tg_signal; k++) {
+	for (unsigned k = 0; k < c->n_rfc_sizes && !pp_stop_signals; k++) {
 		uint16_t size = c->rfc_size[k];
 		struct tg_size_mix one = {.n = 1, .size = {size}, .weight = {1}};
 		double line = x->link_bps / ((size + TG_WIRE_OVERHEAD) * 8.0);
@@ -94,7 +98,7 @@ tg_rfc2544(struct tg_ctx *x)
 		}
 		/* First the upper bound itself; then halve the interval. */
 		double rate = hi, upper = hi;
-		while (!tg_signal) {
+		while (!pp_stop_signals) {
 			if (run_trial(x, rate, r, &t)) {
 				rc = -1;
 				break;
@@ -146,7 +150,7 @@ tg_rfc2544(struct tg_ctx *x)
 			 "rfc2544", "kind", "measured", "link_gbps", x->link_bps / 1e9, "trial_s",
 			 c->trial_s, "loss_tolerance_pct", c->loss_tolerance_pct, "resolution_pct",
 			 c->resolution_pct, "link_speed_from", x->link_source, "results", results);
-	if (tg_signal)
+	if (pp_stop_signals)
 		json_object_set_new(root, "interrupted", json_true());
 	if (tg_report_write(c, root))
 		rc = -1;

@@ -9,9 +9,12 @@
 #include <rte_lcore.h>
 
 #include "tg_ctx.h"
+#include "tg_run.h"
+#include "tg_rx.h"
+#include "tg_tx.h"
+#include "tg_worker.h"
 
 struct tg_run tg_run;
-volatile int tg_signal;
 
 static bool
 tx_all_done(const struct tg_ctx *x)
@@ -129,7 +132,7 @@ tg_run_once(struct tg_ctx *x, double duration_s, struct tg_result *r)
 	for (;;) {
 		usleep(2000);
 		now = rte_rdtsc();
-		if (tg_signal)
+		if (pp_stop_signals)
 			tg_run.tx_stop = 1;
 		if (x->live && now >= next_live) {
 			sums(x, &txp, &txb, &rxp, &lf);
@@ -142,7 +145,7 @@ tg_run_once(struct tg_ctx *x, double duration_s, struct tg_result *r)
 			next_live = now + hz;
 		}
 		if (x->n_tx == 0) { /* sink only: receive for --duration or until a signal */
-			if (tg_signal || now >= tg_run.end_tsc)
+			if (pp_stop_signals || now >= tg_run.end_tsc)
 				break;
 			continue;
 		}
@@ -163,7 +166,7 @@ tg_run_once(struct tg_ctx *x, double duration_s, struct tg_result *r)
 				break;
 			}
 		}
-		if (tg_signal > 1)
+		if (pp_stop_signals > 1)
 			break;
 	}
 	tg_run.rx_stop = 1;

@@ -10,7 +10,8 @@
 #include <rte_malloc.h>
 
 #include "tg_engine.h"
-#include "tg_sig.h"
+#include "tg_rx.h"
+#include "tg_signature.h"
 
 int
 tg_rxjob_init(struct tg_rxjob *j, uint16_t port, uint16_t queue)

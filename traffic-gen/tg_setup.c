@@ -11,6 +11,10 @@
 #include <rte_malloc.h>
 
 #include "tg_ctx.h"
+#include "tg_rx.h"
+#include "pp_port.h"
+#include "tg_setup.h"
+#include "tg_tx.h"
 
 #define RX_DESC 1024
 #define TX_DESC 1024
@@ -20,12 +24,13 @@ static struct rte_mempool *rx_pool;
 static int
 port_setup(uint16_t port, uint16_t nrx, uint16_t ntx)
 {
-	struct rte_eth_conf conf;
+	const struct pp_port_conf conf = {
+		.n_rx = nrx, .n_tx = ntx, .rx_desc = RX_DESC, .tx_desc = TX_DESC,
+		.pool = rx_pool, .rss = true, .adjust_desc = true,
+	};
 	struct rte_eth_dev_info info;
-	uint16_t nb_rxd = RX_DESC, nb_txd = TX_DESC;
 	int r;
 
-	memset(&conf, 0, sizeof(conf));
 	if (!rte_eth_dev_is_valid_port(port)) {
 		fprintf(stderr, "pp-tgen: port %u does not exist (%u ports; give --vdev or PCI devices to the EAL)\n",
 			port, rte_eth_dev_count_avail());
@@ -37,28 +42,13 @@ port_setup(uint16_t port, uint16_t nrx, uint16_t ntx)
 			port, info.driver_name, info.max_rx_queues, info.max_tx_queues, nrx, ntx);
 		return -1;
 	}
-	if (nrx > 1)
-		conf.rxmode.mq_mode = RTE_ETH_MQ_RX_RSS;
-	if (nrx > 1 && r == 0) {
-		conf.rx_adv_conf.rss_conf.rss_hf = info.flow_type_rss_offloads &
-			(RTE_ETH_RSS_IP | RTE_ETH_RSS_UDP | RTE_ETH_RSS_TCP);
-		if (!conf.rx_adv_conf.rss_conf.rss_hf)
-			conf.rxmode.mq_mode = RTE_ETH_MQ_RX_NONE;
-	}
-	r = rte_eth_dev_configure(port, nrx, ntx, &conf);
-	if (r == 0)
-		r = rte_eth_dev_adjust_nb_rx_tx_desc(port, &nb_rxd, &nb_txd);
-	for (uint16_t q = 0; r == 0 && q < nrx; q++)
-		r = rte_eth_rx_queue_setup(port, q, nb_rxd, rte_eth_dev_socket_id(port), NULL, rx_pool);
-	for (uint16_t q = 0; r == 0 && q < ntx; q++)
-		r = rte_eth_tx_queue_setup(port, q, nb_txd, rte_eth_dev_socket_id(port), NULL);
-	if (r == 0)
-		r = rte_eth_dev_start(port);
+	if (pp_port_configure(port, &conf, "pp-tgen"))
+		return -1;
+	r = pp_port_start(port, true);
 	if (r) {
-		fprintf(stderr, "pp-tgen: port %u: set-up failed: %s\n", port, rte_strerror(-r));
+		fprintf(stderr, "pp-tgen: port %u: start failed: %s\n", port, rte_strerror(-r));
 		return -1;
 	}
-	rte_eth_promiscuous_enable(port); /* not every PMD has it: not an error */
 	return 0;
 }
 
@@ -74,7 +64,7 @@ wait_link(uint16_t port, double wait_s)
 		if (rte_eth_link_get_nowait(port, &link) == 0 && link.link_status)
 			return 0;
 		rte_delay_us_sleep(10000);
-	} while (rte_rdtsc() < end && !tg_signal);
+	} while (rte_rdtsc() < end && !pp_stop_signals);
 	fprintf(stderr, "pp-tgen: port %u: link still down after %.1f s (--link-wait); is the peer running?\n",
 		port, wait_s);
 	return -1;
@@ -276,7 +266,7 @@ wait_peers_gone(double wait_s)
 		if (!up)
 			return;
 		rte_delay_us_sleep(10000);
-	} while (rte_rdtsc() < end && !tg_signal);
+	} while (rte_rdtsc() < end && !pp_stop_signals);
 }
 
 void
@@ -286,10 +276,8 @@ tg_teardown(struct tg_ctx *x)
 
 	if (x->cfg->peer_wait_s > 0)
 		wait_peers_gone(x->cfg->peer_wait_s);
-	RTE_ETH_FOREACH_DEV(p) {
-		rte_eth_dev_stop(p);
-		rte_eth_dev_close(p);
-	}
+	RTE_ETH_FOREACH_DEV(p)
+		pp_port_stop(p, true);
 	for (unsigned i = 0; i < x->n_rx; i++) {
 		free(x->rx[i].seq);
 		free(x->rx[i].hist);

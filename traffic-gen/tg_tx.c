@@ -14,7 +14,9 @@
 #include <rte_udp.h>
 
 #include "tg_engine.h"
-#include "tg_sig.h"
+#include "tg_pcap.h"
+#include "tg_tx.h"
+#include "tg_signature.h"
 
 static void
 flow_make(struct tg_field *f, struct tg_flow *out)

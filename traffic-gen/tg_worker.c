@@ -4,6 +4,9 @@
 #include <rte_pause.h>
 
 #include "tg_engine.h"
+#include "tg_rx.h"
+#include "tg_tx.h"
+#include "tg_worker.h"
 
 int
 tg_worker_main(void *arg)

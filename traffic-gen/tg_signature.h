@@ -8,8 +8,8 @@
  *
  * 18 bytes, host byte order (sender and receiver share the host and its TSC):
  * a 64-byte UDP frame (42 header bytes + 18 + 4 FCS) holds it exactly. */
-#ifndef TG_SIG_H
-#define TG_SIG_H
+#ifndef TG_SIGNATURE_H
+#define TG_SIGNATURE_H
 
 #include <stdint.h>
 #include <string.h>

@@ -1,0 +1,99 @@
+/* EAL start with the --no-huge fallback: see pp_eal.h. */
+#include "pp_eal.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rte_eal.h>
+#include <rte_errno.h>
+
+static char **eal_argv;
+
+uint64_t
+pp_eal_free_hugepage_bytes(void)
+{
+	FILE *f = fopen("/proc/mounts", "r");
+	uint64_t free_pages = 0, size_kb = 0;
+	bool mounted = false;
+	char line[512];
+
+	while (f != NULL && fgets(line, sizeof(line), f) != NULL)
+		mounted = mounted || strstr(line, " hugetlbfs ") != NULL;
+	if (f != NULL)
+		fclose(f);
+	if (!mounted)
+		return 0;
+	f = fopen("/proc/meminfo", "r");
+	while (f != NULL && fgets(line, sizeof(line), f) != NULL) {
+		sscanf(line, "HugePages_Free: %" SCNu64, &free_pages);
+		sscanf(line, "Hugepagesize: %" SCNu64, &size_kb);
+	}
+	if (f != NULL)
+		fclose(f);
+	return free_pages * size_kb * 1024;
+}
+
+bool
+pp_eal_has_arg(int argc, char **argv, const char *const *names)
+{
+	for (int i = 1; i < argc; i++)
+		for (const char *const *n = names; *n != NULL; n++) {
+			size_t l = strlen(*n);
+
+			if (strncmp(argv[i], *n, l) == 0 &&
+			    (argv[i][l] == '\0' || argv[i][l] == '=' || (*n)[1] != '-'))
+				return true;
+		}
+	return false;
+}
+
+int
+pp_eal_start(int argc, char **argv, const char *const *extra, uint64_t need_mb,
+	     const char *who)
+{
+	static const char *const mem_opts[] = {"--no-huge", "-m", "--socket-mem", "--in-memory",
+					       NULL};
+	static char mem_mb[32];
+	int n_extra = 0, ne = 0, rc;
+
+	while (extra != NULL && extra[n_extra] != NULL)
+		n_extra++;
+	free(eal_argv);
+	eal_argv = calloc((size_t)argc + (size_t)n_extra + 4, sizeof(char *));
+	if (eal_argv == NULL) {
+		fprintf(stderr, "%s: out of memory\n", who);
+		return -1;
+	}
+	for (int i = 0; i < argc; i++)
+		eal_argv[ne++] = argv[i];
+	for (int i = 0; i < n_extra; i++)
+		eal_argv[ne++] = (char *)(uintptr_t)extra[i];
+	if (!pp_eal_has_arg(argc, argv, mem_opts) &&
+	    pp_eal_free_hugepage_bytes() < (need_mb << 20)) {
+		snprintf(mem_mb, sizeof(mem_mb), "%" PRIu64, need_mb + 64);
+		fprintf(stderr, "%s: fewer than %" PRIu64 " MiB of free hugepages (or no hugetlbfs mount): running with --no-huge -m %s\n",
+			who, need_mb, mem_mb);
+		eal_argv[ne++] = (char *)"--no-huge";
+		eal_argv[ne++] = (char *)"-m";
+		eal_argv[ne++] = mem_mb;
+	}
+	eal_argv[ne] = NULL;
+	rc = rte_eal_init(ne, eal_argv);
+	if (rc < 0) {
+		fprintf(stderr, "%s: EAL initialisation failed: %s (EAL arguments and the messages above say why)\n",
+			who, rte_strerror(rte_errno));
+		free(eal_argv);
+		eal_argv = NULL;
+	}
+	return rc;
+}
+
+void
+pp_eal_stop(void)
+{
+	rte_eal_cleanup();
+	free(eal_argv);
+	eal_argv = NULL;
+}
