@@ -10,6 +10,13 @@
    the nProbe hash and with the keyed hash (SipHash), and their ratio.
 3. The same comparison on the flow table alone (stateful-flood: parse, hash,
    locked update; no rings, no mbufs), ordinary and flood traffic.
+4. The P task with IPFIX export on (to a UDP socket on 127.0.0.1 that this
+   script opens and never reads: the datagrams cost what they cost to send),
+   64-byte ordinary traffic, nProbe hash: with the default timeouts (flows
+   end only at shutdown: the cost of the end hook's presence) and with
+   --active-timeout 0.01 (every flow exported every 10 ms: the hook, the
+   queue and the writer under load), beside section 1's rate without export.
+   Application detection (--dpi) is not implemented, so there is no figure.
 
 Usage: bench/apps-stateful.py [--build DIR] [--duration S] [--repeat N] [--flows N]
                           [--rounds R] [--json FILE]
@@ -22,6 +29,7 @@ import argparse
 import json
 import os
 import random
+import socket
 import struct
 import subprocess
 import sys
@@ -58,22 +66,23 @@ def colliding(n: int, size: int) -> list[bytes]:
 
 
 def best_run(exe: Path, tmp: Path, pcap: Path, n_frames: int, duration: float,
-             hash_name: str, repeat: int) -> dict:
+             hash_name: str, repeat: int, extra: tuple[str, ...] = ()) -> dict:
     """The run with the highest P rate of `repeat`: on a shared machine the
     least-disturbed run is the closest to what the code can do."""
-    runs = [run_app(exe, tmp, pcap, n_frames, duration, hash_name) for _ in range(repeat)]
+    runs = [run_app(exe, tmp, pcap, n_frames, duration, hash_name, extra)
+            for _ in range(repeat)]
     best = max(runs, key=lambda r: r["p_mpps"])
     best["p_mpps_all_runs"] = [r["p_mpps"] for r in runs]
     return best
 
 
 def run_app(exe: Path, tmp: Path, pcap: Path, n_frames: int, duration: float,
-            hash_name: str) -> dict:
+            hash_name: str, extra: tuple[str, ...] = ()) -> dict:
     # One instance, R and T sharing a context, P on its own.
     r = harness.run_app(exe, f"stbench{uuid.uuid4().hex[:8]}", tmp,
                         [f"net_pcap0,rx_pcap={pcap},infinite_rx=1", "net_null0"],
                         harness.placement("stateful", 1),
-                        ["--warmup", "0.5", "--mbufs", str(n_frames + 8192), "--hash", hash_name],
+                        ["--warmup", "0.5", "--mbufs", str(n_frames + 8192), "--hash", hash_name, *extra],
                         duration=duration, timeout=duration + 120)
     if r.rc != 0 or r.stats is None:
         sys.exit(f"apps-stateful: {' '.join(r.cmd)} failed ({r.rc}):\n{r.stderr[-2000:]}")
@@ -86,6 +95,7 @@ def run_app(exe: Path, tmp: Path, pcap: Path, n_frames: int, duration: float,
             "avg_probe": s["app_stats"]["avg_probe_length"],
             "longest_chain": s["app_stats"]["longest_chain"],
             "flows": s["app_stats"]["flows_active"],
+            "ipfix": s["app_stats"].get("ipfix"),
             "accounting_ok": s["accounting_ok"]}
 
 
@@ -161,6 +171,11 @@ def main() -> int:
             fa["colliding/keyed"]["p_mpps"] / fa["colliding/nprobe"]["p_mpps"])
         print(f"   under the flood, keyed / nProbe P throughput: "
               f"{out['flood_app_ratio_keyed_over_nprobe']:.1f}x (measured)")
+        out["flood_app_keyed_flood_over_keyed_ordinary"] = (
+            fa["colliding/keyed"]["p_mpps"] / fa["ordinary/keyed"]["p_mpps"])
+        print(f"   keyed table, flood / ordinary traffic, same {a.flows} concurrent flows: "
+              f"{out['flood_app_keyed_flood_over_keyed_ordinary']:.2f}x (measured; "
+              f"issue 15's goal: >= 0.9x)")
 
         print("\n3. Flow table alone (stateful-flood), same comparison")
         proc = subprocess.run([str(flood), "--no-shconf", "--no-huge", "-m", "512", "--no-pci",
@@ -181,6 +196,34 @@ def main() -> int:
             by[("colliding", "keyed")]["mpps"] / by[("colliding", "nprobe")]["mpps"])
         print(f"   under the flood, keyed / nProbe table throughput: "
               f"{out['flood_table_ratio_keyed_over_nprobe']:.1f}x (measured)")
+        out["flood_table_keyed_flood_over_keyed_ordinary"] = (
+            by[("colliding", "keyed")]["mpps"] / by[("ordinary", "keyed")]["mpps"])
+        print(f"   keyed table alone, flood / ordinary traffic, same {a.flows} flows: "
+              f"{out['flood_table_keyed_flood_over_keyed_ordinary']:.2f}x (measured)")
+        print("\n4. P task with IPFIX export on (64-byte ordinary traffic, nProbe hash)")
+        print(f"   {'export':<34} {'P Mpps':>8} {'flows ended':>12} {'exported':>10} "
+              f"{'queue drops':>12} {'lost':>6}")
+        sink = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        sink.bind(("127.0.0.1", 0))
+        collector = f"127.0.0.1:{sink.getsockname()[1]}"
+        # Two runs of the same configuration without export, for the noise.
+        out["export"] = {"off (section 1)": out["sizes"]["64"],
+                         "off (section 2)": out["flood_app"]["ordinary/nprobe"]}
+        for label in ("off (section 1)", "off (section 2)"):
+            print(f"   {label:<34} {out['export'][label]['p_mpps']:>8.3f}")
+        for label, extra in (("on, default timeouts", ("--ipfix-collector", collector)),
+                             ("on, --active-timeout 0.01",
+                              ("--ipfix-collector", collector, "--active-timeout", "0.01"))):
+            r = best_run(exe, tmp, pcaps["ordinary"], a.flows, a.duration, "nprobe",
+                         a.repeat, extra)
+            out["export"][label] = r
+            x = r["ipfix"]
+            print(f"   {label:<34} {r['p_mpps']:>8.3f} "
+                  f"{sum(x['flows_ended_in_run'].values()):>12} {x['records_exported']:>10} "
+                  f"{x['export_dropped_queue_full']:>12} {x['records_lost']:>6}")
+        sink.close()
+        print("   (flows ended: in the run, before shutdown; exported and lost count IPFIX "
+              "records; all measured; --dpi: not implemented)")
     if a.json:
         a.json.write_text(json.dumps(out, indent=1))
     return 0

@@ -29,15 +29,15 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-# This script's folder holds bench/assign.py, which must not hide the assign package.
+# A bench/assign.py in this folder must not hide the assign package.
 sys.path[:] = [d for d in sys.path if Path(d or ".").resolve() != REPO / "bench"]
 sys.path.insert(0, str(REPO / "tests"))
 import harness  # noqa: E402  (tests/harness: run_app, pcap files, exit quietly in a pipe)
 sys.path.insert(0, str(REPO / "assign" / "src"))
 
-from assign.dpdk_backend import DpdkBackend, DpdkOptions, summarize  # noqa: E402
-from assign.dpdk_noise import measure_noise  # noqa: E402
-from assign.runner import Session  # noqa: E402
+from assign.backends.base import summarize  # noqa: E402
+from assign.backends.dpdk.backend import DpdkBackend, DpdkOptions  # noqa: E402
+from assign.session import Session  # noqa: E402
 from assign.store import Store  # noqa: E402
 from assign.topology import get_machine  # noqa: E402
 from assign.workloads import Workload  # noqa: E402
@@ -128,7 +128,7 @@ def main() -> int:
         opts = DpdkOptions(build_dir=build, cache_dir=cache, duration=a.duration, warmup=a.warmup)
         with DpdkBackend(topo, Workload("ipfwd-l1", 1), opts) as be:
             for name, c in places.items():
-                vals, fails, _ = measure_noise(be, c, a.reps)
+                vals, fails, _ = be.repeat(c, a.reps)
                 sm = summarize(vals)
                 out["noise"][name] = {"contexts": c, **sm, "failed": len(fails)}
                 print(f"noise, {name} (R,P,T on {c}): {sm['n']} reps, mean {sm['mean']:,.0f} pps, "

@@ -39,6 +39,7 @@ packages=(
   libhyperscan-dev libsodium-dev libyaml-dev
   python3 python3-venv python3-dev
   tshark tcpdump clang libclang-rt-14-dev
+  libfixbuf-dev libfixbuf-tools nfdump
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -22,7 +22,7 @@
 enum an_l4_class { AN_L4_TCP, AN_L4_UDP, AN_L4_ICMP, AN_L4_ICMPV6,
 		   AN_L4_OTHER, AN_L4_NONE, AN_L4_COUNT };
 
-/* Command-line configuration (zeroed by the runtime, filled by parse_opt). */
+/* Command-line configuration (zeroed by the runtime, filled by analyzer_parse_opt). */
 struct an_cfg {
 	const char *filter_expr;      /* NULL: log every packet */
 	struct bpf_program filter;    /* compiled when filter_expr is set */
@@ -60,6 +60,7 @@ struct an_task {
 	uint64_t by_l3[AN_L3_COUNT];
 	uint64_t by_l4[AN_L4_COUNT];
 	uint64_t by_status[AN_STATUS_COUNT];
+	uint64_t by_tunnel[AN_TUN_COUNT];  /* by the outermost tunnel */
 	uint64_t filter_passed, filter_failed;
 	uint64_t log_enqueued, log_lost;   /* atomically stored: the writer syncs on them */
 	uint64_t pcap_enqueued, pcap_lost;

@@ -59,7 +59,7 @@ static int parse_uint(const char *opt, const char *v, unsigned lo,
 	return 0;
 }
 
-static int parse_opt(void *cfgp, int argc, char **argv)
+static int analyzer_parse_opt(void *cfgp, int argc, char **argv)
 {
 	struct an_cfg *cfg = cfgp;
 	const char *o = argv[0];
@@ -176,7 +176,7 @@ static FILE *open_output(const char *path, bool append)
 	return f;
 }
 
-static int setup(void *cfgp, const struct pp_setup_info *info, void **out)
+static int analyzer_setup(void *cfgp, const struct pp_setup_info *info, void **out)
 {
 	struct an_cfg *cfg = cfgp;
 	if (cfg->snaplen == 0)
@@ -225,7 +225,8 @@ static int setup(void *cfgp, const struct pp_setup_info *info, void **out)
 					       : strerror(errno));
 			goto fail;
 		}
-		setvbuf(st->log_file, NULL, _IOFBF, 1 << 20);
+		/* Fully buffered, stdio's default off a terminal: glibc's
+		 * buffer is st_blksize bytes, 4 KiB on a pipe. */
 		if (!append)
 			fputs(an_log_header(cfg->log_format), st->log_file);
 	}
@@ -309,7 +310,7 @@ static struct rte_ring *make_ring(const char *kind, unsigned instance,
 	return r;
 }
 
-static int task_init(void *app_state, unsigned instance, void **out)
+static int analyzer_task_init(void *app_state, unsigned instance, void **out)
 {
 	struct an_state *st = app_state;
 	struct an_cfg *cfg = st->cfg;
@@ -364,8 +365,8 @@ static inline void *zc_slot(const struct rte_ring_zc_data *z, unsigned k,
 			 : (uint8_t *)z->ptr2 + (size_t)(k - z->n1) * esize;
 }
 
-static void process(void *task_state, struct rte_mbuf **pkts, uint16_t n,
-		    uint8_t *verdict)
+static void analyzer_process(void *task_state, struct rte_mbuf **pkts,
+			     uint16_t n, uint8_t *verdict)
 {
 	struct an_task *t = task_state;
 	struct an_packet dec[PP_BURST];
@@ -382,6 +383,7 @@ static void process(void *task_state, struct rte_mbuf **pkts, uint16_t n,
 		t->by_l3[dec[i].l3]++;
 		t->by_l4[l4_class(&dec[i])]++;
 		t->by_status[dec[i].status]++;
+		t->by_tunnel[dec[i].tunnel[0]]++;
 		if (t->filter == NULL ||
 		    bpf_filter(t->filter, data, rte_pktmbuf_pkt_len(m), caplen)) {
 			sel[n_sel++] = (uint8_t)i;
@@ -448,8 +450,8 @@ static json_t *counts(const char *const *names, const uint64_t *sum,
 	return o;
 }
 
-static void stats(void *app_state, void *const *task_states, unsigned n_tasks,
-		  json_t *out)
+static void analyzer_stats(void *app_state, void *const *task_states,
+			   unsigned n_tasks, json_t *out)
 {
 	struct an_state *st = app_state;
 	struct an_cfg *cfg = st->cfg;
@@ -460,7 +462,7 @@ static void stats(void *app_state, void *const *task_states, unsigned n_tasks,
 	bool flushed = sync == 0;
 
 	uint64_t l3[AN_L3_COUNT] = {0}, l4[AN_L4_COUNT] = {0},
-		 status[AN_STATUS_COUNT] = {0};
+		 status[AN_STATUS_COUNT] = {0}, tunnel[AN_TUN_COUNT] = {0};
 	uint64_t pkts = 0, passed = 0, failed = 0, log_enq = 0, log_lost = 0,
 		 pcap_enq = 0, pcap_lost = 0;
 	json_t *per = json_array();
@@ -474,6 +476,8 @@ static void stats(void *app_state, void *const *task_states, unsigned n_tasks,
 			l4[k] += t->by_l4[k];
 		for (unsigned k = 0; k < AN_STATUS_COUNT; k++)
 			status[k] += t->by_status[k];
+		for (unsigned k = 0; k < AN_TUN_COUNT; k++)
+			tunnel[k] += t->by_tunnel[k];
 		pkts += t->packets;
 		passed += t->filter_passed;
 		failed += t->filter_failed;
@@ -499,6 +503,8 @@ static void stats(void *app_state, void *const *task_states, unsigned n_tasks,
 	json_object_set_new(out, "packets", json_integer((json_int_t)pkts));
 	json_object_set_new(out, "by_l3", counts(an_l3_names, l3, AN_L3_COUNT));
 	json_object_set_new(out, "by_l4", counts(l4_names, l4, AN_L4_COUNT));
+	json_object_set_new(out, "by_tunnel",
+			    counts(an_tunnel_names, tunnel, AN_TUN_COUNT));
 	json_object_set_new(out, "decode_errors",
 			    json_integer((json_int_t)errors));
 	json_object_set_new(out, "decode_status",
@@ -533,7 +539,7 @@ static void stats(void *app_state, void *const *task_states, unsigned n_tasks,
 	json_object_set_new(out, "instances", per);
 }
 
-static void teardown(void *app_state, void **task_states, unsigned n_tasks)
+static void analyzer_teardown(void *app_state, void **task_states, unsigned n_tasks)
 {
 	struct an_state *st = app_state;
 	an_writer_stop(st);
@@ -563,12 +569,12 @@ static const struct pp_app analyzer_app = {
 	.n_drop_reasons = 1,
 	.usage = USAGE,
 	.cfg_size = sizeof(struct an_cfg),
-	.parse_opt = parse_opt,
-	.setup = setup,
-	.task_init = task_init,
-	.process = process,
-	.stats = stats,
-	.teardown = teardown,
+	.parse_opt = analyzer_parse_opt,
+	.setup = analyzer_setup,
+	.task_init = analyzer_task_init,
+	.process = analyzer_process,
+	.stats = analyzer_stats,
+	.teardown = analyzer_teardown,
 };
 
 int main(int argc, char **argv)

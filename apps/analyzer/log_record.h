@@ -26,7 +26,7 @@ const char *an_log_header(enum an_log_format fmt);
 
 /* One "\n"-terminated line for *r into buf.  Returns its length, or 0 when
  * cap is below AN_LOG_LINE_MAX (the bound on any line). */
-#define AN_LOG_LINE_MAX 512
+#define AN_LOG_LINE_MAX 1024
 size_t an_log_format_line(enum an_log_format fmt,
 			  const struct an_log_record *r, char *buf, size_t cap);
 

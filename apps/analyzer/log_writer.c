@@ -83,14 +83,23 @@ static unsigned drain_pcap(struct an_state *st, struct an_task *t,
 	return n;
 }
 
-/* Flush both files; 0, or -1 when a write failed.  Only the writer thread
- * calls this: a flush can block (a full pipe), and SIGPIPE is blocked here. */
+/* Flush both files; 0 when everything written so far reached them, -1 when
+ * any write to them failed, now or earlier.  fflush() alone cannot tell:
+ * when stdio's write(2) fails (EPIPE: the reader of a FIFO went away), it
+ * drops the buffered bytes, so a later fflush() of the then empty buffer
+ * returns 0.  Whether the last failure came before or after the last
+ * record was buffered was down to timing; the stream's sticky error flag
+ * (ferror) is not.  Only the writer thread calls this: a flush can block
+ * (a full pipe), and SIGPIPE is blocked here. */
 static int flush_files(struct an_state *st)
 {
 	int rc = 0;
-	if (st->log_file != NULL && fflush(st->log_file) != 0)
+	if (st->log_file != NULL &&
+	    (fflush(st->log_file) != 0 || ferror(st->log_file)))
 		rc = -1;
-	if (st->pcap_dumper != NULL && pcap_dump_flush(st->pcap_dumper) != 0)
+	if (st->pcap_dumper != NULL &&
+	    (pcap_dump_flush(st->pcap_dumper) != 0 ||
+	     ferror(pcap_dump_file(st->pcap_dumper))))
 		rc = -1;
 	return rc;
 }

@@ -63,6 +63,15 @@ flow_table_create(uint32_t capacity, uint64_t idle_tsc,
 }
 
 void
+flow_table_set_end_hook(struct flow_table *t, uint64_t active_tsc,
+			flow_end_fn fn, void *arg)
+{
+	t->active_tsc = active_tsc;
+	t->on_end_arg = arg;
+	t->on_end = fn;
+}
+
+void
 flow_table_free(struct flow_table *t)
 {
 	if (t == NULL)
@@ -85,6 +94,33 @@ release(struct flow_table *t, uint32_t idx)
 {
 	/* The ring holds every index, so this cannot fail. */
 	rte_ring_mp_enqueue_elem(t->free_ring, &idx, sizeof(idx));
+}
+
+static inline void account(struct flow_record *r, const struct flow_pkt *p,
+			   uint32_t wire_len, uint64_t now);
+
+static inline void
+flow_end(struct flow_table *t, const struct flow_record *r,
+	 enum flow_end_reason why, struct flow_counters *c)
+{
+	if (t->on_end != NULL) {
+		c->ended[why]++;
+		t->on_end(r, why, c, t->on_end_arg);
+	}
+}
+
+/* A new record for the packet's flow in r (taken from the pool or evicted). */
+static inline void
+flow_init(struct flow_record *r, const struct flow_pkt *p, uint32_t hash,
+	  uint32_t wire_len, uint64_t now)
+{
+	memset(r, 0, sizeof(*r));
+	r->key = p->key;
+	r->hash = hash;
+	r->init_dir = p->dir;
+	r->first_tsc = now;
+	r->state = p->key.proto == 6 ? FLOW_STATE_NEW : FLOW_STATE_NONE;
+	account(r, p, wire_len, now);
 }
 
 static inline void
@@ -120,6 +156,7 @@ account(struct flow_record *r, const struct flow_pkt *p, uint32_t wire_len,
 	r->last_tsc = now;
 	if (p->key.proto == 6) {
 		r->tcp_flags |= p->tcp_flags;
+		r->dflags[rdir] |= p->tcp_flags;
 		tcp_track(r, p->tcp_flags, rdir);
 	}
 }
@@ -131,6 +168,8 @@ flow_table_update(struct flow_table *t, const struct flow_pkt *p, uint32_t hash,
 	struct flow_bucket *b = &t->buckets[hash & FLOW_TABLE_BUCKET_MASK];
 	struct flow_record *r;
 	uint32_t *link, idx, probes = 0;
+	uint32_t *lru_link = NULL;
+	uint64_t lru_tsc = UINT64_MAX;
 	enum flow_update res;
 
 	rte_spinlock_lock(&b->lock);
@@ -144,6 +183,7 @@ flow_table_update(struct flow_table *t, const struct flow_pkt *p, uint32_t hash,
 		if (is_idle(t, r, now)) {
 			/* Lazy expiry; an idle record with this very key is an
 			 * old flow, and the packet starts a new one. */
+			flow_end(t, r, FLOW_END_IDLE, c);
 			*link = r->next;
 			release(t, idx);
 			c->expired++;
@@ -151,33 +191,65 @@ flow_table_update(struct flow_table *t, const struct flow_pkt *p, uint32_t hash,
 			continue;
 		}
 		if (r->hash == hash && flow_key_equal(&r->key, &p->key)) {
+			if (t->active_tsc != 0 &&
+			    (int64_t)(now - r->first_tsc) >= (int64_t)t->active_tsc) {
+				/* Active timeout: report, then count afresh. */
+				flow_end(t, r, FLOW_END_ACTIVE, c);
+				r->packets[0] = r->packets[1] = 0;
+				r->bytes[0] = r->bytes[1] = 0;
+				r->tcp_flags = r->dflags[0] = r->dflags[1] = 0;
+				r->first_tsc = now;
+			}
 			account(r, p, wire_len, now);
 			res = FLOW_UPDATE_HIT;
 			c->hits++;
+			if (t->on_end != NULL && r->state == FLOW_STATE_CLOSED) {
+				flow_end(t, r, FLOW_END_EOF, c);
+				*link = r->next;
+				release(t, idx);
+				c->expired++;
+			}
 			goto out;
+		}
+		/* <=: on a tie (one timestamp per burst) the record further
+		 * down the chain, which is older, is the one to evict. */
+		if (r->last_tsc <= lru_tsc) {
+			lru_tsc = r->last_tsc;
+			lru_link = link;
 		}
 		link = &r->next;
 		idx = *link;
 	}
 
 	if (rte_ring_mc_dequeue_elem(t->free_ring, &idx, sizeof(idx)) != 0) {
-		c->table_full++;
-		res = FLOW_UPDATE_FULL;
-		goto out;
+		if (t->on_end == NULL || lru_link == NULL) {
+			c->table_full++;
+			res = FLOW_UPDATE_FULL;
+			goto out;
+		}
+		/* Table pressure: the bucket's least recently seen flow ends
+		 * and its record carries the new one. */
+		idx = *lru_link;
+		r = &t->pool[idx];
+		flow_end(t, r, FLOW_END_LACK, c);
+		c->evicted++;
+		c->expired++;
+		*lru_link = r->next;
 	}
 	r = &t->pool[idx];
-	memset(r, 0, sizeof(*r));
-	r->key = p->key;
-	r->hash = hash;
-	r->init_dir = p->dir;
-	r->first_tsc = now;
-	r->state = p->key.proto == 6 ? FLOW_STATE_NEW : FLOW_STATE_NONE;
-	account(r, p, wire_len, now);
+	flow_init(r, p, hash, wire_len, now);
+	c->created++;
+	res = FLOW_UPDATE_CREATED;
+	if (t->on_end != NULL && r->state == FLOW_STATE_CLOSED) {
+		/* A lone RST: a flow of one packet, ended at once. */
+		flow_end(t, r, FLOW_END_EOF, c);
+		release(t, idx);
+		c->expired++;
+		goto out;
+	}
 	/* Insert at the head: new flows are the likeliest to be hit next. */
 	r->next = b->head;
 	b->head = idx;
-	c->created++;
-	res = FLOW_UPDATE_CREATED;
 out:
 	rte_spinlock_unlock(&b->lock);
 	c->lookups++;
@@ -207,6 +279,7 @@ flow_table_sweep(struct flow_table *t, uint32_t *cursor, uint32_t n,
 			struct flow_record *r = &t->pool[idx];
 
 			if (is_idle(t, r, now)) {
+				flow_end(t, r, FLOW_END_IDLE, c);
 				*link = r->next;
 				release(t, idx);
 				reclaimed++;

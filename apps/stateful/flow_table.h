@@ -67,7 +67,17 @@ struct flow_record {
 	uint64_t first_tsc;     /* first seen */
 	uint64_t packets[2];
 	uint64_t bytes[2];
+	uint8_t dflags[2];      /* TCP flags per direction (OR) */
 } __rte_cache_aligned;
+
+/* Why a flow ended: the values of IPFIX flowEndReason (IE 136). */
+enum flow_end_reason {
+	FLOW_END_IDLE = 1,      /* idle timeout */
+	FLOW_END_ACTIVE = 2,    /* active timeout: the flow goes on, counts restart */
+	FLOW_END_EOF = 3,       /* TCP FIN from both sides, or RST */
+	FLOW_END_FORCED = 4,    /* shutdown */
+	FLOW_END_LACK = 5,      /* table pressure: evicted for a new flow */
+};
 
 struct flow_bucket {
 	rte_spinlock_t lock;
@@ -83,7 +93,19 @@ struct flow_counters {
 	uint64_t created;
 	uint64_t expired;
 	uint64_t table_full;  /* packets whose flow could not be created */
+	uint64_t ended[6];    /* flows handed to the end hook, by flow_end_reason */
+	uint64_t evicted;     /* flows ended for table pressure (also in ended[5]) */
+	uint64_t export_queued;  /* ended flows the export hook queued */
+	uint64_t export_dropped; /* ended flows lost: export queue full */
 };
+
+struct flow_table;
+
+/* Called under the bucket lock for every flow that ends, when the table has
+ * an end hook (flow export).  FAST PATH: it must not block, allocate or
+ * print; it copies what it needs (the record is reused afterwards). */
+typedef void (*flow_end_fn)(const struct flow_record *r, enum flow_end_reason why,
+			    struct flow_counters *c, void *arg);
 
 struct rte_ring;
 
@@ -94,6 +116,10 @@ struct flow_table {
 	uint32_t capacity;
 	uint64_t idle_tsc;    /* 0: never expire */
 	struct flow_hasher hasher;
+	/* Export (flow_table_set_end_hook); all zero/NULL without it. */
+	flow_end_fn on_end;
+	void *on_end_arg;
+	uint64_t active_tsc;  /* 0: no active timeout */
 };
 
 enum flow_update {
@@ -109,6 +135,15 @@ struct flow_table *flow_table_create(uint32_t capacity, uint64_t idle_tsc,
 				     const struct flow_hasher *hasher,
 				     int socket_id);
 void flow_table_free(struct flow_table *t);
+
+/* Make the table a flow meter that reports ended flows to fn: idle expiry,
+ * active timeout (active_tsc, 0: none; the record is reported and its counts
+ * restart), TCP end (FIN both ways or RST: reported and removed at once, so a
+ * later packet of the same 5-tuple starts a new flow), and table pressure
+ * (no free record: the least recently seen flow of the packet's bucket is
+ * reported and reused).  Set before any update. */
+void flow_table_set_end_hook(struct flow_table *t, uint64_t active_tsc,
+			     flow_end_fn fn, void *arg);
 
 /* Find the packet's flow (creating it if new) and account one packet of
  * wire_len bytes seen at now.  Takes the bucket's lock.  Thread-safe. */

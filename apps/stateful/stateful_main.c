@@ -15,10 +15,12 @@
 #include <rte_mbuf.h>
 #include <rte_prefetch.h>
 
+#include "flow_export.h"
 #include "flow_hash.h"
 #include "flow_key.h"
 #include "flow_table.h"
 #include "pp_app.h"
+#include "pp_task.h" /* pp_stop_flag: stats after the stop flush the export */
 
 /* Buckets each P task sweeps for idle flows after a burst: a full lap of the
  * 2^16 buckets every 32768 bursts (about 1 s at 1 Mpps per instance). */
@@ -26,6 +28,9 @@
 #define DEFAULT_IDLE_TIMEOUT_S 30.0 /* nProbe's default idle timeout */
 #define DEFAULT_MAX_FLOWS (1u << 16)
 #define MAX_MAX_FLOWS (1u << 26)
+#define DEFAULT_ACTIVE_TIMEOUT_S 120.0 /* nProbe's default lifetime (-t) */
+#define DEFAULT_EXPORT_QUEUE 65536
+#define DEFAULT_TEMPLATE_INTERVAL_S 60.0
 
 struct stateful_cfg {
 	const char *hash;       /* "nprobe" (default) or "keyed" */
@@ -34,6 +39,12 @@ struct stateful_cfg {
 	bool idle_timeout_set;
 	uint32_t max_flows;     /* 0: default */
 	const char *dump_flows; /* NULL: no dump */
+	const char *ipfix_collector; /* HOST:PORT, or NULL */
+	const char *ipfix_file;      /* or NULL */
+	double active_timeout_s;     /* 0: none; only with export */
+	bool active_timeout_set;
+	uint64_t export_queue;       /* 0: default */
+	double template_interval_s;  /* 0: default */
 };
 
 struct stateful_state {
@@ -42,6 +53,7 @@ struct stateful_state {
 	unsigned socket_id;
 	unsigned n_instances;
 	FILE *dump;             /* opened at set-up so a bad path fails early */
+	struct flow_exporter *exporter; /* NULL: no export */
 };
 
 struct stateful_task {
@@ -64,7 +76,19 @@ static const char stateful_usage[] =
 	"                       (default 65536); when all are in use new flows are\n"
 	"                       counted in flows_dropped_table_full, not tracked, and\n"
 	"                       their packets still forwarded\n"
-	"  --dump-flows FILE    write every flow record as JSON at the end of the run\n";
+	"  --dump-flows FILE    write every flow record as JSON at the end of the run\n"
+	"  --ipfix-collector HOST:PORT  export ended flows as IPFIX over UDP\n"
+	"  --ipfix-file FILE    export ended flows as an IPFIX file (RFC 7011)\n"
+	"                       With either: flows end on idle timeout, active\n"
+	"                       timeout, TCP FIN both ways or RST, table pressure\n"
+	"                       (the bucket's least recently seen flow is evicted)\n"
+	"                       and shutdown; one uniflow record per direction\n"
+	"  --active-timeout S   export a flow that lasts S seconds and count it afresh\n"
+	"                       (like nProbe -t; default 120; 0: never). The idle\n"
+	"                       timeout is nProbe's -d\n"
+	"  --export-queue N     ended flows queued for the IPFIX writer (default 65536);\n"
+	"                       when full they are counted in export_dropped_queue_full\n"
+	"  --template-interval S  resend the IPFIX templates every S s (default 60)\n";
 
 static int
 stateful_parse_opt(void *cfgp, int argc, char **argv)
@@ -74,7 +98,9 @@ stateful_parse_opt(void *cfgp, int argc, char **argv)
 
 	if (strcmp(o, "--hash") != 0 && strcmp(o, "--hash-key") != 0 &&
 	    strcmp(o, "--idle-timeout") != 0 && strcmp(o, "--max-flows") != 0 &&
-	    strcmp(o, "--dump-flows") != 0)
+	    strcmp(o, "--dump-flows") != 0 && strcmp(o, "--ipfix-collector") != 0 &&
+	    strcmp(o, "--ipfix-file") != 0 && strcmp(o, "--active-timeout") != 0 &&
+	    strcmp(o, "--export-queue") != 0 && strcmp(o, "--template-interval") != 0)
 		return 0;
 	if (v == NULL) {
 		fprintf(stderr, "stateful: %s needs a value\n", o);
@@ -98,6 +124,24 @@ stateful_parse_opt(void *cfgp, int argc, char **argv)
 		if (pp_parse_u64(o, v, 1, MAX_MAX_FLOWS, &n) < 0)
 			return -1;
 		cfg->max_flows = (uint32_t)n;
+	} else if (strcmp(o, "--ipfix-collector") == 0) {
+		cfg->ipfix_collector = v;
+	} else if (strcmp(o, "--ipfix-file") == 0) {
+		cfg->ipfix_file = v;
+	} else if (strcmp(o, "--active-timeout") == 0) {
+		if (pp_parse_seconds(o, v, 1e6, &cfg->active_timeout_s) < 0)
+			return -1;
+		cfg->active_timeout_set = true;
+	} else if (strcmp(o, "--export-queue") == 0) {
+		if (pp_parse_u64(o, v, 2, 1u << 24, &cfg->export_queue) < 0)
+			return -1;
+	} else if (strcmp(o, "--template-interval") == 0) {
+		if (pp_parse_seconds(o, v, 86400, &cfg->template_interval_s) < 0)
+			return -1;
+		if (cfg->template_interval_s <= 0) {
+			fprintf(stderr, "stateful: --template-interval '%s': must be > 0\n", v);
+			return -1;
+		}
 	} else {
 		cfg->dump_flows = v;
 	}
@@ -146,6 +190,32 @@ stateful_setup(void *cfgp, const struct pp_setup_info *info, void **app_state)
 			fclose(st->dump);
 		rte_free(st);
 		return -ENOMEM;
+	}
+	if (cfg->ipfix_collector != NULL || cfg->ipfix_file != NULL) {
+		struct flow_export_cfg xc = {
+			.collector = cfg->ipfix_collector,
+			.file = cfg->ipfix_file,
+			.queue_size = cfg->export_queue ? (uint32_t)cfg->export_queue
+							: DEFAULT_EXPORT_QUEUE,
+			.template_interval_s = cfg->template_interval_s > 0
+				? cfg->template_interval_s : DEFAULT_TEMPLATE_INTERVAL_S,
+			.observation_domain = 1,
+		};
+		double active_s = cfg->active_timeout_set ? cfg->active_timeout_s
+							  : DEFAULT_ACTIVE_TIMEOUT_S;
+
+		st->exporter = flow_export_create(&xc, (int)info->socket_id, err, sizeof(err));
+		if (st->exporter == NULL) {
+			fprintf(stderr, "stateful: %s\n", err);
+			flow_table_free(st->table);
+			if (st->dump != NULL)
+				fclose(st->dump);
+			rte_free(st);
+			return -EINVAL;
+		}
+		flow_table_set_end_hook(st->table,
+					(uint64_t)(active_s * (double)rte_get_tsc_hz()),
+					flow_export_hook, st->exporter);
 	}
 	*app_state = st;
 	return 0;
@@ -212,6 +282,45 @@ stateful_process(void *task_state, struct rte_mbuf **pkts, uint16_t n,
 }
 
 static void
+export_stats(const struct stateful_state *st, const struct flow_counters *sum,
+	     json_t *out)
+{
+	static const char *const reasons[6] = {NULL, "idle_timeout", "active_timeout",
+					       "end_of_flow", "forced_end", "lack_of_resources"};
+	struct flow_export_stats xs;
+	json_t *x = json_object(), *ended = json_object();
+	unsigned k;
+
+	/* After the tasks stopped (not on a SIGUSR1 snapshot): report the flows
+	 * still in the table and wait for the writer, so the figures are final. */
+	if (__atomic_load_n(&pp_stop_flag, __ATOMIC_ACQUIRE))
+		flow_export_finish(st->exporter, st->table);
+	flow_export_get_stats(st->exporter, &xs);
+	for (k = 1; k < 6; k++)
+		json_object_set_new(ended, reasons[k], json_integer((json_int_t)sum->ended[k]));
+	json_object_set_new(x, "kind", json_string("measured"));
+	json_object_set_new(x, "collector", st->cfg.ipfix_collector
+			    ? json_string(st->cfg.ipfix_collector) : json_null());
+	json_object_set_new(x, "file", st->cfg.ipfix_file
+			    ? json_string(st->cfg.ipfix_file) : json_null());
+	json_object_set_new(x, "active_timeout_s", json_real(
+		st->cfg.active_timeout_set ? st->cfg.active_timeout_s : DEFAULT_ACTIVE_TIMEOUT_S));
+	json_object_set_new(x, "flows_ended_in_run", ended);
+	json_object_set_new(x, "flows_evicted_table_pressure", json_integer((json_int_t)sum->evicted));
+	json_object_set_new(x, "flows_queued_in_run", json_integer((json_int_t)sum->export_queued));
+	json_object_set_new(x, "export_dropped_queue_full",
+			    json_integer((json_int_t)(sum->export_dropped + xs.forced_dropped)));
+	json_object_set_new(x, "flows_dequeued", json_integer((json_int_t)xs.flows_dequeued));
+	json_object_set_new(x, "records_exported", json_integer((json_int_t)xs.records_exported));
+	json_object_set_new(x, "records_lost", json_integer((json_int_t)xs.records_lost));
+	json_object_set_new(x, "template_sends", json_integer((json_int_t)xs.templates_sent));
+	json_object_set_new(x, "finished", json_boolean(xs.finished));
+	json_object_set_new(x, "first_error", xs.first_error[0]
+			    ? json_string(xs.first_error) : json_null());
+	json_object_set_new(out, "ipfix", x);
+}
+
+static void
 stateful_stats(void *app_state, void *const *task_states, unsigned n_tasks,
 	       json_t *out)
 {
@@ -233,6 +342,11 @@ stateful_stats(void *app_state, void *const *task_states, unsigned n_tasks,
 		sum.created += t->c.created;
 		sum.expired += t->c.expired;
 		sum.table_full += t->c.table_full;
+		sum.evicted += t->c.evicted;
+		sum.export_queued += t->c.export_queued;
+		sum.export_dropped += t->c.export_dropped;
+		for (unsigned k = 0; k < 6; k++)
+			sum.ended[k] += t->c.ended[k];
 		if (t->c.max_probe > sum.max_probe)
 			sum.max_probe = t->c.max_probe;
 		non_ip += t->non_ip;
@@ -264,6 +378,8 @@ stateful_stats(void *app_state, void *const *task_states, unsigned n_tasks,
 	json_object_set_new(out, "longest_chain", json_integer(longest));
 	json_object_set_new(out, "tsc_hz", json_integer((json_int_t)rte_get_tsc_hz()));
 	json_object_set_new(out, "non_ip_packets", json_integer((json_int_t)non_ip));
+	if (st->exporter != NULL)
+		export_stats(st, &sum, out);
 	json_object_set_new(out, "malformed_packets", json_integer((json_int_t)malformed));
 }
 
@@ -332,6 +448,10 @@ stateful_teardown(void *app_state, void **task_states, unsigned n_tasks)
 	if (st->dump != NULL) {
 		dump_flows(st);
 		fclose(st->dump);
+	}
+	if (st->exporter != NULL) {
+		flow_export_finish(st->exporter, st->table);
+		flow_export_free(st->exporter);
 	}
 	for (i = 0; i < n_tasks; i++)
 		rte_free(task_states[i]);

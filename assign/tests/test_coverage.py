@@ -13,10 +13,10 @@ import collections
 
 import numpy as np
 
-from assign.backend import MeasureRequest
+from assign.backends.base import MeasureRequest
 from assign.enumeration import representatives
 from assign.evt import EstimateError, estimate
-from assign.model import ModelBackend
+from assign.backends.model import ModelBackend
 from assign.sampling import draws
 from assign.topology import get_machine
 from assign.workloads import Workload

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from assign.dpdk_contexts import ContextsError, format_contexts, parse_contexts, restrict_topology
+from assign.topology import ContextsError, format_contexts, parse_contexts, restrict_topology
 from assign.topology import get_machine
 
 

@@ -1,16 +1,15 @@
-"""`assign noise` and `assign compare` (dpdk backend), driven through their
-own parsers (add_noise_parser / add_compare_parser) as cli.py wires them."""
+"""`assign noise` and `assign baselines --measured` / `assign compare` (dpdk
+backend), driven through the parser cli.py builds from assign/commands/."""
 from __future__ import annotations
 
-import argparse
 import json
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from assign.dpdk_compare import add_compare_parser, one_core, run_compare
-from assign.dpdk_noise import add_noise_parser, run_noise
+from assign.baselines import one_core
+from assign.cli import run_command
 from assign.evt import estimate
 from assign.placement import placement
 from assign.store import Store
@@ -21,12 +20,7 @@ FAST = ["--duration", "0.3", "--warmup", "0.05"]  # 0.3 s: stalls under other lo
 
 
 def cli(*argv: str) -> int:
-    ap = argparse.ArgumentParser(prog="assign")
-    sub = ap.add_subparsers(dest="command", required=True)
-    add_noise_parser(sub)
-    add_compare_parser(sub)
-    args = ap.parse_args(list(argv))
-    return {"noise": run_noise, "compare": run_compare}[args.command](args)
+    return run_command(list(argv))
 
 
 @pytest.fixture

@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from assign.backend import BackendError
-from assign.dpdk_backend import DpdkBackend, DpdkOptions
-from assign.dpdk_contexts import restrict_topology
+from assign.backends.base import BackendError
+from assign.backends.dpdk.backend import DpdkBackend, DpdkOptions
+from assign.topology import restrict_topology
 from assign.store import Store
 from assign.topology import get_machine
 from assign.workloads import Workload

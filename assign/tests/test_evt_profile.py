@@ -168,3 +168,40 @@ def test_narrow_profile_still_bracketed(monkeypatch: pytest.MonkeyPatch) -> None
     half = stats.chi2.ppf(0.95, 1) / 2 * f.cut_factor
     for end in (f.upb_ci_low, f.upb_ci_high):
         assert float(f.profile(np.array([end]))[0]) == pytest.approx(f.loglik - half, abs=1e-6)
+
+
+@pytest.mark.parametrize("seed, xi", [(1, -0.3), (2, -0.6), (3, -0.1), (4, -0.9), (5, 0.2)])
+def test_grid_refinement_places_what_scipy_places(seed: int, xi: float) -> None:
+    """profile.py refines its maximum and interval ends on vectorised grids
+    (no scipy at run time); scipy's bounded Brent and brentq find the same
+    points on the same profile."""
+    from assign.evt.profile import _S_GRID, _refine_max, _refine_root
+
+    ex = exceedances(seed, xi)
+    f = fit(ex)
+    grid_ll, _ = profile_neg(ex, _S_GRID)
+    i = int(np.argmax(grid_ll))
+    if 0 < i < _S_GRID.size - 1:
+        res = optimize.minimize_scalar(lambda v: -float(profile_neg(ex, v)[0]), bounds=(_S_GRID[i - 1], _S_GRID[i + 1]),
+                                       method="bounded", options={"xatol": 1e-12})
+        mine, at = _refine_max(lambda v: profile_neg(ex, v)[0], _S_GRID[i - 1], _S_GRID[i + 1])
+        # at a maximum the profile is flat to machine precision over ~sqrt(eps): the place
+        # agrees to that, the height to rounding
+        assert mine == pytest.approx(res.x, abs=1e-6)
+        assert at >= -res.fun - 1e-9 * abs(res.fun)
+    for end in (f.upb_ci_low, f.upb_ci_high):
+        if end is None or not np.isfinite(end) or end <= ex.xmax:
+            continue
+        s_end = ex.s_of_upb(end)
+        g = lambda v: profile_neg(ex, v)[0] - f.cut  # noqa: E731
+        lo, hi = s_end - 0.3, s_end + 0.3
+        ref = optimize.brentq(lambda v: float(g(v)), lo, hi, xtol=1e-13)
+        assert _refine_root(g, lo, hi) == pytest.approx(ref, abs=1e-10)
+        assert end == pytest.approx(ex.upb_of_s(ref), rel=1e-12)  # on the data scale (s_of_upb rounds)
+
+
+def test_chi2_quantile_without_scipy() -> None:
+    from assign.evt.profile import chi2_1_quantile
+
+    for p in (0.5, 0.9, 0.95, 0.99, 0.999):
+        assert chi2_1_quantile(p) == pytest.approx(stats.chi2.ppf(p, 1), rel=1e-12)

@@ -1,4 +1,4 @@
-"""Properties of the model backend (its speed is measured in bench/assign.py)."""
+"""Properties of the model backend (its speed is measured in bench/assign.sh)."""
 from __future__ import annotations
 
 import json
@@ -6,8 +6,8 @@ import json
 import numpy as np
 import pytest
 
-from assign.backend import MeasureRequest
-from assign.model import ModelBackend, ModelError, ModelParams, load_params
+from assign.backends.base import MeasureRequest
+from assign.backends.model import ModelBackend, ModelError, ModelParams, load_params
 from assign.sampling import draws
 from assign.topology import get_machine
 from assign.workloads import WORKLOADS, Workload

@@ -60,11 +60,26 @@ def test_draw_depends_only_on_seed_and_index():
         assert len(set(row.tolist())) == 24
 
 
-def test_collision_check_agrees_with_sorting():
-    from assign.sampling import _collision_free
+def test_a_draw_is_the_same_from_any_block_boundary() -> None:
+    """Draws come in blocks of BLOCK from one generator each: a range that
+    straddles blocks, and one draw alone, are what the whole sequence says."""
+    from assign.sampling import BLOCK, normals
 
-    rng = np.random.default_rng(0)
-    for contexts, tasks in ((64, 24), (64, 2), (100, 30), (4, 3)):
-        cand = rng.integers(0, contexts, size=(3000, tasks))
-        srt = np.sort(cand, axis=1)
-        assert (_collision_free(cand, contexts) == ~(srt[:, 1:] == srt[:, :-1]).any(axis=1)).all()
+    whole = draws(seed=9, first=0, count=2 * BLOCK + 10, n_tasks=24, n_contexts=64)
+    for first, count in ((BLOCK - 3, 7), (2 * BLOCK, 10), (5, BLOCK)):
+        assert np.array_equal(draws(9, first, count, 24, 64), whole[first:first + count])
+    assert np.array_equal(draw(9, BLOCK + 1, 24, 64), whole[BLOCK + 1])
+    z = normals(9, np.arange(2 * BLOCK))
+    assert np.array_equal(normals(9, np.array([BLOCK + 1, 3, 10 ** 9])[:2]), z[[BLOCK + 1, 3]])
+    far = normals(9, np.array([3, 10 ** 9]))  # scattered indices: block by block, same values
+    assert far[0] == z[3] and far[1] == normals(9, np.array([10 ** 9]))[0]
+
+
+def test_every_draw_is_injective_and_uniform_per_task() -> None:
+    """Without co-location no context repeats within a draw, and each task's
+    context is uniform over the 64 (chi-square over 20000 draws)."""
+    d = draws(seed=12, first=0, count=20000, n_tasks=24, n_contexts=64)
+    srt = np.sort(d, axis=1)
+    assert not (srt[:, 1:] == srt[:, :-1]).any()
+    for t in (0, 11, 23):
+        assert chisquare(np.bincount(d[:, t], minlength=64))[1] > 0.001

@@ -7,8 +7,8 @@ from collections.abc import Sequence
 
 import pytest
 
-from assign.backend import MeasureRequest, Result
-from assign.runner import SampleError, Session
+from assign.backends.base import MeasureRequest, Result
+from assign.session import SampleError, Session
 from assign.store import Store
 from assign.topology import get_machine
 from assign.workloads import Workload

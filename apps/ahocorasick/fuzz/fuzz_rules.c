@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "engine.h"
-#include "rules.h"
+#include "keyword_set.h"
 
 static void count(void *ctx, uint32_t kw, uint32_t end)
 {

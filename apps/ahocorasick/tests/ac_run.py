@@ -2,35 +2,23 @@
 with DPDK net_pcap ports and return its statistics."""
 from __future__ import annotations
 
-import json
-import os
 import subprocess
-from dataclasses import dataclass
 from pathlib import Path
+
+from harness import Result, app_binary, instance, placement
+from harness import run_app as _run_app
 
 # DPDK is built with RTE_MAX_ETHPORTS = 32: 31 capture ports + 1 sink.
 MAX_CAPTURES_PER_RUN = 31
-SANITIZER_MARKERS = ("AddressSanitizer", "LeakSanitizer", "runtime error:",
-                     "UndefinedBehaviorSanitizer")
-
-
-@dataclass
-class AppRun:
-    returncode: int
-    stderr: str
-    stats: dict | None
-
-
-def app_binary(build_dir: Path) -> Path:
-    exe = build_dir / "apps" / "ahocorasick" / "ahocorasick"
-    assert exe.is_file(), f"{exe} not built (configure with -Dparts including runtime,ahocorasick)"
-    return exe
+AppRun = Result
 
 
 def tool(build_dir: Path, name: str) -> Path:
-    exe = build_dir / "apps" / "ahocorasick" / name
-    assert exe.is_file(), f"{exe} not built"
-    return exe
+    """A built program of the app: its tools at the app's top, test helpers under tests/."""
+    for exe in (build_dir / "apps" / "ahocorasick" / name, build_dir / "apps" / "ahocorasick" / "tests" / name):
+        if exe.is_file():
+            return exe
+    raise AssertionError(f"{name} not built under {build_dir / 'apps' / 'ahocorasick'}")
 
 
 def captures(shared_dir: Path) -> list[Path]:
@@ -51,13 +39,6 @@ def packet_counts(build_dir: Path, files: list[Path]) -> dict[Path, int]:
     return counts
 
 
-def sanitizer_env() -> dict[str, str]:
-    env = dict(os.environ)
-    env["UBSAN_OPTIONS"] = "print_stacktrace=1:halt_on_error=1"
-    env.setdefault("ASAN_OPTIONS", "detect_leaks=1")
-    return env
-
-
 def run_app(build_dir: Path, file_prefix: str, tmp: Path, inputs: list[Path],
             app_args: list[str], variant: str = "ac", tx_pcap: Path | None = None,
             duration: float = 1.0, timeout: float = 120) -> AppRun:
@@ -68,35 +49,19 @@ def run_app(build_dir: Path, file_prefix: str, tmp: Path, inputs: list[Path],
     assert 0 < n <= MAX_CAPTURES_PER_RUN
     if tx_pcap is not None:
         assert n == 1
-    instances = [{"rx": {"port": i, "queue": 0},
-                  "tx": {"port": 0 if tx_pcap else n, "queue": 0 if tx_pcap else i},
-                  "tasks": {"R": 0, "P": 1, "T": 0}} for i in range(n)]
-    placement = tmp / "placement.json"
-    placement.write_text(json.dumps({"app": "ahocorasick", "variant": variant,
-                                     "allow_colocate": True, "instances": instances}))
-    stats = tmp / "stats.json"
-    cmd = [str(app_binary(build_dir)), "--no-pci", "--file-prefix", file_prefix,
-           "--log-level", "lib.eal:warning"]
-    for i, f in enumerate(inputs):
-        vdev = f"net_pcap{i},rx_pcap={f}"
-        if tx_pcap is not None:
-            vdev += f",tx_pcap={tx_pcap}"
-        cmd += ["--vdev", vdev]
+    instances = [instance(i, 0, 0 if tx_pcap else n, 0 if tx_pcap else i, r=0, p=1, t=0) for i in range(n)]
+    vdevs = [f"net_pcap{i},rx_pcap={f}" + (f",tx_pcap={tx_pcap}" if tx_pcap is not None else "")
+             for i, f in enumerate(inputs)]
     if tx_pcap is None:
-        cmd += ["--vdev", "net_null0"]
-    cmd += ["--", "--placement", str(placement), "--duration", str(duration),
-            "--stats", str(stats), *app_args]
-    r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout,
-                       env=sanitizer_env())
-    data = json.loads(stats.read_text()) if stats.exists() else None
-    return AppRun(r.returncode, r.stderr, data)
+        vdevs.append("net_null0")
+    return _run_app(app_binary(build_dir, "ahocorasick"), file_prefix, tmp, vdevs,
+                    placement("ahocorasick", instances, variant), app_args, duration=duration,
+                    timeout=timeout, stats=tmp / "stats.json", require_stats=True)
 
 
 def assert_clean(run: AppRun) -> None:
-    for marker in SANITIZER_MARKERS:
-        assert marker not in run.stderr, f"sanitizer report:\n{run.stderr[-6000:]}"
-    assert run.returncode == 0, f"exit {run.returncode}:\n{run.stderr[-4000:]}"
-    assert run.stats is not None, "no statistics written"
+    run.require_stats = True
+    run.assert_clean()
 
 
 def processed(app_stats: dict) -> int:

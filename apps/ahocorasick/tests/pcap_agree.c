@@ -16,7 +16,7 @@
 #include "engine.h"
 #include "match_list.h"
 #include "payload.h"
-#include "rules.h"
+#include "keyword_set.h"
 
 
 struct ctx {

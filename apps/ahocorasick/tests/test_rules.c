@@ -5,7 +5,7 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "rules.h"
+#include "keyword_set.h"
 
 #define HDR "alert tcp $EXTERNAL_NET any -> $HOME_NET 80 "
 

@@ -18,27 +18,40 @@ import time
 from pathlib import Path
 
 import pytest
-from scapy.layers.inet import IP, TCP
-from scapy.layers.l2 import Ether
+from scapy.layers.inet import ICMP, IP, TCP, UDP
+from scapy.layers.inet6 import IPv6
+from scapy.layers.l2 import Dot1Q, Ether
 
+from tunnel_frames import tunnel_frames
 from analyzer_run import (capture_frames, decode_tool, read_pcap, run_app,
                           sanitizer_reports, write_pcap, app_binary)
 
 MBUF_DATA = 2048  # --mbuf-size given to the app: bytes in the first segment
 # Columns the app and an-pcap-decode must agree on (the others: time, the
 # instance, and lengths, which net_pcap reports as the captured length).
-DECODED = ["status", "mac_src", "mac_dst", "vlan", "ethertype", "l3", "ttl",
-           "l4_proto", "src", "dst", "sport", "dport", "icmp_type",
-           "icmp_code", "fragment"]
+LAYER_COLUMNS = ["status", "mac_src", "mac_dst", "vlan", "ethertype", "l3", "ttl",
+                 "l4_proto", "src", "dst", "sport", "dport", "icmp_type",
+                 "icmp_code", "fragment"]
+DECODED = [*LAYER_COLUMNS, "tunnel", "tunnel_id", *("inner_" + c for c in LAYER_COLUMNS)]
 
 
 @pytest.fixture(scope="module")
 def all_frames(shared_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[bytes]]:
-    """Every frame of every shared capture, in one Ethernet pcap."""
+    """Every frame of every shared capture, and the tunnelled frames built
+    for the tshark test (so that every tunnel kind goes through the app
+    whatever is shared), in one Ethernet pcap."""
     caps = sorted((shared_dir / "data/pcaps/tcpdump-tests").glob("*.pcap*"))
     assert len(caps) > 400
     frames = capture_frames(caps)
     assert len(frames) > 3000
+    frames += tunnel_frames().values()
+    # And one frame with each property the assertions below need, so that
+    # they hold whichever captures are shared: TCP port 80, IPv6 UDP, a
+    # VLAN tag, ICMP, a frame cut inside its IPv4 header.
+    frames += [bytes(Ether() / IP() / TCP(dport=80)),
+               bytes(Ether() / IPv6() / UDP(dport=53)),
+               bytes(Ether() / Dot1Q(vlan=5) / IP() / ICMP()),
+               bytes(Ether() / IP() / TCP())[:14 + 12]]
     path = tmp_path_factory.mktemp("an_all") / "all.pcap"
     write_pcap(path, frames)
     return path, frames
@@ -59,7 +72,7 @@ def test_every_capture_through_the_app(build_dir: Path, tmp_path: Path, file_pre
     log, out = tmp_path / "log.csv", tmp_path / "out.pcap"
     run = run_app(build_dir, tmp_path, file_prefix, pcap,
                   ["--log", str(log), "--pcap-out", str(out), "--log-ring", "8192",
-                   "--mbuf-size", str(MBUF_DATA)])
+                   "--mbuf-size", str(MBUF_DATA)], packets=len(frames))
     s = check_clean(run, "all captures")
     n = len(frames)
     assert s["total"]["rx_packets"] == n
@@ -71,6 +84,8 @@ def test_every_capture_through_the_app(build_dir: Path, tmp_path: Path, file_pre
     assert sum(a["decode_status"].values()) == n
     assert a["decode_errors"] == n - a["decode_status"]["ok"]
     assert a["decode_errors"] > 0  # the captures hold truncated frames
+    assert sum(a["by_tunnel"].values()) == n
+    assert all(a["by_tunnel"][k] > 0 for k in a["by_tunnel"])  # every kind, and none
     assert a["filter"]["passed"] == n and a["filter"]["failed"] == 0
     # The ring holds every frame, so nothing may be lost.
     assert a["log"]["records_lost"] == 0 and a["pcap"]["records_lost"] == 0
@@ -111,7 +126,7 @@ def test_filter_logs_what_libpcap_matches(build_dir: Path, tmp_path: Path, file_
     log = tmp_path / "log.jsonl"
     run = run_app(build_dir, tmp_path, file_prefix, pcap,
                   ["--filter", expr, "--drop-unmatched", "--log", str(log),
-                   "--log-format", "jsonl", "--log-ring", "8192"])
+                   "--log-format", "jsonl", "--log-ring", "8192"], packets=len(frames))
     s = check_clean(run, expr)
     a = s["app_stats"]
     assert a["filter"] == {"expression": expr, "passed": matched,
@@ -128,30 +143,61 @@ def test_filter_logs_what_libpcap_matches(build_dir: Path, tmp_path: Path, file_
                    if r["sport"] is not None and r["fragment"] == "no" and not r["vlan"])
 
 
+def small_fifo(path: Path) -> int:
+    """A FIFO whose pipe holds one page (4 KiB, about 36 CSV records), open
+    for reading (non-blocking, which lets the app's open() succeed).  The
+    app's first write (stdio flushes 4 KiB at a time on a pipe) fills it,
+    so the tests below know from the pipe alone when the writer is blocked,
+    however slowly a loaded machine runs the app."""
+    os.mkfifo(path)
+    rfd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    assert fcntl.fcntl(rfd, fcntl.F_SETPIPE_SZ, PIPE_PAGE) == PIPE_PAGE
+    return rfd
+
+
+def wait_pipe_full(rfd: int, timeout_s: float = 60) -> bool:
+    """Wait until the pipe is full (the writer is then blocked, or will be
+    at its next write); False if that did not happen within timeout_s."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        queued = array.array("i", [0])
+        fcntl.ioctl(rfd, termios.FIONREAD, queued)
+        if queued[0] >= PIPE_PAGE:
+            return True
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.01)
+
+
+PIPE_PAGE = 4096
+# Packets per FIFO test: the P task logs every one, far more than the ring
+# (64 records), the writer's stdio buffer and the pipe (4 KiB each, ~36
+# records) hold.  Stopping after a packet count, not a duration, makes that
+# hold however slowly the app runs.
+FIFO_PACKETS = 20000
+
+
 def test_stalled_writer_loses_records_not_packets(build_dir: Path, tmp_path: Path,
                                                   file_prefix: str) -> None:
     """The log goes to a FIFO nobody reads at first: the writer blocks, the
     ring fills, the P task keeps going and counts what it could not hand
-    over.  Reading starts 1 s after the pipe filled up, and the writer then
-    drains everything it had taken."""
+    over.  Reading starts 0.5 s after the pipe filled up, and the writer
+    then drains everything it had taken."""
     pcap = synthetic_pcap(tmp_path)
     fifo = tmp_path / "log.fifo"
-    os.mkfifo(fifo)
-    rfd = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)  # lets the app's open() succeed
+    rfd = small_fifo(fifo)
     got: list[bytes] = []
+    seen_full: list[bool] = []
 
     def read_later() -> None:
-        # Wait until the pipe is full (the writer is then blocked in
-        # write()), let the P task run on for a while, then drain.
-        pipe_size = fcntl.fcntl(rfd, fcntl.F_GETPIPE_SZ)
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            queued = array.array("i", [0])
-            fcntl.ioctl(rfd, termios.FIONREAD, queued)
-            if queued[0] >= pipe_size - 4096:
-                break
-            time.sleep(0.01)
-        time.sleep(1.0)
+        # The pipe full means the writer is blocked in write(); the P task
+        # runs on (its 20000 packets take far less than 0.5 s, and at most
+        # ~200 records fit in the pipe, the stdio buffer, the batch the
+        # writer holds and the ring), then drain.  Draining must start
+        # within the 5 s the app waits for the writer before the
+        # statistics: 4.5 s of margin for this thread to wake up.
+        seen_full.append(wait_pipe_full(rfd))
+        time.sleep(0.5)
         os.set_blocking(rfd, True)
         while chunk := os.read(rfd, 1 << 16):
             got.append(chunk)
@@ -161,18 +207,21 @@ def test_stalled_writer_loses_records_not_packets(build_dir: Path, tmp_path: Pat
     try:
         run = run_app(build_dir, tmp_path, file_prefix, pcap,
                       ["--log", str(fifo), "--log-ring", "64"], infinite=True,
-                  duration_s=2.0)
+                      packets=FIFO_PACKETS)
     finally:
         reader.join(timeout=60)
         os.close(rfd)
+    assert seen_full == [True]
     s = check_clean(run, "stalled writer")
     a = s["app_stats"]
     assert a["writer"]["synced"] is True
+    assert a["writer"]["flushed"] is True
     assert a["log"]["records_lost"] > 0
     assert a["log"]["records_enqueued"] + a["log"]["records_lost"] == a["filter"]["passed"]
     assert a["log"]["records_written"] == a["log"]["records_enqueued"]
+    assert a["log"]["write_errors"] == 0
     # The packet path went on while the writer was stuck.
-    assert a["packets"] > 100 * 64
+    assert a["packets"] >= FIFO_PACKETS
     text = b"".join(got).decode()
     assert text.count("\n") == 1 + a["log"]["records_written"]  # header + records
 
@@ -217,37 +266,35 @@ def synthetic_pcap(tmp: Path) -> Path:
 
 def test_log_reader_gone_is_a_write_error_not_a_crash(build_dir: Path, tmp_path: Path,
                                                       file_prefix: str) -> None:
-    """The FIFO's reader closes mid-run: writes fail (EPIPE), SIGPIPE does
-    not kill the app, the statistics say the log is incomplete."""
+    """The FIFO's reader closes mid-run, while the writer is blocked on the
+    full pipe: writes fail (EPIPE), SIGPIPE does not kill the app, the
+    statistics say the log is incomplete."""
     fifo = tmp_path / "log.fifo"
-    os.mkfifo(fifo)
-    rfd = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
+    rfd = small_fifo(fifo)
+    seen_full: list[bool] = []
 
-    def close_when_connected() -> None:
-        # With no writer, a non-blocking read gives b"" (EOF); once the
-        # app has the FIFO open it gives EAGAIN or data.
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            try:
-                if os.read(rfd, 1 << 16):
-                    break
-            except BlockingIOError:
-                break
-            time.sleep(0.01)
-        time.sleep(0.2)
+    def close_when_full() -> None:
+        # Closing must happen within the 5 s the app waits for its blocked
+        # writer before the statistics (a margin for this thread to wake).
+        seen_full.append(wait_pipe_full(rfd))
         os.close(rfd)
 
-    closer = threading.Thread(target=close_when_connected)
+    closer = threading.Thread(target=close_when_full)
     closer.start()
     try:
         run = run_app(build_dir, tmp_path, file_prefix, synthetic_pcap(tmp_path),
-                      ["--log", str(fifo), "--log-ring", "64"], infinite=True)
+                      ["--log", str(fifo), "--log-ring", "64"], infinite=True,
+                      packets=FIFO_PACKETS)
     finally:
         closer.join()
+    assert seen_full == [True]
     s = check_clean(run, "reader gone")
     a = s["app_stats"]
     assert a["writer"]["synced"] is True    # failed writes do not block
     assert a["writer"]["flushed"] is False  # and the log says it is incomplete
+    # Records fail in fwrite (counted as write errors) or in the flush
+    # after stdio took them (counted as written: flushed tells them apart).
+    assert a["log"]["records_written"] + a["log"]["write_errors"] == a["log"]["records_enqueued"]
 
 
 def test_log_reader_stuck_does_not_hang_the_app(build_dir: Path, tmp_path: Path,
@@ -256,13 +303,15 @@ def test_log_reader_stuck_does_not_hang_the_app(build_dir: Path, tmp_path: Path,
     (about 5 s waiting for the writer in the statistics, 10 s at teardown),
     reports the log as not synced, and every packet is accounted for."""
     fifo = tmp_path / "log.fifo"
-    os.mkfifo(fifo)
-    rfd = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
+    rfd = small_fifo(fifo)
     try:
         t0 = time.monotonic()
         run = run_app(build_dir, tmp_path, file_prefix, synthetic_pcap(tmp_path),
-                      ["--log", str(fifo), "--log-ring", "64"], infinite=True, timeout_s=60)
+                      ["--log", str(fifo), "--log-ring", "64"], infinite=True,
+                      packets=FIFO_PACKETS, timeout_s=180)
         elapsed = time.monotonic() - t0
+        # The writer blocked on the full pipe (the records never fit in it).
+        assert wait_pipe_full(rfd, timeout_s=0)
     finally:
         os.close(rfd)
     s = check_clean(run, "reader stuck")
@@ -270,4 +319,7 @@ def test_log_reader_stuck_does_not_hang_the_app(build_dir: Path, tmp_path: Path,
     assert a["writer"] == {"cpus": a["writer"]["cpus"], "synced": False, "flushed": False}
     assert a["log"]["records_lost"] > 0
     assert "the log writer is still blocked writing after 10 s" in run.stderr
-    assert elapsed < 40
+    # It waited the 5 s + 10 s it documents, and then ended by itself (the
+    # upper bound is far from the ~17 s this takes on an idle machine: a
+    # loaded one starts DPDK slowly).
+    assert 15 <= elapsed < 150

@@ -25,7 +25,7 @@ static void test_format(void)
 	size_t n = an_log_format_line(AN_LOG_CSV, &r, line, sizeof(line));
 	const char *csv = "1500000000123456789,3,58,58,ok,66:77:88:99:aa:bb,"
 			  "00:11:22:33:44:55,100,0x0800,ipv4,64,6,192.168.0.1,"
-			  "10.0.0.2,12345,80,,,no\n";
+			  "10.0.0.2,12345,80,,,no,,,,,,,,,,,,,,,,,\n";
 	CHECK_EQ(n, strlen(csv));
 	CHECK(strcmp(line, csv) == 0);
 	n = an_log_format_line(AN_LOG_JSONL, &r, line, sizeof(line));
@@ -36,7 +36,14 @@ static void test_format(void)
 		"\"ethertype\":\"0x0800\",\"l3\":\"ipv4\",\"ttl\":64,\"l4_proto\":6,"
 		"\"src\":\"192.168.0.1\",\"dst\":\"10.0.0.2\",\"sport\":12345,"
 		"\"dport\":80,\"icmp_type\":null,\"icmp_code\":null,"
-		"\"fragment\":\"no\"}\n";
+		"\"fragment\":\"no\",\"tunnel\":null,\"tunnel_id\":null,"
+		"\"inner_status\":null,\"inner_mac_src\":null,"
+		"\"inner_mac_dst\":null,\"inner_vlan\":null,"
+		"\"inner_ethertype\":null,\"inner_l3\":null,\"inner_ttl\":null,"
+		"\"inner_l4_proto\":null,\"inner_src\":null,\"inner_dst\":null,"
+		"\"inner_sport\":null,\"inner_dport\":null,"
+		"\"inner_icmp_type\":null,\"inner_icmp_code\":null,"
+		"\"inner_fragment\":null}\n";
 	CHECK_EQ(n, strlen(js));
 	CHECK(strcmp(line, js) == 0);
 	/* Too small a buffer is refused, not overrun. */
@@ -45,7 +52,40 @@ static void test_format(void)
 	an_decode(f.b, 10, &r.pkt);
 	n = an_log_format_line(AN_LOG_CSV, &r, line, sizeof(line));
 	CHECK(strcmp(line, "1500000000123456789,3,58,58,eth_truncated,,,,,none,"
-			   ",,,,,,,,no\n") == 0);
+			   ",,,,,,,,no,,,,,,,,,,,,,,,,,\n") == 0);
+
+	/* VXLAN: the outer columns as before, then the tunnel and the
+	 * inner Ethernet, IPv4 and UDP. */
+	struct fb v = {0};
+	eth(&v, 0x0800);
+	ipv4(&v, 5, 0, 0, 64, 17);
+	udp(&v, 50000, 4789, 0);
+	put32(&v, 0x08000000ul);
+	put32(&v, 0x00002a00ul); /* VNI 42 */
+	eth(&v, 0x8100);
+	vlan(&v, 7, 0x0800);
+	ipv4(&v, 5, 28, 0x2000 /* MF */, 3, 17);
+	udp(&v, 53, 1053, 8);
+	r.wire_len = r.cap_len = (uint32_t)v.n;
+	an_decode(v.b, v.n, &r.pkt);
+	n = an_log_format_line(AN_LOG_CSV, &r, line, sizeof(line));
+	const char *vx = "1500000000123456789,3,96,96,ok,66:77:88:99:aa:bb,"
+			 "00:11:22:33:44:55,,0x0800,ipv4,64,17,192.168.0.1,"
+			 "10.0.0.2,50000,4789,,,no,vxlan,42,ok,"
+			 "66:77:88:99:aa:bb,00:11:22:33:44:55,7,0x0800,ipv4,3,17,"
+			 "192.168.0.1,10.0.0.2,53,1053,,,first\n";
+	CHECK_EQ(n, strlen(vx));
+	CHECK(strcmp(line, vx) == 0);
+	if (strcmp(line, vx) != 0)
+		fprintf(stderr, "got  %s", line);
+	/* The header names every column of the line. */
+	const char *hdr = an_log_header(AN_LOG_CSV);
+	size_t hc = 0, lc = 0;
+	for (const char *c = hdr; *c; c++)
+		hc += *c == ',';
+	for (const char *c = line; *c; c++)
+		lc += *c == ',';
+	CHECK_EQ(hc, lc);
 }
 
 /* The src column of the CSV line for an IPv6 record with address a. */

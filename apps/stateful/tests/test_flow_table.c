@@ -455,6 +455,105 @@ test_lock_two_threads(void)
 	flow_table_free(t);
 }
 
+/* What the end hook saw: reason, packets and bytes both ways, first/last. */
+struct ended {
+	unsigned n;
+	struct {
+		enum flow_end_reason why;
+		uint64_t packets, bytes, first, last;
+		uint16_t port_lo;
+	} e[16];
+};
+
+static void
+record_end(const struct flow_record *r, enum flow_end_reason why,
+	   struct flow_counters *c, void *arg)
+{
+	struct ended *x = arg;
+
+	(void)c;
+	if (x->n < RTE_DIM(x->e)) {
+		x->e[x->n].why = why;
+		x->e[x->n].packets = r->packets[0] + r->packets[1];
+		x->e[x->n].bytes = r->bytes[0] + r->bytes[1];
+		x->e[x->n].first = r->first_tsc;
+		x->e[x->n].last = r->last_tsc;
+		x->e[x->n].port_lo = r->key.port_lo;
+	}
+	x->n++;
+}
+
+/* The export hook: every way a flow ends, on explicit timestamps. */
+static void
+test_end_hook(void)
+{
+	struct flow_table *t = flow_table_create(2, 1000, &nprobe_hasher, 0);
+	struct flow_counters c = {0};
+	struct ended x = {0};
+	const uint32_t cli = IP(10, 1, 0, 1), srv = IP(10, 2, 0, 1);
+	struct flow_pkt syn = pkt_v4(cli, srv, 6, 40000, 443, TCP_FLAG_SYN);
+	struct flow_pkt fin1 = pkt_v4(srv, cli, 6, 443, 40000, TCP_FLAG_FIN | TCP_FLAG_ACK);
+	struct flow_pkt fin2 = pkt_v4(cli, srv, 6, 40000, 443, TCP_FLAG_FIN | TCP_FLAG_ACK);
+	struct flow_pkt rst = pkt_v4(cli, srv, 6, 40001, 443, TCP_FLAG_RST);
+	struct flow_pkt udp = pkt_v4(cli, srv, 17, 5000, 53, 0);
+	uint32_t cursor = 0, b;
+
+	CHECK(t != NULL);
+	if (t == NULL)
+		return;
+	flow_table_set_end_hook(t, 300, record_end, &x);
+
+	/* FIN both ways: reported (end of flow) and removed at once. */
+	CHECK(upd(t, &syn, 60, 10, &c) == FLOW_UPDATE_CREATED);
+	CHECK(upd(t, &fin1, 70, 20, &c) == FLOW_UPDATE_HIT);
+	CHECK(x.n == 0);
+	CHECK(upd(t, &fin2, 80, 30, &c) == FLOW_UPDATE_HIT);
+	CHECK(x.n == 1 && x.e[0].why == FLOW_END_EOF && x.e[0].packets == 3 &&
+	      x.e[0].bytes == 210 && x.e[0].first == 10 && x.e[0].last == 30);
+	CHECK(find(t, &syn.key) == NULL && c.expired == 1);
+	/* A later packet of the 5-tuple is a new flow. */
+	CHECK(upd(t, &fin2, 80, 40, &c) == FLOW_UPDATE_CREATED);
+
+	/* A lone RST: a one-packet flow, reported and never in the table. */
+	CHECK(upd(t, &rst, 54, 41, &c) == FLOW_UPDATE_CREATED);
+	CHECK(x.n == 2 && x.e[1].why == FLOW_END_EOF && x.e[1].packets == 1);
+	CHECK(find(t, &rst.key) == NULL);
+
+	/* Active timeout (300): reported, counts restart, the flow goes on. */
+	CHECK(upd(t, &udp, 100, 50, &c) == FLOW_UPDATE_CREATED);
+	CHECK(upd(t, &udp, 100, 200, &c) == FLOW_UPDATE_HIT);
+	CHECK(x.n == 2);
+	CHECK(upd(t, &udp, 100, 350, &c) == FLOW_UPDATE_HIT);
+	CHECK(x.n == 3 && x.e[2].why == FLOW_END_ACTIVE && x.e[2].packets == 2 &&
+	      x.e[2].first == 50 && x.e[2].last == 200);
+	CHECK(find(t, &udp.key) != NULL && find(t, &udp.key)->packets[0] == 1 &&
+	      find(t, &udp.key)->first_tsc == 350);
+
+	/* Table pressure: 2 records (the FIN flow's successor and UDP); a
+	 * third flow in UDP's bucket evicts it, one in an empty bucket is
+	 * counted as table full. */
+	{
+		/* Same nProbe sum as udp: source + 1, source port - 1. */
+		struct flow_pkt col = pkt_v4(cli + 1, srv, 17, 4999, 53, 0);
+		struct flow_pkt lone = pkt_v4(IP(192, 0, 2, 9), srv, 17, 7, 9, 0);
+
+		CHECK(upd(t, &col, 100, 360, &c) == FLOW_UPDATE_CREATED);
+		CHECK(x.n == 4 && x.e[3].why == FLOW_END_LACK && x.e[3].port_lo == 5000);
+		CHECK(c.evicted == 1 && c.table_full == 0);
+		CHECK(upd(t, &lone, 100, 361, &c) == FLOW_UPDATE_FULL);
+		CHECK(c.table_full == 1 && x.n == 4);
+	}
+
+	/* Idle (1000): the sweep reports both records left. */
+	for (b = 0; b < FLOW_TABLE_BUCKETS; b += 256)
+		flow_table_sweep(t, &cursor, 256, 2000, &c);
+	CHECK(x.n == 6 && x.e[4].why == FLOW_END_IDLE && x.e[5].why == FLOW_END_IDLE);
+	CHECK(c.ended[FLOW_END_EOF] == 2 && c.ended[FLOW_END_ACTIVE] == 1 &&
+	      c.ended[FLOW_END_LACK] == 1 && c.ended[FLOW_END_IDLE] == 2);
+	CHECK(c.created - c.expired == 0);
+	flow_table_free(t);
+}
+
 static const struct {
 	const char *name;
 	void (*fn)(void);
@@ -465,6 +564,7 @@ static const struct {
 	{"create_update_expire", test_create_update_expire},
 	{"table_full", test_table_full},
 	{"lock_two_threads", test_lock_two_threads},
+	{"end_hook", test_end_hook},
 };
 
 int

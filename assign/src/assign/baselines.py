@@ -1,16 +1,61 @@
-"""Baseline assignments to compare with the estimated optimum (paper, sec. 2).
+"""Baseline assignments to compare with the estimated optimum (paper, sec. 2
+and its Figure 1), scored by the run's backend.
 
-naive: tasks on random contexts, i.e. what the random sample itself is; its
-score is the mean of the sample.  Linux-like: the load balancer's view,
-tasks spread evenly over the topology one level at a time (cores first,
-then pipelines within a core, then contexts), in task order.
+  naive (random)   tasks on random contexts, i.e. what the random sample
+                   itself is; its score is the mean of the sample
+  Linux-like       the load balancer's view: tasks spread evenly over the
+                   topology one level at a time (cores first, then
+                   pipelines within a core, then contexts), in task order
+  one core         the three stages of each instance kept on one core
+                   (instance i on core i mod cores, one stage per context of
+                   that core, sharing a context when the core has fewer)
+  best found       the best assignment of the sample
+  UPB              the estimated optimum (EVT) and its confidence interval
+
+Two ways to score them, one type (`Baseline`) for both:
+
+* `scored` (`assign baselines`, the report): Linux-like evaluated once by
+  the run's backend (measured or modelled) and stored as "linux-like".
+* `measured` (`assign baselines --measured`, alias `assign compare`): a dpdk
+  run's Linux-like and one-core assignments measured --reps times with the
+  run's own protocol; the mean is stored in the run's baselines (names
+  "compare:...") with every value and reused on the next call, so nothing is
+  measured twice or lost.
 """
 from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from .topology import Node, Topology
 
+if TYPE_CHECKING:
+    from .backends.dpdk.backend import DpdkBackend
+    from .evt import Estimate
+    from .store import Measurement, Run, Store
+
+
+@dataclass
+class Baseline:
+    """One bar: a value (None: not available, `note` says why) and what it is."""
+
+    name: str
+    value: float | None
+    note: str
+    label: str = ""                 # measured / modelled / estimated
+    sd: float | None = None         # spread of repeated measurements (measured baselines)
+    contexts: list[int] | None = None
+    gap_pct: float | None = None    # (UPB - value) / UPB, percent (estimated)
+
+    def to_dict(self) -> dict:
+        return {"name": self.name, "value": self.value, "sd": self.sd, "label": self.label, "note": self.note,
+                "contexts": self.contexts, "gap_pct": self.gap_pct}
+
+
+# --- the assignments ------------------------------------------------------------
 
 def linux_like(topo: Topology, n_tasks: int) -> list[int]:
     """Context index per task: each task descends the tree into the child
@@ -41,6 +86,153 @@ def linux_like(topo: Topology, n_tasks: int) -> list[int]:
     return out
 
 
+def one_core(topo: Topology, n_tasks: int) -> list[int]:
+    """Context index per task: instance i's R, P, T on core i mod n_cores,
+    on that core's contexts in order (wrapping, i.e. sharing, when it has
+    fewer free than three)."""
+    core_ids = topo.level_ids[2]
+    cores: dict[int, list[int]] = {}
+    for v in range(topo.n_contexts):
+        cores.setdefault(int(core_ids[v]), []).append(v)
+    order = list(cores.values())
+    cursor = [0] * len(order)
+    out = []
+    for t in range(n_tasks):
+        k = (t // 3) % len(order)
+        ctxs = order[k]
+        out.append(ctxs[cursor[k] % len(ctxs)])
+        cursor[k] += 1
+    return out
+
+
 def naive_score(values: list[float]) -> float:
     """Expected throughput of a random assignment: the sample mean."""
     return float(np.mean(values))
+
+
+# --- scored once by the run's backend (assign baselines, the report) --------------
+
+def _linux_like_stored(store: Store, run: Run) -> Measurement | Exception:
+    """The Linux-like baseline of a run, evaluated once and stored."""
+    from .backends.base import BackendError, MeasureRequest
+    from .backends.registry import make_backend
+    from .workloads import Workload
+
+    got = store.baseline(run.id, "linux-like")
+    if got is not None:
+        return got
+    topo = Topology.from_json(run.topology)
+    workload = Workload(run.workload, run.instances)
+    try:
+        dpdk = None
+        if run.backend == "dpdk":
+            from .backends.dpdk.options import DpdkOptions
+
+            dpdk = DpdkOptions.from_params(run.params)
+        backend = make_backend(run.backend, topo, workload, seed=run.seed, noise=run.params.get("noise_rel_sd"),
+                               allow_colocate=run.allow_colocate, dpdk=dpdk)
+    except BackendError as e:
+        return e  # reported as "not measured", the rest of the report stands
+    ctx = linux_like(topo, workload.n_tasks)
+    contexts = [int(topo.os_index[c]) for c in ctx]
+    # a draw index no sample uses, so model noise is that of one more measurement
+    res = backend.measure([MeasureRequest(2**40, tuple(contexts))])[0]
+    store.add_baseline(run.id, "linux-like", contexts, res.value if res.status == "ok" else None, res.status,
+                       res.reason, res.extra)
+    return store.baseline(run.id, "linux-like")
+
+
+def scored(store: Store, run: Run, values: list[float], est: Estimate | None) -> list[Baseline]:
+    """naive, Linux-like (the run's backend, once), best found, UPB."""
+    out = []
+    upb = est.upb if est is not None else None
+
+    def gap(v):
+        if v is None or upb is None:
+            return ""
+        return f"; {100 * (upb - v) / upb:.2f}% below UPB (estimated)"
+
+    naive = naive_score(values)
+    out.append(Baseline("naive (random)", naive, f"mean of the {len(values)} random assignments ({run.kind})"
+                        + gap(naive), run.kind))
+    lin = _linux_like_stored(store, run)
+    if isinstance(lin, Exception):
+        out.append(Baseline("Linux-like", None, f"not measured: {lin}", run.kind))
+    elif lin.status == "ok":
+        out.append(Baseline("Linux-like", lin.value, f"balanced over cores, then pipelines ({run.kind})"
+                            + gap(lin.value), run.kind, contexts=lin.assignment))
+    else:
+        out.append(Baseline("Linux-like", None, f"measurement failed: {lin.reason}", run.kind))
+    best = max(values)
+    out.append(Baseline("best found", best, f"best of the sample ({run.kind})" + gap(best), run.kind))
+    if upb is not None:
+        out.append(Baseline("UPB", upb, "estimated optimum (EVT)", "estimated"))
+    return out
+
+
+# --- measured --reps times with a dpdk run's protocol (baselines --measured) ---------
+
+def _measured_one(store: Store, run: Run, be: DpdkBackend, name: str, ctx_idx: list[int], reps: int) -> Baseline:
+    from .backends.base import summarize
+
+    key = f"compare:{name}"
+    got = store.baseline(run.id, key)
+    note = ""
+    if got is None:
+        contexts = [int(be.topo.os_index[c]) for c in ctx_idx]
+        values, reasons, _ = be.repeat(contexts, reps)
+        s = summarize(values)
+        extra = {"kind": "measured", "reps": reps, "values": values, "failures": reasons, "summary": s}
+        if values:
+            store.add_baseline(run.id, key, contexts, s["mean"], "ok", None, extra)
+        else:
+            store.add_baseline(run.id, key, contexts, None, "failed", f"all {reps} measurements failed: "
+                               f"{reasons[0]}", extra)
+        got = store.baseline(run.id, key)
+    else:
+        note = " (stored earlier)"
+    s = got.extra.get("summary", {})
+    n = s.get("n", 0)
+    if got.status != "ok":
+        return Baseline(name, None, f"measurement failed: {got.reason}", "measured", contexts=got.assignment)
+    sd = s.get("std") if n > 1 else None
+    return Baseline(name, got.value, f"mean of {n} measurement(s){note}", "measured", sd, got.assignment)
+
+
+def measured(store: Store, run: Run, values: list[float], est: Estimate | None, confidence: float, reps: int,
+             build: str | None = None, runner: str = "auto", timeout: float | None = None) -> list[Baseline]:
+    """naive, Linux-like and one core (each measured `reps` times), best found
+    and UPB with its interval, each with its gap to UPB, for a dpdk run."""
+    from .backends.base import summarize
+    from .backends.dpdk.backend import DpdkBackend
+    from .backends.dpdk.options import DpdkOptions
+    from .workloads import Workload
+
+    topo = Topology.from_json(run.topology)
+    workload = Workload(run.workload, run.instances)
+    overrides: dict = {"runner": runner, "timeout": timeout}
+    if build:
+        overrides["build_dir"] = Path(build)
+    opts = DpdkOptions.from_params(run.params, **overrides)
+    with DpdkBackend(topo, workload, opts) as be:
+        lin = _measured_one(store, run, be, "Linux-like", linux_like(topo, workload.n_tasks), reps)
+        one = _measured_one(store, run, be, "one core per instance", one_core(topo, workload.n_tasks), reps)
+    best = store.best(run.id)
+    sample = summarize(values)
+    # no error bar for naive: the sample's spread is the population's, not measurement noise
+    bars = [Baseline("naive (random)", sample["mean"],
+                     f"mean of the run's {len(values)} random assignments (their sd: {sample['std']:,.0f})",
+                     "measured"),
+            lin, one,
+            Baseline("best found", best.value, f"draw {best.idx} of the sample", "measured",
+                     contexts=best.assignment)]
+    upb = est.upb if est is not None else None
+    if upb is not None:
+        for b in bars:
+            if b.value is not None:
+                b.gap_pct = 100.0 * (upb - b.value) / upb
+        lo = "?" if est.upb_ci_low is None else f"{est.upb_ci_low:,.0f}"
+        hi = "inf" if est.one_sided else ("?" if est.upb_ci_high is None else f"{est.upb_ci_high:,.0f}")
+        bars.append(Baseline("UPB (optimum)", upb,
+                             f"EVT, {100 * confidence:g}% interval {lo} .. {hi}, status {est.status}", "estimated"))
+    return bars

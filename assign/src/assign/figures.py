@@ -1,6 +1,8 @@
-"""The report figures that are not EVT diagnostics (those are assign.evt.plots):
+"""The figures that are not EVT diagnostics (those are assign.evt.plots):
 the ordered sample, the ECDF, the chance of capturing the top P% against n,
-and the estimate against sample size.
+the estimate against sample size (the report's), and the baselines against
+the estimated optimum (`assign baselines --measured --plot`, the paper's
+Figure 1).
 
 `label` is "measured" or "modelled" (what the values are); everything fitted
 is "estimated".
@@ -8,9 +10,14 @@ is "estimated".
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 from matplotlib.axes import Axes
+
+if TYPE_CHECKING:
+    from .baselines import Baseline
+    from .evt import Estimate
 
 
 def ordered_sample(ax: Axes, values: Sequence[float], threshold: float | None, label: str) -> Axes:
@@ -82,4 +89,29 @@ def estimate_vs_n(ax: Axes, points: Sequence[dict], label: str) -> Axes:
     ax.set_ylabel("throughput, packets/s")
     ax.set_title("Estimate against sample size")
     ax.legend(loc="best", fontsize="small")
+    return ax
+
+
+def baselines(ax: Axes, bars: Sequence[Baseline], title: str, est: Estimate | None) -> Axes:
+    """Bars of the baselines (grey: measured, with +-sd of repeated
+    measurements) and the estimated optimum (red, with its interval), each
+    measured bar with its gap to the optimum."""
+    shown = [b for b in bars if b.value is not None]
+    colors = ["#999999" if b.label == "measured" else "#cc4444" for b in shown]
+    errs = [[0 for _ in shown], [0 for _ in shown]]
+    for i, b in enumerate(shown):
+        if b.label == "estimated" and est is not None:
+            errs[0][i] = b.value - est.upb_ci_low if est.upb_ci_low is not None else 0
+            errs[1][i] = 0 if est.one_sided or est.upb_ci_high is None else est.upb_ci_high - b.value
+        elif b.sd is not None and b.sd == b.sd:
+            errs[0][i] = errs[1][i] = b.sd
+    ax.bar(range(len(shown)), [b.value / 1e6 for b in shown], color=colors,
+           yerr=[[e / 1e6 for e in errs[0]], [e / 1e6 for e in errs[1]]], capsize=4)
+    ax.set_xticks(range(len(shown)), [f"{b.name}\n({b.label})" for b in shown], fontsize=8)
+    for i, b in enumerate(shown):
+        if b.gap_pct is not None and b.label == "measured":
+            ax.text(i, b.value / 1e6, f"-{b.gap_pct:.1f}%", ha="center", va="bottom", fontsize=8)
+    ax.set_ylabel("Mpackets/s")
+    ax.set_title(f"{title}: baselines vs the estimated optimum" if est is not None
+                 else f"{title}: baselines (no EVT estimate yet)", fontsize=9)
     return ax

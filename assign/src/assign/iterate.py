@@ -9,7 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from .evt import EstimateError, estimate
-from .runner import Session
+from .session import Session
 
 
 @dataclass

@@ -1,5 +1,5 @@
 """Writing an assignment as the placement JSON the apps run with
-(contract 1, runtime/PLACEMENT.md).
+(contract 1, runtime/PLACEMENT.md), and reading one back.
 
 Ports and queues: instance i receives on port 0 queue i and transmits on
 port 1 queue i, one RX/TX queue pair per instance, as the T2's NIU gave one
@@ -7,9 +7,11 @@ DMA channel per R thread.
 """
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
+from pathlib import Path
 
-from .workloads import Workload
+from .workloads import ROLES, WORKLOADS, Workload
 
 RX_PORT = 0
 TX_PORT = 1
@@ -32,3 +34,35 @@ def placement(workload: Workload, contexts: Sequence[int], allow_colocate: bool 
         for i in range(workload.instances)
     ]
     return doc
+
+
+def load_placement(path: str) -> dict:
+    """The JSON object of a placement file; errors name the file (as --placement)."""
+    try:
+        text = Path(path).read_text()
+    except OSError as e:
+        raise ValueError(f"--placement {path}: cannot read it ({e.strerror})") from None
+    try:
+        doc = json.loads(text)
+    except ValueError as e:
+        raise ValueError(f"--placement {path}: not JSON ({e})") from None
+    if not isinstance(doc, dict):
+        raise ValueError(f"--placement {path}: not a placement object (contract 1, runtime/PLACEMENT.md)")
+    return doc
+
+
+def contexts_of(doc: dict, where: str) -> tuple[Workload, list[int], bool]:
+    """Workload, contexts (R0 P0 T0 R1 ...) and co-location flag of a placement JSON."""
+    try:
+        app, variant = doc["app"], doc.get("variant")
+        name = next((n for n, (a, v) in WORKLOADS.items() if a == app and v == variant), None)
+        if name is None:
+            raise ValueError(f"{where}: app {app!r} variant {variant!r} is no workload assign knows "
+                             f"({', '.join(WORKLOADS)})")
+        insts = doc["instances"]
+        if not isinstance(insts, list) or not insts:
+            raise ValueError(f"{where}: \"instances\" must be a non-empty list")
+        ctx = [int(i["tasks"][r]) for i in insts for r in ROLES]
+    except (KeyError, TypeError) as e:
+        raise ValueError(f"{where}: not a placement (contract 1, runtime/PLACEMENT.md): missing {e}") from None
+    return Workload(name, len(insts)), ctx, bool(doc.get("allow_colocate", False))

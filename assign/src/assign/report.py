@@ -9,16 +9,10 @@ from dataclasses import dataclass, field
 from matplotlib.figure import Figure
 
 from . import figures
+from .baselines import Baseline
 from .evt import EstimateError, estimate, minimum_sample
 
 PREFIX_SIZES = (500, 1000, 1500, 2000, 3000, 4000, 5000, 7500, 10000, 20000, 50000)
-
-
-@dataclass
-class Baseline:
-    name: str
-    value: float | None
-    note: str
 
 
 @dataclass

@@ -2,9 +2,11 @@
 
 Tables: runs (what was sampled, on what, by which backend), measurements
 (one row per draw, value or failure with its reason), estimates (what
-`assign iterate` concluded at each step).  Measurements are inserted one
-transaction each, as they come, and never updated or deleted (triggers
-refuse it), so a killed process loses at most the measurement in flight.
+`assign iterate` concluded at each step).  Measurements are inserted as
+they come, one transaction per backend batch (one measurement for the dpdk
+backend, up to the model's batch_size for the model), and never updated or
+deleted (triggers refuse it), so a killed process loses at most the batch in
+flight.
 
 Durability: WAL journal.  A run whose backend measures for real commits with
 synchronous=FULL (each commit reaches the disk; a measurement takes seconds
@@ -18,8 +20,10 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
+from itertools import repeat
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (
@@ -72,8 +76,41 @@ BEGIN SELECT RAISE(ABORT, 'stored measurements are never deleted'); END;
 """
 
 
+_COMPACT = json.JSONEncoder(separators=(",", ":"))  # one encoder: json.dumps(..., separators=) builds one per call
+
+
 class StoreError(ValueError):
     """The database is missing, unreadable, or has no such run."""
+
+
+SCHEMA_VERSION = 1  # PRAGMA user_version; 0: written before it was recorded (the same tables)
+
+
+def _check_header(path: str) -> None:
+    """Refuse a file that is not an SQLite database, or is shorter than its
+    header says (a truncated copy), naming the file and what is wrong."""
+    size = os.path.getsize(path)
+    try:
+        with open(path, "rb") as f:
+            head = f.read(100)
+    except OSError as e:
+        raise StoreError(f"cannot read results database {path}: {e.strerror}") from None
+    if len(head) < 100 or not head.startswith(b"SQLite format 3\x00"):
+        raise StoreError(f"{path} is not an SQLite database (no SQLite header in its first 100 bytes); "
+                         f"give an assign results database or a new file name")
+    page = int.from_bytes(head[16:18], "big")
+    page = 65536 if page == 1 else page
+    pages = int.from_bytes(head[28:32], "big")
+    header_valid = head[24:28] == head[92:96]  # the in-header size is current (SQLite file format 1.3.3)
+    wal = f"{path}-wal"
+    if os.path.exists(wal) and os.path.getsize(wal) > 0:
+        # a write-ahead log holds frames not yet (or not all) copied into the file: a process
+        # killed in a checkpoint leaves the file shorter than its new header says, and SQLite
+        # completes it from the log; only SQLite itself can judge such a file
+        return
+    if page < 512 or size % page or (header_valid and size < page * pages):
+        raise StoreError(f"results database {path} is truncated or damaged: {size} bytes, its header says "
+                         f"{pages} pages of {page} bytes ({pages * page} bytes)")
 
 
 def _now() -> str:
@@ -111,23 +148,42 @@ class Measurement:
 
 class Store:
     def __init__(self, path: str, *, readonly: bool = False):
+        """Open (or, unless readonly, create) a results database.  A file that
+        is not one, is truncated, or was written by a newer schema is refused
+        before anything is written to it."""
         self.path = path
+        exists = os.path.exists(path) and os.path.getsize(path) > 0
+        if readonly and not os.path.exists(path):
+            raise StoreError(f"results database {path} does not exist")
+        if exists:
+            _check_header(path)
         if readonly:
-            if not os.path.exists(path):
-                raise StoreError(f"results database {path} does not exist")
-            uri = f"file:{os.path.abspath(path)}?mode=ro"
-            self.db = sqlite3.connect(uri, uri=True)
+            self.db = sqlite3.connect(f"file:{os.path.abspath(path)}?mode=ro", uri=True)
         else:
             self.db = sqlite3.connect(path)
         try:
+            version = self.db.execute("PRAGMA user_version").fetchone()[0]
+            if version > SCHEMA_VERSION:
+                raise StoreError(f"results database {path} was written by a newer assign (schema version "
+                                 f"{version}; this one knows up to {SCHEMA_VERSION}): use that version, or "
+                                 f"another --db")
+            tables = {r[0] for r in self.db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+            if exists and not {"runs", "measurements"} <= tables:
+                raise StoreError(f"{path} is an SQLite database but not an assign results database (its tables: "
+                                 f"{', '.join(sorted(tables)) or 'none'}); give another --db")
             if not readonly:
                 self.db.execute("PRAGMA journal_mode=WAL")
                 self.db.executescript(SCHEMA)
+                if version < SCHEMA_VERSION:
+                    self.db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
             else:
                 self.db.execute("SELECT 1 FROM runs LIMIT 1")
+        except StoreError:
+            self.db.close()
+            raise
         except sqlite3.DatabaseError as e:
             self.db.close()
-            raise StoreError(f"{path} is not an assign results database: {e}") from None
+            raise StoreError(f"{path} is not an assign results database, or is damaged: {e}") from None
 
     def close(self) -> None:
         self.db.close()
@@ -189,13 +245,33 @@ class Store:
     def add(self, run_id: int, idx: int, assignment: list[int], value: float | None, status: str,
             reason: str | None, extra: dict) -> None:
         """Store one measurement in its own transaction."""
+        self.add_many(run_id, [(idx, assignment, value, status, reason, extra)])
+
+    def add_many(self, run_id: int, rows: Sequence[tuple[int, list[int], float | None, str, str | None, dict]]) -> None:
+        """Store (idx, assignment, value, status, reason, extra) rows in one transaction."""
+        now = _now()
+        dumps, compact = json.dumps, _COMPACT.encode
         with self.db:
-            self.db.execute(
+            self.db.executemany(
                 "INSERT INTO measurements (run_id, idx, assignment, value, status, reason, extra, measured_at) "
                 "VALUES (?,?,?,?,?,?,?,?)",
-                (run_id, idx, json.dumps(assignment), value, status, reason,
-                 json.dumps(extra, separators=(",", ":")), _now()),
-            )
+                [(run_id, idx, dumps(assignment), value, status, reason,
+                  compact(extra), now)
+                 for idx, assignment, value, status, reason, extra in rows])
+
+    def add_values(self, run_id: int, idx: Sequence[int], assignments_json: Sequence[str],
+                   values: Sequence[float], extras_json: Sequence[str]) -> None:
+        """Store a batch of successful measurements given as JSON text, in one transaction."""
+        self.add_rows(run_id, zip(idx, assignments_json, values, repeat("ok"), repeat(None), extras_json))
+
+    def add_rows(self, run_id: int, rows: Iterable[tuple[int, str, float | None, str, str | None, str]]) -> None:
+        """Store (idx, assignment JSON, value, status, reason, extra JSON) rows in one transaction."""
+        now = _now()
+        with self.db:
+            self.db.executemany(
+                "INSERT INTO measurements (run_id, idx, assignment, value, status, reason, extra, measured_at) "
+                "VALUES (?,?,?,?,?,?,?,?)",
+                ((run_id, i, a, v, st, why, e, now) for i, a, v, st, why, e in rows))
 
     def progress(self, run_id: int) -> tuple[int, int, int, float | None]:
         """(next idx, ok count, failed count, best value) of a run."""
@@ -263,3 +339,36 @@ def _json_default(o):
     except ImportError:  # pragma: no cover
         pass
     return str(o)
+
+
+def json_rows(a, sep: str = ", ", tenths: bool = False) -> list[str]:
+    """Each row of a non-negative integer array (B, K) as the inside of a JSON
+    list ("3, 17, 42"), as json.dumps writes it, for a whole batch at once:
+    digits by array arithmetic, one decode and one split, instead of one
+    encoder call per row (what makes storing a million model draws take
+    seconds, not a minute).  tenths: the integers are tenths, written with one
+    decimal ("812345.6", json's text of round(x, 1))."""
+    import numpy as np
+
+    a = np.asarray(a, dtype=np.int64)
+    b, k = a.shape
+    if b == 0:
+        return []
+    if k == 0:
+        return [""] * b
+    if a.min() < 0:
+        raise ValueError("json_rows writes non-negative integers only")
+    whole = a // 10 if tenths else a
+    ndig = len(str(int(whole.max())))
+    pow10 = 10 ** np.arange(ndig - 1, -1, -1, dtype=np.int64)
+    chars = ((whole[..., None] // pow10) % 10).astype(np.uint8) + ord("0")
+    chars[(whole[..., None] < pow10) & (pow10 > 1)] = 0  # leading zeros
+    parts = [chars]
+    if tenths:
+        parts += [np.full((b, k, 1), ord("."), np.uint8), ((a % 10)[..., None] + ord("0")).astype(np.uint8)]
+    parts.append(np.broadcast_to(np.frombuffer(sep.encode(), np.uint8), (b, k, len(sep))))
+    tok = np.concatenate(parts, axis=2).reshape(b, -1)
+    if sep:
+        tok[:, -len(sep):] = 0  # no separator after a row's last value
+    tok = np.concatenate([tok, np.full((b, 1), ord("\n"), np.uint8)], axis=1).ravel()
+    return tok[tok != 0].tobytes().decode("ascii").split("\n")[:-1]

@@ -3,7 +3,7 @@
 The parameters are estimated from the same data, so the classical A^2 tables
 do not apply; the null distribution of A^2 under this very fitting procedure
 (xi >= -1 constrained MLE) was simulated for a grid of shapes and exceedance
-counts by `python -m assign.evt.make_ad_table` and is stored in ad_table.py.
+counts by `python -m assign.evt._precompute.make_ad_table` and is stored in ad_table.py.
 p-values are interpolated in that table (shape, 1/k, then quantile level).
 """
 from __future__ import annotations

@@ -19,20 +19,28 @@ L_inf = -k*(log(mean(y)) + 1) as a -> infinity / theta -> 0.
 The profile is evaluated in s = log(d), where 1 - y/a is computed as
 (d + r)/a with r = 1 - y taken straight from the data, so that end points a
 hair above the sample maximum (d ~ 1e-300) keep full precision.
+
+The maximum and the interval ends are placed by refining a bracket on a grid
+(`_refine_max`, `_refine_root`): the profile is vectorised, so each step
+evaluates up to 33 points at once (fewer for tens of thousands of
+exceedances) and shrinks the bracket accordingly, to 1e-12 in s.  This is what scipy.optimize's bounded Brent minimiser and
+brentq did here before, to the same tolerance (tests/test_evt_profile.py
+checks them against each other); it keeps `assign estimate` free of scipy,
+whose import alone took longer than the 0.3 s the whole command has.
 """
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from statistics import NormalDist
 
 import numpy as np
-from scipy import optimize, stats
 
 from .calibration import lr_factor
 
 XI_MIN = -1.0
-# Grid used only to bracket the maximum and the interval ends; the ends are
-# then found by brentq and the maximum by a bounded scalar minimiser.
+# Grid used only to bracket the maximum and the interval ends; both are then
+# refined on finer grids inside the bracket.
 _S_GRID = np.concatenate([np.arange(-700.0, -40.0, 10.0), np.arange(-40.0, 25.0 + 1e-9, 0.5)])
 _LOG_THETA_GRID = np.arange(-12.0, 8.0 + 1e-9, 0.5)
 
@@ -75,9 +83,9 @@ def profile_neg(ex: Exceedances, s: np.ndarray | float) -> tuple[np.ndarray, np.
     a = 1.0 + d
     z = ex.y / a
     # log(1 - y/a): log1p where y/a is small (large a), (d + r)/a near the max.
-    near = np.log((d + ex.r) / a)
-    far = np.log1p(-np.minimum(z, 0.5))
-    lg = np.where(z < 0.5, far, near)
+    small = z < 0.5
+    lg = np.log1p(-z, where=small, out=np.empty_like(z))
+    np.log((d + ex.r) / a, where=~small, out=lg)
     t = -lg.mean(axis=1)
     k = ex.k
     log_a = np.log1p(d[:, 0])
@@ -149,10 +157,54 @@ class GpdFit:
         return self.cut - self.ex.k * np.log(self.ex.scale)
 
 
-def _refine_max(f: Callable[[float], float], lo: float, hi: float) -> tuple[float, float]:
-    res = optimize.minimize_scalar(lambda v: -f(v), bounds=(lo, hi), method="bounded",
-                                   options={"xatol": 1e-10})
-    return float(res.x), float(-res.fun)
+_REFINE_POINTS = 33
+_REFINE_ELEMENTS = 200_000  # points x exceedances per step: fewer points a step for large k
+_REFINE_TOL = 1e-12
+
+
+def _points(k: int, least: int = 5) -> int:
+    """Grid points per refinement step: 33 for a few hundred exceedances (few
+    steps, each cheap), down to `least` for tens of thousands (fewer
+    evaluations in all; 3 is bisection)."""
+    return int(min(_REFINE_POINTS, max(least, _REFINE_ELEMENTS // max(k, 1))))
+
+
+def _refine_max(f: Callable[[np.ndarray], np.ndarray], lo: float, hi: float,
+                points: int = _REFINE_POINTS) -> tuple[float, float]:
+    """Maximum of a unimodal vectorised f on [lo, hi]: the best of a grid, then a
+    grid over its two neighbouring cells, until the bracket is below 1e-12."""
+    best_x, best_f = lo, -np.inf
+    while True:
+        x = np.linspace(lo, hi, points)
+        fx = np.asarray(f(x), dtype=float)
+        i = int(np.nanargmax(np.where(np.isfinite(fx), fx, -np.inf)))
+        if fx[i] >= best_f:
+            best_x, best_f = float(x[i]), float(fx[i])
+        if hi - lo <= _REFINE_TOL:
+            return best_x, best_f
+        lo, hi = float(x[max(i - 1, 0)]), float(x[min(i + 1, x.size - 1)])
+
+
+def _refine_root(f: Callable[[np.ndarray], np.ndarray], lo: float, hi: float,
+                 points: int = _REFINE_POINTS) -> float:
+    """The sign change of a vectorised f in [lo, hi] (f(lo), f(hi) of opposite
+    signs), to 1e-12: the cell of a grid where the sign changes, refined."""
+    f_lo = float(f(np.array([lo]))[0])
+    while hi - lo > _REFINE_TOL:
+        x = np.linspace(lo, hi, points)
+        fx = np.empty(points)
+        fx[1:-1] = f(x[1:-1])
+        fx[0] = f_lo
+        fx[-1] = -f_lo if f_lo != 0 else 1.0  # not evaluated: hi's sign differs from lo's
+        change = np.flatnonzero(np.signbit(fx[1:]) != np.signbit(fx[:1]))
+        j = int(change[0])
+        lo, hi, f_lo = float(x[j]), float(x[j + 1]), float(fx[j])
+    return 0.5 * (lo + hi)
+
+
+def chi2_1_quantile(p: float) -> float:
+    """The p-quantile of chi-square with 1 degree of freedom: (z_{(1+p)/2})^2."""
+    return NormalDist().inv_cdf(0.5 + 0.5 * p) ** 2
 
 
 def fit(ex: Exceedances, confidence: float = 0.95, calibrate: bool = True) -> GpdFit:
@@ -160,16 +212,16 @@ def fit(ex: Exceedances, confidence: float = 0.95, calibrate: bool = True) -> Gp
     {a : L*(a) >= L(best) - c/2} with c the chi-square(1) quantile, times the
     small-sample factor of calibration.py when `calibrate` (else plain Wilks)."""
     k = ex.k
-    def neg(v: float) -> float:
-        return float(profile_neg(ex, v)[0])
+    def neg(v: np.ndarray) -> np.ndarray:
+        return profile_neg(ex, v)[0]
 
-    def pos(v: float) -> float:
-        return float(profile_pos(ex, v)[0])
+    def pos(v: np.ndarray) -> np.ndarray:
+        return profile_pos(ex, v)[0]
 
     grid_ll, _ = profile_neg(ex, _S_GRID)
     i = int(np.argmax(grid_ll))
     if 0 < i < _S_GRID.size - 1:
-        s_hat, l_neg = _refine_max(neg, _S_GRID[i - 1], _S_GRID[i + 1])
+        s_hat, l_neg = _refine_max(neg, _S_GRID[i - 1], _S_GRID[i + 1], _points(k))
         if grid_ll[i] > l_neg:
             s_hat, l_neg = float(_S_GRID[i]), float(grid_ll[i])
     else:
@@ -181,7 +233,7 @@ def fit(ex: Exceedances, confidence: float = 0.95, calibrate: bool = True) -> Gp
     l_pos = float(pos_ll[j])
     lt_hat = float(_LOG_THETA_GRID[j])
     if l_pos > max(l_neg, l_inf) and 0 < j < _LOG_THETA_GRID.size - 1:
-        lt_hat, l_pos = _refine_max(pos, _LOG_THETA_GRID[j - 1], _LOG_THETA_GRID[j + 1])
+        lt_hat, l_pos = _refine_max(pos, _LOG_THETA_GRID[j - 1], _LOG_THETA_GRID[j + 1], _points(k))
 
     log_scale = np.log(ex.scale)
     if l_neg >= max(l_inf, l_pos) and s_hat < _S_GRID[-1]:
@@ -208,7 +260,7 @@ def fit(ex: Exceedances, confidence: float = 0.95, calibrate: bool = True) -> Gp
             l_best = l_inf
             xi = 0.0
             sigma = float(ex.y.mean()) * ex.scale
-    half = stats.chi2.ppf(confidence, 1) / 2.0
+    half = chi2_1_quantile(confidence) / 2.0
     factor = lr_factor(xi, k, confidence) if calibrate else 1.0
     cut = l_best - half * factor
 
@@ -228,23 +280,23 @@ def fit(ex: Exceedances, confidence: float = 0.95, calibrate: bool = True) -> Gp
 
 
 def _interval(ex: Exceedances, grid_s: np.ndarray, grid_ll: np.ndarray, cut: float, l_inf: float,
-              neg: Callable[[float], float]) -> tuple[float | None, float]:
+              neg: Callable[[np.ndarray], np.ndarray]) -> tuple[float | None, float]:
     """Convex hull of {a : L*(a) >= cut}: the grid brackets the outermost
-    crossings, brentq places them."""
+    crossings, _refine_root places them."""
     inside = np.flatnonzero(grid_ll >= cut)
     upper_open = l_inf >= cut
     if inside.size == 0:
         # Every finite end point is rejected (a clearly positive shape).
         return None, np.inf
-    def f(v: float) -> float:
+    def f(v: np.ndarray) -> np.ndarray:
         return neg(v) - cut
     lo_i, hi_i = int(inside[0]), int(inside[-1])
     if lo_i == 0:
         low = ex.xmax  # the sample maximum itself cannot be excluded
     else:
-        low = ex.upb_of_s(optimize.brentq(f, grid_s[lo_i - 1], grid_s[lo_i], xtol=1e-12))
+        low = ex.upb_of_s(_refine_root(f, grid_s[lo_i - 1], grid_s[lo_i], _points(ex.k, 3)))
     if upper_open or hi_i == grid_s.size - 1:
         high = np.inf
     else:
-        high = ex.upb_of_s(optimize.brentq(f, grid_s[hi_i], grid_s[hi_i + 1], xtol=1e-12))
+        high = ex.upb_of_s(_refine_root(f, grid_s[hi_i], grid_s[hi_i + 1], _points(ex.k, 3)))
     return low, high

@@ -1,0 +1,510 @@
+/* ahocorasick P stage: find every occurrence of every Snort content keyword
+ * in the L4 payload of each IPv4 TCP/UDP packet, count matches per keyword
+ * and per packet, and forward, drop or mark the packet (see README.md). */
+#include "app.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <jansson.h>
+#include <rte_cycles.h>
+#include <rte_ip.h>
+#include <rte_malloc.h>
+#include <rte_mbuf.h>
+#include <rte_prefetch.h>
+
+#include "engine.h"
+#include "payload.h"
+#include "rule_opts.h"
+#include "keyword_set.h"
+
+#define HIST_BUCKETS 18   /* matches per packet: 0, 1, 2-3, 4-7, ... , >= 2^16 */
+#define LINEAR_BYTES 65536 /* multi-segment packets are copied here to scan */
+#define DEFAULT_TOP 20
+
+enum ac_verdict_mode { VERDICT_FORWARD, VERDICT_DROP, VERDICT_MARK };
+static const char *const verdict_names[] = { "forward", "drop-on-match", "mark" };
+
+struct ac_cfg {
+	struct ac_rule_opts rules;
+	enum ac_verdict_mode verdict;
+	uint8_t mark_dscp;
+	bool scan_all_frames;
+	unsigned top;
+};
+
+struct ac_state {
+	struct ac_cfg *cfg;
+	struct ac_ruleset rs;
+	struct ac_engine *engine;
+	enum ac_engine_kind kind;
+	unsigned socket_id;
+	double build_s;
+	char set_name[512];
+};
+
+struct ac_task {
+	const struct ac_engine *engine;
+	struct ac_scratch *scratch;
+	uint64_t *kw_hits;          /* per keyword */
+	uint8_t *linear;
+	enum ac_verdict_mode verdict;
+	uint8_t mark_dscp;
+	bool scan_all_frames;
+	bool pending_linear;  /* t->linear holds a payload not scanned yet */
+	unsigned instance;
+	/* counters, read by stats() from the main lcore */
+	uint64_t scanned;                   /* packets whose L4 payload was scanned */
+	uint64_t whole_frames;              /* packets scanned whole (--scan-all-frames) */
+	uint64_t unscanned[AC_PL_N_STATUS]; /* by reason; [AC_PL_OK] unused */
+	uint64_t bytes_scanned;
+	uint64_t matches;
+	uint64_t packets_matched;
+	uint64_t marked;
+	uint64_t copied;                    /* multi-segment packets linearised */
+	uint64_t short_chains;              /* of which segments hold < pkt_len bytes */
+	uint64_t hist[HIST_BUCKETS];
+} __rte_cache_aligned;
+
+static const char *const ac_variants[] = { "ac", "hs", "hs-literal", NULL };
+static const char *const ac_drop_reasons[] = { "keyword_match" };
+
+static const char ac_usage[] =
+	"  variants: ac (classic Aho-Corasick DFA, the paper's; default), hs (Hyperscan),\n"
+	"            hs-literal (Hyperscan's literal API: Hyperscan 5.4 fails some\n"
+	"            scans with it, counted in engine_scan_errors; see README)\n"
+	AC_RULE_OPTS_USAGE
+	"  --verdict V           forward (default): count only; drop-on-match: drop\n"
+	"                        packets with at least one match (drop reason\n"
+	"                        keyword_match); mark: forward, and set the IPv4 DSCP\n"
+	"                        of packets with a match (header checksum updated)\n"
+	"  --mark-dscp N         DSCP written by --verdict mark, 0..63 (default 1)\n"
+	"  --scan-all-frames     scan the whole frame of packets that are not IPv4\n"
+	"                        TCP/UDP or are truncated (default: forward them\n"
+	"                        unscanned, counted by reason)\n"
+	"  --top N               keywords listed in the statistics, most hits first\n"
+	"                        (default 20; 0: none)\n";
+
+static int parse_uint_opt(const char *o, const char *v, unsigned max, unsigned *out)
+{
+	uint64_t x;
+
+	if (pp_parse_u64(o, v, 0, max, &x) < 0)
+		return -1;
+	*out = (unsigned)x;
+	return 0;
+}
+
+static int ac_parse_opt(void *cfgp, int argc, char **argv)
+{
+	struct ac_cfg *cfg = cfgp;
+	const char *o = argv[0];
+	unsigned x;
+
+	int n = ac_rule_opt_parse(&cfg->rules, argc, argv);
+	if (n != 0)
+		return n;
+	if (strcmp(o, "--scan-all-frames") == 0) {
+		cfg->scan_all_frames = true;
+		return 1;
+	}
+	if (strcmp(o, "--verdict") != 0 && strcmp(o, "--mark-dscp") != 0 &&
+	    strcmp(o, "--top") != 0)
+		return 0;
+	if (argc < 2) {
+		fprintf(stderr, "%s needs a value\n", o);
+		return -1;
+	}
+	const char *v = argv[1];
+	if (strcmp(o, "--verdict") == 0) {
+		for (unsigned i = 0; i < 3; i++)
+			if (strcmp(v, verdict_names[i]) == 0) {
+				cfg->verdict = (enum ac_verdict_mode)i;
+				return 2;
+			}
+		fprintf(stderr, "--verdict '%s': expected forward, drop-on-match or mark\n", v);
+		return -1;
+	}
+	if (strcmp(o, "--mark-dscp") == 0) {
+		if (parse_uint_opt(o, v, 63, &x) < 0)
+			return -1;
+		cfg->mark_dscp = (uint8_t)(x + 1); /* 0 in cfg = not given */
+		return 2;
+	}
+	if (parse_uint_opt(o, v, 100000, &x) < 0)
+		return -1;
+	cfg->top = x + 1; /* 0 in cfg = not given */
+	return 2;
+}
+
+static double now_s(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+static int ac_setup(void *cfgp, const struct pp_setup_info *info, void **app_state)
+{
+	struct ac_cfg *cfg = cfgp;
+	struct ac_state *st = calloc(1, sizeof(*st));
+	char err[512];
+
+	if (st == NULL)
+		return -ENOMEM;
+	st->cfg = cfg;
+	st->socket_id = info->socket_id;
+	st->kind = AC_ENGINE_AC;
+	if (info->variant != NULL)
+		st->kind = (enum ac_engine_kind)ac_engine_kind_parse(info->variant);
+	if (ac_rule_opts_load(&cfg->rules, &st->rs) < 0) {
+		free(st);
+		return -EINVAL;
+	}
+	ac_rule_opts_set_name(&cfg->rules, st->set_name, sizeof(st->set_name));
+	double t0 = now_s();
+	st->engine = ac_engine_build(st->kind, st->rs.keywords, st->rs.n_keywords, err,
+				     sizeof(err));
+	st->build_s = now_s() - t0;
+	if (st->engine == NULL) {
+		fprintf(stderr, "ahocorasick: %s\n", err);
+		ac_ruleset_free(&st->rs);
+		free(st);
+		return -EINVAL;
+	}
+	if (st->kind == AC_ENGINE_AC)
+		fprintf(stderr,
+			"ahocorasick: engine ac: %u states x %u input classes, %u-byte entries, %zu bytes, built in %.3f s\n",
+			ac_engine_states(st->engine), ac_engine_classes(st->engine),
+			ac_engine_entry_bytes(st->engine), ac_engine_size(st->engine), st->build_s);
+	else
+		fprintf(stderr, "ahocorasick: engine hs: database %zu bytes, built in %.3f s\n",
+			ac_engine_size(st->engine), st->build_s);
+	*app_state = st;
+	return 0;
+}
+
+static int ac_task_init(void *app_state, unsigned instance, void **task_state)
+{
+	struct ac_state *st = app_state;
+	struct ac_task *t;
+	char err[256];
+
+	t = rte_zmalloc_socket("ac_task", sizeof(*t), RTE_CACHE_LINE_SIZE,
+			       (int)st->socket_id);
+	if (t == NULL)
+		return -ENOMEM;
+	t->kw_hits = rte_zmalloc_socket("ac_kw_hits", st->rs.n_keywords * sizeof(uint64_t),
+					RTE_CACHE_LINE_SIZE, (int)st->socket_id);
+	t->linear = rte_malloc_socket("ac_linear", LINEAR_BYTES, RTE_CACHE_LINE_SIZE,
+				      (int)st->socket_id);
+	/* One scratch per P task: Hyperscan scratch must not be shared. */
+	t->scratch = ac_scratch_new(st->engine, err, sizeof(err));
+	if (t->kw_hits == NULL || t->linear == NULL || t->scratch == NULL) {
+		fprintf(stderr, "ahocorasick: instance %u: %s\n", instance,
+			t->scratch == NULL ? err : "out of memory");
+		ac_scratch_free(t->scratch);
+		rte_free(t->kw_hits);
+		rte_free(t->linear);
+		rte_free(t);
+		return -ENOMEM;
+	}
+	t->engine = st->engine;
+	t->verdict = st->cfg->verdict;
+	t->mark_dscp = st->cfg->mark_dscp ? (uint8_t)(st->cfg->mark_dscp - 1) : 1;
+	t->scan_all_frames = st->cfg->scan_all_frames;
+	t->instance = instance;
+	*task_state = t;
+	return 0;
+}
+
+static void count_hit(void *ctx, uint32_t kw, uint32_t end)
+{
+	(void)end;
+	((uint64_t *)ctx)[kw]++;
+}
+
+static unsigned hist_bucket(uint64_t m)
+{
+	unsigned b = m == 0 ? 0 : 64u - (unsigned)__builtin_clzll(m);
+	return b < HIST_BUCKETS ? b : HIST_BUCKETS - 1;
+}
+
+static void mark(struct rte_mbuf *m, uint32_t l3_off, uint8_t dscp)
+{
+	if (rte_pktmbuf_data_len(m) < l3_off + sizeof(struct rte_ipv4_hdr))
+		return; /* header not in the first segment: never with IPv4 found */
+	struct rte_ipv4_hdr *ip = rte_pktmbuf_mtod_offset(m, struct rte_ipv4_hdr *, l3_off);
+	if (rte_pktmbuf_data_len(m) < l3_off + rte_ipv4_hdr_len(ip))
+		return;
+	ip->type_of_service = (uint8_t)(dscp << 2 | (ip->type_of_service & 3));
+	ip->hdr_checksum = 0;
+	ip->hdr_checksum = rte_ipv4_cksum(ip);
+}
+
+/* Scan the ns collected payloads as one burst, then count and judge. */
+static void scan_pending(struct ac_task *t, struct rte_mbuf **pkts,
+			 const uint8_t *const *data, const uint32_t *len,
+			 const uint32_t *l3_off, uint64_t *hits, const uint16_t *idx,
+			 unsigned ns, uint8_t *verdict)
+{
+	t->pending_linear = false;
+	if (ns == 0)
+		return;
+	ac_engine_scan_burst(t->engine, t->scratch, data, len, ns, count_hit, t->kw_hits,
+			     hits);
+	for (unsigned j = 0; j < ns; j++) {
+		t->bytes_scanned += len[j];
+		t->hist[hist_bucket(hits[j])]++;
+		if (hits[j] == 0)
+			continue;
+		t->matches += hits[j];
+		t->packets_matched++;
+		if (t->verdict == VERDICT_DROP) {
+			verdict[idx[j]] = 1; /* keyword_match */
+		} else if (t->verdict == VERDICT_MARK && l3_off[j] != UINT32_MAX) {
+			mark(pkts[idx[j]], l3_off[j], t->mark_dscp);
+			t->marked++;
+		}
+	}
+}
+
+/* Copy a segmented packet into buf (LINEAR_BYTES), following the segments
+ * themselves rather than trusting pkt_len: a PMD that sets pkt_len beyond
+ * its chain must not make the scan read past it.  Returns bytes copied. */
+static uint32_t linearise(const struct rte_mbuf *m, uint8_t *buf, uint64_t *short_chains)
+{
+	uint32_t n = 0;
+	uint32_t want = RTE_MIN(rte_pktmbuf_pkt_len(m), (uint32_t)LINEAR_BYTES);
+
+	for (const struct rte_mbuf *s = m; s != NULL && n < want; s = s->next) {
+		uint32_t l = RTE_MIN((uint32_t)rte_pktmbuf_data_len(s), want - n);
+		memcpy(buf + n, rte_pktmbuf_mtod(s, const uint8_t *), l);
+		n += l;
+	}
+	*short_chains += n < want;
+	return n;
+}
+
+static void ac_process(void *task_state, struct rte_mbuf **pkts, uint16_t n,
+		       uint8_t *verdict)
+{
+	struct ac_task *t = task_state;
+	const uint8_t *data[PP_BURST];
+	uint32_t len[PP_BURST], l3_off[PP_BURST];
+	uint64_t hits[PP_BURST];
+	uint16_t idx[PP_BURST]; /* burst position of each buffer to scan */
+	unsigned ns = 0;
+
+	/* 1. Locate each packet's payload. */
+	for (uint16_t i = 0; i < n; i++) {
+		struct rte_mbuf *m = pkts[i];
+		if (i + 1 < n)
+			rte_prefetch0(rte_pktmbuf_mtod(pkts[i + 1], void *));
+		verdict[i] = PP_VERDICT_FORWARD;
+		const uint8_t *frame = rte_pktmbuf_mtod(m, const uint8_t *);
+		uint32_t flen = rte_pktmbuf_data_len(m);
+		if (unlikely(m->next != NULL)) {
+			/* One linear buffer per task: at most one segmented
+			 * packet per scan pass, so flush the pending ones first. */
+			if (t->pending_linear) {
+				scan_pending(t, pkts, data, len, l3_off, hits, idx, ns, verdict);
+				ns = 0;
+			}
+			flen = linearise(m, t->linear, &t->short_chains);
+			frame = t->linear;
+			t->copied++;
+			t->pending_linear = true;
+		}
+		struct ac_payload pl;
+		enum ac_payload_status s = ac_find_payload(frame, flen, &pl);
+		if (s != AC_PL_OK) {
+			if (!t->scan_all_frames) {
+				t->unscanned[s]++;
+				continue;
+			}
+			pl.off = 0;
+			pl.len = flen;
+			pl.l3_off = UINT32_MAX; /* nothing to mark */
+			t->whole_frames++;
+		} else {
+			t->scanned++;
+		}
+		data[ns] = frame + pl.off;
+		len[ns] = pl.len;
+		l3_off[ns] = pl.l3_off;
+		idx[ns++] = i;
+	}
+	/* 2. Scan them together, 3. verdicts. */
+	scan_pending(t, pkts, data, len, l3_off, hits, idx, ns, verdict);
+}
+
+struct top_entry {
+	uint32_t kw;
+	uint64_t hits;
+};
+
+static int top_cmp(const void *a, const void *b)
+{
+	const struct top_entry *x = a, *y = b;
+	if (x->hits != y->hits)
+		return x->hits > y->hits ? -1 : 1;
+	return x->kw < y->kw ? -1 : x->kw > y->kw;
+}
+
+static void ac_stats(void *app_state, void *const *task_states, unsigned n_tasks,
+		     json_t *out)
+{
+	struct ac_state *st = app_state;
+	struct ac_task sum = { 0 };
+	uint64_t scan_errors = 0;
+	int last_error = 0;
+	uint32_t n_kw = st->rs.n_keywords;
+	struct top_entry *top = calloc(n_kw, sizeof(*top));
+	json_t *per_task = json_array();
+
+	for (uint32_t k = 0; top != NULL && k < n_kw; k++)
+		top[k].kw = k;
+	for (unsigned i = 0; i < n_tasks; i++) {
+		const struct ac_task *t = task_states[i];
+		if (t == NULL)
+			continue;
+		sum.scanned += t->scanned;
+		sum.whole_frames += t->whole_frames;
+		for (int r = 0; r < AC_PL_N_STATUS; r++)
+			sum.unscanned[r] += t->unscanned[r];
+		sum.bytes_scanned += t->bytes_scanned;
+		sum.matches += t->matches;
+		sum.packets_matched += t->packets_matched;
+		sum.marked += t->marked;
+		sum.copied += t->copied;
+		scan_errors += ac_scratch_errors(t->scratch, &last_error);
+		sum.short_chains += t->short_chains;
+		for (int b = 0; b < HIST_BUCKETS; b++)
+			sum.hist[b] += t->hist[b];
+		for (uint32_t k = 0; top != NULL && k < n_kw; k++)
+			top[k].hits += t->kw_hits[k];
+		json_array_append_new(per_task, json_pack("{s:I, s:I, s:I, s:I}",
+			"instance", (json_int_t)t->instance,
+			"packets_scanned", (json_int_t)(t->scanned + t->whole_frames),
+			"bytes_scanned", (json_int_t)t->bytes_scanned,
+			"matches", (json_int_t)t->matches));
+	}
+	json_t *unscanned = json_object();
+	for (int r = 1; r < AC_PL_N_STATUS; r++)
+		json_object_set_new(unscanned, ac_payload_status_name[r],
+				    json_integer((json_int_t)sum.unscanned[r]));
+	/* Buckets "0", "1", "2-3", "4-7", ...; the last one is open-ended. */
+	json_t *hist = json_object();
+	for (int b = 0; b < HIST_BUCKETS; b++) {
+		char label[48];
+		uint64_t lo = b == 0 ? 0 : 1ull << (b - 1), hi = b == 0 ? 0 : (1ull << b) - 1;
+		if (b == HIST_BUCKETS - 1)
+			snprintf(label, sizeof(label), "%" PRIu64 "+", lo);
+		else if (lo == hi)
+			snprintf(label, sizeof(label), "%" PRIu64, lo);
+		else
+			snprintf(label, sizeof(label), "%" PRIu64 "-%" PRIu64, lo, hi);
+		json_object_set_new(hist, label, json_integer((json_int_t)sum.hist[b]));
+	}
+	uint32_t hit_kw = 0;
+	for (uint32_t k = 0; top != NULL && k < n_kw; k++)
+		hit_kw += top[k].hits > 0;
+	json_t *topj = json_array();
+	unsigned want = st->cfg->top ? st->cfg->top - 1 : DEFAULT_TOP;
+	if (top != NULL) {
+		qsort(top, n_kw, sizeof(*top), top_cmp);
+		char buf[256];
+		for (uint32_t j = 0; j < n_kw && j < want && top[j].hits > 0; j++) {
+			const struct ac_keyword *kw = &st->rs.keywords[top[j].kw];
+			json_t *sids = json_array();
+			for (uint32_t r = 0; r < kw->n_rules; r++)
+				json_array_append_new(sids, json_integer(st->rs.rules[kw->rules[r]].sid));
+			json_array_append_new(topj, json_pack("{s:I, s:s, s:b, s:I, s:o}",
+				"keyword", (json_int_t)top[j].kw,
+				"content", ac_format_bytes(kw->bytes, kw->len, buf, sizeof(buf)),
+				"nocase", kw->nocase, "hits", (json_int_t)top[j].hits,
+				"sids", sids));
+		}
+	}
+	free(top);
+
+	json_object_set_new(out, "kind", json_string("measured"));
+	/* Lets a reader turn the runtime's per-task cycles into seconds. */
+	json_object_set_new(out, "tsc_hz", json_integer((json_int_t)rte_get_tsc_hz()));
+	json_object_set_new(out, "engine", json_string(ac_engine_kind_name(st->kind)));
+	json_object_set_new(out, "engine_bytes", json_integer((json_int_t)ac_engine_size(st->engine)));
+	json_object_set_new(out, "engine_build_s", json_real(st->build_s));
+	if (st->kind == AC_ENGINE_AC) {
+		json_object_set_new(out, "ac_states", json_integer(ac_engine_states(st->engine)));
+		json_object_set_new(out, "ac_classes", json_integer(ac_engine_classes(st->engine)));
+		json_object_set_new(out, "ac_entry_bytes", json_integer(ac_engine_entry_bytes(st->engine)));
+	}
+	json_object_set_new(out, "engine_scan_errors", json_integer((json_int_t)scan_errors));
+	if (scan_errors)
+		json_object_set_new(out, "engine_last_error", json_integer(last_error));
+	json_object_set_new(out, "rules_file", json_string(st->rs.path));
+	json_object_set_new(out, "rule_set", json_string(st->set_name));
+	json_object_set_new(out, "rules_seen", json_integer(st->rs.rules_seen));
+	json_object_set_new(out, "rules_selected",
+			    json_integer(st->rs.rules_seen - st->rs.rules_filtered));
+	json_object_set_new(out, "rules_used", json_integer(st->rs.n_rules));
+	json_object_set_new(out, "rules_unusable", json_integer(st->rs.rules_unusable));
+	json_object_set_new(out, "negated_contents_ignored", json_integer(st->rs.contents_negated));
+	json_object_set_new(out, "keywords", json_integer(n_kw));
+	json_object_set_new(out, "verdict", json_string(verdict_names[st->cfg->verdict]));
+	json_object_set_new(out, "packets_scanned", json_integer((json_int_t)sum.scanned));
+	json_object_set_new(out, "packets_scanned_whole_frame", json_integer((json_int_t)sum.whole_frames));
+	json_object_set_new(out, "packets_unscanned", unscanned);
+	json_object_set_new(out, "packets_linearised", json_integer((json_int_t)sum.copied));
+	json_object_set_new(out, "packets_segments_short_of_pkt_len",
+			    json_integer((json_int_t)sum.short_chains));
+	json_object_set_new(out, "bytes_scanned", json_integer((json_int_t)sum.bytes_scanned));
+	json_object_set_new(out, "matches", json_integer((json_int_t)sum.matches));
+	json_object_set_new(out, "packets_matched", json_integer((json_int_t)sum.packets_matched));
+	json_object_set_new(out, "packets_marked", json_integer((json_int_t)sum.marked));
+	json_object_set_new(out, "keywords_hit", json_integer(hit_kw));
+	json_object_set_new(out, "matches_per_packet_histogram", hist);
+	json_object_set_new(out, "top_keywords", topj);
+	json_object_set_new(out, "tasks", per_task);
+}
+
+static void ac_teardown(void *app_state, void **task_states, unsigned n_tasks)
+{
+	struct ac_state *st = app_state;
+
+	for (unsigned i = 0; i < n_tasks; i++) {
+		struct ac_task *t = task_states[i];
+		if (t == NULL)
+			continue;
+		ac_scratch_free(t->scratch);
+		rte_free(t->kw_hits);
+		rte_free(t->linear);
+		rte_free(t);
+		task_states[i] = NULL;
+	}
+	if (st == NULL)
+		return;
+	ac_engine_free(st->engine);
+	ac_ruleset_free(&st->rs);
+	free(st);
+}
+
+const struct pp_app ac_app = {
+	.name = "ahocorasick",
+	.variants = ac_variants,
+	.drop_reasons = ac_drop_reasons,
+	.n_drop_reasons = 1,
+	.usage = ac_usage,
+	.cfg_size = sizeof(struct ac_cfg),
+	.parse_opt = ac_parse_opt,
+	.setup = ac_setup,
+	.task_init = ac_task_init,
+	.process = ac_process,
+	.stats = ac_stats,
+	.teardown = ac_teardown,
+};

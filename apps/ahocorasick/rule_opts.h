@@ -1,0 +1,45 @@
+/* Command-line options that choose the keyword set, shared by the app and
+ * the ac-rules tool: --rules FILE, --classtype a,b,c, --dos, --enabled-only,
+ * --list-skipped. */
+#ifndef AC_RULE_OPTS_H
+#define AC_RULE_OPTS_H
+
+#include <stdbool.h>
+
+#include "keyword_set.h"
+
+#define AC_MAX_CLASSTYPES 64
+
+/* Holds pointers into argv only (nothing to free), so the app's set-up can
+ * run again on the same options (the runtime's --serve mode). */
+struct ac_rule_opts {
+	const char *rules_path;    /* NULL: AC_DEFAULT_RULES */
+	const char *classtype_arg; /* --classtype value as given, NULL if none */
+	bool dos;
+	bool enabled_only;
+	bool list_skipped;
+};
+
+#define AC_RULE_OPTS_USAGE                                                       \
+	"  --rules FILE          Snort rules file (default: " AC_DEFAULT_RULES ")\n" \
+	"  --classtype A,B,...   only rules of these classtypes\n"                   \
+	"  --dos                 the paper's set: attempted-dos,denial-of-service,\n" \
+	"                        successful-dos (same as --classtype with those)\n"  \
+	"  --enabled-only        ignore rules shipped commented out (\"# alert ...\");\n" \
+	"                        by default they are used, as in the paper's set\n"    \
+	"  --list-skipped        print every unusable rule and ignored negated\n"    \
+	"                        content as FILE:LINE: sid N: reason (stderr)\n"
+
+/* Same contract as pp_app.parse_opt: entries consumed (1 or 2), 0 if not a
+ * rule option, -1 on a bad value (error printed). */
+int ac_rule_opt_parse(struct ac_rule_opts *o, int argc, char **argv);
+
+/* Load the selected set; prints the summary line (and the skipped list if
+ * asked) to stderr.  0 or -1 (error printed). */
+int ac_rule_opts_load(const struct ac_rule_opts *o, struct ac_ruleset *rs);
+
+/* "all", "dos" or "classtype:a,b" for statistics. */
+const char *ac_rule_opts_set_name(const struct ac_rule_opts *o, char *buf,
+				  size_t size);
+
+#endif /* AC_RULE_OPTS_H */

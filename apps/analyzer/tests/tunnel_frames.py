@@ -1,0 +1,98 @@
+"""Tunnelled frames built with scapy, for the tshark agreement test and the
+fuzzer's seed corpus: VXLAN, Geneve (Ethernet and IP inside, options),
+GRE (key, checksum, sequence, Ethernet or IP inside), ERSPAN I, II and III,
+GTP-U (with an extension header), IPv4/IPv6 in IPv4/IPv6, tunnels in
+tunnels, and the two cases where the decoder and tshark are known to
+differ (BIG TCP: an IPv6 payload length or a UDP length of 0 under a
+tunnel; an IPv4 total length below its header)."""
+from __future__ import annotations
+
+from scapy.contrib.erspan import ERSPAN_II, ERSPAN_III, ERSPAN_PlatformSpecific
+from scapy.contrib.geneve import GENEVE
+from scapy.contrib.gtp import GTP_U_Header, GTPPDUSessionContainer
+from scapy.layers.inet import GRE, ICMP, IP, TCP, UDP
+from scapy.layers.inet6 import IPv6, IPv6ExtHdrDestOpt
+from scapy.layers.l2 import Dot1Q, Ether
+from scapy.layers.vxlan import VXLAN
+from scapy.packet import Packet, Raw
+
+OUTER_ETH = Ether(src="02:00:00:00:00:01", dst="02:00:00:00:00:02")
+INNER_ETH = Ether(src="0a:00:00:00:00:0a", dst="0a:00:00:00:00:0b")
+
+
+def _inner_v4(sport: int = 1111, dport: int = 80) -> Packet:
+    return IP(src="10.1.0.1", dst="10.1.0.2", ttl=33) / TCP(sport=sport, dport=dport) / Raw(b"x" * 8)
+
+
+def _inner_v6() -> Packet:
+    return IPv6(src="2001:db8:1::1", dst="2001:db8:1::2", hlim=9) / UDP(sport=53, dport=5353) / Raw(b"q" * 8)
+
+
+def _outer_v4(proto_payload: Packet) -> Packet:
+    return OUTER_ETH / IP(src="192.0.2.1", dst="192.0.2.2", ttl=64) / proto_payload
+
+
+def _outer_v6(proto_payload: Packet) -> Packet:
+    return OUTER_ETH / IPv6(src="2001:db8::1", dst="2001:db8::2", hlim=60) / proto_payload
+
+
+def tunnel_frames() -> dict[str, bytes]:
+    """name -> frame bytes."""
+    f: dict[str, Packet] = {
+        "vxlan_v4_tcp": _outer_v4(UDP(sport=49152, dport=4789) / VXLAN(vni=4242) / INNER_ETH / _inner_v4()),
+        "vxlan_over_v6_vlan_inner_v6": _outer_v6(
+            UDP(sport=50000, dport=4789) / VXLAN(vni=7) / INNER_ETH / Dot1Q(vlan=12) / _inner_v6()),
+        "geneve_eth_opts": _outer_v4(
+            UDP(sport=40000, dport=6081) / GENEVE(vni=0xabcd, proto=0x6558, optionlen=2)
+            / Raw(bytes(8)) / INNER_ETH / _inner_v4()),
+        "geneve_ip": _outer_v6(UDP(sport=40001, dport=6081) / GENEVE(vni=5, proto=0x0800) / _inner_v4(2, 3)),
+        "gre_ip_key_seq_csum": _outer_v4(
+            GRE(chksum_present=1, key_present=1, seqnum_present=1, key=0xcafe, sequence_number=9, proto=0x0800)
+            / _inner_v4()),
+        "gre_teb": _outer_v4(GRE(proto=0x6558) / INNER_ETH / _inner_v6()),
+        "gre_over_v6_ip6": _outer_v6(GRE(proto=0x86dd) / _inner_v6()),
+        "erspan_i": _outer_v4(GRE(proto=0x88be) / INNER_ETH / _inner_v4()),
+        "erspan_ii": _outer_v4(GRE(seqnum_present=1, sequence_number=3, proto=0x88be)
+                               / ERSPAN_II(session_id=0x155, vlan=9) / INNER_ETH / _inner_v4()),
+        "erspan_iii": _outer_v4(GRE(seqnum_present=1, sequence_number=4, proto=0x22eb)
+                                / ERSPAN_III(session_id=0x2a, o=0) / INNER_ETH / _inner_v6()),
+        "erspan_iii_platform": _outer_v4(GRE(seqnum_present=1, sequence_number=5, proto=0x22eb)
+                                         / ERSPAN_III(session_id=0x2b, o=1) / ERSPAN_PlatformSpecific(platf_id=1)
+                                         / INNER_ETH / _inner_v4()),
+        "gtpu_v4": _outer_v4(UDP(sport=2152, dport=2152) / GTP_U_Header(teid=0xdeadbeef) / _inner_v4()),
+        "gtpu_ext_v6": _outer_v4(
+            UDP(sport=2152, dport=2152)
+            / GTP_U_Header(teid=77, E=1, next_ex=0x85) / GTPPDUSessionContainer(type=0, QFI=5)
+            / _inner_v6()),
+        "gtpu_echo": _outer_v4(UDP(sport=2152, dport=2152) / GTP_U_Header(teid=0, gtp_type=1) / Raw(bytes(4))),
+        "ipip_4in4": _outer_v4(_inner_v4()),
+        "ipip_6in4": _outer_v4(_inner_v6()),
+        "ipip_4in6": _outer_v6(_inner_v4()),
+        "ipip_6in6": _outer_v6(_inner_v6()),
+        "ipip_6in6_dstopts": OUTER_ETH / IPv6(src="2001:db8::1", dst="2001:db8::2") / IPv6ExtHdrDestOpt() / _inner_v6(),
+        "ipip_icmp": _outer_v4(IP(src="10.2.0.1", dst="10.2.0.2") / ICMP(type=8)),
+        "nested_gre_vxlan": _outer_v4(
+            GRE(key_present=1, key=1, proto=0x0800)
+            / IP(src="172.16.0.1", dst="172.16.0.2", ttl=5) / UDP(sport=1000, dport=4789) / VXLAN(vni=99)
+            / INNER_ETH / _inner_v4()),
+        "nested_vxlan_gtpu": _outer_v4(
+            UDP(sport=49153, dport=4789) / VXLAN(vni=3) / INNER_ETH
+            / IP(src="172.16.1.1", dst="172.16.1.2") / UDP(sport=2152, dport=2152) / GTP_U_Header(teid=5)
+            / _inner_v4()),
+    }
+    frames = {name: bytes(p) for name, p in f.items()}
+    # Known differences with tshark, built here so that every allowlist
+    # rule is exercised whatever the shared captures hold.
+    big = bytearray(bytes(_outer_v6(UDP(sport=40002, dport=6081) / GENEVE(vni=1, proto=0x6558) / INNER_ETH
+                                    / _inner_v4())))
+    big[14 + 4:14 + 6] = b"\0\0"   # IPv6 payload length 0 (BIG TCP)
+    big[14 + 40 + 4:14 + 40 + 6] = b"\0\0"  # and the UDP length with it
+    frames["bigtcp_v6_geneve"] = bytes(big)
+    big4 = bytearray(bytes(_outer_v4(UDP(sport=40003, dport=4789) / VXLAN(vni=2) / INNER_ETH / _inner_v4())))
+    big4[14 + 2:14 + 4] = b"\0\0"   # IPv4 total length 0 (BIG TCP)
+    big4[14 + 20 + 4:14 + 20 + 6] = b"\0\0"  # UDP length 0
+    frames["bigtcp_v4_vxlan"] = bytes(big4)
+    bad = bytearray(bytes(_outer_v4(TCP(sport=1, dport=2))))
+    bad[14 + 2:14 + 4] = (19).to_bytes(2, "big")  # total length below the header
+    frames["ipv4_total_length_19"] = bytes(bad)
+    return frames

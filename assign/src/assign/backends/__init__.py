@@ -1,0 +1,2 @@
+"""Backends turn assignments into throughput: base.py (the protocol),
+registry.py (by name), model.py (modelled), dpdk/ (measured)."""

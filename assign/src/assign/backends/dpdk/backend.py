@@ -1,0 +1,243 @@
+"""The `dpdk` backend: run the real app with each sampled placement on this
+machine and measure its packets per second (kind "measured").
+
+Protocol per assignment (assign/DPDK_BACKEND.md):
+  placement JSON (contract 1) from the draw -> the app binary of the Meson
+  build, fed by the embedded default traffic (traffic.py, --traffic
+  pcap) or by the traffic generator over net_memif (tgen.py, --traffic
+  tgen) -> warm-up
+  (--warmup S, outside the window) -> window (--packets N per instance, the
+  paper's 3 million by default, or --duration S) -> statistics JSON
+  (contract 2).  The value is total.pps (transmitted packets per second of
+  the window); per-instance and per-task figures and the measured wall time,
+  window and overhead of the attempt go to Result.extra.
+
+Failures (crash, non-zero exit, hang past the timeout, no packets in the
+window, accounting check failed, tasks not where the placement put them)
+are retried once; a second failure is stored as a failure with both
+reasons, never as a value.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import uuid
+import weakref
+from collections.abc import Sequence
+from pathlib import Path
+
+from ..base import BackendError, MeasureRequest, Result
+from ...placement import placement
+from ...topology import Topology
+from ...workloads import Workload
+from .options import DpdkOptions, default_build_dir
+from .runners import Outcome, ProcessRunner, RunSpec, ServeRunner, serve_supported, workdir
+from .tgen import TgenTraffic
+from .traffic import TrafficError, build_traffic
+
+
+class DpdkBackend:
+    name = "dpdk"
+    kind = "measured"
+    batch_size = 1  # one real run at a time: two at once would measure each other
+
+    def __init__(self, topo: Topology, workload: Workload, options: DpdkOptions | None = None,
+                 allow_colocate: bool | None = None):
+        """allow_colocate: the placement's flag; None sets it exactly when a
+        draw puts two tasks on one context (the flag only permits sharing)."""
+        if topo.name != "local":
+            raise BackendError(f"backend dpdk runs the apps on this machine; machine {topo.name} is not it "
+                               f"(use --machine local, or --backend model for a machine we do not have)")
+        self.topo = topo
+        self.workload = workload
+        self.opts = options or DpdkOptions()
+        self.allow_colocate = allow_colocate
+        build = (self.opts.build_dir or default_build_dir()).resolve()
+        if not (build / "build.ninja").exists():
+            raise BackendError(f"backend dpdk: no Meson build at {build} (meson setup with "
+                               f"-Dparts=runtime,{workload.app}, or set PIPEPLACE_BUILD)")
+        self.build_dir = build
+        binary = self.opts.app_binary or build / "apps" / workload.app / workload.app
+        if not Path(binary).is_file():
+            raise BackendError(f"backend dpdk: app {workload.app} is not built: {binary} does not exist "
+                               f"(ninja -C {build})")
+        self.binary = Path(binary)
+        cache = self.opts.cache_dir or Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / \
+            "pipeplace" / "assign-dpdk"
+        prefix = "asg" + uuid.uuid4().hex[:10]
+        wdir = workdir(prefix)
+        self.tgen: TgenTraffic | None = None
+        try:
+            if self.opts.traffic == "tgen":
+                self.traffic = self.tgen = TgenTraffic(build, workload, list(self.opts.tgen_contexts), wdir,
+                                                       cache_dir=Path(cache))
+            else:
+                self.traffic = build_traffic(build, workload, Path(cache), self.opts.capture_packets)
+        except TrafficError as e:
+            shutil.rmtree(wdir, ignore_errors=True)
+            raise BackendError(f"backend dpdk: {e}") from None
+        spec = RunSpec(self.binary,
+                       ["--no-pci", "--log-level", "lib.eal:warning"]
+                       + [a for v in self.traffic.vdevs for a in ("--vdev", v)],
+                       self.opts.window_args(),
+                       ["--mbufs", str(self.traffic.mbufs), "--mbuf-size", str(self.traffic.mbuf_size)],
+                       prefix, wdir)
+        mode = self.opts.runner
+        if mode == "auto":
+            mode = "serve" if serve_supported(self.binary) else "process"
+        if mode == "serve" and self.opts.runner == "serve" and not serve_supported(self.binary):
+            raise BackendError(f"--runner serve: {self.binary} --help does not list --serve "
+                               f"(use --runner process)")
+        self.runner: ProcessRunner | ServeRunner = ServeRunner(spec) if mode == "serve" else ProcessRunner(spec)
+        # the serve process, the generator and the work directory go with the backend, or at the
+        # latest at exit; the app first: the generator must not be the side that leaves a live link
+        self._finalizer = weakref.finalize(self, _close, self.runner, self.tgen)
+
+    # Backend protocol ------------------------------------------------------
+    def describe(self) -> dict:
+        d = {"app": self.workload.app, "variant": self.workload.variant, "kind": "measured",
+             "value": "total.pps: transmitted packets per second of the window",
+             "traffic": self.traffic.describe()}
+        d.update(self.opts.identity())
+        return d
+
+    def measure(self, requests: Sequence[MeasureRequest]) -> list[Result]:
+        return [self.measure_one(r.contexts) for r in requests]
+
+    # ------------------------------------------------------------------------
+    def placement(self, contexts: Sequence[int]) -> dict:
+        colocate = self.allow_colocate
+        if colocate is None:
+            colocate = len(set(contexts)) < len(contexts)
+        return placement(self.workload, contexts, colocate)
+
+    def repeat(self, contexts: Sequence[int], reps: int) -> tuple[list[float], list[str], list[dict]]:
+        """(values, failure reasons, extras) of `reps` measurements of one assignment."""
+        values, failures, extras = [], [], []
+        for _ in range(reps):
+            r = self.measure_one(contexts)
+            if r.status == "ok":
+                values.append(float(r.value))
+                extras.append(r.extra)
+            else:
+                failures.append(r.reason or "")
+        return values, failures, extras
+
+    def measure_one(self, contexts: Sequence[int]) -> Result:
+        """Measure one assignment (task t on PU os_index contexts[t]); one retry."""
+        return self.measure_placement(self.placement(contexts))
+
+    def measure_placement(self, doc: dict) -> Result:
+        reasons: list[str] = []
+        for attempt in (1, 2):
+            if self.tgen is not None:
+                gone = self.tgen.start(self.opts.packets)  # one generator per assignment: see tgen.py
+                if gone is not None:
+                    reasons.append(f"attempt {attempt}: {gone}")
+                    continue
+            out = self.runner.run(doc, self.opts.timeout_s())
+            why = out.error or self._check(out.stats, doc)
+            if why is None:
+                extra = self._extra(out)
+                extra["attempts"] = attempt
+                if reasons:
+                    extra["retried_after"] = reasons[0]
+                if self.tgen is not None:
+                    # the app's link is down: the generator, idle since its last packet, leaves
+                    figures, gen_why = self.tgen.finish()
+                    extra["traffic"]["generator_tx"] = dict(figures, kind="measured")
+                    # measured, outside the app's wall_s: the generator's start and exit
+                    extra["traffic"]["generator_start_s"] = round(self.tgen.start_s, 6)
+                    extra["traffic"]["generator_exit_s"] = round(self.tgen.exit_s, 6)
+                    if gen_why is not None:  # after the window: the app's figures stand, the note says it
+                        extra["traffic"]["generator_exit"] = gen_why
+                return Result(float(out.stats["total"]["pps"]), extra=extra)
+            if isinstance(self.runner, ServeRunner):
+                self.runner.restart()
+            gen = self.tgen.abort() if self.tgen is not None else None
+            reasons.append(f"attempt {attempt}: {why}" + (f"; {gen}" if gen else ""))
+        return Result.failed("; ".join(reasons), {"kind": "measured", "attempts": 2, "runner": self.runner.mode,
+                                                  "traffic": self._traffic_extra()})
+
+    def _traffic_extra(self) -> dict:
+        """Which traffic source fed the app, labelled."""
+        if self.tgen is not None:
+            return {"source": "tgen", "label": self.tgen.label(), "generator_starts": self.tgen.starts,
+                    "generator_contexts": list(self.tgen.contexts)}
+        return {"source": "pcap", "label": "pcap: net_pcap infinite_rx replay from memory inside R, "
+                                           "app tx into net_null"}
+
+    def _check(self, stats: dict | None, doc: dict) -> str | None:
+        """Why these statistics are not a measurement of `doc`, or None."""
+        try:
+            if stats.get("kind") != "measured":
+                return f"statistics kind is {stats.get('kind')!r}, not 'measured'"
+            if stats.get("accounting_ok") is not True:
+                return "accounting check failed (rx != tx + dropped + queued)"
+            total = stats["total"]
+            if not total.get("pps", 0) > 0:
+                before = total.get("tx_packets", 0)
+                return (f"no packets forwarded in the window (pps {total.get('pps')})"
+                        + (f"; {before} forwarded before it: the pipeline stalled (a task's context starved "
+                           f"by other load?)" if before else ""))
+            insts = stats["instances"]
+            if len(insts) != len(doc["instances"]):
+                return f"statistics list {len(insts)} instances, the placement {len(doc['instances'])}"
+            idle = [i["index"] for i in insts if not i.get("tx_packets", 0) > 0]
+            if idle:
+                return f"no packets forwarded by instance(s) {', '.join(map(str, idle))}"
+            for t in stats["tasks"]:
+                want = doc["instances"][t["instance"]]["tasks"][t["role"]]
+                if t["context"] != want:
+                    return (f"task {t['role']}{t['instance']} ran on context {t['context']}, "
+                            f"the placement says {want}")
+        except (AttributeError, KeyError, TypeError, IndexError) as e:
+            return f"statistics JSON lacks a field of contract 2 ({type(e).__name__}: {e})"
+        return None
+
+    def _extra(self, out: Outcome) -> dict:
+        s = out.stats
+        window = float(s.get("duration_s", 0.0))
+        warm = self.opts.warmup
+        return {
+            "kind": "measured",
+            "runner": self.runner.mode,
+            "wall_s": round(out.wall_s, 6),
+            "window_s": round(window, 6),
+            "warmup_s": warm,
+            "window_packets": s["total"].get("window_tx_packets"),
+            # start-up, port set-up, drain, tear-down: everything that is not warm-up or window
+            "overhead_s": round(max(0.0, out.wall_s - window - warm), 6),
+            "notes": out.notes,
+            "traffic": self._traffic_extra(),
+            "instances": [{k: i.get(k) for k in ("index", "pps", "tx_packets", "dropped_packets",
+                                                  "queued_packets")} for i in s["instances"]],
+            "tasks": [{k: t.get(k) for k in ("instance", "role", "context", "packets", "bursts",
+                                              "empty_polls", "cycles")} for t in s["tasks"]],
+        }
+
+    def close(self) -> None:
+        """Stop the serve process (end of input: it finishes and exits), then the traffic generator,
+        and remove temporary files."""
+        self._finalizer()
+
+    def __enter__(self) -> "DpdkBackend":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def _close(runner: ProcessRunner | ServeRunner, tgen: TgenTraffic | None) -> None:
+    """The app first (its link goes down while the generator, which does not
+    leave, still holds its side), then the generator, then the work directory."""
+    if tgen is None:
+        runner.close()
+        return
+    if isinstance(runner, ServeRunner):
+        runner.stop()
+    tgen.stop()
+    runner.close()
+
+
+__all__ = ["DpdkBackend", "DpdkOptions"]

@@ -1,0 +1,284 @@
+"""Traffic from the generator (`--traffic tgen`): pp-tgen as a second DPDK
+process, memif server, sending IPv4 the app can forward at --rate max on
+contexts of its own, one memif queue per app instance.  The app is the
+memif client (its rx port 0) and transmits into net_null (port 1), as with
+the embedded pcap replay, so the value is still the app's forwarded packets
+per second.
+
+One generator per assignment, sending exactly the window's packets with
+back-pressure (--packets N x instances, --tx-retry: nothing is lost at the
+link, so each app instance receives exactly its --packets N), because DPDK
+22.11's memif PMD unmaps the shared region when the peer leaves, under an
+lcore that may be inside rx/tx burst.  The runtime stops its ports (the
+memif client disconnects) after every placement, so a generator that kept
+sending across placements crashed in the PMD's TX within a few assignments
+here (ASan build).  With a packet count the generator has sent its last
+packet before the app has received it, and the app disconnects only after
+that: the generator's workers are idle (--peer-wait keeps its port open)
+when the link goes down, then it leaves by itself.  Neither side polls
+while the other leaves.
+"""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import time
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .runners import cleanup_prefix, describe_exit, kill_group, stderr_tail
+from .traffic import PACKET_SIZE, PP_BURST, PP_RING_SIZE, TrafficError, build_traffic
+from ...workloads import Workload
+
+SANITIZER_MARKS = ("ERROR: AddressSanitizer", "ERROR: LeakSanitizer", "runtime error:")
+MEMIF_DIR = Path("/run/pipeplace")  # memif sockets live outside /tmp (COMMON.md)
+MEMIF_LOG2_RING = 13                # 8192 slots: the app may connect well before it polls
+LINK_WAIT_S = 120                   # pp-tgen waits this long for the app to connect
+SOCKET_WAIT_S = 60.0                # EAL start of a sanitizer build on a loaded box takes seconds
+EXIT_WAIT_S = 20.0                  # the generator leaves once the app's link is down
+STOP_WAIT_S = 30.0
+
+# ipfwd-suitable IPv4/UDP templates per variant (pp-tgen field specs).
+# l1: few destinations (16 in one /24, as ipfwd_traffic.py l1); mem: uniform
+# over the unicast space, so lookups land far apart in the table.
+FIELDS = {
+    "l1": ["--dst-ip", "10.0.0.1-10.0.0.16", "--src-ip", "11.0.0.1"],
+    "mem": ["--dst-ip", "1.0.0.0-223.255.255.255/random", "--src-ip", "11.0.0.1"],
+}
+
+
+def generator_binary(build_dir: Path) -> Path:
+    return build_dir / "traffic-gen" / "pp-tgen"
+
+
+def default_tgen_contexts() -> list[int]:
+    """The highest context this process may run on: the generator's by default."""
+    return [max(os.sched_getaffinity(0))]
+
+
+@dataclass
+class TgenTraffic:
+    """pp-tgen over net_memif into the app: the app's vdevs and pool, and the
+    generator process (a fresh one per assignment)."""
+
+    build_dir: Path
+    workload: Workload
+    contexts: list[int]                 # the generator's contexts (its -l / --lcores)
+    workdir: Path
+    vdevs: tuple[str, ...] = ()
+    mbufs: int = 0
+    mbuf_size: int = 128
+    prefix: str = ""
+    sock_path: Path = Path()
+    proc: subprocess.Popen | None = None
+    starts: int = 0
+    exits: list[int | None] = field(default_factory=list)  # exit status of each generator that left (None: killed)
+    stderr_at_exit: str = ""            # the last one's stderr (sanitizer reports land there)
+    start_s: float = 0.0                # measured: start of the last generator until its port was started
+    exit_s: float = 0.0                 # measured: the app's answer until the last generator had left
+    cache_dir: Path | None = None       # where the default captures live (apps other than ipfwd)
+    capture: Path | None = None         # the capture pp-tgen replays (apps other than ipfwd)
+    capture_packets: int = 0
+
+    def __post_init__(self) -> None:
+        if self.workload.app == "ipfwd" and self.workload.variant not in FIELDS:
+            raise TrafficError(f"--traffic tgen: no generator template for workload {self.workload.name} "
+                               f"(ipfwd l1 and mem)")
+        if self.workload.app != "ipfwd":
+            # pp-tgen replays the app's default capture (the one --traffic pcap uses) on every queue
+            if self.cache_dir is None:
+                raise TrafficError(f"--traffic tgen: workload {self.workload.name} replays its default capture, "
+                                   f"and no cache directory was given for it")
+            one = build_traffic(self.build_dir, Workload(self.workload.name, 1), self.cache_dir)
+            self.capture = one.captures[0]
+            self.capture_packets = one.capture_packets
+            self.mbuf_size = one.mbuf_size
+        usable = os.sched_getaffinity(0)
+        if not self.contexts or not set(self.contexts) <= usable:
+            raise TrafficError(f"--tgen-contexts {','.join(map(str, self.contexts))}: not context(s) this process "
+                               f"may run on ({','.join(map(str, sorted(usable)))})")
+        self.binary = generator_binary(self.build_dir)
+        if not self.binary.is_file():
+            raise TrafficError(f"--traffic tgen: pp-tgen is not built: {self.binary} does not exist "
+                               f"(meson setup with -Dparts=...,traffic-gen; ninja -C {self.build_dir})")
+        self.prefix = "asgtg" + uuid.uuid4().hex[:10]
+        self.sock_path = MEMIF_DIR / f"{self.prefix}.sock"
+        memif = f"socket={self.sock_path},socket-abstract=no,rsize={MEMIF_LOG2_RING}"
+        self.server_vdev = f"net_memif0,role=server,{memif}"
+        self.vdevs = (f"net_memif0,role=client,{memif}", "net_null0")
+        n = self.workload.instances
+        # memif rx copies each packet into an mbuf of the app's pool: the
+        # runtime's rings and bursts, plus a full memif ring per queue
+        self.mbufs = max(8191, n * (2 * PP_RING_SIZE + 3 * PP_BURST + (1 << MEMIF_LOG2_RING)) + 4096)
+        self.errfile = self.workdir / "tgen-stderr.txt"
+        self.statsfile = self.workdir / "tgen-stats.json"
+
+    def describe(self) -> dict:
+        d = {"source": "pp-tgen over net_memif (a second DPDK process per assignment, memif server), "
+                       "--rate max with back-pressure (--tx-retry), exactly the window's packets, "
+                       "one memif queue per instance",
+             "sink": "net_null", "packet_bytes": PACKET_SIZE,
+             "generator_contexts": list(self.contexts)}
+        if self.capture is not None:
+            del d["packet_bytes"]
+            d["replays"] = f"the default {self.workload.app} capture ({self.capture.name})"
+        return d
+
+    def label(self) -> str:
+        ctx = ",".join(map(str, self.contexts))
+        return (f"tgen: pp-tgen --rate max --tx-retry over net_memif on context(s) {ctx}, one generator "
+                f"per assignment, app tx into net_null")
+
+    # the generator process -------------------------------------------------
+    def command(self, packets_per_instance: int) -> list[str]:
+        n = self.workload.instances
+        ctx = self.contexts
+        # main lcore and one worker per memif queue, spread over the generator's contexts
+        lcores = ",".join(f"{lc}@{ctx[lc % len(ctx)]}" for lc in range(n + 1))
+        return [str(self.binary), "--lcores", lcores, "--no-pci", "--file-prefix", self.prefix,
+                "--no-huge", "-m", str(128 + 32 * n + self._capture_mb()),  # hugepages are shared here
+                "--log-level", "lib.eal:warning", "--vdev", self.server_vdev, "--",
+                "--tx-port", "0", "--tx-queues", str(n), "--rate", "max", "--tx-retry",
+                "--packets", str(packets_per_instance * n),  # split evenly over the queues
+                *self._source_args(),
+                "--link-wait", str(LINK_WAIT_S), "--start-after", "0", "--drain", "0",
+                "--peer-wait", str(LINK_WAIT_S), "--stats", str(self.statsfile)]
+
+    def _capture_mb(self) -> int:
+        """Memory for a replayed capture: pp-tgen holds all of it in mbufs
+        (up to 2 KiB of data room plus the mbuf header each), with slack."""
+        if self.capture is None:
+            return 0
+        return int(self.capture_packets * 2560 * 1.5) // (1 << 20) + 64
+
+    def _source_args(self) -> list[str]:
+        if self.capture is not None:
+            return ["--pcap", str(self.capture), "--loops", "0"]
+        return ["--size", str(PACKET_SIZE + 4),  # pp-tgen sizes count the FCS: 64 bytes in the mbuf
+                "--proto", "udp", "--ttl", "64", *FIELDS[str(self.workload.variant)]]
+
+    def alive(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
+
+    def start(self, packets_per_instance: int) -> str | None:
+        """A fresh generator for one assignment, its socket ready for the app;
+        None when it is up, else why not."""
+        if self.proc is not None:  # the previous one did not leave (a failed attempt)
+            self._kill()
+        MEMIF_DIR.mkdir(parents=True, exist_ok=True)
+        self.sock_path.unlink(missing_ok=True)
+        self.statsfile.unlink(missing_ok=True)
+        t0 = time.perf_counter()
+        err = self.errfile.open("w")
+        try:
+            self.proc = subprocess.Popen(self.command(packets_per_instance), stdin=subprocess.DEVNULL,
+                                         stdout=subprocess.DEVNULL, stderr=err, start_new_session=True)
+        except OSError as e:
+            self.proc = None
+            return f"cannot start the traffic generator {self.binary}: {e.strerror}"
+        finally:
+            err.close()
+        self.starts += 1
+        # The memif socket exists from the vdev probe on, but a client that
+        # connects before the server's port is started is refused ("ID 0 not
+        # found") and does not retry: wait for the port to be started, as
+        # DPDK's telemetry socket reports it.
+        end = time.monotonic() + SOCKET_WAIT_S
+        while not self._port_started():
+            if self.proc.poll() is not None:
+                why = self._ended()
+                self._kill()
+                return why
+            if time.monotonic() > end:
+                self._kill()
+                return (f"traffic generator: its memif port was not started {SOCKET_WAIT_S:g} s after start "
+                        f"(killed); stderr: {stderr_tail(self.errfile) or '(empty)'}")
+            time.sleep(0.01)
+        self.start_s = time.perf_counter() - t0
+        return None
+
+    def _port_started(self) -> bool:
+        """Whether pp-tgen's memif port is started (telemetry /ethdev/info,0)."""
+        tel = Path("/var/run/dpdk") / self.prefix / "dpdk_telemetry.v2"
+        if not self.sock_path.exists() or not tel.exists():
+            return False
+        try:
+            with socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET) as s:
+                s.settimeout(2.0)
+                s.connect(str(tel))
+                s.recv(4096)  # greeting: version, pid, max_output_len
+                s.send(b"/ethdev/info,0")
+                info = json.loads(s.recv(16384))["/ethdev/info"]
+        except (OSError, ValueError, KeyError, TypeError):
+            return False
+        return isinstance(info, dict) and info.get("dev_started") == 1
+
+    def finish(self) -> tuple[dict, str | None]:
+        """After the app answered (its link is down): the generator leaves by
+        itself.  Its figures (measured, generator side), and why not clean."""
+        if self.proc is None:
+            return {}, "traffic generator was not running"
+        t0 = time.perf_counter()
+        try:
+            rc = self.proc.wait(timeout=EXIT_WAIT_S)
+            self.exit_s = time.perf_counter() - t0
+        except subprocess.TimeoutExpired:
+            self._kill()
+            return {}, f"traffic generator did not leave {EXIT_WAIT_S:g} s after the app's link went down (killed)"
+        self.exits.append(rc)
+        try:
+            self.stderr_at_exit = self.errfile.read_text(errors="replace")
+        except OSError:
+            self.stderr_at_exit = ""
+        why = None
+        if rc != 0 or any(m in self.stderr_at_exit for m in SANITIZER_MARKS):
+            why = self._ended()
+        self.proc = None
+        cleanup_prefix(self.prefix)
+        try:
+            tx = json.loads(self.statsfile.read_text())["tx"]
+            figures = {k: tx.get(k) for k in ("packets", "pps", "link_full", "alloc_fail")}
+        except (OSError, ValueError, KeyError, TypeError):
+            figures = {}
+        return figures, why
+
+    def _ended(self) -> str:
+
+        rc = self.proc.poll() if self.proc is not None else None
+        state = "still running" if rc is None else describe_exit(rc)
+        return f"traffic generator (pp-tgen) {state}; stderr: {stderr_tail(self.errfile) or '(empty)'}"
+
+    def abort(self) -> str | None:
+        """After a failed attempt: why the generator ended, if it did; killed if not."""
+        why = self._ended() if self.proc is not None else None
+        self._kill()
+        return why
+
+    def _kill(self) -> None:
+        if self.proc is not None:
+            kill_group(self.proc)
+            self.proc = None
+        cleanup_prefix(self.prefix)
+        self.sock_path.unlink(missing_ok=True)
+
+    def stop(self) -> None:
+        """At the end, after the app has exited: a generator still there is
+        told to stop (SIGINT), waited for, killed only if it does not leave."""
+        if self.proc is not None and self.alive():
+            try:
+                self.proc.send_signal(signal.SIGINT)
+                self.exits.append(self.proc.wait(timeout=STOP_WAIT_S))
+            except subprocess.TimeoutExpired:
+                self.exits.append(None)
+                self._kill()
+            try:
+                self.stderr_at_exit = self.errfile.read_text(errors="replace")
+            except OSError:
+                self.stderr_at_exit = ""
+        self.proc = None
+        cleanup_prefix(self.prefix)
+        self.sock_path.unlink(missing_ok=True)

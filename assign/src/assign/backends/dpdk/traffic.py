@@ -1,0 +1,135 @@
+"""The embedded default traffic of the dpdk backend: one capture per instance
+queue, replayed from memory by net_pcap (infinite_rx=1) into R, and a
+net_null sink behind T.  Replay from memory costs R one copy-free dequeue
+per burst, so the source is never the bottleneck and holds no context.
+
+Captures come from the app's own generator, apps/<app>/<app>_traffic.py
+(ipfwd: the one its tests and benchmark use; ahocorasick: IMIX TCP/UDP
+payloads with planted rule keywords; stateful: heavy-tailed flows that open
+and close; analyzer: a campus link's Ethernet/VLAN/IPv4/IPv6/TCP/UDP/ICMP
+mix), run through its command line and found through the Meson build's
+source directory; they are written once into a cache directory and reused.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from ...workloads import Workload
+
+PACKET_SIZE = 64  # bytes on the wire without FCS: the paper's worst case for a forwarding path
+PP_RING_SIZE = 1024  # the runtime's default R->P and P->T ring slots (runtime/pp_main.c)
+PP_BURST = 32
+
+
+class TrafficError(ValueError):
+    """No default traffic for this app, or its generator is missing."""
+
+
+@dataclass(frozen=True)
+class Traffic:
+    """Ports for EAL (--vdev) and the pool size the captures need."""
+
+    vdevs: tuple[str, ...]
+    captures: tuple[Path, ...]
+    capture_packets: int  # packets per capture
+    mbufs: int            # --mbufs: the replayed captures live in mbufs, plus the rings' working set
+    mbuf_size: int        # --mbuf-size: data room for the largest frame in one segment
+    sizes: str = "fixed 64 B"
+
+    def describe(self) -> dict:
+        d = {"source": "net_pcap infinite_rx (pcap replay from memory), one queue per instance",
+             "sink": "net_null", "capture_packets": self.capture_packets}
+        if self.sizes == "fixed 64 B":
+            d["packet_bytes"] = PACKET_SIZE  # as stored by earlier runs, so their identity still matches
+        else:
+            d["packet_sizes"] = self.sizes
+        return d
+
+
+def source_dir(build_dir: Path) -> Path:
+    """The source tree a Meson build directory was configured from."""
+    info = build_dir / "meson-info" / "meson-info.json"
+    try:
+        return Path(json.loads(info.read_text())["directories"]["source"])
+    except (OSError, ValueError, KeyError) as e:
+        raise TrafficError(f"{info}: cannot read the source directory of build {build_dir} ({e})") from None
+
+
+def generator(build_dir: Path, app: str) -> Path:
+    path = source_dir(build_dir) / "apps" / app / f"{app}_traffic.py"
+    if not path.is_file():
+        raise TrafficError(f"no embedded default traffic for app {app!r}: {path} does not exist")
+    return path
+
+
+def capture_records(path: Path) -> tuple[int, int]:
+    """(packets, largest frame) of a classic pcap, walking its record headers."""
+    data = path.read_bytes()
+    off, n, biggest = 24, 0, 0
+    while off + 16 <= len(data):
+        caplen = int.from_bytes(data[off + 8:off + 12], "little")
+        off += 16 + caplen
+        n += 1
+        biggest = max(biggest, caplen)
+    return n, biggest
+
+
+def capture_packets_in(path: Path) -> int:
+    return capture_records(path)[0]
+
+
+def generator_args(workload: Workload, size: int = PACKET_SIZE) -> list[str]:
+    """The generator's arguments before the output file, per app: ipfwd's
+    variant and fixed frame size; the others make their own size mix."""
+    if workload.app == "ipfwd":
+        return [str(workload.variant)]
+    return []
+
+
+def generator_tail(workload: Workload) -> list[str]:
+    return ["--size", str(PACKET_SIZE)] if workload.app == "ipfwd" else []
+
+
+def mbuf_room(biggest_frame: int) -> int:
+    """--mbuf-size for frames up to biggest_frame bytes: one segment each, in 64-byte steps."""
+    return max(128, (biggest_frame + 63) // 64 * 64)
+
+
+def build_traffic(build_dir: Path, workload: Workload, cache_dir: Path,
+                  capture_packets: int | None = None) -> Traffic:
+    """Captures for each instance (cached) and the vdev strings that replay them.
+    capture_packets None: the generator's default (l1: locality is in the
+    addresses, few packets do; mem: enough distinct destinations that the
+    table lines touched exceed any last-level cache)."""
+    gen = generator(build_dir, workload.app)
+    gen_id = hashlib.sha256(gen.read_bytes()).hexdigest()[:10]  # a changed generator makes new captures
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    caps = []
+    for i in range(workload.instances):
+        # a different seed per queue: instances forward different flows, as NIC queues would
+        n_name = capture_packets or "default"
+        size = f"{PACKET_SIZE}B" if workload.app == "ipfwd" else "mix"
+        path = cache_dir / f"{workload.app}-{workload.variant}-{n_name}p-{size}-seed{i + 1}-{gen_id}.pcap"
+        if not path.exists():
+            tmp = path.with_suffix(f".tmp{os.getpid()}")
+            cmd = [sys.executable, str(gen), *generator_args(workload), str(tmp), *generator_tail(workload),
+                   "--seed", str(i + 1)] + (["--packets", str(capture_packets)] if capture_packets else [])
+            p = subprocess.run(cmd, capture_output=True, text=True)
+            if p.returncode != 0:
+                raise TrafficError(f"{gen} failed ({p.returncode}): {p.stderr.strip()[-500:]}")
+            os.replace(tmp, path)  # atomic: a concurrent backend never reads half a capture
+        caps.append(path)
+    records = [capture_records(c) for c in caps]
+    n = max(r[0] for r in records)
+    rx = ",".join(f"rx_pcap={c}" for c in caps)
+    vdevs = (f"net_pcap0,{rx},infinite_rx=1", "net_null0")
+    working = workload.instances * (2 * PP_RING_SIZE + 3 * PP_BURST) + 4096
+    mbufs = max(8191, working + sum(r[0] for r in records))
+    return Traffic(vdevs, tuple(caps), n, mbufs, mbuf_room(max(r[1] for r in records)),
+                   "fixed 64 B" if workload.app == "ipfwd" else "the generator's size mix")

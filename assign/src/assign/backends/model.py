@@ -1,0 +1,191 @@
+"""The model backend: a documented performance predictor (see assign/MODEL.md).
+
+Its numbers are predictions, labelled "modelled" everywhere they appear.
+
+For task i of a workload on context v_i (levels pu, pipeline, core, chip):
+
+    total_l(i) = sum of demand_l(j) over all tasks j sharing level l with i
+                 (i included; demands are fractions of the level's capacity)
+    slowdown_i = prod_l (1 + sensitivity_l(i) * max(0, total_l(i) - 1)
+                           + residual_l * (total_l(i) - demand_l(i)))
+    comm_i     = sum over the stage neighbours j of i of comm_ns[dist(v_i, v_j)]
+    cost_i     = base_ns(i) * slowdown_i + comm_i          (ns per packet)
+
+where dist is the lowest level the two contexts share.  An instance runs at
+the rate of its slowest task, 1e9 / max cost (packets/s); the workload's
+throughput is the sum over instances, times (1 + noise) with noise drawn
+from N(0, noise_rel_sd) clipped at 3 sd, a function of (seed, draw index)
+(sampling.normals).
+"""
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from importlib import resources
+
+import numpy as np
+
+from ..sampling import normals
+from ..store import json_rows
+from ..topology import LEVELS, Topology
+from .base import Batch, MeasureRequest, Result
+from ..workloads import ROLES, Workload
+
+PARAMS_FILE = "model_params.json"
+CONTENTION_LEVELS = ("pu", "pipeline", "core", "chip")
+
+
+class ModelError(ValueError):
+    """Bad model parameters."""
+
+
+@dataclass(frozen=True)
+class ModelParams:
+    base_ns: np.ndarray       # (3,) per role R, P, T
+    demand: np.ndarray        # (levels, 3)
+    sensitivity: np.ndarray   # (levels, 3)
+    residual: np.ndarray      # (levels,) slowdown per unit of co-runner demand below capacity
+    comm_ns: np.ndarray       # (len(LEVELS),) cost per packet by distance
+    noise_rel_sd: float
+
+    @staticmethod
+    def from_dict(d: dict, where: str) -> "ModelParams":
+        try:
+            roles = d["roles"]
+            base = np.array([float(roles[r]["base_ns"]) for r in ROLES])
+            demand = np.array([[float(roles[r]["demand"].get(lvl, 0.0)) for r in ROLES] for lvl in CONTENTION_LEVELS])
+            sens = np.array([[float(roles[r]["sensitivity"].get(lvl, 0.0)) for r in ROLES] for lvl in CONTENTION_LEVELS])
+            resid = np.array([float(d.get("residual", {}).get(lvl, 0.0)) for lvl in CONTENTION_LEVELS])
+            comm = np.array([float(d["comm_ns"][lvl]) for lvl in LEVELS])
+            noise = float(d.get("noise_rel_sd", 0.0))
+        except (KeyError, TypeError, ValueError) as e:
+            raise ModelError(f"model parameters {where}: missing or bad entry {e}") from None
+        if (base <= 0).any() or (demand < 0).any() or (sens < 0).any() or (resid < 0).any() or (comm < 0).any() or noise < 0:
+            raise ModelError(f"model parameters {where}: costs must be > 0, demands/sensitivities/noise >= 0")
+        return ModelParams(base, demand, sens, resid, comm, noise)
+
+
+def load_params(workload: str, path: str | None = None) -> ModelParams:
+    """Parameters of one workload from the packaged data file (or `path`)."""
+    if path is None:
+        text = resources.files("assign").joinpath("data", PARAMS_FILE).read_text()
+        where = f"(packaged {PARAMS_FILE})"
+    else:
+        try:
+            with open(path) as f:
+                text = f.read()
+        except OSError as e:
+            raise ModelError(f"cannot read model parameters {path}: {e.strerror}") from None
+        where = path
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise ModelError(f"model parameters {where}: invalid JSON at line {e.lineno}: {e.msg}") from None
+    if workload not in data.get("workloads", {}):
+        raise ModelError(f"model parameters {where} have no entry for workload {workload!r}")
+    return ModelParams.from_dict(data["workloads"][workload], f"{where} [{workload}]")
+
+
+class ModelBackend:
+    """Predicts the throughput (packets/s) of assignments; kind "modelled"."""
+
+    name = "model"
+    kind = "modelled"
+    batch_size = 4096  # cheap to evaluate: a batch is evaluated at once and stored in one commit
+
+    def __init__(self, topo: Topology, workload: Workload, params: ModelParams | None = None,
+                 noise_rel_sd: float | None = None, seed: int = 0):
+        self.topo = topo
+        self.workload = workload
+        self.params = params or load_params(workload.name)
+        self.noise = self.params.noise_rel_sd if noise_rel_sd is None else noise_rel_sd
+        if self.noise < 0:
+            raise ModelError(f"noise must be >= 0, got {self.noise}")
+        self.seed = seed
+        self._index_of_os = {int(o): i for i, o in enumerate(topo.os_index)}
+        n = workload.n_tasks
+        roles = np.arange(n) % 3
+        self._base = self.params.base_ns[roles]
+        self._demand = self.params.demand[:, roles]
+        self._sens = self.params.sensitivity[:, roles]
+        self._level_index = [LEVELS.index(lvl) for lvl in CONTENTION_LEVELS]
+
+    def describe(self) -> dict:
+        return {"noise_rel_sd": self.noise}
+
+    def predict(self, ctx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Noise-free throughput (B,) and per-task cost in ns (B, T) for
+        assignments given as context indices (B, T)."""
+        ctx = np.atleast_2d(np.asarray(ctx, dtype=np.int64))
+        b, t = ctx.shape
+        if t != self.workload.n_tasks:
+            raise ModelError(f"assignment has {t} tasks, workload {self.workload.name} has {self.workload.n_tasks}")
+        ids = self.topo.level_ids
+        n_ids = int(ids.max()) + 1
+        row_offset = (np.arange(b, dtype=np.int64) * n_ids)[:, None]
+        slowdown = np.ones((b, t))
+        for k, lvl in enumerate(self._level_index):
+            group = ids[lvl][ctx] + row_offset
+            d = np.broadcast_to(self._demand[k], (b, t))
+            total = np.bincount(group.ravel(), weights=d.ravel(), minlength=b * n_ids)[group]
+            overload = np.maximum(total - 1.0, 0.0)
+            slowdown *= 1.0 + self._sens[k] * overload + self.params.residual[k] * (total - d)
+        cost = self._base * slowdown
+        comm = self.params.comm_ns
+        for src in (0, 1):  # R->P and P->T of every instance
+            a = ctx[:, src::3]
+            c = ctx[:, src + 1::3]
+            pay = comm[self.topo.distance(a, c)]
+            cost[:, src::3] += pay
+            cost[:, src + 1::3] += pay
+        slowest = cost.reshape(b, -1, 3).max(axis=2)
+        throughput = (1e9 / slowest).sum(axis=1)
+        return throughput, cost
+
+    def _noise(self, keys: Sequence[int]) -> np.ndarray:
+        if self.noise == 0:
+            return np.zeros(len(keys))
+        return np.clip(normals(self.seed, np.asarray(keys, dtype=np.int64)), -3.0, 3.0) * self.noise
+
+    def contexts_of(self, os_indices: Sequence[int]) -> list[int]:
+        try:
+            return [self._index_of_os[int(o)] for o in os_indices]
+        except KeyError as e:
+            raise ModelError(f"context {e.args[0]} is not a PU os_index of machine {self.topo.name}") from None
+
+    def _context_array(self, requests: Sequence[MeasureRequest]) -> np.ndarray:
+        """Context indices (B, T) of the requests' PU os_index lists."""
+        os_idx = np.array([r.contexts for r in requests], dtype=np.int64)
+        lut = np.full(int(max(self.topo.os_index.max(), os_idx.max())) + 1, -1, dtype=np.int64)
+        lut[self.topo.os_index] = np.arange(self.topo.n_contexts)
+        ctx = lut[np.maximum(os_idx, 0)]
+        bad = (ctx < 0) | (os_idx < 0)
+        if bad.any():
+            raise ModelError(f"context {int(os_idx[bad][0])} is not a PU os_index of machine {self.topo.name}")
+        return ctx
+
+    def _evaluate(self, idx: Sequence[int], ctx: np.ndarray) -> tuple[list[float], np.ndarray, list[str]]:
+        """Values (noise included), per-instance packets/s in tenths (integers)
+        and bottleneck roles of a batch."""
+        value, cost = self.predict(ctx)
+        value = (value * (1.0 + self._noise(idx))).tolist()
+        per = cost.reshape(len(value), -1, 3)
+        pps_tenths = np.rint(1e10 / per.max(axis=2)).astype(np.int64)
+        bottleneck = ["".join(row) for row in np.array(ROLES)[per.argmax(axis=2)].tolist()]
+        return value, pps_tenths, bottleneck
+
+    def measure(self, requests: Sequence[MeasureRequest]) -> list[Result]:
+        if not requests:
+            return []
+        value, pps_tenths, bottleneck = self._evaluate([r.idx for r in requests], self._context_array(requests))
+        pps = (pps_tenths / 10.0).tolist()
+        return [Result(value=v, extra={"instance_pps": p, "bottleneck": bn})
+                for v, p, bn in zip(value, pps, bottleneck)]
+
+    def measure_array(self, idx: Sequence[int], ctx: np.ndarray) -> Batch:
+        """measure() for a batch given as arrays, the extras as JSON: one encoding
+        of the whole batch's figures, split per draw (a million draws in seconds)."""
+        value, pps_tenths, bottleneck = self._evaluate(idx, ctx)
+        rows = json_rows(pps_tenths, ",", tenths=True)
+        return Batch(value, [f'{{"instance_pps":[{r}],"bottleneck":"{b}"}}' for r, b in zip(rows, bottleneck)])

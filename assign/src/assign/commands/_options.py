@@ -1,0 +1,160 @@
+"""Option groups several subcommands share (machine, workload, backend,
+database, the dpdk backend's protocol), and turning them into the objects
+they name.  The parser of every command is built at each start of
+`assign`, so what this imports at module level stays light (no scipy, no
+matplotlib)."""
+from __future__ import annotations
+
+import argparse
+import os
+from typing import TYPE_CHECKING
+
+from ..backends.dpdk.options import DEFAULT_WARMUP_S, PAPER_PACKETS, RUNNERS, SLOWEST_PPS, TIMEOUT_MARGIN_S, TRAFFIC
+from ..backends.dpdk.tgen import default_tgen_contexts
+from ..backends.registry import BACKENDS
+from ..topology import MACHINES, format_contexts
+from ..workloads import DEFAULT_INSTANCES, WORKLOADS
+from ._args import nonneg_int, nonneg_number, number, positive_int, positive_number
+
+if TYPE_CHECKING:
+    from ..backends.dpdk.options import DpdkOptions
+    from ..topology import Topology
+
+
+def add_machine(p: argparse.ArgumentParser) -> None:
+    g = p.add_mutually_exclusive_group()
+    g.add_argument("--machine", default="local", metavar="NAME",
+                   help=f"machine: {', '.join(MACHINES)} (default: local, this host through hwloc; "
+                        f"ultrasparc-t2 is 'pack:1 core:8 group:2 pu:4')")
+    g.add_argument("--topology", metavar="SYNTHETIC",
+                   help='any hwloc synthetic topology, e.g. "pack:2 core:4 pu:2"')
+
+
+def add_workload(p: argparse.ArgumentParser, instances_default: int = DEFAULT_INSTANCES) -> None:
+    p.add_argument("--workload", required=True, metavar="NAME", help=f"one of: {', '.join(WORKLOADS)}")
+    p.add_argument("--instances", type=positive_int, default=instances_default,
+                   help=f"app instances, 3 tasks (R, P, T) each (default: {instances_default})")
+    p.add_argument("--allow-colocate", action="store_true",
+                   help="let several tasks share a hardware context (draws keep collisions)")
+
+
+def add_backend(p: argparse.ArgumentParser, noise_help: str) -> None:
+    p.add_argument("--backend", default=None, metavar="NAME",
+                   help=f"{' or '.join(BACKENDS)} (default: dpdk on --machine local: runs the real app with "
+                        f"each placement, figures 'measured'; model elsewhere: a performance predictor, figures "
+                        f"'modelled')")
+    p.add_argument("--seed", type=nonneg_int, default=1,
+                   help="run seed: draw i depends only on (seed, i) (default: 1)")
+    p.add_argument("--noise", type=number, default=None, metavar="SD", help=noise_help)
+    p.add_argument("--model-params", metavar="FILE",
+                   help="model parameter file (default: the packaged one, see assign/MODEL.md)")
+
+
+def add_db(p: argparse.ArgumentParser, *, run: bool = True) -> None:
+    p.add_argument("--db", required=True, metavar="FILE", help="SQLite results database")
+    if run:
+        p.add_argument("--run", type=positive_int, metavar="ID",
+                       help="run in the database (needed when it holds several)")
+
+
+def add_dpdk_options(p: argparse.ArgumentParser, *, contexts: bool = True) -> None:
+    """The options of the dpdk backend, as one argument group."""
+    g = p.add_argument_group("dpdk backend (runs the real app; figures are measured)")
+    w = g.add_mutually_exclusive_group()
+    w.add_argument("--packets", type=positive_int, metavar="N",
+                   help=f"window: N packets per instance (default: {PAPER_PACKETS:,}, the paper's)")
+    w.add_argument("--duration", type=positive_number, metavar="S",
+                   help="window: S seconds instead of a packet count")
+    g.add_argument("--warmup", type=nonneg_number, default=None, metavar="S",
+                   help=f"seconds run before the window, not measured (default: {DEFAULT_WARMUP_S} with --duration "
+                        f"or --traffic tgen; 0 with --packets, whose count starts with the run, so a warm-up "
+                        f"shortens that window)")
+    g.add_argument("--timeout", type=positive_number, metavar="S",
+                   help=f"an attempt with no result after S seconds is killed and counts as hung (default: "
+                        f"{TIMEOUT_MARGIN_S:g} s + warm-up + the window at {SLOWEST_PPS:,} packets/s per "
+                        f"instance, or 3 x --duration)")
+    g.add_argument("--runner", choices=RUNNERS, default="auto",
+                   help="serve: one persistent app process re-pinned per assignment; process: one app process "
+                        "per assignment (default: auto, serve when the app supports --serve)")
+    g.add_argument("--build", metavar="DIR", help="Meson build with the apps (default: $PIPEPLACE_BUILD or build/)")
+    if contexts:
+        g.add_argument("--contexts", metavar="LIST",
+                       help="hardware contexts (PU os_index) tasks may use, e.g. 0-1 or 2,4-7; leave out the "
+                            "ones that run the traffic source or DPDK's main lcore (default: all; the embedded "
+                            "pcap replay runs inside R and the main lcore sleeps, so neither holds one; with "
+                            "--traffic tgen: all but the generator's)")
+        g.add_argument("--traffic", choices=TRAFFIC, default="pcap",
+                       help="traffic source: pcap = embedded capture replay from memory (net_pcap, inside R); "
+                            "tgen = the traffic generator pp-tgen, a second DPDK process per assignment on "
+                            "--tgen-contexts, sending the window's packets at --rate max with back-pressure over "
+                            "net_memif, one queue per instance (needs --packets, not --duration) (default: pcap)")
+        g.add_argument("--tgen-contexts", metavar="LIST",
+                       help="with --traffic tgen: the contexts pp-tgen runs on, excluded from the sampling space "
+                            "(default: the highest context, here "
+                            f"{format_contexts(default_tgen_contexts())}); --contexts may not overlap them")
+
+
+def add_run_options(p: argparse.ArgumentParser) -> None:
+    """Everything that opens a run to sample into (sample, iterate)."""
+    add_machine(p)
+    add_workload(p)
+    add_backend(p, "model: relative measurement noise, sd (default: the workload's, see MODEL.md)")
+    add_dpdk_options(p)
+    add_db(p)
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+
+
+def topology_of(args: argparse.Namespace) -> Topology:
+    """--machine / --topology as a Topology."""
+    from ..topology import get_machine
+
+    return get_machine(None if args.topology else args.machine, args.topology)
+
+
+def _traffic_args(args: argparse.Namespace) -> tuple[str, list[int] | None]:
+    from ..topology import parse_contexts
+
+    traffic = getattr(args, "traffic", None) or "pcap"
+    tg = getattr(args, "tgen_contexts", None)
+    return traffic, parse_contexts(tg, "--tgen-contexts") if tg else None
+
+
+def _contexts_arg(args: argparse.Namespace, topo: Topology | None = None) -> list[int] | None:
+    """--contexts; with --traffic tgen and no --contexts: every context but the generator's."""
+    from ..backends.base import BackendError
+    from ..topology import parse_contexts
+
+    ctx = getattr(args, "contexts", None)
+    if ctx:
+        return parse_contexts(ctx)
+    traffic, tg = _traffic_args(args)
+    if traffic != "tgen":
+        return None
+    tg = tg or default_tgen_contexts()
+    have = sorted(int(o) for o in topo.os_index) if topo is not None else sorted(os.sched_getaffinity(0))
+    rest = [c for c in have if c not in tg]
+    if not rest:
+        raise BackendError(f"--traffic tgen: the generator's context(s) {format_contexts(tg)} leave no context "
+                           f"for the app's tasks (this machine has {format_contexts(have)})")
+    return rest
+
+
+def dpdk_options(args: argparse.Namespace) -> DpdkOptions:
+    """The dpdk backend's options from the command line."""
+    from pathlib import Path
+
+    from ..backends.dpdk.options import DpdkOptions
+
+    traffic, tg = _traffic_args(args)
+    return DpdkOptions(build_dir=Path(args.build) if getattr(args, "build", None) else None,
+                       packets=args.packets, duration=args.duration, warmup=args.warmup, timeout=args.timeout,
+                       runner=args.runner, contexts=_contexts_arg(args), traffic=traffic, tgen_contexts=tg)
+
+
+def restrict(topo: Topology, args: argparse.Namespace) -> Topology:
+    """The sampling space: `topo` limited to --contexts when given (with
+    --traffic tgen: to the contexts the generator does not use)."""
+    from ..topology import restrict_topology
+
+    ctx = _contexts_arg(args, topo)
+    return restrict_topology(topo, ctx) if ctx else topo

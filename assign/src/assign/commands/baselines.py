@@ -1,0 +1,140 @@
+"""`assign baselines`: naive, Linux-like (and, --measured, one-core)
+assignments against the estimated optimum (assign/baselines.py).
+
+Without --measured: Linux-like evaluated once by the run's backend (measured
+or modelled), naive, best found and UPB.  With --measured (alias `assign
+compare`): a dpdk run's Linux-like and one-core assignments measured --reps
+times with the run's own protocol, each with its gap to the optimum, and the
+paper's Figure 1 with --plot.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+
+from ._args import number, positive_int
+from ._options import RUNNERS, add_db
+
+MEASURED_DESCRIPTION = """\
+Baselines measured with a dpdk run's own protocol, each with its gap to the
+optimum EVT estimates from the run (the paper's Figure 1: naive and
+Linux-like assignments against the optimal performance).
+
+  naive (random)   the mean of the run's random assignments (measured)
+  Linux-like       tasks spread evenly, cores first
+  one core         the three stages of each instance kept on one core
+                   (instance i on core i mod cores, one stage per context of
+                   that core, sharing a context when the core has fewer)
+  best found       the best assignment of the sample (measured)
+  UPB              the estimated optimum and its confidence interval
+
+Linux-like and one-core are measured --reps times; their mean is stored in
+the run's baselines (names "compare:...") with every value, and reused on
+the next call, so nothing is measured twice or lost.
+"""
+
+
+def add_measured_options(p: argparse.ArgumentParser) -> None:
+    """What --measured (and `compare`) take beyond --db/--run/--confidence."""
+    p.add_argument("--reps", type=positive_int, default=None,
+                   help="measurements of each baseline (default: 5)")
+    p.add_argument("--plot", metavar="FILE", help="bar chart like the paper's Figure 1 (.png or .svg)")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    g = p.add_argument_group("dpdk backend (the window, warm-up and traffic are the run's)")
+    g.add_argument("--build", metavar="DIR", help="Meson build with the apps (default: $PIPEPLACE_BUILD or build/)")
+    g.add_argument("--runner", choices=RUNNERS, default=None, help="serve or process (default: auto)")
+    g.add_argument("--timeout", type=float, metavar="S", help="per attempt (default: from the window)")
+
+
+def register(sub) -> argparse.ArgumentParser:
+    p = sub.add_parser("baselines", help="naive and Linux-like assignments, scored by the run's backend "
+                                         "(--measured: and one-core, measured --reps times, as the paper's Figure 1)",
+                       description=__doc__.split("\n\n", 1)[1].strip() + "\n\n--measured:\n" + MEASURED_DESCRIPTION,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_db(p)
+    p.add_argument("--confidence", type=number, default=0.95, help="confidence level (default: 0.95)")
+    p.add_argument("--measured", action="store_true",
+                   help="measure Linux-like and one-core --reps times with the run's dpdk protocol (alias: compare)")
+    add_measured_options(p)
+    return p
+
+
+def run(args: argparse.Namespace) -> int:
+    if getattr(args, "measured", False) or args.command == "compare":
+        return run_measured(args)
+    for opt in ("reps", "plot", "json", "build", "runner", "timeout"):
+        if getattr(args, opt, None) not in (None, False):
+            raise ValueError(f"--{opt} goes with --measured (baselines measured --reps times on a dpdk run)")
+    from ..baselines import scored
+    from ..evt import EstimateError, estimate
+    from ..store import Store
+    from ._runs import run_values
+
+    with Store(args.db) as store:
+        run_, values = run_values(store, args)
+        try:
+            est = estimate(values, confidence=args.confidence)
+        except EstimateError as e:
+            est = None
+            print(f"no EVT estimate ({e}); gaps to UPB not shown")
+        print(run_.label())
+        for b in scored(store, run_, values, est):
+            v = "n/a" if b.value is None else f"{b.value:,.1f}"
+            print(f"  {b.name:15s} {v:>16s} packets/s  {b.note}")
+    return 0
+
+
+def run_measured(args: argparse.Namespace) -> int:
+    from ..baselines import measured
+    from ..evt import EstimateError, estimate
+    from ..store import Store
+
+    with Store(args.db) as store:
+        run_ = store.run(args.run)
+        if run_.backend != "dpdk":
+            raise ValueError(f"{args.db} {run_.label()}: compare measures baselines with the run's dpdk protocol; "
+                             f"this run's backend is {run_.backend} (use `assign baselines`)")
+        values = store.values(run_.id)
+        if not values:
+            raise ValueError(f"{args.db} run {run_.id} holds no successful measurements yet")
+        try:
+            est = estimate(values, confidence=args.confidence)
+            est_note = None
+        except EstimateError as e:
+            est, est_note = None, str(e)
+        bars = measured(store, run_, values, est, args.confidence, args.reps or 5, args.build,
+                        args.runner or "auto", args.timeout)
+    upb = est.upb if est is not None else None
+    if args.plot:
+        _plot(bars, args.plot, f"{run_.workload} x{run_.instances} on {run_.machine}", est)
+    if args.json:
+        print(json.dumps({"run": run_.id, "bars": [b.to_dict() for b in bars],
+                          "estimate": est.to_dict() if est is not None else None, "estimate_error": est_note},
+                         indent=2, default=str))
+        return 0
+    print(run_.label())
+    if upb is None:
+        print(f"no EVT estimate ({est_note}); gaps to the optimum not shown")
+    for b in bars:
+        v = "n/a" if b.value is None else f"{b.value:,.0f}"
+        sd = f" +- {b.sd:,.0f}" if b.sd is not None and b.sd == b.sd else ""
+        gap = f"; {b.gap_pct:.2f}% below the optimum (estimated)" if b.gap_pct is not None else ""
+        print(f"  {b.name:22s} {v:>14s}{sd} packets/s ({b.label}): {b.note}{gap}")
+    if args.plot:
+        print(f"figure: {args.plot}")
+    return 0
+
+
+def _plot(bars, path: str, title: str, est) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from .. import figures
+
+    fig, ax = plt.subplots(figsize=(7, 4))
+    figures.baselines(ax, bars, title, est)
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)

@@ -1,0 +1,36 @@
+"""`assign best`: the best assignment of a run as a placement JSON the apps run with."""
+from __future__ import annotations
+
+import argparse
+import json
+
+from ._options import add_db
+
+
+def register(sub) -> argparse.ArgumentParser:
+    p = sub.add_parser("best", help="write the best assignment of a run as a placement JSON",
+                       description="The best stored assignment as a placement file the apps run with (contract 1, "
+                                   "runtime/PLACEMENT.md): contexts are PU os_index; instance i receives on port 0 "
+                                   "queue i and transmits on port 1 queue i.")
+    add_db(p)
+    p.add_argument("--out", required=True, metavar="FILE", help="placement JSON to write")
+    return p
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..placement import placement
+    from ..store import Store
+    from ..workloads import Workload
+
+    with Store(args.db, readonly=True) as store:
+        run = store.run(args.run)
+        best = store.best(run.id)
+    if best is None:
+        raise ValueError(f"{args.db} run {run.id} holds no successful measurements")
+    workload = Workload(run.workload, run.instances)
+    doc = placement(workload, best.assignment, run.allow_colocate)
+    with open(args.out, "w") as f:
+        json.dump(doc, f, indent=2)
+        f.write("\n")
+    print(f"wrote {args.out}: best of {run.label()}: draw {best.idx}, {best.value:,.1f} packets/s ({run.kind})")
+    return 0

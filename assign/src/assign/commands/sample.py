@@ -1,0 +1,52 @@
+"""`assign sample`: n iid random assignments, each measured by the backend and stored as it comes."""
+from __future__ import annotations
+
+import argparse
+import sys
+
+from ._args import positive_int
+from ._options import add_run_options
+from ._runs import prepare_session
+
+
+def register(sub) -> argparse.ArgumentParser:
+    p = sub.add_parser("sample", help="measure N iid random assignments, stored as they come",
+                       description="Draw iid random assignments as the paper does (a uniform context per task, the "
+                                   "draw discarded on a collision), measure each with the backend and store it in "
+                                   "the database at once. Running again with the same options continues the same "
+                                   "run up to the new --n; a killed run loses at most the batch in flight.")
+    p.add_argument("--n", type=positive_int, required=True, help="successful measurements the run should hold")
+    add_run_options(p)
+    p.add_argument("--cluster", metavar="ADDRESS",
+                   help="measure on dask.distributed workers: local:N (N worker processes here) or tcp://host:port "
+                        "(a running scheduler; see assign/README.md). The store and its guarantees are the same")
+    return p
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.cluster:
+        from ..cluster import check_address
+
+        check_address(args.cluster)  # before the database is touched
+    session, created = prepare_session(args)
+    run = session.run
+    nxt, ok, failed, _ = session.store.progress(run.id)
+    print(f"{'new' if created else 'continuing'} {run.label()} in {args.db}"
+          + ("" if created else f" ({ok} stored)"))
+    try:
+        if args.cluster:
+            from ..cluster import sample_until, worker_spec
+
+            added, fails = sample_until(session, args.n, args.cluster, worker_spec(session, args),
+                                        show_progress=not args.quiet)
+        else:
+            added, fails = session.sample_until(args.n, show_progress=not args.quiet)
+    except KeyboardInterrupt:
+        _, ok, failed, best = session.store.progress(run.id)
+        print(f"interrupted: run {run.id} holds {ok} values ({failed} failed), all stored; "
+              f"run the same command again to continue", file=sys.stderr)
+        return 130
+    _, ok, failed, best = session.store.progress(run.id)
+    best_text = "none" if best is None else f"{best:,.1f} packets/s ({run.kind})"
+    print(f"run {run.id}: {ok} {run.kind} values stored ({added} new, {failed} failed), best {best_text}")
+    return 0

@@ -1,0 +1,121 @@
+"""Sampling a run: draw, measure, store each result as it comes.
+
+A run is identified by what determines its draws and values (workload,
+instances, topology, backend and its configuration, seed, co-location).
+Running again with the same identity continues it: draws resume at the next
+index, so nothing is measured twice and nothing stored is lost.
+"""
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+
+import numpy as np
+from tqdm import tqdm
+
+from .backends.base import Backend, MeasureRequest
+from .sampling import draws
+from .store import Run, Store, json_rows
+from .topology import Topology
+from .workloads import Workload
+
+MAX_CONSECUTIVE_FAILURES = 20
+
+
+class SampleError(RuntimeError):
+    """Sampling stopped before reaching its target."""
+
+
+@dataclass
+class Session:
+    """Everything a run needs: where it is stored and how values are made."""
+
+    store: Store
+    run: Run
+    topo: Topology
+    workload: Workload
+    backend: Backend
+
+    @staticmethod
+    def open(store: Store, topo: Topology, workload: Workload, backend: Backend, seed: int,
+             allow_colocate: bool, run_id: int | None = None) -> tuple["Session", bool]:
+        if run_id is not None:
+            run = store.run(run_id)
+            mine = (run.workload, run.instances, run.backend, run.seed, run.allow_colocate, run.topology)
+            asked = (workload.name, workload.instances, backend.name, seed, allow_colocate, topo.to_json())
+            if mine != asked:
+                raise SampleError(f"--run {run_id} is {run.label()}; it does not match the options given "
+                                  f"(drop --run to start or continue the run that does)")
+            created = False
+        else:
+            run, created = store.find_or_create_run(
+                workload=workload.name, instances=workload.instances, machine=topo.name,
+                topology=topo.to_json(), backend=backend.name, kind=backend.kind, seed=seed,
+                allow_colocate=allow_colocate, params=backend.describe())
+        store.set_durability(backend.kind)
+        return Session(store, run, topo, workload, backend), created
+
+    def sample_until(self, n_ok: int, *, show_progress: bool = True) -> tuple[int, int]:
+        """Measure new draws until the run holds n_ok successful values.
+        Returns (values added, failures added)."""
+        nxt, ok, failed, best = self.store.progress(self.run.id)
+        if ok >= n_ok:
+            return 0, 0
+        added = fails = streak = 0
+        label = "modelled" if self.backend.kind == "modelled" else "measured"
+        bar = tqdm(total=n_ok, initial=ok, unit="asg", disable=not show_progress, file=sys.stderr,
+                   desc=f"sampling ({label})", dynamic_ncols=True, mininterval=0.25)
+        try:
+            while ok < n_ok:
+                count = max(1, min(self.backend.batch_size, n_ok - ok))
+                ctx = draws(self.run.seed, nxt, count, self.workload.n_tasks, self.topo.n_contexts,
+                            self.run.allow_colocate)
+                if hasattr(self.backend, "measure_array"):  # the model: whole arrays, never a failure
+                    best = self._sample_array(nxt, ctx, best)
+                    ok += count
+                    added += count
+                    nxt += count
+                    bar.update(count)
+                    bar.set_postfix_str(f"best {best:,.0f} pps ({label})", refresh=False)
+                    continue
+                os_idx = self.topo.os_index[ctx].tolist()
+                requests = [MeasureRequest(nxt + k, tuple(row)) for k, row in enumerate(os_idx)]
+                results = self.backend.measure(requests)
+                rows = []
+                stop = None
+                for req, row, res in zip(requests, os_idx, results):
+                    if res.status == "ok":
+                        rows.append((req.idx, row, res.value, "ok", res.reason, res.extra))
+                        ok += 1
+                        added += 1
+                        streak = 0
+                        if best is None or res.value > best:
+                            best = res.value
+                    else:
+                        rows.append((req.idx, row, None, res.status, res.reason, res.extra))
+                        fails += 1
+                        streak += 1
+                        if streak >= MAX_CONSECUTIVE_FAILURES and stop is None:
+                            stop = SampleError(f"{streak} measurements in a row failed (last, draw {req.idx}: "
+                                               f"{res.reason}); stopping. Stored failures keep their reasons.")
+                self.store.add_many(self.run.id, rows)  # the batch in one commit: a kill loses at most it
+                if stop is not None:
+                    raise stop
+                bar.update(ok - bar.n)
+                if best is not None:
+                    bar.set_postfix_str(f"best {best:,.0f} pps ({label})", refresh=False)
+                nxt += count
+        finally:
+            bar.close()
+        return added, fails
+
+    def _sample_array(self, first: int, ctx: np.ndarray, best: float | None) -> float:
+        """Evaluate and store draws first.. of a batch (context indices `ctx`) in one
+        commit; the best value so far."""
+        idx = range(first, first + len(ctx))
+        batch = self.backend.measure_array(idx, ctx)
+        # the assignments as the JSON lists store.add writes ("[a, b, ...]"), one encoding for the batch
+        assignments = ["[" + r + "]" for r in json_rows(self.topo.os_index[ctx])]
+        self.store.add_values(self.run.id, idx, assignments, batch.values, batch.extras_json)
+        top = max(batch.values)
+        return top if best is None or top > best else best

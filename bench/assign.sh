@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# Times the main `assign` flow on the model of the UltraSPARC T2, side by side:
+#   sample --n 5000 (ipfwd-mem, model backend), estimate on that sample,
+#   report (all figures), and the model alone (5000 assignments of 24 tasks);
+#   then how cost grows with n: sample and estimate wall times from the shell
+#   (interpreter start included) for n = 10^3 .. 10^6 (SCALE_MAX, default 10^6).
+# Usage: bench/assign.sh [N]   (env ASSIGN=path/to/assign, PYTHON=path/to/python,
+#                            SCALE_MAX=1000000)
+set -euo pipefail
+REPO=$(cd "$(dirname "$0")/.." && pwd)
+ASSIGN=${ASSIGN:-$REPO/.venv/bin/assign}
+PYTHON=${PYTHON:-$REPO/.venv/bin/python}
+N=${1:-5000}
+SCALE_MAX=${SCALE_MAX:-1000000}
+[ -x "$ASSIGN" ] || { echo "bench/assign.sh: $ASSIGN not found: pip install -e assign into .venv" >&2; exit 1; }
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+now() { date +%s.%N; }
+secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", b - a }'; }
+secs3() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", b - a }'; }
+
+t0=$(now)
+"$ASSIGN" sample --n "$N" --workload ipfwd-mem --machine ultrasparc-t2 --backend model --db "$work/t2.db" --quiet >/dev/null
+t1=$(now)
+"$ASSIGN" estimate --db "$work/t2.db" > "$work/estimate.txt"
+t2=$(now)
+"$ASSIGN" report --db "$work/t2.db" --out "$work/report" >/dev/null
+t3=$(now)
+model=$("$PYTHON" - "$N" <<'PY'
+import sys, time
+from assign.backends.model import ModelBackend
+from assign.sampling import draws
+from assign.topology import get_machine
+from assign.workloads import Workload
+n = int(sys.argv[1])
+t2 = get_machine("ultrasparc-t2")
+ctx = draws(1, 0, n, 24, 64)
+t = time.perf_counter(); draws(2, 0, n, 24, 64); d = time.perf_counter() - t
+m = ModelBackend(t2, Workload("ipfwd-mem"))
+ts = []
+for _ in range(5):
+    s = time.perf_counter(); m.predict(ctx); ts.append(time.perf_counter() - s)
+print(f"{min(ts):.3f} {d:.3f}")
+PY
+)
+read -r model_s draw_s <<<"$model"
+
+echo "assign benchmark (model backend, UltraSPARC T2 model, ipfwd-mem x8 = 24 tasks, n=$N; $(nproc) cores)"
+echo "  sample --n $N (draws, model, a commit per 4096):  $(secs "$t0" "$t1") s wall"
+echo "  estimate on that sample:                       $(secs3 "$t1" "$t2") s wall (from the shell; target < 0.3 s)"
+echo "  report (8 figures PNG+SVG, HTML):              $(secs "$t2" "$t3") s wall"
+echo "  sample + estimate + report:                    $(secs "$t0" "$t3") s wall (README target: < 60 s on 2 cores)"
+echo "  model alone, $N assignments of 24 tasks:      $model_s s (best of 5, in-process)"
+echo "  iid draws alone, $N assignments:              $draw_s s (in-process)"
+echo "  estimate says: $(grep -E 'UPB, optimum|status:' "$work/estimate.txt" | tr -s ' ' | paste -sd ';' -)"
+
+# The same model run on dask workers (--cluster local:1, local:2), beside the single process.
+echo "dask.distributed (measured wall, n=$N, model backend; the cluster's start included):"
+echo "  single process:       $(secs "$t0" "$t1") s"
+for w in 1 2; do
+  a=$(now)
+  "$ASSIGN" sample --n "$N" --workload ipfwd-mem --machine ultrasparc-t2 --backend model --db "$work/c$w.db" \
+    --quiet --cluster "local:$w" >/dev/null
+  b=$(now)
+  per=$(awk -v a="$a" -v b="$b" -v s0="$t0" -v s1="$t1" -v n="$N" 'BEGIN { printf "%.0f", ((b - a) - (s1 - s0)) / n * 1e6 }')
+  echo "  --cluster local:$w:     $(secs "$a" "$b") s (engine overhead: $per us a draw, start included)"
+done
+
+# How cost grows with n: each n a fresh run; estimate best of 3 (wall, from the shell).
+echo "scaling (measured wall times, from the shell, interpreter start included; load average $(cut -d' ' -f1 /proc/loadavg)):"
+printf '  %9s  %12s  %14s\n' "n" "sample (s)" "estimate (s)"
+n=1000
+while [ "$n" -le "$SCALE_MAX" ]; do
+  db="$work/scale-$n.db"
+  a=$(now)
+  "$ASSIGN" sample --n "$n" --workload ipfwd-mem --machine ultrasparc-t2 --backend model --db "$db" --quiet >/dev/null
+  b=$(now)
+  best=""
+  for _ in 1 2 3; do
+    c=$(now); "$ASSIGN" estimate --db "$db" >/dev/null; d=$(now)
+    e=$(secs3 "$c" "$d")
+    best=$(awk -v x="$e" -v y="${best:-$e}" 'BEGIN { print (x < y) ? x : y }')
+  done
+  printf '  %9d  %12s  %14s\n' "$n" "$(secs "$a" "$b")" "$best"
+  rm -f "$db" "$db-wal" "$db-shm"
+  n=$((n * 10))
+done
+echo "  targets (issue 14): sample of 10^6 under 20 s; estimate on 5000 under 0.3 s"
+
