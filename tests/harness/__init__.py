@@ -15,8 +15,10 @@ from harness.process import (SANITIZER_MARKS, Result, broken_pipe_safe, catches_
                              json_documents, sanitizer_env, sanitizer_reports, wait_catches_signal)
 
 __all__ = [
-    "LINKTYPE_ETHERNET", "PCAP_MAGIC_US", "SANITIZER_MARKS", "Result", "app_binary",
-    "broken_pipe_safe", "catches_signal", "eal_args", "finish", "free_hugepage_mb", "hugepages", "instance", "pcap_header", "pcap_record",
-    "placement", "read_pcap", "read_pcap_records", "run_app", "sanitizer_env",
-    "json_documents", "sanitizer_reports", "start_app", "wait_catches_signal", "two_contexts", "write_pcap", "write_pcap_array", "write_placement",
+    "app_binary", "broken_pipe_safe", "catches_signal", "eal_args", "finish",
+    "free_hugepage_mb", "hugepages", "instance", "json_documents", "LINKTYPE_ETHERNET",
+    "pcap_header", "PCAP_MAGIC_US", "pcap_record", "placement", "read_pcap",
+    "read_pcap_records", "Result", "run_app", "sanitizer_env", "SANITIZER_MARKS",
+    "sanitizer_reports", "start_app", "two_contexts", "wait_catches_signal", "write_pcap",
+    "write_pcap_array", "write_placement",
 ]
