@@ -38,7 +38,7 @@ packages=(
   libdpdk-dev dpdk dpdk-dev libhwloc-dev hwloc libpcap-dev libjansson-dev
   libhyperscan-dev libsodium-dev libyaml-dev
   python3 python3-venv python3-dev
-  tshark tcpdump clang libclang-rt-14-dev
+  tshark tcpdump clang libclang-rt-14-dev clang-format
   libfixbuf-dev libfixbuf-tools nfdump
 )
 missing=()
