@@ -37,8 +37,8 @@ struct pp_app {
 	const char *const *variants;     /* NULL-terminated list, or NULL: any/none */
 	const char *const *drop_reasons; /* names; index = verdict - 1 */
 	unsigned n_drop_reasons;
-	const char *usage;               /* app options text for --help */
-	size_t cfg_size;                 /* runtime allocates and zeroes cfg */
+	const char *usage; /* app options text for --help */
+	size_t cfg_size;   /* runtime allocates and zeroes cfg */
 
 	/* Called for every option after "--" the runtime does not know.
 	 * argv[0] is the option, argv[1] (if argc > 1) its value.
@@ -59,16 +59,14 @@ struct pp_app {
 
 	/* FAST PATH: n <= PP_BURST packets; write verdict[i] for each.
 	 * No allocation, locking, logging or printing here. */
-	void (*process)(void *task_state, struct rte_mbuf **pkts, uint16_t n,
-			uint8_t *verdict);
+	void (*process)(void *task_state, struct rte_mbuf **pkts, uint16_t n, uint8_t *verdict);
 
 	/* App figures, added to the JSON object `out`, which the runtime
 	 * places under "app_stats" in the statistics ("app" is the app's name
 	 * there).  Called after the tasks stopped and before teardown, or
 	 * from the main lcore on SIGUSR1 while they run (read-only).
 	 * May be NULL. */
-	void (*stats)(void *app_state, void *const *task_states, unsigned n_tasks,
-		      json_t *out);
+	void (*stats)(void *app_state, void *const *task_states, unsigned n_tasks, json_t *out);
 
 	/* End of a run: free everything setup and task_init made (n_tasks may
 	 * be fewer than instances when a task_init failed).  May be NULL. */

@@ -27,7 +27,7 @@
 #include "pp_topology.h"
 
 #define DEFAULT_RING_SIZE 1024
-#define MBUF_OVERHEAD 512   /* mbuf header, headroom, mempool header: rough */
+#define MBUF_OVERHEAD 512 /* mbuf header, headroom, mempool header: rough */
 
 struct cli {
 	const char *placement_path;
@@ -41,11 +41,13 @@ struct cli {
 	struct pp_run_opts run;
 };
 
-static void usage(const struct pp_app *app, FILE *out)
+static void
+usage(const struct pp_app *app, FILE *out)
 {
 	fprintf(out,
 		"usage: %s [EAL options] -- [--placement FILE] [--packets N | --duration S]\n"
-		"          [--warmup S] [--stats FILE] [--variant V] [runtime options] [app options]\n"
+		"          [--warmup S] [--stats FILE] [--variant V] [runtime options] [app "
+		"options]\n"
 		"\n"
 		"Runs the %s pipeline (R -> P -> T per instance) with each task pinned to the\n"
 		"hardware context the placement gives (format: runtime/PLACEMENT.md).\n"
@@ -61,7 +63,8 @@ static void usage(const struct pp_app *app, FILE *out)
 		"  --stats FILE        write the statistics JSON here (default: stdout);\n"
 		"                      SIGUSR1 writes an in-progress snapshot\n"
 		"  --variant V         app variant (overrides the placement's \"variant\")\n"
-		"  --topology DESC     hwloc synthetic topology, e.g. \"pack:1 core:8 group:2 pu:4\"\n"
+		"  --topology DESC     hwloc synthetic topology, e.g. \"pack:1 core:8 group:2 "
+		"pu:4\"\n"
 		"                      (only with --check-placement)\n"
 		"  --check-placement   validate the placement, print it, exit without running\n"
 		"  --serve             read one placement JSON per line on stdin, run each (with\n"
@@ -71,7 +74,8 @@ static void usage(const struct pp_app *app, FILE *out)
 		"                      line failed); SIGUSR1 snapshots go to stderr. Workers\n"
 		"                      exist on every context this process may use\n"
 		"  --mbufs N           mbufs in the pool (default: enough for the rings; add the\n"
-		"                      packets of every capture net_pcap replays with infinite_rx)\n"
+		"                      packets of every capture net_pcap replays with "
+		"infinite_rx)\n"
 		"  --mbuf-size B       mbuf data room in bytes, headroom not included (%u);\n"
 		"                      longer packets are chained over several mbufs\n"
 		"  --ring-size N       slots of each R->P and P->T ring, power of two (%u)\n"
@@ -79,7 +83,9 @@ static void usage(const struct pp_app *app, FILE *out)
 		"\n"
 		"%s options:\n%s",
 		app->name, app->name,
-		PP_HAVE_BUILTIN_PLACEMENT ? " (default: the one compiled in, " PP_BUILTIN_PLACEMENT_ORIGIN ")" : "",
+		PP_HAVE_BUILTIN_PLACEMENT
+			? " (default: the one compiled in, " PP_BUILTIN_PLACEMENT_ORIGIN ")"
+			: "",
 		RTE_MBUF_DEFAULT_DATAROOM, DEFAULT_RING_SIZE, app->name,
 		app->usage != NULL ? app->usage : "  (none)\n");
 	if (app->variants != NULL) {
@@ -91,16 +97,17 @@ static void usage(const struct pp_app *app, FILE *out)
 }
 
 /* Returns 0 to go on, 1 when --help was printed, -1 on error. */
-static int parse_cli(int argc, char **argv, const struct pp_app *app, void *app_cfg, struct cli *c)
+static int
+parse_cli(int argc, char **argv, const struct pp_app *app, void *app_cfg, struct cli *c)
 {
 	for (int i = 0; i < argc; i++) {
 		const char *o = argv[i];
 		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
 		bool takes = strcmp(o, "--placement") == 0 || strcmp(o, "--packets") == 0 ||
-			     strcmp(o, "--duration") == 0 || strcmp(o, "--warmup") == 0 ||
-			     strcmp(o, "--stats") == 0 || strcmp(o, "--variant") == 0 ||
-			     strcmp(o, "--topology") == 0 || strcmp(o, "--mbufs") == 0 ||
-			     strcmp(o, "--mbuf-size") == 0 || strcmp(o, "--ring-size") == 0;
+			strcmp(o, "--duration") == 0 || strcmp(o, "--warmup") == 0 ||
+			strcmp(o, "--stats") == 0 || strcmp(o, "--variant") == 0 ||
+			strcmp(o, "--topology") == 0 || strcmp(o, "--mbufs") == 0 ||
+			strcmp(o, "--mbuf-size") == 0 || strcmp(o, "--ring-size") == 0;
 		if (strcmp(o, "--help") == 0 || strcmp(o, "-h") == 0) {
 			usage(app, stdout);
 			return 1;
@@ -152,7 +159,9 @@ static int parse_cli(int argc, char **argv, const struct pp_app *app, void *app_
 			}
 			c->run.ring_size = (unsigned)u;
 		} else {
-			int used = app->parse_opt != NULL ? app->parse_opt(app_cfg, argc - i, argv + i) : 0;
+			int used = app->parse_opt != NULL
+				? app->parse_opt(app_cfg, argc - i, argv + i)
+				: 0;
 			if (used < 0)
 				return -1;
 			if (used == 0) {
@@ -171,7 +180,8 @@ static int parse_cli(int argc, char **argv, const struct pp_app *app, void *app_
 	return 0;
 }
 
-static bool variant_known(const struct pp_app *app, const char *v)
+static bool
+variant_known(const struct pp_app *app, const char *v)
 {
 	if (app->variants == NULL)
 		return true;
@@ -181,17 +191,17 @@ static bool variant_known(const struct pp_app *app, const char *v)
 	return false;
 }
 
-static void print_placement(const struct pp_placement *pl, const struct pp_topology *t,
-			    const char *origin)
+static void
+print_placement(const struct pp_placement *pl, const struct pp_topology *t, const char *origin)
 {
 	printf("placement %s: app %s, variant %s, %u instance(s), co-location %s, valid on %s\n",
-	       origin, pl->app, pl->variant[0] ? pl->variant : "(none)", pl->n_instances,
-	       pl->allow_colocate ? "allowed" : "off", t->source);
+		origin, pl->app, pl->variant[0] ? pl->variant : "(none)", pl->n_instances,
+		pl->allow_colocate ? "allowed" : "off", t->source);
 	pp_topology_print_summary(t, stdout);
 	for (unsigned i = 0; i < pl->n_instances; i++) {
 		const struct pp_instance_placement *ip = &pl->instances[i];
-		printf("instance %u: rx port %u queue %u, tx port %u queue %u\n",
-		       i, ip->rx.port, ip->rx.queue, ip->tx.port, ip->tx.queue);
+		printf("instance %u: rx port %u queue %u, tx port %u queue %u\n", i, ip->rx.port,
+			ip->rx.queue, ip->tx.port, ip->tx.queue);
 		for (int r = 0; r < PP_N_ROLES; r++) {
 			printf("  %s on ", pp_role_names[r]);
 			pp_topology_print_context(t, ip->context[r], stdout);
@@ -201,13 +211,19 @@ static void print_placement(const struct pp_placement *pl, const struct pp_topol
 }
 
 static volatile sig_atomic_t dummy;
-static void on_usr1(int sig) { (void)sig; pp_request_stats(); dummy = 1; }
+static void
+on_usr1(int sig)
+{
+	(void)sig;
+	pp_request_stats();
+	dummy = 1;
+}
 
 /* Check a parsed placement against the app and the topology and settle its
  * variant (--variant wins).  0, or -1 with a message in err. */
-static int settle_placement(struct pp_placement *pl, const char *origin, const struct pp_app *app,
-			    const struct pp_topology *topo, const char *variant_opt,
-			    char *err, size_t errlen)
+static int
+settle_placement(struct pp_placement *pl, const char *origin, const struct pp_app *app,
+	const struct pp_topology *topo, const char *variant_opt, char *err, size_t errlen)
 {
 	if (pp_placement_validate(pl, origin, app->name, topo, err, errlen) < 0)
 		return -1;
@@ -215,7 +231,7 @@ static int settle_placement(struct pp_placement *pl, const char *origin, const s
 		snprintf(pl->variant, sizeof(pl->variant), "%s", variant_opt);
 	if (pl->variant[0] != '\0' && !variant_known(app, pl->variant)) {
 		snprintf(err, errlen, "%s: variant \"%s\" is not one of %s's variants (see --help)",
-			 variant_opt != NULL ? "--variant" : origin, pl->variant, app->name);
+			variant_opt != NULL ? "--variant" : origin, pl->variant, app->name);
 		return -1;
 	}
 	return 0;
@@ -223,7 +239,8 @@ static int settle_placement(struct pp_placement *pl, const char *origin, const s
 
 /* "0@(cpus the process may use),1@c1,2@c2,...": the main lcore floats, one
  * worker lcore per context. */
-static char *lcore_map(const unsigned *ctxs, unsigned n_ctx)
+static char *
+lcore_map(const unsigned *ctxs, unsigned n_ctx)
 {
 	size_t cap = 64 + 16 * ((size_t)CPU_SETSIZE + n_ctx), off;
 	char *m = malloc(cap);
@@ -245,7 +262,8 @@ static char *lcore_map(const unsigned *ctxs, unsigned n_ctx)
 }
 
 /* --serve: one placement per stdin line, one statistics line per run. */
-static int serve(struct pp_runtime *rt, const struct pp_topology *topo, struct cli *c)
+static int
+serve(struct pp_runtime *rt, const struct pp_topology *topo, struct cli *c)
 {
 	char *line = NULL, err[512], origin[64];
 	size_t cap = 0;
@@ -260,14 +278,17 @@ static int serve(struct pp_runtime *rt, const struct pp_topology *topo, struct c
 		json_t *out = NULL;
 		int rc = pp_placement_parse(line, (size_t)len, origin, &pl, err, sizeof(err));
 		if (rc == 0) {
-			rc = settle_placement(&pl, origin, rt->app, topo, c->variant, err, sizeof(err));
+			rc = settle_placement(
+				&pl, origin, rt->app, topo, c->variant, err, sizeof(err));
 			if (rc == 0) {
-				rc = pp_run_placement(rt, &pl, origin, pl.variant[0] ? pl.variant : NULL,
-						      &c->run, &out);
+				rc = pp_run_placement(rt, &pl, origin,
+					pl.variant[0] ? pl.variant : NULL, &c->run, &out);
 				if (rc == 1)
-					snprintf(err, sizeof(err), "%s: the run failed (messages on stderr)", origin);
+					snprintf(err, sizeof(err),
+						"%s: the run failed (messages on stderr)", origin);
 				else if (rc == 2)
-					snprintf(err, sizeof(err), "%s: accounting violated", origin);
+					snprintf(err, sizeof(err), "%s: accounting violated",
+						origin);
 			}
 			pp_placement_free(&pl);
 		}
@@ -282,7 +303,8 @@ static int serve(struct pp_runtime *rt, const struct pp_topology *topo, struct c
 		failed += rc != 0;
 		if (fflush(stdout) != 0 || ferror(stdout)) {
 			/* The reader went away (EPIPE, SIGPIPE is ignored): end cleanly. */
-			fprintf(stderr, "pipeplace: cannot write to stdout (%s): stopping at line %u\n",
+			fprintf(stderr,
+				"pipeplace: cannot write to stdout (%s): stopping at line %u\n",
 				strerror(errno), lineno);
 			failed++;
 			break;
@@ -294,7 +316,8 @@ static int serve(struct pp_runtime *rt, const struct pp_topology *topo, struct c
 	return failed != 0;
 }
 
-int pp_main(int argc, char **argv, const struct pp_app *app)
+int
+pp_main(int argc, char **argv, const struct pp_app *app)
 {
 	int dashdash = argc;
 	for (int i = 1; i < argc; i++)
@@ -309,9 +332,10 @@ int pp_main(int argc, char **argv, const struct pp_app *app)
 			return 0;
 		}
 	void *app_cfg = calloc(1, app->cfg_size > 0 ? app->cfg_size : 1);
-	struct cli c = {.run = {.ring_size = DEFAULT_RING_SIZE}, .mbuf_data = RTE_MBUF_DEFAULT_DATAROOM};
-	struct pp_topology topo = {0};
-	struct pp_placement pl = {0};
+	struct cli c = { .run = { .ring_size = DEFAULT_RING_SIZE },
+		.mbuf_data = RTE_MBUF_DEFAULT_DATAROOM };
+	struct pp_topology topo = { 0 };
+	struct pp_placement pl = { 0 };
 	char err[512], *lcores = NULL;
 	const char *origin = NULL;
 	bool eal_up = false;
@@ -319,7 +343,9 @@ int pp_main(int argc, char **argv, const struct pp_app *app)
 
 	if (app_cfg == NULL)
 		return 1;
-	int prc = dashdash < argc ? parse_cli(argc - dashdash - 1, argv + dashdash + 1, app, app_cfg, &c) : 0;
+	int prc = dashdash < argc
+		? parse_cli(argc - dashdash - 1, argv + dashdash + 1, app, app_cfg, &c)
+		: 0;
 	if (prc != 0) {
 		free(app_cfg);
 		return prc > 0 ? 0 : 1;
@@ -330,11 +356,15 @@ int pp_main(int argc, char **argv, const struct pp_app *app)
 		goto out;
 	}
 	if (c.serve && (c.placement_path != NULL || c.check_only || c.stats_path != NULL)) {
-		fprintf(stderr, "--serve reads placements on stdin and writes statistics on stdout: no --placement, --check-placement or --stats with it\n");
+		fprintf(stderr,
+			"--serve reads placements on stdin and writes statistics on stdout: no "
+			"--placement, --check-placement or --stats with it\n");
 		goto out;
 	}
 	if (c.serve && c.run.packets == 0 && c.run.duration_s <= 0) {
-		fprintf(stderr, "--serve needs --duration S or --packets N: every run must end by itself\n");
+		fprintf(stderr,
+			"--serve needs --duration S or --packets N: every run must end by "
+			"itself\n");
 		goto out;
 	}
 	c.run.snapshots_to_stderr = c.serve;
@@ -345,8 +375,8 @@ int pp_main(int argc, char **argv, const struct pp_app *app)
 			r = pp_placement_load_file(origin, &pl, err, sizeof(err));
 		} else if (PP_HAVE_BUILTIN_PLACEMENT) {
 			origin = PP_BUILTIN_PLACEMENT_ORIGIN;
-			r = pp_placement_parse(pp_builtin_placement, sizeof(pp_builtin_placement) - 1,
-					       origin, &pl, err, sizeof(err));
+			r = pp_placement_parse(pp_builtin_placement,
+				sizeof(pp_builtin_placement) - 1, origin, &pl, err, sizeof(err));
 		} else {
 			fprintf(stderr, "no placement: give --placement FILE (see --help)\n");
 			goto out;
@@ -364,13 +394,18 @@ int pp_main(int argc, char **argv, const struct pp_app *app)
 		}
 	}
 	if (topo.synthetic) {
-		fprintf(stderr, "--topology %s: a synthetic topology cannot run tasks; use it with --check-placement\n",
+		fprintf(stderr,
+			"--topology %s: a synthetic topology cannot run tasks; use it with "
+			"--check-placement\n",
 			c.topology);
 		goto out;
 	}
-	static const char *const lcore_opts[] = {"-l", "-c", "--lcores", "--main-lcore", "--master-lcore", NULL};
+	static const char *const lcore_opts[] = { "-l", "-c", "--lcores", "--main-lcore",
+		"--master-lcore", NULL };
 	if (pp_eal_has_arg(dashdash, argv, lcore_opts)) {
-		fprintf(stderr, "EAL options: do not give -l, -c, --lcores or --main-lcore: the lcore map comes from the placement\n");
+		fprintf(stderr,
+			"EAL options: do not give -l, -c, --lcores or --main-lcore: the lcore map "
+			"comes from the placement\n");
 		goto out;
 	}
 
@@ -395,7 +430,8 @@ int pp_main(int argc, char **argv, const struct pp_app *app)
 			goto out;
 		}
 	if (n_ctx + 1 > RTE_MAX_LCORE || n_ctx == 0) {
-		fprintf(stderr, "%u contexts to use; this DPDK has at most %d lcores\n", n_ctx, RTE_MAX_LCORE - 1);
+		fprintf(stderr, "%u contexts to use; this DPDK has at most %d lcores\n", n_ctx,
+			RTE_MAX_LCORE - 1);
 		goto out;
 	}
 	lcores = lcore_map(ctxs, n_ctx);
@@ -410,8 +446,8 @@ int pp_main(int argc, char **argv, const struct pp_app *app)
 	if (c.mbufs == 0)
 		c.mbufs = RTE_MAX(8191u, n_inst * (2 * c.run.ring_size + 3 * PP_BURST) + 4096);
 	uint64_t need_mb = ((uint64_t)c.mbufs * (c.mbuf_data + MBUF_OVERHEAD) >> 20) + 64 +
-			   (uint64_t)n_inst * 2 * c.run.ring_size * 8 / (1 << 20);
-	const char *const eal_extra[] = {"--lcores", lcores, NULL};
+		(uint64_t)n_inst * 2 * c.run.ring_size * 8 / (1 << 20);
+	const char *const eal_extra[] = { "--lcores", lcores, NULL };
 	if (pp_eal_start(dashdash, argv, eal_extra, need_mb, "pipeplace") < 0)
 		goto out;
 	eal_up = true;
@@ -425,10 +461,12 @@ int pp_main(int argc, char **argv, const struct pp_app *app)
 	for (unsigned k = 0; k < n_ctx; k++)
 		rt.lcore_of_context[ctxs[k]] = k + 1;
 	rt.pool = rte_pktmbuf_pool_create("pp_pool", c.mbufs, 256, 0,
-					  (uint16_t)(c.mbuf_data + RTE_PKTMBUF_HEADROOM),
-					  (int)pp_topology_numa_node(&topo, ctxs[0]));
+		(uint16_t)(c.mbuf_data + RTE_PKTMBUF_HEADROOM),
+		(int)pp_topology_numa_node(&topo, ctxs[0]));
 	if (rt.pool == NULL) {
-		fprintf(stderr, "cannot create a pool of %u mbufs of %u bytes: %s (see --mbufs, --mbuf-size, EAL -m)\n",
+		fprintf(stderr,
+			"cannot create a pool of %u mbufs of %u bytes: %s (see --mbufs, "
+			"--mbuf-size, EAL -m)\n",
 			c.mbufs, c.mbuf_data, rte_strerror(rte_errno));
 		goto out;
 	}
@@ -436,7 +474,8 @@ int pp_main(int argc, char **argv, const struct pp_app *app)
 		rc = serve(&rt, &topo, &c);
 	} else {
 		json_t *stats = NULL;
-		rc = pp_run_placement(&rt, &pl, origin, pl.variant[0] ? pl.variant : NULL, &c.run, &stats);
+		rc = pp_run_placement(
+			&rt, &pl, origin, pl.variant[0] ? pl.variant : NULL, &c.run, &stats);
 		if (stats != NULL) {
 			if (pp_stats_write(stats, c.stats_path) < 0 && rc == 0)
 				rc = 1;

@@ -25,27 +25,41 @@
 
 static volatile sig_atomic_t stats_requested;
 
-void pp_request_stop(void) { pp_signal_request_stop(); }
-void pp_request_stats(void) { stats_requested = 1; }
-bool pp_stop_requested(void) { return pp_stop_signals != 0; }
+void
+pp_request_stop(void)
+{
+	pp_signal_request_stop();
+}
+void
+pp_request_stats(void)
+{
+	stats_requested = 1;
+}
+bool
+pp_stop_requested(void)
+{
+	return pp_stop_signals != 0;
+}
 
 struct port_use {
 	uint16_t n_rx, n_tx; /* queues the placement uses: highest index + 1 */
 	bool used;
-	bool started;   /* a start was attempted: stop it at the end */
+	bool started; /* a start was attempted: stop it at the end */
 };
 
-static int setup_ports(struct pp_runtime *rt, const struct pp_placement *pl,
-		       const char *origin, const struct pp_run_opts *opts,
-		       struct port_use *use)
+static int
+setup_ports(struct pp_runtime *rt, const struct pp_placement *pl, const char *origin,
+	const struct pp_run_opts *opts, struct port_use *use)
 {
 	for (unsigned i = 0; i < pl->n_instances; i++) {
 		const struct pp_instance_placement *ip = &pl->instances[i];
-		const struct pp_port_queue *pq[2] = {&ip->rx, &ip->tx};
+		const struct pp_port_queue *pq[2] = { &ip->rx, &ip->tx };
 		for (int d = 0; d < 2; d++) {
 			if (!rte_eth_dev_is_valid_port(pq[d]->port)) {
 				fprintf(stderr,
-					"%s: instance %u %s: port %u does not exist (%u DPDK port(s); add them with EAL --vdev, e.g. --vdev net_pcap0,rx_pcap=in.pcap,infinite_rx=1)\n",
+					"%s: instance %u %s: port %u does not exist (%u DPDK "
+					"port(s); add them with EAL --vdev, e.g. --vdev "
+					"net_pcap0,rx_pcap=in.pcap,infinite_rx=1)\n",
 					origin, i, d == 0 ? "rx" : "tx", pq[d]->port,
 					rte_eth_dev_count_avail());
 				return -1;
@@ -72,13 +86,19 @@ static int setup_ports(struct pp_runtime *rt, const struct pp_placement *pl,
 		if (use[p].n_rx > info.max_rx_queues || use[p].n_tx > info.max_tx_queues) {
 			bool rx = use[p].n_rx > info.max_rx_queues;
 			for (unsigned i = 0; i < pl->n_instances; i++) {
-				const struct pp_port_queue *pq = rx ? &pl->instances[i].rx : &pl->instances[i].tx;
-				if (pq->port == p && pq->queue >= (rx ? info.max_rx_queues : info.max_tx_queues)) {
+				const struct pp_port_queue *pq =
+					rx ? &pl->instances[i].rx : &pl->instances[i].tx;
+				if (pq->port == p &&
+					pq->queue >=
+						(rx ? info.max_rx_queues : info.max_tx_queues)) {
 					fprintf(stderr,
-						"%s: instance %u %s: queue %u does not exist on port %u (%s has %u %s queue(s)%s)\n",
+						"%s: instance %u %s: queue %u does not exist on "
+						"port %u (%s has %u %s queue(s)%s)\n",
 						origin, i, rx ? "rx" : "tx", pq->queue, p, name,
-						rx ? info.max_rx_queues : info.max_tx_queues, rx ? "rx" : "tx",
-						rx ? "; net_pcap has one rx queue per rx_pcap=" : "");
+						rx ? info.max_rx_queues : info.max_tx_queues,
+						rx ? "rx" : "tx",
+						rx ? "; net_pcap has one rx queue per rx_pcap="
+						   : "");
 					return -1;
 				}
 			}
@@ -89,41 +109,50 @@ static int setup_ports(struct pp_runtime *rt, const struct pp_placement *pl,
 		use[p].n_rx = RTE_MAX(use[p].n_rx, rt->port_rx_queues[p]);
 		use[p].n_tx = RTE_MAX(use[p].n_tx, rt->port_tx_queues[p]);
 		const struct pp_port_conf conf = {
-			.n_rx = use[p].n_rx, .n_tx = use[p].n_tx,
-			.rx_desc = (uint16_t)opts->ring_size, .tx_desc = (uint16_t)opts->ring_size,
+			.n_rx = use[p].n_rx,
+			.n_tx = use[p].n_tx,
+			.rx_desc = (uint16_t)opts->ring_size,
+			.tx_desc = (uint16_t)opts->ring_size,
 			.pool = rt->pool,
 		};
 		if (pp_port_configure(p, &conf, NULL) < 0)
 			return -1;
 		rt->port_rx_queues[p] = use[p].n_rx;
 		rt->port_tx_queues[p] = use[p].n_tx;
-start:
+	start:
 		rc = pp_port_start(p, false);
 		if (rc < 0) {
 			fprintf(stderr,
-				"port %u (%s): start failed: %s (net_pcap with infinite_rx loads the whole capture into mbufs: a pool of %u may be too small, see --mbufs)\n",
-				p, name, rte_strerror(-rc), rte_mempool_avail_count(rt->pool) + rte_mempool_in_use_count(rt->pool));
+				"port %u (%s): start failed: %s (net_pcap with infinite_rx loads "
+				"the whole capture into mbufs: a pool of %u may be too small, see "
+				"--mbufs)\n",
+				p, name, rte_strerror(-rc),
+				rte_mempool_avail_count(rt->pool) +
+					rte_mempool_in_use_count(rt->pool));
 			return -1;
 		}
 	}
 	return 0;
 }
 
-static void stop_ports(const struct port_use *use)
+static void
+stop_ports(const struct port_use *use)
 {
 	for (uint16_t p = 0; p < RTE_MAX_ETHPORTS; p++)
 		if (use[p].started)
 			pp_port_stop(p, false);
 }
 
-static double now_s(void)
+static double
+now_s(void)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-static void snapshot_tx(const struct pp_instance_rt *inst, unsigned n, uint64_t *tx, uint64_t *bytes)
+static void
+snapshot_tx(const struct pp_instance_rt *inst, unsigned n, uint64_t *tx, uint64_t *bytes)
 {
 	for (unsigned i = 0; i < n; i++) {
 		const struct pp_task_counters *c = inst[i].tasks[PP_ROLE_T].ctr;
@@ -132,7 +161,8 @@ static void snapshot_tx(const struct pp_instance_rt *inst, unsigned n, uint64_t 
 	}
 }
 
-static bool all_done(const struct pp_instance_rt *inst, unsigned n)
+static bool
+all_done(const struct pp_instance_rt *inst, unsigned n)
 {
 	for (unsigned i = 0; i < n; i++)
 		if (!__atomic_load_n(&inst[i].tasks[PP_ROLE_T].ctr->done, __ATOMIC_ACQUIRE))
@@ -146,24 +176,26 @@ struct run {
 	const struct pp_placement *pl;
 	const char *origin;
 	const struct pp_run_opts *opts;
-	unsigned n;                      /* instances */
-	struct port_use *use;            /* per port */
-	struct pp_instance_rt *inst;     /* per instance */
-	struct pp_task_counters *ctr;    /* per task, cache-line aligned */
-	struct pp_lcore_plan *plans;     /* per lcore */
-	void **task_states;              /* per instance, from app->task_init */
+	unsigned n;                   /* instances */
+	struct port_use *use;         /* per port */
+	struct pp_instance_rt *inst;  /* per instance */
+	struct pp_task_counters *ctr; /* per task, cache-line aligned */
+	struct pp_lcore_plan *plans;  /* per lcore */
+	void **task_states;           /* per instance, from app->task_init */
 	void *app_state;
-	unsigned n_inited;               /* task_init calls that succeeded */
+	unsigned n_inited; /* task_init calls that succeeded */
 	bool set_up, ports_up, launched;
-	uint64_t *tx0, *b0, *tx1, *b1;   /* window start/end: packets, bytes */
+	uint64_t *tx0, *b0, *tx1, *b1; /* window start/end: packets, bytes */
 };
 
-static int alloc_run(struct run *r)
+static int
+alloc_run(struct run *r)
 {
 	unsigned n = r->n;
 	r->use = calloc(RTE_MAX_ETHPORTS, sizeof(*r->use));
 	r->inst = rte_zmalloc("pp_instances", n * sizeof(*r->inst), RTE_CACHE_LINE_SIZE);
-	r->ctr = rte_zmalloc("pp_counters", (size_t)n * PP_N_ROLES * sizeof(*r->ctr), RTE_CACHE_LINE_SIZE);
+	r->ctr = rte_zmalloc(
+		"pp_counters", (size_t)n * PP_N_ROLES * sizeof(*r->ctr), RTE_CACHE_LINE_SIZE);
 	r->plans = calloc(RTE_MAX_LCORE, sizeof(*r->plans));
 	r->task_states = calloc(n, sizeof(*r->task_states));
 	r->tx0 = calloc(n, sizeof(uint64_t));
@@ -171,7 +203,8 @@ static int alloc_run(struct run *r)
 	r->tx1 = calloc(n, sizeof(uint64_t));
 	r->b1 = calloc(n, sizeof(uint64_t));
 	if (r->use == NULL || r->inst == NULL || r->ctr == NULL || r->plans == NULL ||
-	    r->task_states == NULL || r->tx0 == NULL || r->b0 == NULL || r->tx1 == NULL || r->b1 == NULL) {
+		r->task_states == NULL || r->tx0 == NULL || r->b0 == NULL || r->tx1 == NULL ||
+		r->b1 == NULL) {
 		fprintf(stderr, "%s: out of memory for %u instances\n", r->origin, n);
 		return -1;
 	}
@@ -180,7 +213,8 @@ static int alloc_run(struct run *r)
 
 /* Tasks of every instance, grouped per lcore in instance then role order,
  * which is also their round-robin order when co-located. */
-static int plan_tasks(struct run *r)
+static int
+plan_tasks(struct run *r)
 {
 	const struct pp_app *app = r->rt->app;
 	for (unsigned i = 0; i < r->n; i++) {
@@ -198,9 +232,13 @@ static int plan_tasks(struct run *r)
 			t->inst = in;
 			t->ctr = &r->ctr[i * PP_N_ROLES + (unsigned)role];
 			t->ctr->observed_cpu = -1;
-			unsigned lc = t->context < PP_MAX_CONTEXTS ? r->rt->lcore_of_context[t->context] : 0;
+			unsigned lc = t->context < PP_MAX_CONTEXTS
+				? r->rt->lcore_of_context[t->context]
+				: 0;
 			if (lc == 0) {
-				fprintf(stderr, "%s: instance %u task %s: context %u has no worker lcore in this process\n",
+				fprintf(stderr,
+					"%s: instance %u task %s: context %u has no worker lcore "
+					"in this process\n",
 					r->origin, i, pp_role_names[role], t->context);
 				return -1;
 			}
@@ -219,20 +257,24 @@ static int plan_tasks(struct run *r)
 }
 
 /* Per instance: the two SP/SC rings and the app's task state. */
-static int create_instances(struct run *r)
+static int
+create_instances(struct run *r)
 {
 	const struct pp_app *app = r->rt->app;
 	for (unsigned i = 0; i < r->n; i++) {
 		struct pp_instance_rt *in = &r->inst[i];
 		char name[RTE_RING_NAMESIZE];
-		int socket = (int)rte_lcore_to_socket_id(r->rt->lcore_of_context[in->place.context[PP_ROLE_P]]);
+		int socket = (int)rte_lcore_to_socket_id(
+			r->rt->lcore_of_context[in->place.context[PP_ROLE_P]]);
 		snprintf(name, sizeof(name), "pp%u_rp%u", r->rt->n_runs, i);
-		in->r_to_p = rte_ring_create(name, r->opts->ring_size, socket, RING_F_SP_ENQ | RING_F_SC_DEQ);
+		in->r_to_p = rte_ring_create(
+			name, r->opts->ring_size, socket, RING_F_SP_ENQ | RING_F_SC_DEQ);
 		snprintf(name, sizeof(name), "pp%u_pt%u", r->rt->n_runs, i);
-		in->p_to_t = rte_ring_create(name, r->opts->ring_size, socket, RING_F_SP_ENQ | RING_F_SC_DEQ);
+		in->p_to_t = rte_ring_create(
+			name, r->opts->ring_size, socket, RING_F_SP_ENQ | RING_F_SC_DEQ);
 		if (in->r_to_p == NULL || in->p_to_t == NULL) {
-			fprintf(stderr, "instance %u: cannot create rings of %u slots: %s\n",
-				i, r->opts->ring_size, rte_strerror(rte_errno));
+			fprintf(stderr, "instance %u: cannot create rings of %u slots: %s\n", i,
+				r->opts->ring_size, rte_strerror(rte_errno));
 			return -1;
 		}
 		if (app->task_init(r->app_state, i, &r->task_states[i]) != 0) {
@@ -245,7 +287,8 @@ static int create_instances(struct run *r)
 	return 0;
 }
 
-static int launch(struct run *r)
+static int
+launch(struct run *r)
 {
 	__atomic_store_n(&pp_stop_flag, 0, __ATOMIC_RELEASE);
 	for (unsigned lc = 0; lc < RTE_MAX_LCORE; lc++) {
@@ -261,11 +304,11 @@ static int launch(struct run *r)
 	return 0;
 }
 
-static void write_snapshot(struct run *r, double window_s, bool in_window)
+static void
+write_snapshot(struct run *r, double window_s, bool in_window)
 {
 	json_t *s = pp_stats_build(r->rt->app, r->app_state, r->task_states, r->pl, r->inst, r->n,
-				   window_s, in_window ? r->tx0 : NULL, in_window ? r->b0 : NULL,
-				   NULL, NULL, true);
+		window_s, in_window ? r->tx0 : NULL, in_window ? r->b0 : NULL, NULL, NULL, true);
 	if (s == NULL)
 		return;
 	if (r->opts->snapshots_to_stderr) {
@@ -279,7 +322,8 @@ static void write_snapshot(struct run *r, double window_s, bool in_window)
 
 /* The main lcore while the workers run: warm-up, window, stop, snapshots.
  * Returns the measurement window in seconds, once every T has drained. */
-static double watch(struct run *r)
+static double
+watch(struct run *r)
 {
 	const struct pp_run_opts *o = r->opts;
 	double t_start = now_s(), t_win0 = t_start, t_stop = 0;
@@ -295,8 +339,9 @@ static double watch(struct run *r)
 			tsc_win0 = rte_rdtsc();
 			in_window = true;
 		}
-		if (t_stop == 0 && (pp_stop_signals ||
-				    (o->duration_s > 0 && in_window && t - t_win0 >= o->duration_s))) {
+		if (t_stop == 0 &&
+			(pp_stop_signals ||
+				(o->duration_s > 0 && in_window && t - t_win0 >= o->duration_s))) {
 			snapshot_tx(r->inst, r->n, r->tx1, r->b1);
 			t_stop = t;
 			__atomic_store_n(&pp_stop_flag, 1, __ATOMIC_RELEASE);
@@ -313,7 +358,9 @@ static double watch(struct run *r)
 		return t_stop - t_win0;
 	/* Packet limit reached: the window ends when the last T drained. */
 	if (!in_window)
-		fprintf(stderr, "warning: the run ended during the %.3g s warm-up; the window covers the whole run\n",
+		fprintf(stderr,
+			"warning: the run ended during the %.3g s warm-up; the window covers the "
+			"whole run\n",
 			o->warmup_s);
 	uint64_t last = 0;
 	for (unsigned i = 0; i < r->n; i++)
@@ -322,7 +369,8 @@ static double watch(struct run *r)
 	return last > tsc_win0 ? (double)(last - tsc_win0) / (double)rte_get_tsc_hz() : 0;
 }
 
-static void release_run(struct run *r)
+static void
+release_run(struct run *r)
 {
 	if (r->launched) {
 		__atomic_store_n(&pp_stop_flag, 1, __ATOMIC_RELEASE);
@@ -332,7 +380,7 @@ static void release_run(struct run *r)
 		stop_ports(r->use);
 	for (unsigned i = 0; r->inst != NULL && i < r->n; i++) {
 		struct rte_mbuf *m;
-		struct rte_ring *rings[2] = {r->inst[i].r_to_p, r->inst[i].p_to_t};
+		struct rte_ring *rings[2] = { r->inst[i].r_to_p, r->inst[i].p_to_t };
 		for (int k = 0; k < 2; k++) {
 			if (rings[k] == NULL)
 				continue;
@@ -359,17 +407,18 @@ static void release_run(struct run *r)
 	rte_free(r->ctr);
 }
 
-int pp_run_placement(struct pp_runtime *rt, const struct pp_placement *pl,
-		     const char *origin, const char *variant, const struct pp_run_opts *opts,
-		     json_t **stats)
+int
+pp_run_placement(struct pp_runtime *rt, const struct pp_placement *pl, const char *origin,
+	const char *variant, const struct pp_run_opts *opts, json_t **stats)
 {
 	const struct pp_app *app = rt->app;
-	struct run r = {.rt = rt, .pl = pl, .origin = origin, .opts = opts, .n = pl->n_instances};
+	struct run r = { .rt = rt, .pl = pl, .origin = origin, .opts = opts, .n = pl->n_instances };
 	int rc = 1;
 
 	*stats = NULL;
 	if (app->n_drop_reasons + 2 > PP_MAX_DROP_REASONS) {
-		fprintf(stderr, "app %s: too many drop reasons (%u)\n", app->name, app->n_drop_reasons);
+		fprintf(stderr, "app %s: too many drop reasons (%u)\n", app->name,
+			app->n_drop_reasons);
 		return 1;
 	}
 	rt->n_runs++;
@@ -397,15 +446,17 @@ int pp_run_placement(struct pp_runtime *rt, const struct pp_placement *pl,
 		goto out;
 
 	double window = watch(&r);
-	*stats = pp_stats_build(app, r.app_state, r.task_states, pl, r.inst, r.n, window,
-				r.tx0, r.b0, r.tx1, r.b1, false);
+	*stats = pp_stats_build(app, r.app_state, r.task_states, pl, r.inst, r.n, window, r.tx0,
+		r.b0, r.tx1, r.b1, false);
 	if (*stats == NULL) {
 		fprintf(stderr, "cannot build the statistics JSON\n");
 		goto out;
 	}
 	rc = json_is_true(json_object_get(*stats, "accounting_ok")) ? 0 : 2;
 	if (rc == 2)
-		fprintf(stderr, "accounting violated: rx != tx + dropped + queued (see \"instances\" in the statistics)\n");
+		fprintf(stderr,
+			"accounting violated: rx != tx + dropped + queued (see \"instances\" in "
+			"the statistics)\n");
 out:
 	release_run(&r);
 	return rc;

@@ -19,18 +19,18 @@
 struct rte_mempool;
 
 struct pp_run_opts {
-	uint64_t packets;      /* per instance; 0 = no limit */
-	double duration_s;     /* 0 = no limit */
-	double warmup_s;       /* packets before this are outside the window */
-	unsigned ring_size;    /* R->P and P->T ring slots (power of two) */
-	const char *stats_path;/* SIGUSR1 and final statistics; NULL = stdout */
+	uint64_t packets;         /* per instance; 0 = no limit */
+	double duration_s;        /* 0 = no limit */
+	double warmup_s;          /* packets before this are outside the window */
+	unsigned ring_size;       /* R->P and P->T ring slots (power of two) */
+	const char *stats_path;   /* SIGUSR1 and final statistics; NULL = stdout */
 	bool snapshots_to_stderr; /* serve mode: stdout carries one line per run */
 };
 
 /* What stays between runs: the EAL lcore of every context, the pool. */
 struct pp_runtime {
 	const struct pp_app *app;
-	void *app_cfg;          /* parsed app options (app->cfg_size bytes) */
+	void *app_cfg; /* parsed app options (app->cfg_size bytes) */
 	const struct pp_topology *topo;
 	struct rte_mempool *pool;
 	unsigned lcore_of_context[PP_MAX_CONTEXTS]; /* 0 = none */
@@ -43,9 +43,8 @@ struct pp_runtime {
 /* Run `pl` to its end (app setup, launch, stop, drain, app teardown) (packets, duration, or a stop signal).  On success
  * *stats receives the statistics (contract 2).  Returns 0, 1 for an error
  * (message printed), 2 when the accounting check failed (stats still set). */
-int pp_run_placement(struct pp_runtime *rt, const struct pp_placement *pl,
-		     const char *origin, const char *variant, const struct pp_run_opts *opts,
-		     json_t **stats);
+int pp_run_placement(struct pp_runtime *rt, const struct pp_placement *pl, const char *origin,
+	const char *variant, const struct pp_run_opts *opts, json_t **stats);
 
 /* Set from signal handlers (runtime/base/pp_signal.c counts SIGINT and
  * SIGTERM); polled by the main lcore while a run is on. */

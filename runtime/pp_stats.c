@@ -11,33 +11,37 @@
 
 #include "pp_task.h"
 
-static uint64_t rd(const uint64_t *p)
+static uint64_t
+rd(const uint64_t *p)
 {
 	return __atomic_load_n(p, __ATOMIC_RELAXED);
 }
 
-static const char *reason_name(const struct pp_app *app, unsigned r)
+static const char *
+reason_name(const struct pp_app *app, unsigned r)
 {
 	if (r < app->n_drop_reasons)
 		return app->drop_reasons[r];
 	return r == app->n_drop_reasons ? "bad_verdict" : "tx_failed";
 }
 
-json_t *pp_stats_build(const struct pp_app *app, void *app_state, void *const *task_states,
-		       const struct pp_placement *pl, const struct pp_instance_rt *inst,
-		       unsigned n, double window_s, const uint64_t *tx0, const uint64_t *b0,
-		       const uint64_t *tx1, const uint64_t *b1, bool in_progress)
+json_t *
+pp_stats_build(const struct pp_app *app, void *app_state, void *const *task_states,
+	const struct pp_placement *pl, const struct pp_instance_rt *inst, unsigned n,
+	double window_s, const uint64_t *tx0, const uint64_t *b0, const uint64_t *tx1,
+	const uint64_t *b1, bool in_progress)
 {
 	unsigned n_reasons = app->n_drop_reasons + 2;
 	uint64_t tot_repaired = 0;
 	uint64_t tot_rx = 0, tot_tx = 0, tot_drop = 0, tot_q = 0, tot_win = 0, tot_bytes = 0;
-	uint64_t tot_by[PP_MAX_DROP_REASONS] = {0};
+	uint64_t tot_by[PP_MAX_DROP_REASONS] = { 0 };
 	bool ok = true;
 	json_t *root = json_object();
 	json_t *instances = json_array(), *tasks = json_array();
 
 	json_object_set_new(root, "app", json_string(app->name));
-	json_object_set_new(root, "variant", pl->variant[0] ? json_string(pl->variant) : json_null());
+	json_object_set_new(
+		root, "variant", pl->variant[0] ? json_string(pl->variant) : json_null());
 	json_object_set_new(root, "kind", json_string("measured"));
 	json_object_set_new(root, "duration_s", json_real(window_s));
 	/* Apps and tools turn the per-task cycle counts into time with it. */
@@ -54,12 +58,13 @@ json_t *pp_stats_build(const struct pp_app *app, void *app_state, void *const *t
 			drop += by[k];
 		}
 		uint64_t queued = rte_ring_count(in->r_to_p) + rte_ring_count(in->p_to_t) +
-				  in->tasks[PP_ROLE_T].n_held;
+			in->tasks[PP_ROLE_T].n_held;
 		uint64_t win = (tx1 ? tx1[i] : tx) - (tx0 ? tx0[i] : 0);
 		uint64_t bytes = (b1 ? b1[i] : rd(&t->bytes)) - (b0 ? b0[i] : 0);
 		json_t *jby = json_object();
 		for (unsigned k = 0; k < n_reasons; k++) {
-			json_object_set_new(jby, reason_name(app, k), json_integer((json_int_t)by[k]));
+			json_object_set_new(
+				jby, reason_name(app, k), json_integer((json_int_t)by[k]));
 			tot_by[k] += by[k];
 		}
 		json_t *ji = json_object();
@@ -73,13 +78,18 @@ json_t *pp_stats_build(const struct pp_app *app, void *app_state, void *const *t
 		uint64_t repaired = rd(&r->chains_repaired);
 		tot_repaired += repaired;
 		json_object_set_new(ji, "rx_chains_repaired", json_integer((json_int_t)repaired));
-		json_object_set_new(ji, "pps", json_real(window_s > 0 ? (double)win / window_s : 0));
+		json_object_set_new(
+			ji, "pps", json_real(window_s > 0 ? (double)win / window_s : 0));
 		json_object_set_new(ji, "accounting_ok",
-				    in_progress ? json_null() : json_boolean(rx == tx + drop + queued));
+			in_progress ? json_null() : json_boolean(rx == tx + drop + queued));
 		json_array_append_new(instances, ji);
 		ok = ok && rx == tx + drop + queued;
-		tot_rx += rx; tot_tx += tx; tot_drop += drop; tot_q += queued;
-		tot_win += win; tot_bytes += bytes;
+		tot_rx += rx;
+		tot_tx += tx;
+		tot_drop += drop;
+		tot_q += queued;
+		tot_win += win;
+		tot_bytes += bytes;
 		for (int role = 0; role < PP_N_ROLES; role++) {
 			const struct pp_task *tk = &in->tasks[role];
 			json_t *jt = json_object();
@@ -87,11 +97,16 @@ json_t *pp_stats_build(const struct pp_app *app, void *app_state, void *const *t
 			json_object_set_new(jt, "role", json_string(pp_role_names[role]));
 			json_object_set_new(jt, "context", json_integer(tk->context));
 			json_object_set_new(jt, "observed_cpu",
-					    json_integer(__atomic_load_n(&tk->ctr->observed_cpu, __ATOMIC_RELAXED)));
-			json_object_set_new(jt, "packets", json_integer((json_int_t)rd(&tk->ctr->packets)));
-			json_object_set_new(jt, "bursts", json_integer((json_int_t)rd(&tk->ctr->bursts)));
-			json_object_set_new(jt, "empty_polls", json_integer((json_int_t)rd(&tk->ctr->empty_polls)));
-			json_object_set_new(jt, "cycles", json_integer((json_int_t)rd(&tk->ctr->cycles)));
+				json_integer(
+					__atomic_load_n(&tk->ctr->observed_cpu, __ATOMIC_RELAXED)));
+			json_object_set_new(
+				jt, "packets", json_integer((json_int_t)rd(&tk->ctr->packets)));
+			json_object_set_new(
+				jt, "bursts", json_integer((json_int_t)rd(&tk->ctr->bursts)));
+			json_object_set_new(jt, "empty_polls",
+				json_integer((json_int_t)rd(&tk->ctr->empty_polls)));
+			json_object_set_new(
+				jt, "cycles", json_integer((json_int_t)rd(&tk->ctr->cycles)));
 			json_array_append_new(tasks, jt);
 		}
 	}
@@ -106,7 +121,8 @@ json_t *pp_stats_build(const struct pp_app *app, void *app_state, void *const *t
 	json_object_set_new(total, "window_tx_packets", json_integer((json_int_t)tot_win));
 	json_object_set_new(total, "rx_chains_repaired", json_integer((json_int_t)tot_repaired));
 	json_object_set_new(total, "pps", json_real(window_s > 0 ? (double)tot_win / window_s : 0));
-	json_object_set_new(total, "bps", json_real(window_s > 0 ? 8.0 * (double)tot_bytes / window_s : 0));
+	json_object_set_new(
+		total, "bps", json_real(window_s > 0 ? 8.0 * (double)tot_bytes / window_s : 0));
 	json_object_set_new(root, "total", total);
 	json_object_set_new(root, "instances", instances);
 	json_object_set_new(root, "tasks", tasks);
@@ -120,7 +136,8 @@ json_t *pp_stats_build(const struct pp_app *app, void *app_state, void *const *t
 	return root;
 }
 
-int pp_stats_write(const json_t *stats, const char *path)
+int
+pp_stats_write(const json_t *stats, const char *path)
 {
 	bool out = path == NULL || strcmp(path, "-") == 0;
 	FILE *f = out ? stdout : fopen(path, "w");

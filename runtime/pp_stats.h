@@ -17,9 +17,9 @@ struct pp_instance_rt;
  * 0 and now).  in_progress: a snapshot taken while tasks run (SIGUSR1); the
  * accounting check is then not meaningful and "accounting_ok" is null. */
 json_t *pp_stats_build(const struct pp_app *app, void *app_state, void *const *task_states,
-		       const struct pp_placement *pl, const struct pp_instance_rt *inst,
-		       unsigned n, double window_s, const uint64_t *tx0, const uint64_t *b0,
-		       const uint64_t *tx1, const uint64_t *b1, bool in_progress);
+	const struct pp_placement *pl, const struct pp_instance_rt *inst, unsigned n,
+	double window_s, const uint64_t *tx0, const uint64_t *b0, const uint64_t *tx1,
+	const uint64_t *b1, bool in_progress);
 
 /* Write one JSON document followed by a newline to path (NULL or "-":
  * stdout).  0, or -1 with a message on stderr. */

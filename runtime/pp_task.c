@@ -15,27 +15,30 @@ uint32_t pp_stop_flag;
 
 /* Counters are read by the main lcore while they change: relaxed atomic
  * stores keep that well defined and compile to plain moves on x86. */
-static inline void bump(uint64_t *c, uint64_t v)
+static inline void
+bump(uint64_t *c, uint64_t v)
 {
 	__atomic_store_n(c, *c + v, __ATOMIC_RELAXED);
 }
 
-static inline bool stopping(void)
+static inline bool
+stopping(void)
 {
 	return __atomic_load_n(&pp_stop_flag, __ATOMIC_RELAXED) != 0;
 }
 
-static void finish(struct pp_task *t)
+static void
+finish(struct pp_task *t)
 {
 	__atomic_store_n(&t->ctr->done_tsc, rte_rdtsc(), __ATOMIC_RELAXED);
 	__atomic_store_n(&t->ctr->done, 1, __ATOMIC_RELEASE);
 	t->finished = true;
 }
 
-static inline bool upstream_done(const struct pp_task *t)
+static inline bool
+upstream_done(const struct pp_task *t)
 {
-	return __atomic_load_n(&t->inst->tasks[t->role - 1].ctr->done,
-			       __ATOMIC_ACQUIRE) != 0;
+	return __atomic_load_n(&t->inst->tasks[t->role - 1].ctr->done, __ATOMIC_ACQUIRE) != 0;
 }
 
 /* Some PMDs hand over mbufs whose segments hold fewer bytes than pkt_len
@@ -43,7 +46,8 @@ static inline bool upstream_done(const struct pp_task *t)
  * An app that trusts pkt_len would read past the chain: make pkt_len what
  * the chain really holds, and count it.  Costs one compare per packet on
  * the mbuf line the driver has just written. */
-static inline void repair_chain(struct rte_mbuf *m, struct pp_task_counters *c)
+static inline void
+repair_chain(struct rte_mbuf *m, struct pp_task_counters *c)
 {
 	if (likely(m->nb_segs == 1 && m->data_len == m->pkt_len && m->next == NULL))
 		return;
@@ -58,7 +62,8 @@ static inline void repair_chain(struct rte_mbuf *m, struct pp_task_counters *c)
 	}
 }
 
-static void poll_r(struct pp_task *t)
+static void
+poll_r(struct pp_task *t)
 {
 	struct pp_instance_rt *in = t->inst;
 	struct pp_task_counters *c = t->ctr;
@@ -72,8 +77,9 @@ static void poll_r(struct pp_task *t)
 	if (in->packet_limit != 0)
 		want = (unsigned)RTE_MIN((uint64_t)want, in->packet_limit - c->packets);
 	uint64_t t0 = rte_rdtsc();
-	uint16_t n = want == 0 ? 0 :
-		rte_eth_rx_burst(in->place.rx.port, in->place.rx.queue, pkts, (uint16_t)want);
+	uint16_t n = want == 0
+		? 0
+		: rte_eth_rx_burst(in->place.rx.port, in->place.rx.queue, pkts, (uint16_t)want);
 	if (n == 0) {
 		bump(&c->empty_polls, 1);
 		return;
@@ -87,7 +93,8 @@ static void poll_r(struct pp_task *t)
 	bump(&c->cycles, rte_rdtsc() - t0);
 }
 
-static void poll_p(struct pp_task *t)
+static void
+poll_p(struct pp_task *t)
 {
 	struct pp_instance_rt *in = t->inst;
 	struct pp_task_counters *c = t->ctr;
@@ -96,8 +103,8 @@ static void poll_p(struct pp_task *t)
 
 	unsigned want = RTE_MIN((unsigned)PP_BURST, rte_ring_free_count(in->p_to_t));
 	uint64_t t0 = rte_rdtsc();
-	unsigned n = want == 0 ? 0 :
-		rte_ring_sc_dequeue_burst(in->r_to_p, (void **)pkts, want, NULL);
+	unsigned n =
+		want == 0 ? 0 : rte_ring_sc_dequeue_burst(in->r_to_p, (void **)pkts, want, NULL);
 	if (n == 0) {
 		/* R finished before we looked and its ring is empty: nothing
 		 * can arrive any more. */
@@ -116,7 +123,8 @@ static void poll_p(struct pp_task *t)
 		if (v == PP_VERDICT_FORWARD) {
 			fwd[nf++] = pkts[i];
 		} else {
-			unsigned reason = v <= in->app->n_drop_reasons ? v - 1 : in->bad_verdict_reason;
+			unsigned reason =
+				v <= in->app->n_drop_reasons ? v - 1 : in->bad_verdict_reason;
 			bump(&c->dropped[reason], 1);
 			drop[nd++] = pkts[i];
 		}
@@ -130,7 +138,8 @@ static void poll_p(struct pp_task *t)
 	bump(&c->cycles, rte_rdtsc() - t0);
 }
 
-static void poll_t(struct pp_task *t)
+static void
+poll_t(struct pp_task *t)
 {
 	struct pp_instance_rt *in = t->inst;
 	struct pp_task_counters *c = t->ctr;
@@ -138,8 +147,8 @@ static void poll_t(struct pp_task *t)
 	uint64_t t0 = rte_rdtsc();
 
 	if (t->n_held == 0) {
-		unsigned n = rte_ring_sc_dequeue_burst(in->p_to_t, (void **)t->held,
-						       PP_BURST, NULL);
+		unsigned n =
+			rte_ring_sc_dequeue_burst(in->p_to_t, (void **)t->held, PP_BURST, NULL);
 		if (n == 0) {
 			if (p_done && rte_ring_empty(in->p_to_t))
 				finish(t);
@@ -154,8 +163,7 @@ static void poll_t(struct pp_task *t)
 	uint64_t bytes = 0;
 	for (unsigned i = 0; i < t->n_held; i++)
 		bytes += rte_pktmbuf_pkt_len(pkts[i]);
-	uint16_t sent = rte_eth_tx_burst(in->place.tx.port, in->place.tx.queue,
-					 pkts, t->n_held);
+	uint16_t sent = rte_eth_tx_burst(in->place.tx.port, in->place.tx.queue, pkts, t->n_held);
 	for (unsigned i = sent; i < t->n_held; i++)
 		bytes -= rte_pktmbuf_pkt_len(pkts[i]);
 	t->held_off = (uint16_t)(t->held_off + sent);
@@ -181,7 +189,8 @@ static void poll_t(struct pp_task *t)
 	bump(&c->cycles, rte_rdtsc() - t0);
 }
 
-int pp_lcore_main(void *arg)
+int
+pp_lcore_main(void *arg)
 {
 	struct pp_lcore_plan *plan = arg;
 	rte_cpuset_t set;
@@ -202,9 +211,15 @@ int pp_lcore_main(void *arg)
 				continue;
 			active++;
 			switch (t->role) {
-			case PP_ROLE_R: poll_r(t); break;
-			case PP_ROLE_P: poll_p(t); break;
-			default:        poll_t(t); break;
+			case PP_ROLE_R:
+				poll_r(t);
+				break;
+			case PP_ROLE_P:
+				poll_p(t);
+				break;
+			default:
+				poll_t(t);
+				break;
 			}
 		}
 		if (active == 0)

@@ -18,16 +18,16 @@
 #define PP_MAX_DROP_REASONS 30 /* app reasons + the runtime's own */
 
 struct pp_task_counters {
-	uint64_t packets;      /* R: received, P: processed, T: transmitted */
-	uint64_t bytes;        /* T: bytes transmitted */
-	uint64_t bursts;       /* polls that moved at least one packet */
-	uint64_t empty_polls;  /* polls that moved nothing */
-	uint64_t cycles;       /* TSC cycles spent in polls that moved packets */
-	uint64_t chains_repaired; /* R: mbufs whose segments held less than pkt_len */
+	uint64_t packets;                      /* R: received, P: processed, T: transmitted */
+	uint64_t bytes;                        /* T: bytes transmitted */
+	uint64_t bursts;                       /* polls that moved at least one packet */
+	uint64_t empty_polls;                  /* polls that moved nothing */
+	uint64_t cycles;                       /* TSC cycles spent in polls that moved packets */
+	uint64_t chains_repaired;              /* R: mbufs whose segments held less than pkt_len */
 	uint64_t dropped[PP_MAX_DROP_REASONS]; /* P: by reason index; T: tx_failed */
-	uint64_t done_tsc;     /* when the task finished draining */
-	uint32_t done;         /* set once, release; the task will not move packets again */
-	int32_t observed_cpu;  /* CPU the task's lcore found itself on after pinning */
+	uint64_t done_tsc;                     /* when the task finished draining */
+	uint32_t done;        /* set once, release; the task will not move packets again */
+	int32_t observed_cpu; /* CPU the task's lcore found itself on after pinning */
 } __rte_cache_aligned;
 
 struct pp_instance_rt;
@@ -38,8 +38,8 @@ struct pp_task {
 	unsigned context;
 	struct pp_instance_rt *inst;
 	struct pp_task_counters *ctr;
-	bool finished;          /* local copy of ctr->done */
-	uint64_t stop_seen_tsc; /* T: when it first saw the stop flag */
+	bool finished;             /* local copy of ctr->done */
+	uint64_t stop_seen_tsc;    /* T: when it first saw the stop flag */
 	uint16_t n_held, held_off; /* T: packets the port did not take yet */
 	struct rte_mbuf *held[PP_BURST];
 	uint8_t verdict[PP_BURST];
@@ -48,7 +48,7 @@ struct pp_task {
 struct pp_instance_rt {
 	struct pp_instance_placement place;
 	struct rte_ring *r_to_p, *p_to_t;
-	uint64_t packet_limit;  /* 0 = none */
+	uint64_t packet_limit; /* 0 = none */
 	const struct pp_app *app;
 	void *app_task_state;
 	unsigned tx_failed_reason; /* index into dropped[] for T's failures */

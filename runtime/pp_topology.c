@@ -5,14 +5,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int cmp_unsigned(const void *a, const void *b)
+static int
+cmp_unsigned(const void *a, const void *b)
 {
 	unsigned x = *(const unsigned *)a, y = *(const unsigned *)b;
 	return (x > y) - (x < y);
 }
 
-int pp_topology_load(struct pp_topology *t, const char *synthetic,
-		     char *err, size_t errlen)
+int
+pp_topology_load(struct pp_topology *t, const char *synthetic, char *err, size_t errlen)
 {
 	memset(t, 0, sizeof(*t));
 	if (hwloc_topology_init(&t->topo) < 0) {
@@ -22,8 +23,9 @@ int pp_topology_load(struct pp_topology *t, const char *synthetic,
 	if (synthetic != NULL) {
 		if (hwloc_topology_set_synthetic(t->topo, synthetic) < 0) {
 			snprintf(err, errlen,
-				 "--topology \"%s\": not a valid hwloc synthetic description (example: \"pack:1 core:8 group:2 pu:4\")",
-				 synthetic);
+				"--topology \"%s\": not a valid hwloc synthetic description "
+				"(example: \"pack:1 core:8 group:2 pu:4\")",
+				synthetic);
 			hwloc_topology_destroy(t->topo);
 			t->topo = NULL;
 			return -1;
@@ -34,8 +36,7 @@ int pp_topology_load(struct pp_topology *t, const char *synthetic,
 		snprintf(t->source, sizeof(t->source), "this machine");
 	}
 	/* Keep Group objects: on the T2 they are the pipelines. */
-	hwloc_topology_set_type_filter(t->topo, HWLOC_OBJ_GROUP,
-				       HWLOC_TYPE_FILTER_KEEP_ALL);
+	hwloc_topology_set_type_filter(t->topo, HWLOC_OBJ_GROUP, HWLOC_TYPE_FILTER_KEEP_ALL);
 	if (hwloc_topology_load(t->topo) < 0) {
 		snprintf(err, errlen, "hwloc: cannot load the topology of %s", t->source);
 		hwloc_topology_destroy(t->topo);
@@ -64,7 +65,8 @@ int pp_topology_load(struct pp_topology *t, const char *synthetic,
 	return 0;
 }
 
-void pp_topology_free(struct pp_topology *t)
+void
+pp_topology_free(struct pp_topology *t)
 {
 	if (t->topo != NULL)
 		hwloc_topology_destroy(t->topo);
@@ -72,29 +74,32 @@ void pp_topology_free(struct pp_topology *t)
 	memset(t, 0, sizeof(*t));
 }
 
-bool pp_topology_has_context(const struct pp_topology *t, unsigned os_index)
+bool
+pp_topology_has_context(const struct pp_topology *t, unsigned os_index)
 {
-	return bsearch(&os_index, t->contexts, t->n_contexts,
-		       sizeof(*t->contexts), cmp_unsigned) != NULL;
+	return bsearch(&os_index, t->contexts, t->n_contexts, sizeof(*t->contexts), cmp_unsigned) !=
+		NULL;
 }
 
-static hwloc_obj_t pu_of(const struct pp_topology *t, unsigned os_index)
+static hwloc_obj_t
+pu_of(const struct pp_topology *t, unsigned os_index)
 {
 	return hwloc_get_pu_obj_by_os_index(t->topo, os_index);
 }
 
-size_t pp_topology_cache_bytes(const struct pp_topology *t, unsigned os_index,
-			       unsigned level)
+size_t
+pp_topology_cache_bytes(const struct pp_topology *t, unsigned os_index, unsigned level)
 {
 	for (hwloc_obj_t o = pu_of(t, os_index); o != NULL; o = o->parent) {
 		if (hwloc_obj_type_is_dcache(o->type) && o->attr->cache.depth == level &&
-		    o->attr->cache.type != HWLOC_OBJ_CACHE_INSTRUCTION)
+			o->attr->cache.type != HWLOC_OBJ_CACHE_INSTRUCTION)
 			return (size_t)o->attr->cache.size;
 	}
 	return 0;
 }
 
-size_t pp_topology_llc_bytes(const struct pp_topology *t, unsigned os_index)
+size_t
+pp_topology_llc_bytes(const struct pp_topology *t, unsigned os_index)
 {
 	size_t best = 0;
 	unsigned best_depth = 0;
@@ -107,7 +112,8 @@ size_t pp_topology_llc_bytes(const struct pp_topology *t, unsigned os_index)
 	return best;
 }
 
-unsigned pp_topology_numa_node(const struct pp_topology *t, unsigned os_index)
+unsigned
+pp_topology_numa_node(const struct pp_topology *t, unsigned os_index)
 {
 	hwloc_obj_t pu = pu_of(t, os_index);
 	if (pu == NULL)
@@ -120,8 +126,8 @@ unsigned pp_topology_numa_node(const struct pp_topology *t, unsigned os_index)
 	return numa != NULL && numa->os_index != HWLOC_UNKNOWN_INDEX ? numa->os_index : 0;
 }
 
-void pp_topology_print_context(const struct pp_topology *t, unsigned os_index,
-			       FILE *out)
+void
+pp_topology_print_context(const struct pp_topology *t, unsigned os_index, FILE *out)
 {
 	hwloc_obj_t pu = pu_of(t, os_index);
 	fprintf(out, "PU#%u", os_index);
@@ -136,7 +142,8 @@ void pp_topology_print_context(const struct pp_topology *t, unsigned os_index,
 	fprintf(out, ", NUMA node %u", pp_topology_numa_node(t, os_index));
 }
 
-void pp_topology_print_summary(const struct pp_topology *t, FILE *out)
+void
+pp_topology_print_summary(const struct pp_topology *t, FILE *out)
 {
 	int depth = hwloc_topology_get_depth(t->topo);
 	fprintf(out, "topology of %s:", t->source);
@@ -144,8 +151,8 @@ void pp_topology_print_summary(const struct pp_topology *t, FILE *out)
 		hwloc_obj_t o = hwloc_get_obj_by_depth(t->topo, d, 0);
 		char type[64];
 		hwloc_obj_type_snprintf(type, sizeof(type), o, 0);
-		fprintf(out, "%s %d x %s", d > 1 ? "," : "",
-			hwloc_get_nbobjs_by_depth(t->topo, d), type);
+		fprintf(out, "%s %d x %s", d > 1 ? "," : "", hwloc_get_nbobjs_by_depth(t->topo, d),
+			type);
 	}
 	fputc('\n', out);
 }

@@ -5,7 +5,6 @@
 #include "tg_config.h"
 
 /* Applies "--key value" flags; 0, 1 (help printed) or -1. */
-int
-tg_cli_parse(struct tg_cfg *c, int argc, char **argv);
+int tg_cli_parse(struct tg_cfg *c, int argc, char **argv);
 
 #endif

@@ -8,19 +8,36 @@
 #include "tg_signature.h"
 
 const char *const tg_field_key[TG_F_COUNT] = {
-	[TG_F_DST_MAC] = "dst_mac", [TG_F_SRC_MAC] = "src_mac", [TG_F_SRC_IP] = "src_ip",
-	[TG_F_DST_IP] = "dst_ip",   [TG_F_SPORT] = "sport",     [TG_F_DPORT] = "dport",
-	[TG_F_TTL] = "ttl",         [TG_F_PROTO] = "proto",
+	[TG_F_DST_MAC] = "dst_mac",
+	[TG_F_SRC_MAC] = "src_mac",
+	[TG_F_SRC_IP] = "src_ip",
+	[TG_F_DST_IP] = "dst_ip",
+	[TG_F_SPORT] = "sport",
+	[TG_F_DPORT] = "dport",
+	[TG_F_TTL] = "ttl",
+	[TG_F_PROTO] = "proto",
 };
 
 const enum tg_field_kind tg_field_kinds[TG_F_COUNT] = {
-	TG_KIND_MAC, TG_KIND_MAC, TG_KIND_IPV4, TG_KIND_IPV4,
-	TG_KIND_PORT, TG_KIND_PORT, TG_KIND_U8, TG_KIND_PROTO,
+	TG_KIND_MAC,
+	TG_KIND_MAC,
+	TG_KIND_IPV4,
+	TG_KIND_IPV4,
+	TG_KIND_PORT,
+	TG_KIND_PORT,
+	TG_KIND_U8,
+	TG_KIND_PROTO,
 };
 
 static const char *const field_default[TG_F_COUNT] = {
-	"02:00:00:00:00:02", "02:00:00:00:00:01", "10.0.0.1", "10.1.0.1",
-	"1024", "1024", "64", "udp",
+	"02:00:00:00:00:02",
+	"02:00:00:00:00:01",
+	"10.0.0.1",
+	"10.1.0.1",
+	"1024",
+	"1024",
+	"64",
+	"udp",
 };
 
 void
@@ -42,7 +59,7 @@ tg_stream_defaults(struct tg_stream_cfg *s, unsigned index)
 void
 tg_cfg_defaults(struct tg_cfg *c)
 {
-	static const uint16_t rfc[] = {64, 128, 256, 512, 1024, 1280, 1518};
+	static const uint16_t rfc[] = { 64, 128, 256, 512, 1024, 1280, 1518 };
 
 	memset(c, 0, sizeof(*c));
 	c->mode = TG_MODE_GEN;
@@ -87,7 +104,8 @@ tg_cfg_check(struct tg_cfg *c)
 		return -1;
 	}
 	if (c->mode == TG_MODE_RFC2544 && c->rx_port < 0) {
-		fprintf(stderr, "pp-tgen: --mode rfc2544 needs --rx-port (where the DUT sends back)\n");
+		fprintf(stderr,
+			"pp-tgen: --mode rfc2544 needs --rx-port (where the DUT sends back)\n");
 		return -1;
 	}
 	if (c->mode == TG_MODE_DELAY && c->rx_port < 0) {
@@ -106,7 +124,9 @@ tg_cfg_check(struct tg_cfg *c)
 
 		if (s->pcap[0]) {
 			if (c->mode == TG_MODE_RFC2544) {
-				fprintf(stderr, "pp-tgen: stream '%s': rfc2544 needs a template stream, not a pcap\n",
+				fprintf(stderr,
+					"pp-tgen: stream '%s': rfc2544 needs a template stream, "
+					"not a pcap\n",
 					s->name);
 				return -1;
 			}
@@ -114,7 +134,8 @@ tg_cfg_check(struct tg_cfg *c)
 		}
 		if ((p->min == 6 || p->max == 6) && p->min != p->max) {
 			fprintf(stderr,
-				"pp-tgen: stream '%s': proto: a range may not mix tcp (6) with other protocols; use two streams\n",
+				"pp-tgen: stream '%s': proto: a range may not mix tcp (6) with "
+				"other protocols; use two streams\n",
 				s->name);
 			return -1;
 		}
@@ -123,15 +144,19 @@ tg_cfg_check(struct tg_cfg *c)
 		for (unsigned k = 0; k < s->sizes.n; k++)
 			if (s->sizes.size[k] < need) {
 				fprintf(stderr,
-					"pp-tgen: stream '%s': size %u is below %u bytes, the smallest %s frame that holds the %d-byte signature (use --no-signature)\n",
-					s->name, s->sizes.size[k], need, p->min == 6 ? "TCP" : "UDP", TG_SIG_LEN);
+					"pp-tgen: stream '%s': size %u is below %u bytes, the "
+					"smallest %s frame that holds the %d-byte signature (use "
+					"--no-signature)\n",
+					s->name, s->sizes.size[k], need,
+					p->min == 6 ? "TCP" : "UDP", TG_SIG_LEN);
 				return -1;
 			}
 		if (c->mode == TG_MODE_RFC2544)
 			for (unsigned k = 0; k < c->n_rfc_sizes; k++)
 				if (c->rfc_size[k] < need) {
 					fprintf(stderr,
-						"pp-tgen: --frame-sizes: %u is below %u bytes, the smallest %s frame with the signature\n",
+						"pp-tgen: --frame-sizes: %u is below %u bytes, the "
+						"smallest %s frame with the signature\n",
 						c->rfc_size[k], need, p->min == 6 ? "TCP" : "UDP");
 					return -1;
 				}

@@ -14,36 +14,53 @@
 #define TG_MAX_SIZES 16
 #define TG_MAX_PAYLOAD 1600
 #define TG_MAX_RFC_SIZES 16
-#define TG_FCS_LEN 4      /* frame sizes count the Ethernet FCS, as RFC 2544 does */
+#define TG_FCS_LEN 4        /* frame sizes count the Ethernet FCS, as RFC 2544 does */
 #define TG_WIRE_OVERHEAD 20 /* preamble + SFD (8) + inter-frame gap (12) per frame */
 #define TG_MIN_FRAME 64
 #define TG_MAX_FRAME 1518
 
-enum tg_mode { TG_MODE_GEN, TG_MODE_RFC2544, TG_MODE_DELAY };
+enum tg_mode {
+	TG_MODE_GEN,
+	TG_MODE_RFC2544,
+	TG_MODE_DELAY
+};
 
-enum tg_field_id { TG_F_DST_MAC, TG_F_SRC_MAC, TG_F_SRC_IP, TG_F_DST_IP, TG_F_SPORT,
-		   TG_F_DPORT, TG_F_TTL, TG_F_PROTO, TG_F_COUNT };
+enum tg_field_id {
+	TG_F_DST_MAC,
+	TG_F_SRC_MAC,
+	TG_F_SRC_IP,
+	TG_F_DST_IP,
+	TG_F_SPORT,
+	TG_F_DPORT,
+	TG_F_TTL,
+	TG_F_PROTO,
+	TG_F_COUNT
+};
 
 struct tg_size_mix {
 	unsigned n;
-	uint16_t size[TG_MAX_SIZES];   /* frame size including FCS */
+	uint16_t size[TG_MAX_SIZES]; /* frame size including FCS */
 	uint32_t weight[TG_MAX_SIZES];
 };
 
-enum tg_rate_kind { TG_RATE_MAX, TG_RATE_PPS, TG_RATE_PCT };
+enum tg_rate_kind {
+	TG_RATE_MAX,
+	TG_RATE_PPS,
+	TG_RATE_PCT
+};
 
 struct tg_stream_cfg {
 	char name[32];
 	struct tg_field field[TG_F_COUNT];
 	struct tg_size_mix sizes;
 	enum tg_rate_kind rate_kind;
-	double rate;                  /* pps or percent of link */
-	uint32_t flows;               /* 0: fields advance per packet */
+	double rate;    /* pps or percent of link */
+	uint32_t flows; /* 0: fields advance per packet */
 	uint8_t payload[TG_MAX_PAYLOAD];
 	uint16_t payload_len;
 	uint8_t fill;
-	char pcap[PATH_MAX];          /* non-empty: replay this file instead */
-	uint64_t loops;               /* pcap passes; 0 = until duration/packets */
+	char pcap[PATH_MAX]; /* non-empty: replay this file instead */
+	uint64_t loops;      /* pcap passes; 0 = until duration/packets */
 	bool signature;
 };
 
@@ -51,21 +68,21 @@ struct tg_cfg {
 	enum tg_mode mode;
 	struct tg_stream_cfg stream[TG_MAX_STREAMS];
 	unsigned n_streams;
-	int tx_port;                  /* -1: no transmit (sink only) */
-	int rx_port;                  /* -1: no receive */
-	unsigned tx_queues;           /* per stream */
+	int tx_port;        /* -1: no transmit (sink only) */
+	int rx_port;        /* -1: no receive */
+	unsigned tx_queues; /* per stream */
 	unsigned rx_queues;
-	double duration_s;            /* 0: until packets or signal */
-	uint64_t packets;             /* total per stream, 0: unlimited */
-	double link_gbps;             /* 0: port's reported speed, else 10 */
+	double duration_s; /* 0: until packets or signal */
+	uint64_t packets;  /* total per stream, 0: unlimited */
+	double link_gbps;  /* 0: port's reported speed, else 10 */
 	double drain_s;
-	double start_after_s;         /* idle time after links are up (peer start-up) */
-	double link_wait_s;           /* how long to wait for links to come up */
-	double peer_wait_s;           /* at the end, idle until the links go down */
+	double start_after_s; /* idle time after links are up (peer start-up) */
+	double link_wait_s;   /* how long to wait for links to come up */
+	double peer_wait_s;   /* at the end, idle until the links go down */
 	char stats_path[PATH_MAX];
 	bool live;
 	bool tx_retry;
-	unsigned mbufs;               /* per TX queue pool */
+	unsigned mbufs; /* per TX queue pool */
 	/* rfc2544 */
 	unsigned n_rfc_sizes;
 	uint16_t rfc_size[TG_MAX_RFC_SIZES];
@@ -74,9 +91,9 @@ struct tg_cfg {
 	double loss_tolerance_pct;
 	/* delay line */
 	double delay_us;
-	double capacity_pps;          /* 0: unlimited */
-	double capacity_burst;        /* token bucket depth (packets) */
-	int out_port;                 /* -1: same as rx port */
+	double capacity_pps;   /* 0: unlimited */
+	double capacity_burst; /* token bucket depth (packets) */
+	int out_port;          /* -1: same as rx port */
 };
 
 void tg_cfg_defaults(struct tg_cfg *c);

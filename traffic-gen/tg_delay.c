@@ -30,7 +30,7 @@ struct delay_state {
 	uint16_t in, out;
 	uint64_t delay_cyc;
 	double tokens_per_cycle;
-	double burst;          /* token bucket depth, packets */
+	double burst; /* token bucket depth, packets */
 	struct held *q;
 	uint32_t head, tail; /* head: next to send; tail: next free */
 	uint64_t rx, tx, over_capacity, queue_full, tx_full;
@@ -83,12 +83,12 @@ delay_main(void *arg)
 				d->queue_full++;
 				continue;
 			}
-			d->q[d->tail % QUEUE_SLOTS] = (struct held){pkts[i], now + d->delay_cyc};
+			d->q[d->tail % QUEUE_SLOTS] = (struct held){ pkts[i], now + d->delay_cyc };
 			d->tail++;
 		}
 		d->rx += n;
 		while (d->head + k != d->tail && k < TG_BURST &&
-		       d->q[(d->head + k) % QUEUE_SLOTS].due <= now) {
+			d->q[(d->head + k) % QUEUE_SLOTS].due <= now) {
 			pkts[k] = d->q[(d->head + k) % QUEUE_SLOTS].m;
 			k++;
 		}
@@ -110,7 +110,7 @@ int
 tg_delay_line(struct tg_ctx *x)
 {
 	const struct tg_cfg *c = x->cfg;
-	struct delay_state d = {0};
+	struct delay_state d = { 0 };
 	uint64_t hz = rte_get_tsc_hz(), queued;
 	unsigned lcore = rte_get_next_lcore(-1, 1, 0);
 	json_t *root;
@@ -127,8 +127,9 @@ tg_delay_line(struct tg_ctx *x)
 		return -1;
 	}
 	tg_run.start_tsc = rte_rdtsc();
-	tg_run.end_tsc = c->duration_s > 0 ? tg_run.start_tsc + (uint64_t)(c->duration_s * (double)hz)
-					   : UINT64_MAX;
+	tg_run.end_tsc = c->duration_s > 0
+		? tg_run.start_tsc + (uint64_t)(c->duration_s * (double)hz)
+		: UINT64_MAX;
 	rte_eal_remote_launch(delay_main, &d, lcore);
 	/* Sleep rather than spin: the box may have fewer cores than threads. */
 	while (rte_eal_get_lcore_state(lcore) == RUNNING)
@@ -138,13 +139,13 @@ tg_delay_line(struct tg_ctx *x)
 	for (uint32_t i = d.head; i != d.tail; i++)
 		rte_pktmbuf_free(d.q[i % QUEUE_SLOTS].m);
 	root = json_pack("{s:s, s:s, s:s, s:f, s:f, s:f, s:I, s:I, s:{s:I, s:I, s:I}, s:I, s:b}",
-			 "tool", "pp-tgen", "mode", "delay", "kind", "measured", "duration_s",
-			 (double)(rte_rdtsc() - tg_run.start_tsc) / (double)hz, "delay_us", c->delay_us,
-			 "capacity_pps", c->capacity_pps, "rx_packets", (json_int_t)d.rx, "tx_packets",
-			 (json_int_t)d.tx, "dropped_by_reason", "over_capacity",
-			 (json_int_t)d.over_capacity, "queue_full", (json_int_t)d.queue_full, "tx_full",
-			 (json_int_t)d.tx_full, "queued_packets", (json_int_t)queued, "accounting_ok",
-			 d.rx == d.tx + d.over_capacity + d.queue_full + d.tx_full + queued);
+		"tool", "pp-tgen", "mode", "delay", "kind", "measured", "duration_s",
+		(double)(rte_rdtsc() - tg_run.start_tsc) / (double)hz, "delay_us", c->delay_us,
+		"capacity_pps", c->capacity_pps, "rx_packets", (json_int_t)d.rx, "tx_packets",
+		(json_int_t)d.tx, "dropped_by_reason", "over_capacity", (json_int_t)d.over_capacity,
+		"queue_full", (json_int_t)d.queue_full, "tx_full", (json_int_t)d.tx_full,
+		"queued_packets", (json_int_t)queued, "accounting_ok",
+		d.rx == d.tx + d.over_capacity + d.queue_full + d.tx_full + queued);
 	rc = tg_report_write(c, root);
 	json_decref(root);
 	free(d.q);

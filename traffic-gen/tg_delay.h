@@ -4,7 +4,6 @@
 
 #include "tg_ctx.h"
 
-int
-tg_delay_line(struct tg_ctx *x);
+int tg_delay_line(struct tg_ctx *x);
 
 #endif

@@ -30,7 +30,7 @@ struct tg_flow {
 	uint16_t dport;
 	uint8_t ttl;
 	uint8_t proto;
-	uint32_t ip_sum;  /* partial IP checksum of the fields above */
+	uint32_t ip_sum; /* partial IP checksum of the fields above */
 };
 
 /* Counters a worker publishes (relaxed stores) and the main lcore reads. */
@@ -39,42 +39,42 @@ struct tg_tx_counters {
 	uint64_t bytes;     /* frame bytes incl. FCS */
 	uint64_t link_full; /* refused by a full TX queue, freed (not with --tx-retry) */
 	uint64_t alloc_fail;
-	uint64_t stop_tsc;  /* when the job finished */
+	uint64_t stop_tsc; /* when the job finished */
 };
 
 struct tg_txjob {
 	uint16_t port, queue;
-	uint8_t id;                 /* low 8 bits of the signature stream id */
+	uint8_t id; /* low 8 bits of the signature stream id */
 	const struct tg_stream_cfg *cfg;
-	struct rte_mempool *pool;   /* mbufs pre-filled with the template */
+	struct rte_mempool *pool; /* mbufs pre-filled with the template */
 	struct tg_field field[TG_F_COUNT];
 	struct tg_flow *flows;
 	uint32_t n_flows, flow_idx;
-	uint16_t *len;              /* data lengths (frame - FCS), in the IMIX order */
+	uint16_t *len; /* data lengths (frame - FCS), in the IMIX order */
 	uint32_t n_len, len_idx;
-	struct rte_mbuf **pcap;     /* replay: loaded once, sent by reference count */
+	struct rte_mbuf **pcap; /* replay: loaded once, sent by reference count */
 	uint32_t n_pcap, pcap_idx;
 	unsigned hdr_len;
-	uint32_t ip_sum_fixed;      /* partial IP checksum of the fixed header words */
+	uint32_t ip_sum_fixed; /* partial IP checksum of the fixed header words */
 	bool tcp, signature, retry;
 	/* per run */
-	double pps;                 /* 0: as fast as possible */
+	double pps; /* 0: as fast as possible */
 	double pkts_per_cycle;
-	uint64_t limit;             /* 0: none */
+	uint64_t limit; /* 0: none */
 	uint16_t epoch;
-	uint64_t seq;               /* packets offered (next sequence number) */
-	uint64_t last_tsc;          /* end of the last burst */
+	uint64_t seq;      /* packets offered (next sequence number) */
+	uint64_t last_tsc; /* end of the last burst */
 	bool done;
 	struct tg_tx_counters c;
 };
 
 struct tg_rxjob {
 	uint16_t port, queue;
-	uint16_t epoch;             /* current run; other epochs are stale */
+	uint16_t epoch; /* current run; other epochs are stale */
 	bool done;
-	struct tg_seq *seq;         /* [TG_STREAM_IDS] */
-	struct tg_hist *hist;       /* [TG_STREAM_IDS], latency in TSC cycles */
-	uint64_t packets, bytes;    /* everything received (published) */
+	struct tg_seq *seq;      /* [TG_STREAM_IDS] */
+	struct tg_hist *hist;    /* [TG_STREAM_IDS], latency in TSC cycles */
+	uint64_t packets, bytes; /* everything received (published) */
 	uint64_t foreign, foreign_bytes, stale;
 	uint64_t no_timestamp;
 };

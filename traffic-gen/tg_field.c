@@ -48,8 +48,8 @@ tg_value_parse(enum tg_field_kind kind, const char *text, uint64_t *out)
 	switch (kind) {
 	case TG_KIND_MAC:
 		if (strlen(text) != 17 ||
-		    sscanf(text, "%2x:%2x:%2x:%2x:%2x:%2x%c", &a[0], &a[1], &a[2], &a[3],
-			   &a[4], &a[5], &tail) != 6)
+			sscanf(text, "%2x:%2x:%2x:%2x:%2x:%2x%c", &a[0], &a[1], &a[2], &a[3], &a[4],
+				&a[5], &tail) != 6)
 			return -1;
 		*out = 0;
 		for (int i = 0; i < 6; i++)
@@ -94,8 +94,8 @@ tg_value_parse(enum tg_field_kind kind, const char *text, uint64_t *out)
 }
 
 int
-tg_field_parse(struct tg_field *f, enum tg_field_kind kind, const char *text,
-	       char *err, size_t errlen)
+tg_field_parse(
+	struct tg_field *f, enum tg_field_kind kind, const char *text, char *err, size_t errlen)
 {
 	char buf[128];
 	char *slash, *dash;
@@ -119,8 +119,8 @@ tg_field_parse(struct tg_field *f, enum tg_field_kind kind, const char *text,
 			mode = TG_FIELD_RANDOM;
 		else if (strcmp(slash, "inc")) {
 			snprintf(err, errlen,
-				 "'%s': unknown mode '%s' (expected MIN-MAX/inc or MIN-MAX/random)",
-				 text, slash);
+				"'%s': unknown mode '%s' (expected MIN-MAX/inc or MIN-MAX/random)",
+				text, slash);
 			return -1;
 		}
 	}
@@ -158,13 +158,12 @@ format_value(enum tg_field_kind kind, uint64_t v, char *buf, size_t len)
 	switch (kind) {
 	case TG_KIND_MAC:
 		snprintf(buf, len, "%02x:%02x:%02x:%02x:%02x:%02x", (unsigned)(v >> 40) & 0xff,
-			 (unsigned)(v >> 32) & 0xff, (unsigned)(v >> 24) & 0xff,
-			 (unsigned)(v >> 16) & 0xff, (unsigned)(v >> 8) & 0xff,
-			 (unsigned)v & 0xff);
+			(unsigned)(v >> 32) & 0xff, (unsigned)(v >> 24) & 0xff,
+			(unsigned)(v >> 16) & 0xff, (unsigned)(v >> 8) & 0xff, (unsigned)v & 0xff);
 		break;
 	case TG_KIND_IPV4:
 		snprintf(buf, len, "%u.%u.%u.%u", (unsigned)(v >> 24) & 0xff,
-			 (unsigned)(v >> 16) & 0xff, (unsigned)(v >> 8) & 0xff, (unsigned)v & 0xff);
+			(unsigned)(v >> 16) & 0xff, (unsigned)(v >> 8) & 0xff, (unsigned)v & 0xff);
 		break;
 	default:
 		snprintf(buf, len, "%" PRIu64, v);

@@ -37,15 +37,14 @@ struct tg_field {
  *   MIN-MAX/random      uniform over [MIN, MAX]
  *   random              uniform over the whole field
  * Returns 0, or -1 with a message in ERR naming what was wrong. */
-int tg_field_parse(struct tg_field *f, enum tg_field_kind kind, const char *text,
-		   char *err, size_t errlen);
+int tg_field_parse(
+	struct tg_field *f, enum tg_field_kind kind, const char *text, char *err, size_t errlen);
 
 /* Parses one value of KIND (no range). */
 int tg_value_parse(enum tg_field_kind kind, const char *text, uint64_t *out);
 
 /* Writes the field's textual form (for reports). */
-void tg_field_format(const struct tg_field *f, enum tg_field_kind kind, char *buf,
-		     size_t len);
+void tg_field_format(const struct tg_field *f, enum tg_field_kind kind, char *buf, size_t len);
 
 static inline uint64_t
 tg_field_next(struct tg_field *f)

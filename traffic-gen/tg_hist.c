@@ -22,7 +22,7 @@ tg_hist_index(uint64_t v)
 		return TG_HIST_BUCKETS - 1;
 	e = 63 - (unsigned)__builtin_clzll(v); /* 2^e <= v < 2^(e+1), e > SUB_BITS */
 	return 2 * TG_HIST_SUB + (e - TG_HIST_SUB_BITS - 1) * TG_HIST_SUB +
-	       (unsigned)((v >> (e - TG_HIST_SUB_BITS)) - TG_HIST_SUB);
+		(unsigned)((v >> (e - TG_HIST_SUB_BITS)) - TG_HIST_SUB);
 }
 
 void

@@ -14,14 +14,16 @@
 
 /* 1: KEY is a stream key and was applied, 0: not a stream key, -1: bad value */
 int
-tg_set_stream_key(struct tg_stream_cfg *s, const char *key, const char *val, char *err,
-		  size_t errlen)
+tg_set_stream_key(
+	struct tg_stream_cfg *s, const char *key, const char *val, char *err, size_t errlen)
 {
 	uint64_t u;
 
 	for (int i = 0; i < TG_F_COUNT; i++)
 		if (!strcmp(key, tg_field_key[i]))
-			return tg_field_parse(&s->field[i], tg_field_kinds[i], val, err, errlen) ? -1 : 1;
+			return tg_field_parse(&s->field[i], tg_field_kinds[i], val, err, errlen)
+				? -1
+				: 1;
 	if (!strcmp(key, "name")) {
 		snprintf(s->name, sizeof(s->name), "%s", val);
 		return 1;
@@ -31,8 +33,9 @@ tg_set_stream_key(struct tg_stream_cfg *s, const char *key, const char *val, cha
 	if (!strcmp(key, "rate")) {
 		if (tg_parse_rate(val, &s->rate_kind, &s->rate)) {
 			snprintf(err, errlen,
-				 "'%s' is not a rate (PPS like 100000 or 1.5M, PERCENT%% of the link, or max)",
-				 val);
+				"'%s' is not a rate (PPS like 100000 or 1.5M, PERCENT%% of the "
+				"link, or max)",
+				val);
 			return -1;
 		}
 		return 1;
@@ -92,7 +95,11 @@ tg_set_global_key(struct tg_cfg *c, const char *key, const char *val, char *err,
 	uint64_t u;
 	double d;
 
-#define BAD(...) do { snprintf(err, errlen, __VA_ARGS__); return -1; } while (0)
+#define BAD(...)                                    \
+	do {                                        \
+		snprintf(err, errlen, __VA_ARGS__); \
+		return -1;                          \
+	} while (0)
 	if (!strcmp(key, "mode")) {
 		if (!strcmp(val, "gen"))
 			c->mode = TG_MODE_GEN;
@@ -183,7 +190,9 @@ tg_set_global_key(struct tg_cfg *c, const char *key, const char *val, char *err,
 	}
 	if (!strcmp(key, "resolution")) {
 		if (pp_parse_double_value(val, 1e-4, 50, &c->resolution_pct))
-			BAD("'%s' is not a resolution in percent of the search's upper bound (0.0001..50)", val);
+			BAD("'%s' is not a resolution in percent of the search's upper bound "
+			    "(0.0001..50)",
+				val);
 		return 1;
 	}
 	if (!strcmp(key, "loss_tolerance")) {

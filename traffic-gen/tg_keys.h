@@ -9,12 +9,10 @@
 #include "tg_config.h"
 
 /* A stream key (src_ip, size, rate, ...). */
-int
-tg_set_stream_key(struct tg_stream_cfg *s, const char *key, const char *val, char *err,
-		  size_t errlen);
+int tg_set_stream_key(
+	struct tg_stream_cfg *s, const char *key, const char *val, char *err, size_t errlen);
 
 /* A key of the whole run (tx_port, duration, mode, ...). */
-int
-tg_set_global_key(struct tg_cfg *c, const char *key, const char *val, char *err, size_t errlen);
+int tg_set_global_key(struct tg_cfg *c, const char *key, const char *val, char *err, size_t errlen);
 
 #endif

@@ -59,7 +59,7 @@ main(int argc, char **argv)
 		;
 	if (pp_eal_start(dashdash, argv, NULL, TG_EAL_NEED_MB, "pp-tgen") < 0)
 		return 2;
-	argc -= dashdash;   /* argv[0] is now "--", or the end when there is none */
+	argc -= dashdash; /* argv[0] is now "--", or the end when there is none */
 	argv += dashdash;
 	tg_cfg_defaults(&cfg);
 	rc = tg_cli_parse(&cfg, argc > 0 ? argc - 1 : 0, argv + 1);

@@ -16,7 +16,7 @@
 
 int
 tg_pcap_load(const char *path, const char *pool_name, int socket, struct rte_mempool **pool,
-	     struct rte_mbuf ***pkts, uint32_t *n)
+	struct rte_mbuf ***pkts, uint32_t *n)
 {
 	char err[PCAP_ERRBUF_SIZE];
 	struct pcap_pkthdr *h;
@@ -33,7 +33,8 @@ tg_pcap_load(const char *path, const char *pool_name, int socket, struct rte_mem
 		return -1;
 	}
 	if (pcap_datalink(pc) != DLT_EN10MB) {
-		fprintf(stderr, "pp-tgen: pcap %s: link type %s, only Ethernet (EN10MB) is replayed\n",
+		fprintf(stderr,
+			"pp-tgen: pcap %s: link type %s, only Ethernet (EN10MB) is replayed\n",
 			path, pcap_datalink_val_to_name(pcap_datalink(pc)));
 		pcap_close(pc);
 		return -1;
@@ -41,14 +42,15 @@ tg_pcap_load(const char *path, const char *pool_name, int socket, struct rte_mem
 	while ((r = pcap_next_ex(pc, &h, &data)) == 1) {
 		if (h->caplen < h->len) {
 			fprintf(stderr,
-				"pp-tgen: pcap %s: packet %u: only %u of its %u bytes were captured (snap length); refusing to replay cut frames\n",
+				"pp-tgen: pcap %s: packet %u: only %u of its %u bytes were "
+				"captured (snap length); refusing to replay cut frames\n",
 				path, count + 1, h->caplen, h->len);
 			pcap_close(pc);
 			return -1;
 		}
 		if (h->caplen > room || h->caplen < 14) {
-			fprintf(stderr, "pp-tgen: pcap %s: packet %u: %u bytes, outside 14..%u\n", path,
-				count + 1, h->caplen, room);
+			fprintf(stderr, "pp-tgen: pcap %s: packet %u: %u bytes, outside 14..%u\n",
+				path, count + 1, h->caplen, room);
 			pcap_close(pc);
 			return -1;
 		}

@@ -8,8 +8,7 @@
 #include <rte_mempool.h>
 
 /* Loads every packet of PATH into mbufs of a new pool. */
-int
-tg_pcap_load(const char *path, const char *pool_name, int socket, struct rte_mempool **pool,
-	     struct rte_mbuf ***pkts, uint32_t *n);
+int tg_pcap_load(const char *path, const char *pool_name, int socket, struct rte_mempool **pool,
+	struct rte_mbuf ***pkts, uint32_t *n);
 
 #endif

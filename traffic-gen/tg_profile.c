@@ -35,10 +35,12 @@ load_stream(struct tg_stream_cfg *s, json_t *obj, const char *path, unsigned idx
 	char text[2048], err[256];
 
 	if (!json_is_object(obj)) {
-		fprintf(stderr, "pp-tgen: profile %s: streams[%u]: expected an object\n", path, idx);
+		fprintf(stderr, "pp-tgen: profile %s: streams[%u]: expected an object\n", path,
+			idx);
 		return -1;
 	}
-	json_object_foreach(obj, key, v) {
+	json_object_foreach(obj, key, v)
+	{
 		int r;
 
 		if (!strcmp(key, "payload") && json_is_array(v)) {
@@ -46,16 +48,20 @@ load_stream(struct tg_stream_cfg *s, json_t *obj, const char *path, unsigned idx
 			json_t *e;
 
 			s->payload_len = 0;
-			json_array_foreach(v, i, e) {
+			json_array_foreach(v, i, e)
+			{
 				if (!json_is_string(e)) {
 					fprintf(stderr,
-						"pp-tgen: profile %s: streams[%u].payload[%zu]: expected a string\n",
+						"pp-tgen: profile %s: streams[%u].payload[%zu]: "
+						"expected a string\n",
 						path, idx, i);
 					return -1;
 				}
 				if (tg_set_stream_key(s, "payload", json_string_value(e), err,
-						   sizeof(err)) < 0) {
-					fprintf(stderr, "pp-tgen: profile %s: streams[%u].payload[%zu]: %s\n",
+					    sizeof(err)) < 0) {
+					fprintf(stderr,
+						"pp-tgen: profile %s: streams[%u].payload[%zu]: "
+						"%s\n",
 						path, idx, i, err);
 					return -1;
 				}
@@ -63,7 +69,9 @@ load_stream(struct tg_stream_cfg *s, json_t *obj, const char *path, unsigned idx
 			continue;
 		}
 		if (json_text(v, text, sizeof(text))) {
-			fprintf(stderr, "pp-tgen: profile %s: streams[%u].%s: expected a string, number or boolean\n",
+			fprintf(stderr,
+				"pp-tgen: profile %s: streams[%u].%s: expected a string, number or "
+				"boolean\n",
 				path, idx, key);
 			return -1;
 		}
@@ -71,12 +79,13 @@ load_stream(struct tg_stream_cfg *s, json_t *obj, const char *path, unsigned idx
 			s->payload_len = 0;
 		r = tg_set_stream_key(s, key, text, err, sizeof(err));
 		if (r == 0) {
-			fprintf(stderr, "pp-tgen: profile %s: streams[%u]: unknown key '%s'\n", path, idx,
-				key);
+			fprintf(stderr, "pp-tgen: profile %s: streams[%u]: unknown key '%s'\n",
+				path, idx, key);
 			return -1;
 		}
 		if (r < 0) {
-			fprintf(stderr, "pp-tgen: profile %s: streams[%u].%s: %s\n", path, idx, key, err);
+			fprintf(stderr, "pp-tgen: profile %s: streams[%u].%s: %s\n", path, idx, key,
+				err);
 			return -1;
 		}
 	}
@@ -88,7 +97,8 @@ is_yaml(const char *path)
 {
 	size_t n = strlen(path);
 
-	return (n > 5 && !strcmp(path + n - 5, ".yaml")) || (n > 4 && !strcmp(path + n - 4, ".yml"));
+	return (n > 5 && !strcmp(path + n - 5, ".yaml")) ||
+		(n > 4 && !strcmp(path + n - 4, ".yml"));
 }
 
 int
@@ -118,7 +128,8 @@ tg_profile_load(struct tg_cfg *c, const char *path)
 		fprintf(stderr, "pp-tgen: profile %s: the top level must be an object\n", path);
 		goto out;
 	}
-	json_object_foreach(root, key, v) {
+	json_object_foreach(root, key, v)
+	{
 		int r;
 
 		if (!strcmp(key, "streams")) {
@@ -126,14 +137,16 @@ tg_profile_load(struct tg_cfg *c, const char *path)
 			json_t *e;
 
 			if (!json_is_array(v) || json_array_size(v) == 0 ||
-			    json_array_size(v) > TG_MAX_STREAMS) {
+				json_array_size(v) > TG_MAX_STREAMS) {
 				fprintf(stderr,
-					"pp-tgen: profile %s: streams: expected an array of 1..%d objects\n",
+					"pp-tgen: profile %s: streams: expected an array of 1..%d "
+					"objects\n",
 					path, TG_MAX_STREAMS);
 				goto out;
 			}
 			c->n_streams = (unsigned)json_array_size(v);
-			json_array_foreach(v, i, e) {
+			json_array_foreach(v, i, e)
+			{
 				tg_stream_defaults(&c->stream[i], (unsigned)i);
 				if (load_stream(&c->stream[i], e, path, (unsigned)i))
 					goto out;
@@ -143,7 +156,8 @@ tg_profile_load(struct tg_cfg *c, const char *path)
 		if (!strcmp(key, "comment"))
 			continue;
 		if (json_text(v, text, sizeof(text))) {
-			fprintf(stderr, "pp-tgen: profile %s: %s: expected a string, number or boolean\n",
+			fprintf(stderr,
+				"pp-tgen: profile %s: %s: expected a string, number or boolean\n",
 				path, key);
 			goto out;
 		}

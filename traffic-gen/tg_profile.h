@@ -7,7 +7,6 @@
 
 /* Loads a profile; 0 or -1 after printing an error naming the file and the
  * field. */
-int
-tg_profile_load(struct tg_cfg *c, const char *path);
+int tg_profile_load(struct tg_cfg *c, const char *path);
 
 #endif

@@ -9,8 +9,9 @@
 #include "tg_report.h"
 #include "tg_setup.h"
 
-#define RESOLUTION_NOTE \
-	"log-linear histogram of TSC cycles: buckets 1/64 of their value wide (percentiles are bucket midpoints, within 0.8%); min, mean, max exact"
+#define RESOLUTION_NOTE                                                                          \
+	"log-linear histogram of TSC cycles: buckets 1/64 of their value wide (percentiles are " \
+	"bucket midpoints, within 0.8%); min, mean, max exact"
 
 json_t *
 tg_report_latency(const struct tg_hist *h, double hz)
@@ -20,11 +21,11 @@ tg_report_latency(const struct tg_hist *h, double hz)
 	if (h->count == 0)
 		return json_pack("{s:s, s:I}", "kind", "measured", "samples", (json_int_t)0);
 	return json_pack("{s:s, s:I, s:f, s:f, s:f, s:f, s:f, s:f, s:I, s:s}", "kind", "measured",
-			 "samples", (json_int_t)h->count, "min", (double)h->min * ns, "mean",
-			 (double)h->sum / (double)h->count * ns, "p50", tg_hist_quantile(h, 0.5) * ns,
-			 "p99", tg_hist_quantile(h, 0.99) * ns, "p99_9",
-			 tg_hist_quantile(h, 0.999) * ns, "max", (double)h->max * ns, "overflow",
-			 (json_int_t)h->overflow, "resolution", RESOLUTION_NOTE);
+		"samples", (json_int_t)h->count, "min", (double)h->min * ns, "mean",
+		(double)h->sum / (double)h->count * ns, "p50", tg_hist_quantile(h, 0.5) * ns, "p99",
+		tg_hist_quantile(h, 0.99) * ns, "p99_9", tg_hist_quantile(h, 0.999) * ns, "max",
+		(double)h->max * ns, "overflow", (json_int_t)h->overflow, "resolution",
+		RESOLUTION_NOTE);
 }
 
 static json_t *
@@ -45,31 +46,37 @@ config_json(const struct tg_ctx *x)
 			json_t *sizes = json_array();
 
 			for (int f = 0; f < TG_F_COUNT; f++) {
-				tg_field_format(&s->field[f], f < 2 ? TG_KIND_MAC : f < 4 ? TG_KIND_IPV4 :
-					 f < 6 ? TG_KIND_PORT : TG_KIND_U8, buf, sizeof(buf));
+				tg_field_format(&s->field[f],
+					f < 2           ? TG_KIND_MAC
+						: f < 4 ? TG_KIND_IPV4
+						: f < 6 ? TG_KIND_PORT
+							: TG_KIND_U8,
+					buf, sizeof(buf));
 				json_object_set_new(o, tg_field_key[f], json_string(buf));
 			}
 			for (unsigned k = 0; k < s->sizes.n; k++)
-				json_array_append_new(sizes, json_pack("{s:i, s:i}", "size",
-					s->sizes.size[k], "weight", s->sizes.weight[k]));
+				json_array_append_new(sizes,
+					json_pack("{s:i, s:i}", "size", s->sizes.size[k], "weight",
+						s->sizes.weight[k]));
 			json_object_set_new(o, "sizes", sizes);
 			json_object_set_new(o, "flows", json_integer(s->flows));
 			json_object_set_new(o, "payload_bytes", json_integer(s->payload_len));
 		}
 		json_object_set_new(o, "rate_pps",
-				    s->rate_kind == TG_RATE_MAX ? json_string("max")
-								: json_real(tg_stream_pps(x, s)));
+			s->rate_kind == TG_RATE_MAX ? json_string("max")
+						    : json_real(tg_stream_pps(x, s)));
 		if (s->rate_kind == TG_RATE_PCT)
 			json_object_set_new(o, "rate_pct_of_link", json_real(s->rate));
 		json_array_append_new(streams, o);
 	}
-	return json_pack("{s:s, s:f, s:s, s:s, s:f, s:I, s:i, s:i, s:i, s:f, s:b, s:o}",
-			 "kind", "asked", "link_gbps", x->link_bps / 1e9, "link_speed_from",
-			 x->link_source, "wire_overhead",
-			 "20 bytes of preamble, SFD and inter-frame gap per frame; frame sizes include the 4-byte FCS",
-			 "duration_s", c->duration_s, "packets_per_stream", (json_int_t)c->packets,
-			 "tx_port", c->tx_port, "rx_port", c->rx_port, "tx_queues", c->tx_queues,
-			 "drain_s", c->drain_s, "tx_retry", c->tx_retry, "streams", streams);
+	return json_pack("{s:s, s:f, s:s, s:s, s:f, s:I, s:i, s:i, s:i, s:f, s:b, s:o}", "kind",
+		"asked", "link_gbps", x->link_bps / 1e9, "link_speed_from", x->link_source,
+		"wire_overhead",
+		"20 bytes of preamble, SFD and inter-frame gap per frame; frame sizes include the "
+		"4-byte FCS",
+		"duration_s", c->duration_s, "packets_per_stream", (json_int_t)c->packets,
+		"tx_port", c->tx_port, "rx_port", c->rx_port, "tx_queues", c->tx_queues, "drain_s",
+		c->drain_s, "tx_retry", c->tx_retry, "streams", streams);
 }
 
 json_t *
@@ -81,28 +88,26 @@ tg_report_run(const struct tg_ctx *x, const struct tg_result *r)
 	double wire = ((double)r->tx_bytes + TG_WIRE_OVERHEAD * (double)r->tx_packets) * 8;
 
 	tx = json_pack("{s:s, s:I, s:I, s:I, s:I, s:I, s:f, s:f, s:f, s:f}", "kind", "measured",
-		       "packets", (json_int_t)r->tx_packets, "bytes", (json_int_t)r->tx_bytes,
-		       "offered_packets", (json_int_t)(r->tx_packets + r->link_full),
-		       "link_full", (json_int_t)r->link_full, "alloc_fail",
-		       (json_int_t)r->alloc_fail, "pps", (double)r->tx_packets / d, "bps_l2",
-		       (double)r->tx_bytes * 8 / d, "bps_wire", wire / d, "link_util_pct",
-		       wire / d / x->link_bps * 100);
+		"packets", (json_int_t)r->tx_packets, "bytes", (json_int_t)r->tx_bytes,
+		"offered_packets", (json_int_t)(r->tx_packets + r->link_full), "link_full",
+		(json_int_t)r->link_full, "alloc_fail", (json_int_t)r->alloc_fail, "pps",
+		(double)r->tx_packets / d, "bps_l2", (double)r->tx_bytes * 8 / d, "bps_wire",
+		wire / d, "link_util_pct", wire / d / x->link_bps * 100);
 	root = json_pack("{s:s, s:s, s:s, s:f, s:o, s:o}", "tool", "pp-tgen", "mode",
-			 x->cfg->mode == TG_MODE_RFC2544 ? "rfc2544" : "gen", "kind", "measured",
-			 "duration_s", r->duration_s, "config", config_json(x), "tx", tx);
+		x->cfg->mode == TG_MODE_RFC2544 ? "rfc2544" : "gen", "kind", "measured",
+		"duration_s", r->duration_s, "config", config_json(x), "tx", tx);
 	if (x->n_rx) {
 		json_t *rx = json_pack(
 			"{s:s, s:I, s:I, s:f, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:o}",
 			"kind", "measured", "packets", (json_int_t)r->rx_packets, "bytes",
 			(json_int_t)r->rx_bytes, "pps",
-			(double)r->rx_packets / (x->n_tx ? d : r->rx_window_s),
-			"signed_packets", (json_int_t)(r->rx_packets - r->foreign - r->stale),
-			"unique_packets", (json_int_t)r->rx_unique, "foreign_packets",
-			(json_int_t)r->foreign, "foreign_bytes", (json_int_t)r->foreign_bytes,
-			"stale_packets", (json_int_t)r->stale, "lost", (json_int_t)r->rx_lost,
-			"duplicates", (json_int_t)r->rx_duplicates, "reordered",
-			(json_int_t)r->rx_reordered, "late_unchecked",
-			(json_int_t)r->rx_late_unchecked, "latency_ns",
+			(double)r->rx_packets / (x->n_tx ? d : r->rx_window_s), "signed_packets",
+			(json_int_t)(r->rx_packets - r->foreign - r->stale), "unique_packets",
+			(json_int_t)r->rx_unique, "foreign_packets", (json_int_t)r->foreign,
+			"foreign_bytes", (json_int_t)r->foreign_bytes, "stale_packets",
+			(json_int_t)r->stale, "lost", (json_int_t)r->rx_lost, "duplicates",
+			(json_int_t)r->rx_duplicates, "reordered", (json_int_t)r->rx_reordered,
+			"late_unchecked", (json_int_t)r->rx_late_unchecked, "latency_ns",
 			tg_report_latency(&r->all, x->hz));
 		json_object_set_new(rx, "window_s", json_real(r->rx_window_s));
 		json_object_set_new(rx, "no_timestamp", json_integer((json_int_t)r->no_timestamp));
@@ -124,7 +129,8 @@ tg_report_run(const struct tg_ctx *x, const struct tg_result *r)
 					j = &x->tx[k];
 			json_object_set_new(o, "name", json_string(j->cfg->name));
 			json_object_set_new(o, "queue", json_integer(j->queue));
-			json_object_set_new(o, "tx_packets", json_integer((json_int_t)s->tx_packets));
+			json_object_set_new(
+				o, "tx_packets", json_integer((json_int_t)s->tx_packets));
 			json_object_set_new(o, "tx_bytes", json_integer((json_int_t)s->tx_bytes));
 			json_object_set_new(o, "link_full", json_integer((json_int_t)s->link_full));
 			json_object_set_new(o, "tx_pps", json_real((double)s->tx_packets / d));
@@ -135,16 +141,20 @@ tg_report_run(const struct tg_ctx *x, const struct tg_result *r)
 			uint64_t expected = s->local ? s->tx_packets : s->seq.next;
 
 			json_object_set_new(o, "expected_from",
-					    json_string(s->local ? "tx_packets" : "highest sequence + 1"));
-			json_object_set_new(o, "rx_packets", json_integer((json_int_t)s->seq.received));
+				json_string(s->local ? "tx_packets" : "highest sequence + 1"));
+			json_object_set_new(
+				o, "rx_packets", json_integer((json_int_t)s->seq.received));
 			json_object_set_new(o, "rx_bytes", json_integer((json_int_t)s->seq.bytes));
 			json_object_set_new(o, "unique", json_integer((json_int_t)unique));
-			json_object_set_new(o, "lost", json_integer((json_int_t)(expected > unique ?
-									expected - unique : 0)));
-			json_object_set_new(o, "duplicates", json_integer((json_int_t)s->seq.duplicates));
-			json_object_set_new(o, "reordered", json_integer((json_int_t)s->seq.reordered));
+			json_object_set_new(o, "lost",
+				json_integer(
+					(json_int_t)(expected > unique ? expected - unique : 0)));
+			json_object_set_new(
+				o, "duplicates", json_integer((json_int_t)s->seq.duplicates));
+			json_object_set_new(
+				o, "reordered", json_integer((json_int_t)s->seq.reordered));
 			json_object_set_new(o, "late_unchecked",
-					    json_integer((json_int_t)s->seq.late_unchecked));
+				json_integer((json_int_t)s->seq.late_unchecked));
 			json_object_set_new(o, "latency_ns", tg_report_latency(&s->hist, x->hz));
 		}
 		json_array_append_new(streams, o);
@@ -163,7 +173,7 @@ tg_report_write(const struct tg_cfg *c, json_t *root)
 	if (!c->stats_path[0]) {
 		/* A reader that went away gives EPIPE (SIGPIPE is ignored). */
 		if (json_dumpf(root, stdout, JSON_INDENT(2)) || fputc('\n', stdout) == EOF ||
-		    fflush(stdout)) {
+			fflush(stdout)) {
 			fprintf(stderr, "pp-tgen: cannot write statistics to stdout (%s)\n",
 				strerror(errno));
 			return -1;
@@ -173,7 +183,8 @@ tg_report_write(const struct tg_cfg *c, json_t *root)
 	snprintf(tmp, sizeof(tmp), "%s.tmp", c->stats_path);
 	if (json_dump_file(root, tmp, JSON_INDENT(2)) || rename(tmp, c->stats_path)) {
 		/* What was measured is not lost: it goes to stdout instead. */
-		fprintf(stderr, "pp-tgen: cannot write statistics to %s (%s); writing them to stdout\n",
+		fprintf(stderr,
+			"pp-tgen: cannot write statistics to %s (%s); writing them to stdout\n",
 			c->stats_path, strerror(errno));
 		unlink(tmp);
 		json_dumpf(root, stdout, JSON_INDENT(2));

@@ -39,13 +39,17 @@ run_trial(struct tg_ctx *x, double pps, struct tg_result *r, struct trial *t)
 	t->link_full = r->link_full;
 	t->received = unique;
 	t->offered_pps = (double)offered / (r->duration_s > 0 ? r->duration_s : 1e-9);
-	t->loss_pct = offered ? (double)(offered > unique ? offered - unique : 0) * 100 / (double)offered
-			      : 100;
+	t->loss_pct = offered
+		? (double)(offered > unique ? offered - unique : 0) * 100 / (double)offered
+		: 100;
 	t->pass = offered > 0 && t->loss_pct <= x->cfg->loss_tolerance_pct;
 	t->generator_limited = t->offered_pps < 0.99 * pps;
 	t->lat = r->all;
-	fprintf(stderr, "[measured] rfc2544 trial: asked %.0f pps, offered %.0f pps (link_full %llu), loss %.4f%% -> %s%s\n",
-		pps, t->offered_pps, (unsigned long long)t->link_full, t->loss_pct, t->pass ? "pass" : "fail",
+	fprintf(stderr,
+		"[measured] rfc2544 trial: asked %.0f pps, offered %.0f pps (link_full %llu), loss "
+		"%.4f%% -> %s%s\n",
+		pps, t->offered_pps, (unsigned long long)t->link_full, t->loss_pct,
+		t->pass ? "pass" : "fail",
 		t->generator_limited ? " (generator below the asked rate)" : "");
 	return 0;
 }
@@ -54,11 +58,11 @@ static json_t *
 trial_json(const struct trial *t, double hz)
 {
 	return json_pack("{s:s, s:f, s:f, s:I, s:I, s:I, s:f, s:b, s:b, s:o}", "kind", "measured",
-			 "asked_pps", t->asked_pps, "offered_pps", t->offered_pps, "offered_packets",
-			 (json_int_t)t->offered, "link_full", (json_int_t)t->link_full,
-			 "received_unique", (json_int_t)t->received, "loss_pct",
-			 t->loss_pct, "pass", t->pass, "generator_limited", t->generator_limited,
-			 "latency_ns", tg_report_latency(&t->lat, hz));
+		"asked_pps", t->asked_pps, "offered_pps", t->offered_pps, "offered_packets",
+		(json_int_t)t->offered, "link_full", (json_int_t)t->link_full, "received_unique",
+		(json_int_t)t->received, "loss_pct", t->loss_pct, "pass", t->pass,
+		"generator_limited", t->generator_limited, "latency_ns",
+		tg_report_latency(&t->lat, hz));
 }
 
 int
@@ -77,10 +81,10 @@ tg_rfc2544(struct tg_ctx *x)
 	}
 	for (unsigned k = 0; k < c->n_rfc_sizes && !pp_stop_signals; k++) {
 		uint16_t size = c->rfc_size[k];
-		struct tg_size_mix one = {.n = 1, .size = {size}, .weight = {1}};
+		struct tg_size_mix one = { .n = 1, .size = { size }, .weight = { 1 } };
 		double line = x->link_bps / ((size + TG_WIRE_OVERHEAD) * 8.0);
 		double hi = line, lo = 0, step;
-		struct trial t, best = {0};
+		struct trial t, best = { 0 };
 		bool have_best = false;
 		json_t *trials = json_array(), *res;
 
@@ -116,40 +120,46 @@ tg_rfc2544(struct tg_ctx *x)
 			rate = (lo + upper) / 2;
 		}
 		res = json_pack("{s:i, s:s, s:f, s:f, s:f, s:o}", "frame_size", size, "kind",
-				"measured", "line_rate_pps", line, "search_upper_pps", hi,
-				"resolution_pps", step, "trials", trials);
+			"measured", "line_rate_pps", line, "search_upper_pps", hi, "resolution_pps",
+			step, "trials", trials);
 		if (have_best) {
 			double wire = best.offered_pps * (size + TG_WIRE_OVERHEAD) * 8;
 
 			json_object_set_new(res, "throughput_pps", json_real(best.offered_pps));
 			json_object_set_new(res, "throughput_asked_pps", json_real(best.asked_pps));
 			json_object_set_new(res, "throughput_bps_wire", json_real(wire));
-			json_object_set_new(res, "throughput_pct_of_link",
-					    json_real(wire / x->link_bps * 100));
+			json_object_set_new(
+				res, "throughput_pct_of_link", json_real(wire / x->link_bps * 100));
 			json_object_set_new(res, "loss_pct", json_real(best.loss_pct));
-			json_object_set_new(res, "generator_limited", json_boolean(best.generator_limited));
+			json_object_set_new(
+				res, "generator_limited", json_boolean(best.generator_limited));
 			json_object_set_new(res, "latency_ns", tg_report_latency(&best.lat, x->hz));
 		} else {
 			json_object_set_new(res, "throughput_pps", json_real(0));
 		}
 		json_array_append_new(results, res);
 		if (k == 0)
-			fprintf(table, "\nRFC 2544 throughput (measured; loss tolerance %.4g%%, trial %.3g s)\n"
-				       "%6s %14s %14s %10s %10s %12s\n", c->loss_tolerance_pct, c->trial_s,
-				"frame", "pps", "Mb/s(wire)", "% link", "loss %", "lat p50 us");
+			fprintf(table,
+				"\nRFC 2544 throughput (measured; loss tolerance %.4g%%, trial "
+				"%.3g s)\n"
+				"%6s %14s %14s %10s %10s %12s\n",
+				c->loss_tolerance_pct, c->trial_s, "frame", "pps", "Mb/s(wire)",
+				"% link", "loss %", "lat p50 us");
 		fprintf(table, "%6u %14.0f %14.2f %10.3f %10.4f %12.2f%s\n", size,
 			have_best ? best.offered_pps : 0.0,
 			have_best ? best.offered_pps * (size + TG_WIRE_OVERHEAD) * 8 / 1e6 : 0.0,
-			have_best ? best.offered_pps * (size + TG_WIRE_OVERHEAD) * 8 / x->link_bps * 100 : 0.0,
+			have_best ? best.offered_pps * (size + TG_WIRE_OVERHEAD) * 8 / x->link_bps *
+					100
+				  : 0.0,
 			have_best ? best.loss_pct : 100.0,
 			have_best ? tg_hist_quantile(&best.lat, 0.5) * 1e6 / x->hz : 0.0,
 			have_best && best.generator_limited ? "  (generator-limited)" : "");
 	}
 	fflush(table);
 	root = json_pack("{s:s, s:s, s:s, s:f, s:f, s:f, s:f, s:s, s:o}", "tool", "pp-tgen", "mode",
-			 "rfc2544", "kind", "measured", "link_gbps", x->link_bps / 1e9, "trial_s",
-			 c->trial_s, "loss_tolerance_pct", c->loss_tolerance_pct, "resolution_pct",
-			 c->resolution_pct, "link_speed_from", x->link_source, "results", results);
+		"rfc2544", "kind", "measured", "link_gbps", x->link_bps / 1e9, "trial_s",
+		c->trial_s, "loss_tolerance_pct", c->loss_tolerance_pct, "resolution_pct",
+		c->resolution_pct, "link_speed_from", x->link_source, "results", results);
 	if (pp_stop_signals)
 		json_object_set_new(root, "interrupted", json_true());
 	if (tg_report_write(c, root))

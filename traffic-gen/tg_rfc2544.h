@@ -4,7 +4,6 @@
 
 #include "tg_ctx.h"
 
-int
-tg_rfc2544(struct tg_ctx *x);
+int tg_rfc2544(struct tg_ctx *x);
 
 #endif

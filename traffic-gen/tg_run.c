@@ -39,11 +39,12 @@ sums(const struct tg_ctx *x, uint64_t *txp, uint64_t *txb, uint64_t *rxp, uint64
 }
 
 static void
-live_line(const struct tg_ctx *x, double t, uint64_t dtx, uint64_t dtxb, uint64_t drx,
-	  uint64_t txp, uint64_t rxp, uint64_t lf, double dt)
+live_line(const struct tg_ctx *x, double t, uint64_t dtx, uint64_t dtxb, uint64_t drx, uint64_t txp,
+	uint64_t rxp, uint64_t lf, double dt)
 {
 	fprintf(stderr,
-		"[measured] %6.1fs  tx %10.3f kpps %9.2f Mb/s  rx %10.3f kpps  total tx %llu rx %llu link_full %llu\n",
+		"[measured] %6.1fs  tx %10.3f kpps %9.2f Mb/s  rx %10.3f kpps  total tx %llu rx "
+		"%llu link_full %llu\n",
 		t, dtx / dt / 1e3, dtxb * 8.0 / dt / 1e6, drx / dt / 1e3, (unsigned long long)txp,
 		(unsigned long long)rxp, (unsigned long long)lf);
 	(void)x;
@@ -137,8 +138,8 @@ tg_run_once(struct tg_ctx *x, double duration_s, struct tg_result *r)
 		if (x->live && now >= next_live) {
 			sums(x, &txp, &txb, &rxp, &lf);
 			live_line(x, (double)(now - tg_run.start_tsc) / (double)hz, txp - prev_tx,
-				  txb - prev_txb, rxp - prev_rx, txp, rxp, lf,
-				  (double)(now - next_live + hz) / (double)hz);
+				txb - prev_txb, rxp - prev_rx, txp, rxp, lf,
+				(double)(now - next_live + hz) / (double)hz);
 			prev_tx = txp;
 			prev_txb = txb;
 			prev_rx = rxp;

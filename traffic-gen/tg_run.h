@@ -4,7 +4,6 @@
 
 #include "tg_ctx.h"
 
-int
-tg_run_once(struct tg_ctx *x, double duration_s, struct tg_result *r);
+int tg_run_once(struct tg_ctx *x, double duration_s, struct tg_result *r);
 
 #endif

@@ -6,13 +6,10 @@
 
 #include "tg_engine.h"
 
-int
-tg_rxjob_init(struct tg_rxjob *j, uint16_t port, uint16_t queue);
+int tg_rxjob_init(struct tg_rxjob *j, uint16_t port, uint16_t queue);
 
-void
-tg_rxjob_reset(struct tg_rxjob *j, uint16_t epoch);
+void tg_rxjob_reset(struct tg_rxjob *j, uint16_t epoch);
 
-void
-tg_rx_poll(struct tg_rxjob *j);
+void tg_rx_poll(struct tg_rxjob *j);
 
 #endif

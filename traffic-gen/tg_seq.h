@@ -16,7 +16,7 @@
 #define TG_SEQ_WINDOW (1u << 16)
 
 struct tg_seq {
-	uint64_t received;       /* every packet of the stream, duplicates included */
+	uint64_t received; /* every packet of the stream, duplicates included */
 	uint64_t bytes;
 	uint64_t duplicates;
 	uint64_t reordered;      /* arrived after a higher sequence number */

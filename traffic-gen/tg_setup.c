@@ -25,20 +25,28 @@ static int
 port_setup(uint16_t port, uint16_t nrx, uint16_t ntx)
 {
 	const struct pp_port_conf conf = {
-		.n_rx = nrx, .n_tx = ntx, .rx_desc = RX_DESC, .tx_desc = TX_DESC,
-		.pool = rx_pool, .rss = true, .adjust_desc = true,
+		.n_rx = nrx,
+		.n_tx = ntx,
+		.rx_desc = RX_DESC,
+		.tx_desc = TX_DESC,
+		.pool = rx_pool,
+		.rss = true,
+		.adjust_desc = true,
 	};
 	struct rte_eth_dev_info info;
 	int r;
 
 	if (!rte_eth_dev_is_valid_port(port)) {
-		fprintf(stderr, "pp-tgen: port %u does not exist (%u ports; give --vdev or PCI devices to the EAL)\n",
+		fprintf(stderr,
+			"pp-tgen: port %u does not exist (%u ports; give --vdev or PCI devices to "
+			"the EAL)\n",
 			port, rte_eth_dev_count_avail());
 		return -1;
 	}
 	r = rte_eth_dev_info_get(port, &info);
 	if (r == 0 && (nrx > info.max_rx_queues || ntx > info.max_tx_queues)) {
-		fprintf(stderr, "pp-tgen: port %u (%s) has at most %u RX / %u TX queues; asked %u / %u\n",
+		fprintf(stderr,
+			"pp-tgen: port %u (%s) has at most %u RX / %u TX queues; asked %u / %u\n",
 			port, info.driver_name, info.max_rx_queues, info.max_tx_queues, nrx, ntx);
 		return -1;
 	}
@@ -65,7 +73,9 @@ wait_link(uint16_t port, double wait_s)
 			return 0;
 		rte_delay_us_sleep(10000);
 	} while (rte_rdtsc() < end && !pp_stop_signals);
-	fprintf(stderr, "pp-tgen: port %u: link still down after %.1f s (--link-wait); is the peer running?\n",
+	fprintf(stderr,
+		"pp-tgen: port %u: link still down after %.1f s (--link-wait); is the peer "
+		"running?\n",
 		port, wait_s);
 	return -1;
 }
@@ -86,11 +96,11 @@ link_speed(struct tg_ctx *x, int port)
 		return;
 	}
 	if (port < 0 || !rte_eth_dev_is_valid_port((uint16_t)port) ||
-	    rte_eth_dev_info_get((uint16_t)port, &info))
+		rte_eth_dev_info_get((uint16_t)port, &info))
 		return;
 	if (strcmp(rte_bus_name(rte_dev_bus(info.device)), "vdev") != 0 &&
-	    rte_eth_link_get_nowait((uint16_t)port, &link) == 0 && link.link_speed != 0 &&
-	    link.link_speed != RTE_ETH_SPEED_NUM_UNKNOWN) {
+		rte_eth_link_get_nowait((uint16_t)port, &link) == 0 && link.link_speed != 0 &&
+		link.link_speed != RTE_ETH_SPEED_NUM_UNKNOWN) {
 		x->link_bps = link.link_speed * 1e6;
 		x->link_source = "port";
 	}
@@ -104,7 +114,7 @@ tg_stream_pps(const struct tg_ctx *x, const struct tg_stream_cfg *s)
 		return s->rate;
 	case TG_RATE_PCT:
 		return x->link_bps * s->rate / 100.0 /
-		       ((tg_mix_mean_size(&s->sizes) + TG_WIRE_OVERHEAD) * 8.0);
+			((tg_mix_mean_size(&s->sizes) + TG_WIRE_OVERHEAD) * 8.0);
 	default:
 		return 0;
 	}
@@ -114,8 +124,8 @@ int
 tg_setup(struct tg_ctx *x, struct tg_cfg *c)
 {
 	unsigned nports = rte_eth_dev_count_avail();
-	uint16_t nrxq[RTE_MAX_ETHPORTS] = {0}, ntxq[RTE_MAX_ETHPORTS] = {0};
-	bool used[RTE_MAX_ETHPORTS] = {false};
+	uint16_t nrxq[RTE_MAX_ETHPORTS] = { 0 }, ntxq[RTE_MAX_ETHPORTS] = { 0 };
+	bool used[RTE_MAX_ETHPORTS] = { false };
 	unsigned lcores[RTE_MAX_LCORE], n_lcores = 0, lc, next = 0;
 	int socket = (int)rte_socket_id();
 
@@ -123,30 +133,38 @@ tg_setup(struct tg_ctx *x, struct tg_cfg *c)
 	x->cfg = c;
 	x->hz = (double)rte_get_tsc_hz();
 	if (nports == 0) {
-		fprintf(stderr, "pp-tgen: no ports: give the EAL --vdev=net_null0 (or net_memif, net_pcap, a PCI device)\n");
+		fprintf(stderr,
+			"pp-tgen: no ports: give the EAL --vdev=net_null0 (or net_memif, net_pcap, "
+			"a PCI device)\n");
 		return -1;
 	}
 	RTE_LCORE_FOREACH_WORKER(lc)
-		lcores[n_lcores++] = lc;
+	lcores[n_lcores++] = lc;
 	if (n_lcores == 0) {
-		fprintf(stderr, "pp-tgen: needs at least one worker lcore besides the main one (EAL -l 0,1)\n");
+		fprintf(stderr,
+			"pp-tgen: needs at least one worker lcore besides the main one (EAL -l "
+			"0,1)\n");
 		return -1;
 	}
 	{
-		const int ports[] = {c->tx_port, c->rx_port, c->out_port};
-		const char *const names[] = {"--tx-port", "--rx-port", "--out-port"};
+		const int ports[] = { c->tx_port, c->rx_port, c->out_port };
+		const char *const names[] = { "--tx-port", "--rx-port", "--out-port" };
 
 		for (int i = 0; i < 3; i++)
-			if (ports[i] >= 0 && (ports[i] >= RTE_MAX_ETHPORTS ||
-					      !rte_eth_dev_is_valid_port((uint16_t)ports[i]))) {
-				fprintf(stderr, "pp-tgen: %s %d: no such port (%u ports; give --vdev or PCI devices to the EAL)\n",
+			if (ports[i] >= 0 &&
+				(ports[i] >= RTE_MAX_ETHPORTS ||
+					!rte_eth_dev_is_valid_port((uint16_t)ports[i]))) {
+				fprintf(stderr,
+					"pp-tgen: %s %d: no such port (%u ports; give --vdev or "
+					"PCI devices to the EAL)\n",
 					names[i], ports[i], nports);
 				return -1;
 			}
 	}
 	rx_pool = rte_pktmbuf_pool_create("tg_rx", 8191, 256, 0, RTE_MBUF_DEFAULT_BUF_SIZE, socket);
 	if (!rx_pool) {
-		fprintf(stderr, "pp-tgen: cannot create the RX pool: %s\n", rte_strerror(rte_errno));
+		fprintf(stderr, "pp-tgen: cannot create the RX pool: %s\n",
+			rte_strerror(rte_errno));
 		return -1;
 	}
 	link_speed(x, c->mode == TG_MODE_DELAY ? c->rx_port : c->tx_port);
@@ -167,11 +185,12 @@ tg_setup(struct tg_ctx *x, struct tg_cfg *c)
 			/* More jobs than the port has queues: jobs share queues, and
 			 * the jobs of one queue share one worker lcore. */
 			if (rte_eth_dev_is_valid_port((uint16_t)c->tx_port) &&
-			    rte_eth_dev_info_get((uint16_t)c->tx_port, &info) == 0 &&
-			    info.max_tx_queues < ntxq[c->tx_port])
+				rte_eth_dev_info_get((uint16_t)c->tx_port, &info) == 0 &&
+				info.max_tx_queues < ntxq[c->tx_port])
 				ntxq[c->tx_port] = info.max_tx_queues;
 			if (c->tx_queues > ntxq[c->tx_port]) {
-				fprintf(stderr, "pp-tgen: --tx-queues %u: port %d has %u TX queues\n",
+				fprintf(stderr,
+					"pp-tgen: --tx-queues %u: port %d has %u TX queues\n",
 					c->tx_queues, c->tx_port, ntxq[c->tx_port]);
 				return -1;
 			}
@@ -183,7 +202,8 @@ tg_setup(struct tg_ctx *x, struct tg_cfg *c)
 			nrxq[c->rx_port] = (uint16_t)c->rx_queues;
 		}
 		if (x->n_tx == 0 && x->n_rx == 0) {
-			fprintf(stderr, "pp-tgen: neither --tx-port nor --rx-port: nothing to do\n");
+			fprintf(stderr,
+				"pp-tgen: neither --tx-port nor --rx-port: nothing to do\n");
 			return -1;
 		}
 	}
@@ -216,7 +236,7 @@ tg_setup(struct tg_ctx *x, struct tg_cfg *c)
 			uint64_t limit = 0;
 
 			if (tg_txjob_init(j, sc, c, (uint16_t)c->tx_port, (uint16_t)(id % x->n_txq),
-					  (uint8_t)id, socket)) {
+				    (uint8_t)id, socket)) {
 				if (sc->pcap[0])
 					return -1;
 				fprintf(stderr, "pp-tgen: stream '%s': set-up failed\n", sc->name);
@@ -262,7 +282,7 @@ wait_peers_gone(double wait_s)
 	do {
 		up = false;
 		RTE_ETH_FOREACH_DEV(p)
-			up |= rte_eth_link_get_nowait(p, &link) == 0 && link.link_status;
+		up |= rte_eth_link_get_nowait(p, &link) == 0 && link.link_status;
 		if (!up)
 			return;
 		rte_delay_us_sleep(10000);
@@ -277,7 +297,7 @@ tg_teardown(struct tg_ctx *x)
 	if (x->cfg->peer_wait_s > 0)
 		wait_peers_gone(x->cfg->peer_wait_s);
 	RTE_ETH_FOREACH_DEV(p)
-		pp_port_stop(p, true);
+	pp_port_stop(p, true);
 	for (unsigned i = 0; i < x->n_rx; i++) {
 		free(x->rx[i].seq);
 		free(x->rx[i].hist);

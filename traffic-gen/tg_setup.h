@@ -4,14 +4,11 @@
 
 #include "tg_ctx.h"
 
-int
-tg_setup(struct tg_ctx *x, struct tg_cfg *c);
+int tg_setup(struct tg_ctx *x, struct tg_cfg *c);
 
 /* Packets per second the stream asks for on this link (0: as fast as possible). */
-double
-tg_stream_pps(const struct tg_ctx *x, const struct tg_stream_cfg *s);
+double tg_stream_pps(const struct tg_ctx *x, const struct tg_stream_cfg *s);
 
-void
-tg_teardown(struct tg_ctx *x);
+void tg_teardown(struct tg_ctx *x);
 
 #endif

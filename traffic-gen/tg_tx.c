@@ -36,7 +36,7 @@ flow_make(struct tg_field *f, struct tg_flow *out)
 	/* One's-complement sum of the flow's IP header words, as they lie in
 	 * memory; the per-packet checksum adds only the length. */
 	out->ip_sum = (uint32_t)(out->sip & 0xffff) + (out->sip >> 16) + (out->dip & 0xffff) +
-		      (out->dip >> 16) + (uint32_t)(out->ttl | out->proto << 8);
+		(out->dip >> 16) + (uint32_t)(out->ttl | out->proto << 8);
 }
 
 /* Writes the parts of the template that never change into one mbuf. */
@@ -81,7 +81,7 @@ template_init(struct rte_mempool *mp, void *arg, void *obj, unsigned idx)
 	memcpy(p + 36, &f.dport, 2);
 	off = j->hdr_len;
 	if (j->signature) {
-		struct tg_sig sig = {.magic = TG_SIG_MAGIC};
+		struct tg_sig sig = { .magic = TG_SIG_MAGIC };
 
 		memcpy(p + off, &sig, sizeof(sig));
 		off += TG_SIG_LEN;
@@ -95,7 +95,7 @@ template_init(struct rte_mempool *mp, void *arg, void *obj, unsigned idx)
 int
 tg_txjob_set_sizes(struct tg_txjob *j, const struct tg_size_mix *m)
 {
-	int64_t cur[TG_MAX_SIZES] = {0};
+	int64_t cur[TG_MAX_SIZES] = { 0 };
 	int64_t total = 0;
 
 	for (unsigned i = 0; i < m->n; i++)
@@ -125,7 +125,7 @@ tg_txjob_set_sizes(struct tg_txjob *j, const struct tg_size_mix *m)
 
 int
 tg_txjob_init(struct tg_txjob *j, const struct tg_stream_cfg *s, const struct tg_cfg *c,
-	      uint16_t port, uint16_t queue, uint8_t id, int socket)
+	uint16_t port, uint16_t queue, uint8_t id, int socket)
 {
 	char name[RTE_MEMPOOL_NAMESIZE];
 	bool varies = false;
@@ -158,11 +158,11 @@ tg_txjob_init(struct tg_txjob *j, const struct tg_stream_cfg *s, const struct tg
 	}
 	if (tg_txjob_set_sizes(j, &s->sizes))
 		return -1;
-	j->pool = rte_pktmbuf_pool_create(name, c->mbufs, 256, 0, RTE_MBUF_DEFAULT_BUF_SIZE,
-					  socket);
+	j->pool =
+		rte_pktmbuf_pool_create(name, c->mbufs, 256, 0, RTE_MBUF_DEFAULT_BUF_SIZE, socket);
 	if (!j->pool) {
-		fprintf(stderr, "pp-tgen: cannot create TX pool %s (%u mbufs): %s\n", name, c->mbufs,
-			rte_strerror(rte_errno));
+		fprintf(stderr, "pp-tgen: cannot create TX pool %s (%u mbufs): %s\n", name,
+			c->mbufs, rte_strerror(rte_errno));
 		return -1;
 	}
 	for (int i = 0; i < TG_F_COUNT; i++)
@@ -259,8 +259,8 @@ tx_send(struct tg_txjob *j, struct rte_mbuf **pkts, uint16_t n)
 	if (unlikely(sent < n)) {
 		if (j->retry) {
 			while (sent < n && !tg_run.tx_stop)
-				sent += rte_eth_tx_burst(j->port, j->queue, pkts + sent,
-							 (uint16_t)(n - sent));
+				sent += rte_eth_tx_burst(
+					j->port, j->queue, pkts + sent, (uint16_t)(n - sent));
 		}
 		if (sent < n) {
 			rte_pktmbuf_free_bulk(pkts + sent, n - sent);
@@ -286,14 +286,16 @@ tg_tx_poll(struct tg_txjob *j, uint64_t now)
 	/* Past the end, a paced job still sends what was due by the end (a
 	 * descheduled poll must not cut the count short), then stops. */
 	if (now >= tg_run.end_tsc && j->pps > 0 && !tg_run.tx_stop &&
-	    (uint64_t)((double)(tg_run.end_tsc - tg_run.start_tsc) * j->pkts_per_cycle) > j->seq &&
-	    !(j->limit && j->seq >= j->limit))
+		(uint64_t)((double)(tg_run.end_tsc - tg_run.start_tsc) * j->pkts_per_cycle) >
+			j->seq &&
+		!(j->limit && j->seq >= j->limit))
 		now = tg_run.end_tsc - 1;
 	if (now >= tg_run.end_tsc || tg_run.tx_stop || (j->limit && j->seq >= j->limit)) {
 		/* The window ends at the asked end, or after the last burst when a
 		 * packet limit ended it; not when this (maybe descheduled) poll ran. */
-		j->c.stop_tsc = now >= tg_run.end_tsc ? tg_run.end_tsc
-			      : (j->limit && j->seq >= j->limit) ? j->last_tsc : now;
+		j->c.stop_tsc = now >= tg_run.end_tsc      ? tg_run.end_tsc
+			: (j->limit && j->seq >= j->limit) ? j->last_tsc
+							   : now;
 		__atomic_store_n(&j->done, true, __ATOMIC_RELEASE);
 		return;
 	}

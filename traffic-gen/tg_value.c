@@ -67,14 +67,14 @@ tg_parse_sizes(const char *t, struct tg_size_mix *m, char *err, size_t errlen)
 			*colon++ = '\0';
 			if (pp_parse_u64_value(colon, 1, 1000000, &w)) {
 				snprintf(err, errlen, "weight '%s' is not an integer in 1..1000000",
-					 colon);
+					colon);
 				return -1;
 			}
 		}
 		if (pp_parse_u64_value(tok, TG_MIN_FRAME, TG_MAX_FRAME, &v)) {
 			snprintf(err, errlen,
-				 "frame size '%s' is not an integer in %d..%d (bytes, FCS included)",
-				 tok, TG_MIN_FRAME, TG_MAX_FRAME);
+				"frame size '%s' is not an integer in %d..%d (bytes, FCS included)",
+				tok, TG_MIN_FRAME, TG_MAX_FRAME);
 			return -1;
 		}
 		if (m->n == TG_MAX_SIZES) {
@@ -105,7 +105,7 @@ tg_parse_bytes(const char *t, uint8_t *out, size_t cap, size_t *len, char *err, 
 			p++;
 			switch (*p) {
 			case 'x': {
-				char hex[3] = {0};
+				char hex[3] = { 0 };
 				char *end;
 
 				if (!p[1] || !p[2]) {
@@ -122,11 +122,21 @@ tg_parse_bytes(const char *t, uint8_t *out, size_t cap, size_t *len, char *err, 
 				p += 2;
 				break;
 			}
-			case 'n': v = '\n'; break;
-			case 't': v = '\t'; break;
-			case 'r': v = '\r'; break;
-			case '0': v = 0; break;
-			case '\\': v = '\\'; break;
+			case 'n':
+				v = '\n';
+				break;
+			case 't':
+				v = '\t';
+				break;
+			case 'r':
+				v = '\r';
+				break;
+			case '0':
+				v = 0;
+				break;
+			case '\\':
+				v = '\\';
+				break;
 			default:
 				snprintf(err, errlen, "unknown escape '\\%c'", *p ? *p : ' ');
 				return -1;

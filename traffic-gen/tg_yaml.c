@@ -23,7 +23,7 @@ node_to_json(yaml_document_t *doc, yaml_node_t *n, int depth)
 	case YAML_SEQUENCE_NODE:
 		out = json_array();
 		for (yaml_node_item_t *i = n->data.sequence.items.start;
-		     i < n->data.sequence.items.top; i++) {
+			i < n->data.sequence.items.top; i++) {
 			json_t *v = node_to_json(doc, yaml_document_get_node(doc, *i), depth + 1);
 
 			if (!v) {
@@ -35,8 +35,8 @@ node_to_json(yaml_document_t *doc, yaml_node_t *n, int depth)
 		return out;
 	case YAML_MAPPING_NODE:
 		out = json_object();
-		for (yaml_node_pair_t *p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top;
-		     p++) {
+		for (yaml_node_pair_t *p = n->data.mapping.pairs.start;
+			p < n->data.mapping.pairs.top; p++) {
 			yaml_node_t *k = yaml_document_get_node(doc, p->key);
 			json_t *v;
 
@@ -73,14 +73,17 @@ tg_yaml_load(const char *path, char *err, size_t errlen)
 	yaml_parser_set_input_file(&parser, f);
 	if (!yaml_parser_load(&parser, &doc)) {
 		snprintf(err, errlen, "line %zu column %zu: %s", parser.problem_mark.line + 1,
-			 parser.problem_mark.column + 1, parser.problem ? parser.problem : "YAML error");
+			parser.problem_mark.column + 1,
+			parser.problem ? parser.problem : "YAML error");
 	} else {
 		yaml_node_t *top = yaml_document_get_root_node(&doc);
 
 		if (!top)
 			snprintf(err, errlen, "empty document");
 		else if (!(root = node_to_json(&doc, top, 0)))
-			snprintf(err, errlen, "unsupported YAML (keys must be scalars; no aliases or deep nesting)");
+			snprintf(err, errlen,
+				"unsupported YAML (keys must be scalars; no aliases or deep "
+				"nesting)");
 		yaml_document_delete(&doc);
 	}
 	yaml_parser_delete(&parser);

@@ -24,18 +24,19 @@ struct ac_dfa {
 	uint32_t *out_kw;  /* out_kw[out_off[s] .. out_off[s+1]) */
 	uint32_t n_kw;
 	uint32_t *kw_len;
-	uint32_t *kw_off;  /* into kw_bytes */
+	uint32_t *kw_off; /* into kw_bytes */
 	uint8_t *kw_nocase;
 	uint8_t *kw_bytes;
 };
 
-static uint8_t fold(uint8_t b)
+static uint8_t
+fold(uint8_t b)
 {
 	return (b >= 'A' && b <= 'Z') ? (uint8_t)(b + 32) : b;
 }
 
-
-void ac_dfa_free(struct ac_dfa *d)
+void
+ac_dfa_free(struct ac_dfa *d)
 {
 	if (d == NULL)
 		return;
@@ -50,8 +51,8 @@ void ac_dfa_free(struct ac_dfa *d)
 	free(d);
 }
 
-struct ac_dfa *ac_dfa_build(const struct ac_keyword *kw, uint32_t n_kw,
-			    char *err, size_t errlen)
+struct ac_dfa *
+ac_dfa_build(const struct ac_keyword *kw, uint32_t n_kw, char *err, size_t errlen)
 {
 	struct ac_dfa *d = calloc(1, sizeof(*d));
 	uint64_t total = 0;
@@ -237,15 +238,16 @@ done:
 }
 
 /* Outputs of state s, ending at data[end - 1]. */
-static uint64_t report(const struct ac_dfa *d, uint32_t s, const uint8_t *data,
-		       uint32_t end, ac_match_fn fn, void *ctx)
+static uint64_t
+report(const struct ac_dfa *d, uint32_t s, const uint8_t *data, uint32_t end, ac_match_fn fn,
+	void *ctx)
 {
 	uint64_t m = 0;
 
 	for (uint32_t j = d->out_off[s]; j < d->out_off[s + 1]; j++) {
 		uint32_t k = d->out_kw[j], len = d->kw_len[k];
 		if (!d->kw_nocase[k] &&
-		    memcmp(data + end - len, d->kw_bytes + d->kw_off[k], len) != 0)
+			memcmp(data + end - len, d->kw_bytes + d->kw_off[k], len) != 0)
 			continue;
 		fn(ctx, k, end);
 		m++;
@@ -258,100 +260,101 @@ static uint64_t report(const struct ac_dfa *d, uint32_t s, const uint8_t *data,
  * the previous one of the same buffer only, so two independent chains
  * overlap their load latency (the scan is latency-bound once the table is
  * not in L1).  The state id for the outputs is in the row's last column. */
-#define DEFINE_SCAN(W, T, TABLE, OUT)                                          \
-	static uint64_t scan_from##W(const struct ac_dfa *d, uint32_t s,       \
-				     const uint8_t *data, uint32_t i,          \
-				     uint32_t len, ac_match_fn fn, void *ctx)  \
-	{                                                                      \
-		const T *delta = d->TABLE;                                     \
-		const uint8_t *cls = d->cls;                                   \
-		uint64_t m = 0;                                                \
-		for (; i < len; i++) {                                         \
-			uint32_t t = delta[s + cls[data[i]]];                  \
-			s = t & ~(uint32_t)(OUT);                              \
-			if (__builtin_expect(t & (OUT), 0))                    \
-				m += report(d, delta[s + d->n_classes], data,  \
-					    i + 1, fn, ctx);                   \
-		}                                                              \
-		return m;                                                      \
-	}                                                                      \
-	static void scan_pair##W(const struct ac_dfa *d, const uint8_t *a,     \
-				 uint32_t la, const uint8_t *b, uint32_t lb,   \
-				 ac_match_fn fn, void *ctx, uint64_t *ma,      \
-				 uint64_t *mb)                                 \
-	{                                                                      \
-		const T *delta = d->TABLE;                                     \
-		const uint8_t *cls = d->cls;                                   \
-		uint32_t sa = 0, sb = 0, n = la < lb ? la : lb, i;             \
-		uint64_t ca = 0, cb = 0;                                       \
-		for (i = 0; i < n; i++) {                                      \
-			uint32_t ta = delta[sa + cls[a[i]]];                   \
-			uint32_t tb = delta[sb + cls[b[i]]];                   \
-			sa = ta & ~(uint32_t)(OUT);                            \
-			sb = tb & ~(uint32_t)(OUT);                            \
-			if (__builtin_expect((ta | tb) & (OUT), 0)) {          \
-				if (ta & (OUT))                                \
-					ca += report(d, delta[sa + d->n_classes], \
-						     a, i + 1, fn, ctx);       \
-				if (tb & (OUT))                                \
-					cb += report(d, delta[sb + d->n_classes], \
-						     b, i + 1, fn, ctx);       \
-			}                                                      \
-		}                                                              \
-		*ma = ca + scan_from##W(d, sa, a, i, la, fn, ctx);             \
-		*mb = cb + scan_from##W(d, sb, b, i, lb, fn, ctx);             \
+#define DEFINE_SCAN(W, T, TABLE, OUT)                                                            \
+	static uint64_t scan_from##W(const struct ac_dfa *d, uint32_t s, const uint8_t *data,    \
+		uint32_t i, uint32_t len, ac_match_fn fn, void *ctx)                             \
+	{                                                                                        \
+		const T *delta = d->TABLE;                                                       \
+		const uint8_t *cls = d->cls;                                                     \
+		uint64_t m = 0;                                                                  \
+		for (; i < len; i++) {                                                           \
+			uint32_t t = delta[s + cls[data[i]]];                                    \
+			s = t & ~(uint32_t)(OUT);                                                \
+			if (__builtin_expect(t & (OUT), 0))                                      \
+				m += report(d, delta[s + d->n_classes], data, i + 1, fn, ctx);   \
+		}                                                                                \
+		return m;                                                                        \
+	}                                                                                        \
+	static void scan_pair##W(const struct ac_dfa *d, const uint8_t *a, uint32_t la,          \
+		const uint8_t *b, uint32_t lb, ac_match_fn fn, void *ctx, uint64_t *ma,          \
+		uint64_t *mb)                                                                    \
+	{                                                                                        \
+		const T *delta = d->TABLE;                                                       \
+		const uint8_t *cls = d->cls;                                                     \
+		uint32_t sa = 0, sb = 0, n = la < lb ? la : lb, i;                               \
+		uint64_t ca = 0, cb = 0;                                                         \
+		for (i = 0; i < n; i++) {                                                        \
+			uint32_t ta = delta[sa + cls[a[i]]];                                     \
+			uint32_t tb = delta[sb + cls[b[i]]];                                     \
+			sa = ta & ~(uint32_t)(OUT);                                              \
+			sb = tb & ~(uint32_t)(OUT);                                              \
+			if (__builtin_expect((ta | tb) & (OUT), 0)) {                            \
+				if (ta & (OUT))                                                  \
+					ca += report(                                            \
+						d, delta[sa + d->n_classes], a, i + 1, fn, ctx); \
+				if (tb & (OUT))                                                  \
+					cb += report(                                            \
+						d, delta[sb + d->n_classes], b, i + 1, fn, ctx); \
+			}                                                                        \
+		}                                                                                \
+		*ma = ca + scan_from##W(d, sa, a, i, la, fn, ctx);                               \
+		*mb = cb + scan_from##W(d, sb, b, i, lb, fn, ctx);                               \
 	}
 
 DEFINE_SCAN(32, uint32_t, delta, AC_OUT)
 DEFINE_SCAN(16, uint16_t, delta16, AC_OUT16)
 
-uint64_t ac_dfa_scan(const struct ac_dfa *d, const uint8_t *data, uint32_t len,
-		     ac_match_fn fn, void *ctx)
+uint64_t
+ac_dfa_scan(const struct ac_dfa *d, const uint8_t *data, uint32_t len, ac_match_fn fn, void *ctx)
 {
 	if (d->delta16 != NULL)
 		return scan_from16(d, 0, data, 0, len, fn, ctx);
 	return scan_from32(d, 0, data, 0, len, fn, ctx);
 }
 
-void ac_dfa_scan_burst(const struct ac_dfa *d, const uint8_t *const *data,
-		       const uint32_t *len, unsigned n, ac_match_fn fn, void *ctx,
-		       uint64_t *matches)
+void
+ac_dfa_scan_burst(const struct ac_dfa *d, const uint8_t *const *data, const uint32_t *len,
+	unsigned n, ac_match_fn fn, void *ctx, uint64_t *matches)
 {
 	unsigned i = 0;
 
 	if (d->delta16 != NULL) {
 		for (; i + 1 < n; i += 2)
 			scan_pair16(d, data[i], len[i], data[i + 1], len[i + 1], fn, ctx,
-				    &matches[i], &matches[i + 1]);
+				&matches[i], &matches[i + 1]);
 	} else {
 		for (; i + 1 < n; i += 2)
 			scan_pair32(d, data[i], len[i], data[i + 1], len[i + 1], fn, ctx,
-				    &matches[i], &matches[i + 1]);
+				&matches[i], &matches[i + 1]);
 	}
 	if (i < n)
 		matches[i] = ac_dfa_scan(d, data[i], len[i], fn, ctx);
 }
 
-uint32_t ac_dfa_entry_bytes(const struct ac_dfa *d)
+uint32_t
+ac_dfa_entry_bytes(const struct ac_dfa *d)
 {
 	return d->delta16 != NULL ? 2 : 4;
 }
 
-size_t ac_dfa_size(const struct ac_dfa *d)
+size_t
+ac_dfa_size(const struct ac_dfa *d)
 {
 	return (size_t)d->n_states * d->row * ac_dfa_entry_bytes(d) +
-	       ((size_t)d->n_states + 1) * sizeof(uint32_t) +
-	       (size_t)d->out_off[d->n_states] * sizeof(uint32_t) + sizeof(d->cls) +
-	       (size_t)d->n_kw * (2 * sizeof(uint32_t) + 1) +
-	       (d->n_kw ? d->kw_off[d->n_kw - 1] + d->kw_len[d->n_kw - 1] : 0);
+		((size_t)d->n_states + 1) * sizeof(uint32_t) +
+		(size_t)d->out_off[d->n_states] * sizeof(uint32_t) + sizeof(d->cls) +
+		(size_t)d->n_kw * (2 * sizeof(uint32_t) + 1) +
+		(d->n_kw ? d->kw_off[d->n_kw - 1] + d->kw_len[d->n_kw - 1] : 0);
 }
 
-uint32_t ac_dfa_states(const struct ac_dfa *d)
+uint32_t
+ac_dfa_states(const struct ac_dfa *d)
 {
 	return d->n_states;
 }
 
-uint32_t ac_dfa_classes(const struct ac_dfa *d)
+uint32_t
+ac_dfa_classes(const struct ac_dfa *d)
 {
 	return d->n_classes;
 }

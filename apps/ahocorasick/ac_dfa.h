@@ -29,15 +29,13 @@
 
 struct ac_dfa;
 
-struct ac_dfa *ac_dfa_build(const struct ac_keyword *kw, uint32_t n_kw,
-			    char *err, size_t errlen);
+struct ac_dfa *ac_dfa_build(const struct ac_keyword *kw, uint32_t n_kw, char *err, size_t errlen);
 void ac_dfa_free(struct ac_dfa *d);
-uint64_t ac_dfa_scan(const struct ac_dfa *d, const uint8_t *data, uint32_t len,
-		     ac_match_fn fn, void *ctx);
+uint64_t ac_dfa_scan(
+	const struct ac_dfa *d, const uint8_t *data, uint32_t len, ac_match_fn fn, void *ctx);
 /* n buffers, scanned two at a time in lockstep; matches[i] per buffer. */
-void ac_dfa_scan_burst(const struct ac_dfa *d, const uint8_t *const *data,
-		       const uint32_t *len, unsigned n, ac_match_fn fn, void *ctx,
-		       uint64_t *matches);
+void ac_dfa_scan_burst(const struct ac_dfa *d, const uint8_t *const *data, const uint32_t *len,
+	unsigned n, ac_match_fn fn, void *ctx, uint64_t *matches);
 size_t ac_dfa_size(const struct ac_dfa *d);
 uint32_t ac_dfa_states(const struct ac_dfa *d);
 uint32_t ac_dfa_classes(const struct ac_dfa *d);

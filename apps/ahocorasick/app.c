@@ -22,11 +22,15 @@
 #include "rule_opts.h"
 #include "keyword_set.h"
 
-#define HIST_BUCKETS 18   /* matches per packet: 0, 1, 2-3, 4-7, ... , >= 2^16 */
+#define HIST_BUCKETS 18    /* matches per packet: 0, 1, 2-3, 4-7, ... , >= 2^16 */
 #define LINEAR_BYTES 65536 /* multi-segment packets are copied here to scan */
 #define DEFAULT_TOP 20
 
-enum ac_verdict_mode { VERDICT_FORWARD, VERDICT_DROP, VERDICT_MARK };
+enum ac_verdict_mode {
+	VERDICT_FORWARD,
+	VERDICT_DROP,
+	VERDICT_MARK
+};
 static const char *const verdict_names[] = { "forward", "drop-on-match", "mark" };
 
 struct ac_cfg {
@@ -50,12 +54,12 @@ struct ac_state {
 struct ac_task {
 	const struct ac_engine *engine;
 	struct ac_scratch *scratch;
-	uint64_t *kw_hits;          /* per keyword */
+	uint64_t *kw_hits; /* per keyword */
 	uint8_t *linear;
 	enum ac_verdict_mode verdict;
 	uint8_t mark_dscp;
 	bool scan_all_frames;
-	bool pending_linear;  /* t->linear holds a payload not scanned yet */
+	bool pending_linear; /* t->linear holds a payload not scanned yet */
 	unsigned instance;
 	/* counters, read by stats() from the main lcore */
 	uint64_t scanned;                   /* packets whose L4 payload was scanned */
@@ -65,8 +69,8 @@ struct ac_task {
 	uint64_t matches;
 	uint64_t packets_matched;
 	uint64_t marked;
-	uint64_t copied;                    /* multi-segment packets linearised */
-	uint64_t short_chains;              /* of which segments hold < pkt_len bytes */
+	uint64_t copied;       /* multi-segment packets linearised */
+	uint64_t short_chains; /* of which segments hold < pkt_len bytes */
 	uint64_t hist[HIST_BUCKETS];
 } __rte_cache_aligned;
 
@@ -76,8 +80,7 @@ static const char *const ac_drop_reasons[] = { "keyword_match" };
 static const char ac_usage[] =
 	"  variants: ac (classic Aho-Corasick DFA, the paper's; default), hs (Hyperscan),\n"
 	"            hs-literal (Hyperscan's literal API: Hyperscan 5.4 fails some\n"
-	"            scans with it, counted in engine_scan_errors; see README)\n"
-	AC_RULE_OPTS_USAGE
+	"            scans with it, counted in engine_scan_errors; see README)\n" AC_RULE_OPTS_USAGE
 	"  --verdict V           forward (default): count only; drop-on-match: drop\n"
 	"                        packets with at least one match (drop reason\n"
 	"                        keyword_match); mark: forward, and set the IPv4 DSCP\n"
@@ -89,7 +92,8 @@ static const char ac_usage[] =
 	"  --top N               keywords listed in the statistics, most hits first\n"
 	"                        (default 20; 0: none)\n";
 
-static int parse_uint_opt(const char *o, const char *v, unsigned max, unsigned *out)
+static int
+parse_uint_opt(const char *o, const char *v, unsigned max, unsigned *out)
 {
 	uint64_t x;
 
@@ -99,7 +103,8 @@ static int parse_uint_opt(const char *o, const char *v, unsigned max, unsigned *
 	return 0;
 }
 
-static int ac_parse_opt(void *cfgp, int argc, char **argv)
+static int
+ac_parse_opt(void *cfgp, int argc, char **argv)
 {
 	struct ac_cfg *cfg = cfgp;
 	const char *o = argv[0];
@@ -112,8 +117,7 @@ static int ac_parse_opt(void *cfgp, int argc, char **argv)
 		cfg->scan_all_frames = true;
 		return 1;
 	}
-	if (strcmp(o, "--verdict") != 0 && strcmp(o, "--mark-dscp") != 0 &&
-	    strcmp(o, "--top") != 0)
+	if (strcmp(o, "--verdict") != 0 && strcmp(o, "--mark-dscp") != 0 && strcmp(o, "--top") != 0)
 		return 0;
 	if (argc < 2) {
 		fprintf(stderr, "%s needs a value\n", o);
@@ -141,14 +145,16 @@ static int ac_parse_opt(void *cfgp, int argc, char **argv)
 	return 2;
 }
 
-static double now_s(void)
+static double
+now_s(void)
 {
 	struct timespec t;
 	clock_gettime(CLOCK_MONOTONIC, &t);
 	return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
-static int ac_setup(void *cfgp, const struct pp_setup_info *info, void **app_state)
+static int
+ac_setup(void *cfgp, const struct pp_setup_info *info, void **app_state)
 {
 	struct ac_cfg *cfg = cfgp;
 	struct ac_state *st = calloc(1, sizeof(*st));
@@ -167,8 +173,8 @@ static int ac_setup(void *cfgp, const struct pp_setup_info *info, void **app_sta
 	}
 	ac_rule_opts_set_name(&cfg->rules, st->set_name, sizeof(st->set_name));
 	double t0 = now_s();
-	st->engine = ac_engine_build(st->kind, st->rs.keywords, st->rs.n_keywords, err,
-				     sizeof(err));
+	st->engine =
+		ac_engine_build(st->kind, st->rs.keywords, st->rs.n_keywords, err, sizeof(err));
 	st->build_s = now_s() - t0;
 	if (st->engine == NULL) {
 		fprintf(stderr, "ahocorasick: %s\n", err);
@@ -178,7 +184,8 @@ static int ac_setup(void *cfgp, const struct pp_setup_info *info, void **app_sta
 	}
 	if (st->kind == AC_ENGINE_AC)
 		fprintf(stderr,
-			"ahocorasick: engine ac: %u states x %u input classes, %u-byte entries, %zu bytes, built in %.3f s\n",
+			"ahocorasick: engine ac: %u states x %u input classes, %u-byte entries, "
+			"%zu bytes, built in %.3f s\n",
 			ac_engine_states(st->engine), ac_engine_classes(st->engine),
 			ac_engine_entry_bytes(st->engine), ac_engine_size(st->engine), st->build_s);
 	else
@@ -188,20 +195,20 @@ static int ac_setup(void *cfgp, const struct pp_setup_info *info, void **app_sta
 	return 0;
 }
 
-static int ac_task_init(void *app_state, unsigned instance, void **task_state)
+static int
+ac_task_init(void *app_state, unsigned instance, void **task_state)
 {
 	struct ac_state *st = app_state;
 	struct ac_task *t;
 	char err[256];
 
-	t = rte_zmalloc_socket("ac_task", sizeof(*t), RTE_CACHE_LINE_SIZE,
-			       (int)st->socket_id);
+	t = rte_zmalloc_socket("ac_task", sizeof(*t), RTE_CACHE_LINE_SIZE, (int)st->socket_id);
 	if (t == NULL)
 		return -ENOMEM;
 	t->kw_hits = rte_zmalloc_socket("ac_kw_hits", st->rs.n_keywords * sizeof(uint64_t),
-					RTE_CACHE_LINE_SIZE, (int)st->socket_id);
-	t->linear = rte_malloc_socket("ac_linear", LINEAR_BYTES, RTE_CACHE_LINE_SIZE,
-				      (int)st->socket_id);
+		RTE_CACHE_LINE_SIZE, (int)st->socket_id);
+	t->linear = rte_malloc_socket(
+		"ac_linear", LINEAR_BYTES, RTE_CACHE_LINE_SIZE, (int)st->socket_id);
 	/* One scratch per P task: Hyperscan scratch must not be shared. */
 	t->scratch = ac_scratch_new(st->engine, err, sizeof(err));
 	if (t->kw_hits == NULL || t->linear == NULL || t->scratch == NULL) {
@@ -222,19 +229,22 @@ static int ac_task_init(void *app_state, unsigned instance, void **task_state)
 	return 0;
 }
 
-static void count_hit(void *ctx, uint32_t kw, uint32_t end)
+static void
+count_hit(void *ctx, uint32_t kw, uint32_t end)
 {
 	(void)end;
 	((uint64_t *)ctx)[kw]++;
 }
 
-static unsigned hist_bucket(uint64_t m)
+static unsigned
+hist_bucket(uint64_t m)
 {
 	unsigned b = m == 0 ? 0 : 64u - (unsigned)__builtin_clzll(m);
 	return b < HIST_BUCKETS ? b : HIST_BUCKETS - 1;
 }
 
-static void mark(struct rte_mbuf *m, uint32_t l3_off, uint8_t dscp)
+static void
+mark(struct rte_mbuf *m, uint32_t l3_off, uint8_t dscp)
 {
 	if (rte_pktmbuf_data_len(m) < l3_off + sizeof(struct rte_ipv4_hdr))
 		return; /* header not in the first segment: never with IPv4 found */
@@ -247,16 +257,15 @@ static void mark(struct rte_mbuf *m, uint32_t l3_off, uint8_t dscp)
 }
 
 /* Scan the ns collected payloads as one burst, then count and judge. */
-static void scan_pending(struct ac_task *t, struct rte_mbuf **pkts,
-			 const uint8_t *const *data, const uint32_t *len,
-			 const uint32_t *l3_off, uint64_t *hits, const uint16_t *idx,
-			 unsigned ns, uint8_t *verdict)
+static void
+scan_pending(struct ac_task *t, struct rte_mbuf **pkts, const uint8_t *const *data,
+	const uint32_t *len, const uint32_t *l3_off, uint64_t *hits, const uint16_t *idx,
+	unsigned ns, uint8_t *verdict)
 {
 	t->pending_linear = false;
 	if (ns == 0)
 		return;
-	ac_engine_scan_burst(t->engine, t->scratch, data, len, ns, count_hit, t->kw_hits,
-			     hits);
+	ac_engine_scan_burst(t->engine, t->scratch, data, len, ns, count_hit, t->kw_hits, hits);
 	for (unsigned j = 0; j < ns; j++) {
 		t->bytes_scanned += len[j];
 		t->hist[hist_bucket(hits[j])]++;
@@ -276,7 +285,8 @@ static void scan_pending(struct ac_task *t, struct rte_mbuf **pkts,
 /* Copy a segmented packet into buf (LINEAR_BYTES), following the segments
  * themselves rather than trusting pkt_len: a PMD that sets pkt_len beyond
  * its chain must not make the scan read past it.  Returns bytes copied. */
-static uint32_t linearise(const struct rte_mbuf *m, uint8_t *buf, uint64_t *short_chains)
+static uint32_t
+linearise(const struct rte_mbuf *m, uint8_t *buf, uint64_t *short_chains)
 {
 	uint32_t n = 0;
 	uint32_t want = RTE_MIN(rte_pktmbuf_pkt_len(m), (uint32_t)LINEAR_BYTES);
@@ -290,8 +300,8 @@ static uint32_t linearise(const struct rte_mbuf *m, uint8_t *buf, uint64_t *shor
 	return n;
 }
 
-static void ac_process(void *task_state, struct rte_mbuf **pkts, uint16_t n,
-		       uint8_t *verdict)
+static void
+ac_process(void *task_state, struct rte_mbuf **pkts, uint16_t n, uint8_t *verdict)
 {
 	struct ac_task *t = task_state;
 	const uint8_t *data[PP_BURST];
@@ -348,7 +358,8 @@ struct top_entry {
 	uint64_t hits;
 };
 
-static int top_cmp(const void *a, const void *b)
+static int
+top_cmp(const void *a, const void *b)
 {
 	const struct top_entry *x = a, *y = b;
 	if (x->hits != y->hits)
@@ -356,8 +367,8 @@ static int top_cmp(const void *a, const void *b)
 	return x->kw < y->kw ? -1 : x->kw > y->kw;
 }
 
-static void ac_stats(void *app_state, void *const *task_states, unsigned n_tasks,
-		     json_t *out)
+static void
+ac_stats(void *app_state, void *const *task_states, unsigned n_tasks, json_t *out)
 {
 	struct ac_state *st = app_state;
 	struct ac_task sum = { 0 };
@@ -388,16 +399,16 @@ static void ac_stats(void *app_state, void *const *task_states, unsigned n_tasks
 			sum.hist[b] += t->hist[b];
 		for (uint32_t k = 0; top != NULL && k < n_kw; k++)
 			top[k].hits += t->kw_hits[k];
-		json_array_append_new(per_task, json_pack("{s:I, s:I, s:I, s:I}",
-			"instance", (json_int_t)t->instance,
-			"packets_scanned", (json_int_t)(t->scanned + t->whole_frames),
-			"bytes_scanned", (json_int_t)t->bytes_scanned,
-			"matches", (json_int_t)t->matches));
+		json_array_append_new(per_task,
+			json_pack("{s:I, s:I, s:I, s:I}", "instance", (json_int_t)t->instance,
+				"packets_scanned", (json_int_t)(t->scanned + t->whole_frames),
+				"bytes_scanned", (json_int_t)t->bytes_scanned, "matches",
+				(json_int_t)t->matches));
 	}
 	json_t *unscanned = json_object();
 	for (int r = 1; r < AC_PL_N_STATUS; r++)
 		json_object_set_new(unscanned, ac_payload_status_name[r],
-				    json_integer((json_int_t)sum.unscanned[r]));
+			json_integer((json_int_t)sum.unscanned[r]));
 	/* Buckets "0", "1", "2-3", "4-7", ...; the last one is open-ended. */
 	json_t *hist = json_object();
 	for (int b = 0; b < HIST_BUCKETS; b++) {
@@ -423,12 +434,14 @@ static void ac_stats(void *app_state, void *const *task_states, unsigned n_tasks
 			const struct ac_keyword *kw = &st->rs.keywords[top[j].kw];
 			json_t *sids = json_array();
 			for (uint32_t r = 0; r < kw->n_rules; r++)
-				json_array_append_new(sids, json_integer(st->rs.rules[kw->rules[r]].sid));
-			json_array_append_new(topj, json_pack("{s:I, s:s, s:b, s:I, s:o}",
-				"keyword", (json_int_t)top[j].kw,
-				"content", ac_format_bytes(kw->bytes, kw->len, buf, sizeof(buf)),
-				"nocase", kw->nocase, "hits", (json_int_t)top[j].hits,
-				"sids", sids));
+				json_array_append_new(
+					sids, json_integer(st->rs.rules[kw->rules[r]].sid));
+			json_array_append_new(topj,
+				json_pack("{s:I, s:s, s:b, s:I, s:o}", "keyword",
+					(json_int_t)top[j].kw, "content",
+					ac_format_bytes(kw->bytes, kw->len, buf, sizeof(buf)),
+					"nocase", kw->nocase, "hits", (json_int_t)top[j].hits,
+					"sids", sids));
 		}
 	}
 	free(top);
@@ -437,12 +450,14 @@ static void ac_stats(void *app_state, void *const *task_states, unsigned n_tasks
 	/* Lets a reader turn the runtime's per-task cycles into seconds. */
 	json_object_set_new(out, "tsc_hz", json_integer((json_int_t)rte_get_tsc_hz()));
 	json_object_set_new(out, "engine", json_string(ac_engine_kind_name(st->kind)));
-	json_object_set_new(out, "engine_bytes", json_integer((json_int_t)ac_engine_size(st->engine)));
+	json_object_set_new(
+		out, "engine_bytes", json_integer((json_int_t)ac_engine_size(st->engine)));
 	json_object_set_new(out, "engine_build_s", json_real(st->build_s));
 	if (st->kind == AC_ENGINE_AC) {
 		json_object_set_new(out, "ac_states", json_integer(ac_engine_states(st->engine)));
 		json_object_set_new(out, "ac_classes", json_integer(ac_engine_classes(st->engine)));
-		json_object_set_new(out, "ac_entry_bytes", json_integer(ac_engine_entry_bytes(st->engine)));
+		json_object_set_new(
+			out, "ac_entry_bytes", json_integer(ac_engine_entry_bytes(st->engine)));
 	}
 	json_object_set_new(out, "engine_scan_errors", json_integer((json_int_t)scan_errors));
 	if (scan_errors)
@@ -450,19 +465,20 @@ static void ac_stats(void *app_state, void *const *task_states, unsigned n_tasks
 	json_object_set_new(out, "rules_file", json_string(st->rs.path));
 	json_object_set_new(out, "rule_set", json_string(st->set_name));
 	json_object_set_new(out, "rules_seen", json_integer(st->rs.rules_seen));
-	json_object_set_new(out, "rules_selected",
-			    json_integer(st->rs.rules_seen - st->rs.rules_filtered));
+	json_object_set_new(
+		out, "rules_selected", json_integer(st->rs.rules_seen - st->rs.rules_filtered));
 	json_object_set_new(out, "rules_used", json_integer(st->rs.n_rules));
 	json_object_set_new(out, "rules_unusable", json_integer(st->rs.rules_unusable));
 	json_object_set_new(out, "negated_contents_ignored", json_integer(st->rs.contents_negated));
 	json_object_set_new(out, "keywords", json_integer(n_kw));
 	json_object_set_new(out, "verdict", json_string(verdict_names[st->cfg->verdict]));
 	json_object_set_new(out, "packets_scanned", json_integer((json_int_t)sum.scanned));
-	json_object_set_new(out, "packets_scanned_whole_frame", json_integer((json_int_t)sum.whole_frames));
+	json_object_set_new(
+		out, "packets_scanned_whole_frame", json_integer((json_int_t)sum.whole_frames));
 	json_object_set_new(out, "packets_unscanned", unscanned);
 	json_object_set_new(out, "packets_linearised", json_integer((json_int_t)sum.copied));
 	json_object_set_new(out, "packets_segments_short_of_pkt_len",
-			    json_integer((json_int_t)sum.short_chains));
+		json_integer((json_int_t)sum.short_chains));
 	json_object_set_new(out, "bytes_scanned", json_integer((json_int_t)sum.bytes_scanned));
 	json_object_set_new(out, "matches", json_integer((json_int_t)sum.matches));
 	json_object_set_new(out, "packets_matched", json_integer((json_int_t)sum.packets_matched));
@@ -473,7 +489,8 @@ static void ac_stats(void *app_state, void *const *task_states, unsigned n_tasks
 	json_object_set_new(out, "tasks", per_task);
 }
 
-static void ac_teardown(void *app_state, void **task_states, unsigned n_tasks)
+static void
+ac_teardown(void *app_state, void **task_states, unsigned n_tasks)
 {
 	struct ac_state *st = app_state;
 

@@ -17,7 +17,8 @@ struct ac_scratch {
 	struct hs_engine_scratch *hs; /* NULL for the AC engine (stateless scan) */
 };
 
-int ac_engine_kind_parse(const char *name)
+int
+ac_engine_kind_parse(const char *name)
 {
 	if (strcmp(name, "ac") == 0)
 		return AC_ENGINE_AC;
@@ -28,14 +29,15 @@ int ac_engine_kind_parse(const char *name)
 	return -1;
 }
 
-const char *ac_engine_kind_name(enum ac_engine_kind kind)
+const char *
+ac_engine_kind_name(enum ac_engine_kind kind)
 {
 	return kind == AC_ENGINE_AC ? "ac" : kind == AC_ENGINE_HS ? "hs" : "hs-literal";
 }
 
-struct ac_engine *ac_engine_build(enum ac_engine_kind kind,
-				  const struct ac_keyword *kw, uint32_t n_kw,
-				  char *err, size_t errlen)
+struct ac_engine *
+ac_engine_build(enum ac_engine_kind kind, const struct ac_keyword *kw, uint32_t n_kw, char *err,
+	size_t errlen)
 {
 	struct ac_engine *e = calloc(1, sizeof(*e));
 
@@ -46,8 +48,7 @@ struct ac_engine *ac_engine_build(enum ac_engine_kind kind,
 		e->dfa = ac_dfa_build(kw, n_kw, err, errlen);
 	else
 		e->hs = hs_engine_build(kw, n_kw,
-					kind == AC_ENGINE_HS ? HS_COMPILE_REGEX : HS_COMPILE_LITERAL,
-					err, errlen);
+			kind == AC_ENGINE_HS ? HS_COMPILE_REGEX : HS_COMPILE_LITERAL, err, errlen);
 	if (e->dfa == NULL && e->hs == NULL) {
 		free(e);
 		return NULL;
@@ -55,7 +56,8 @@ struct ac_engine *ac_engine_build(enum ac_engine_kind kind,
 	return e;
 }
 
-void ac_engine_free(struct ac_engine *e)
+void
+ac_engine_free(struct ac_engine *e)
 {
 	if (e == NULL)
 		return;
@@ -64,8 +66,8 @@ void ac_engine_free(struct ac_engine *e)
 	free(e);
 }
 
-struct ac_scratch *ac_scratch_new(const struct ac_engine *e, char *err,
-				  size_t errlen)
+struct ac_scratch *
+ac_scratch_new(const struct ac_engine *e, char *err, size_t errlen)
 {
 	struct ac_scratch *s = calloc(1, sizeof(*s));
 
@@ -81,7 +83,8 @@ struct ac_scratch *ac_scratch_new(const struct ac_engine *e, char *err,
 	return s;
 }
 
-void ac_scratch_free(struct ac_scratch *s)
+void
+ac_scratch_free(struct ac_scratch *s)
 {
 	if (s == NULL)
 		return;
@@ -89,18 +92,18 @@ void ac_scratch_free(struct ac_scratch *s)
 	free(s);
 }
 
-uint64_t ac_engine_scan(const struct ac_engine *e, struct ac_scratch *s,
-			const uint8_t *data, uint32_t len, ac_match_fn fn,
-			void *ctx)
+uint64_t
+ac_engine_scan(const struct ac_engine *e, struct ac_scratch *s, const uint8_t *data, uint32_t len,
+	ac_match_fn fn, void *ctx)
 {
 	if (e->kind == AC_ENGINE_AC)
 		return ac_dfa_scan(e->dfa, data, len, fn, ctx);
 	return hs_engine_scan(e->hs, s->hs, data, len, fn, ctx);
 }
 
-void ac_engine_scan_burst(const struct ac_engine *e, struct ac_scratch *s,
-			  const uint8_t *const *data, const uint32_t *len,
-			  unsigned n, ac_match_fn fn, void *ctx, uint64_t *matches)
+void
+ac_engine_scan_burst(const struct ac_engine *e, struct ac_scratch *s, const uint8_t *const *data,
+	const uint32_t *len, unsigned n, ac_match_fn fn, void *ctx, uint64_t *matches)
 {
 	if (e->kind == AC_ENGINE_AC) {
 		ac_dfa_scan_burst(e->dfa, data, len, n, fn, ctx, matches);
@@ -110,7 +113,8 @@ void ac_engine_scan_burst(const struct ac_engine *e, struct ac_scratch *s,
 		matches[i] = hs_engine_scan(e->hs, s->hs, data[i], len[i], fn, ctx);
 }
 
-uint64_t ac_scratch_errors(const struct ac_scratch *s, int *last_error)
+uint64_t
+ac_scratch_errors(const struct ac_scratch *s, int *last_error)
 {
 	if (s->hs == NULL) {
 		if (last_error != NULL)
@@ -120,22 +124,26 @@ uint64_t ac_scratch_errors(const struct ac_scratch *s, int *last_error)
 	return hs_engine_scan_errors(s->hs, last_error);
 }
 
-size_t ac_engine_size(const struct ac_engine *e)
+size_t
+ac_engine_size(const struct ac_engine *e)
 {
 	return e->kind == AC_ENGINE_AC ? ac_dfa_size(e->dfa) : hs_engine_size(e->hs);
 }
 
-uint32_t ac_engine_states(const struct ac_engine *e)
+uint32_t
+ac_engine_states(const struct ac_engine *e)
 {
 	return e->kind == AC_ENGINE_AC ? ac_dfa_states(e->dfa) : 0;
 }
 
-uint32_t ac_engine_classes(const struct ac_engine *e)
+uint32_t
+ac_engine_classes(const struct ac_engine *e)
 {
 	return e->kind == AC_ENGINE_AC ? ac_dfa_classes(e->dfa) : 0;
 }
 
-uint32_t ac_engine_entry_bytes(const struct ac_engine *e)
+uint32_t
+ac_engine_entry_bytes(const struct ac_engine *e)
 {
 	return e->kind == AC_ENGINE_AC ? ac_dfa_entry_bytes(e->dfa) : 0;
 }

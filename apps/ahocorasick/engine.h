@@ -12,8 +12,8 @@
 #include "keyword_set.h"
 
 enum ac_engine_kind {
-	AC_ENGINE_AC,        /* classic Aho-Corasick DFA (the paper's) */
-	AC_ENGINE_HS,        /* Hyperscan, block mode, keywords as escaped patterns */
+	AC_ENGINE_AC,         /* classic Aho-Corasick DFA (the paper's) */
+	AC_ENGINE_HS,         /* Hyperscan, block mode, keywords as escaped patterns */
 	AC_ENGINE_HS_LITERAL, /* Hyperscan through hs_compile_lit_multi (see hs_engine.h) */
 };
 
@@ -26,26 +26,23 @@ typedef void (*ac_match_fn)(void *ctx, uint32_t keyword, uint32_t end);
 int ac_engine_kind_parse(const char *name);
 const char *ac_engine_kind_name(enum ac_engine_kind kind);
 
-struct ac_engine *ac_engine_build(enum ac_engine_kind kind,
-				  const struct ac_keyword *kw, uint32_t n_kw,
-				  char *err, size_t errlen);
+struct ac_engine *ac_engine_build(enum ac_engine_kind kind, const struct ac_keyword *kw,
+	uint32_t n_kw, char *err, size_t errlen);
 void ac_engine_free(struct ac_engine *e);
-struct ac_scratch *ac_scratch_new(const struct ac_engine *e, char *err,
-				  size_t errlen);
+struct ac_scratch *ac_scratch_new(const struct ac_engine *e, char *err, size_t errlen);
 void ac_scratch_free(struct ac_scratch *s);
 
 /* Scan len bytes; calls fn for each match; returns the number of matches.
  * No allocation, no locking. */
-uint64_t ac_engine_scan(const struct ac_engine *e, struct ac_scratch *s,
-			const uint8_t *data, uint32_t len, ac_match_fn fn,
-			void *ctx);
+uint64_t ac_engine_scan(const struct ac_engine *e, struct ac_scratch *s, const uint8_t *data,
+	uint32_t len, ac_match_fn fn, void *ctx);
 
 /* Scan n buffers (a burst's payloads); matches[i] = matches in buffer i.
  * Same matches as n ac_engine_scan calls; the AC engine interleaves two
  * buffers at a time to overlap table-load latency. */
 void ac_engine_scan_burst(const struct ac_engine *e, struct ac_scratch *s,
-			  const uint8_t *const *data, const uint32_t *len,
-			  unsigned n, ac_match_fn fn, void *ctx, uint64_t *matches);
+	const uint8_t *const *data, const uint32_t *len, unsigned n, ac_match_fn fn, void *ctx,
+	uint64_t *matches);
 
 /* Scans on this scratch that failed and stopped early (Hyperscan errors;
  * always 0 for AC), and the last error code. */

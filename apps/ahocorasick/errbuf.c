@@ -3,7 +3,8 @@
 #include <stdarg.h>
 #include <stdio.h>
 
-void ac_set_err(char *err, size_t errlen, const char *fmt, ...)
+void
+ac_set_err(char *err, size_t errlen, const char *fmt, ...)
 {
 	va_list ap;
 

@@ -25,10 +25,10 @@ struct hs_adapter {
 	uint64_t matches;
 };
 
-
 /* Keyword bytes as a Hyperscan pattern: every byte escaped (\xHH), so the
  * pattern is the literal whatever the bytes are. */
-static char *escape_literal(const uint8_t *b, uint32_t len)
+static char *
+escape_literal(const uint8_t *b, uint32_t len)
 {
 	static const char hex[] = "0123456789abcdef";
 	char *p = malloc((size_t)len * 4 + 1);
@@ -45,8 +45,9 @@ static char *escape_literal(const uint8_t *b, uint32_t len)
 	return p;
 }
 
-struct hs_engine *hs_engine_build(const struct ac_keyword *kw, uint32_t n_kw,
-				  enum hs_compile_mode mode, char *err, size_t errlen)
+struct hs_engine *
+hs_engine_build(const struct ac_keyword *kw, uint32_t n_kw, enum hs_compile_mode mode, char *err,
+	size_t errlen)
 {
 	struct hs_engine *h = calloc(1, sizeof(*h));
 	const char **expr = calloc(n_kw ? n_kw : 1, sizeof(*expr));
@@ -56,8 +57,7 @@ struct hs_engine *hs_engine_build(const struct ac_keyword *kw, uint32_t n_kw,
 	hs_compile_error_t *cerr = NULL;
 	hs_error_t rc;
 
-	if (h == NULL || expr == NULL || flags == NULL || ids == NULL ||
-	    lens == NULL) {
+	if (h == NULL || expr == NULL || flags == NULL || ids == NULL || lens == NULL) {
 		ac_set_err(err, errlen, "out of memory building the Hyperscan database");
 		goto fail;
 	}
@@ -77,15 +77,13 @@ struct hs_engine *hs_engine_build(const struct ac_keyword *kw, uint32_t n_kw,
 		ids[k] = k;
 	}
 	if (mode == HS_COMPILE_LITERAL)
-		rc = hs_compile_lit_multi(expr, flags, ids, lens, n_kw, HS_MODE_BLOCK,
-					  NULL, &h->db, &cerr);
+		rc = hs_compile_lit_multi(
+			expr, flags, ids, lens, n_kw, HS_MODE_BLOCK, NULL, &h->db, &cerr);
 	else
-		rc = hs_compile_multi(expr, flags, ids, n_kw, HS_MODE_BLOCK, NULL,
-				      &h->db, &cerr);
+		rc = hs_compile_multi(expr, flags, ids, n_kw, HS_MODE_BLOCK, NULL, &h->db, &cerr);
 	if (rc != HS_SUCCESS) {
 		ac_set_err(err, errlen, "Hyperscan rejected keyword %d: %s",
-			cerr ? cerr->expression : -1,
-			cerr ? cerr->message : "unknown error");
+			cerr ? cerr->expression : -1, cerr ? cerr->message : "unknown error");
 		hs_free_compile_error(cerr);
 		goto fail;
 	}
@@ -103,7 +101,8 @@ done:
 	return h;
 }
 
-void hs_engine_free(struct hs_engine *h)
+void
+hs_engine_free(struct hs_engine *h)
 {
 	if (h == NULL)
 		return;
@@ -111,8 +110,8 @@ void hs_engine_free(struct hs_engine *h)
 	free(h);
 }
 
-struct hs_engine_scratch *hs_engine_scratch_new(const struct hs_engine *h,
-						char *err, size_t errlen)
+struct hs_engine_scratch *
+hs_engine_scratch_new(const struct hs_engine *h, char *err, size_t errlen)
 {
 	struct hs_engine_scratch *s = calloc(1, sizeof(*s));
 
@@ -128,7 +127,8 @@ struct hs_engine_scratch *hs_engine_scratch_new(const struct hs_engine *h,
 	return s;
 }
 
-void hs_engine_scratch_free(struct hs_engine_scratch *s)
+void
+hs_engine_scratch_free(struct hs_engine_scratch *s)
 {
 	if (s == NULL)
 		return;
@@ -136,8 +136,8 @@ void hs_engine_scratch_free(struct hs_engine_scratch *s)
 	free(s);
 }
 
-static int on_match(unsigned id, unsigned long long from, unsigned long long to,
-		    unsigned flags, void *ctx)
+static int
+on_match(unsigned id, unsigned long long from, unsigned long long to, unsigned flags, void *ctx)
 {
 	struct hs_adapter *a = ctx;
 
@@ -148,15 +148,15 @@ static int on_match(unsigned id, unsigned long long from, unsigned long long to,
 	return 0;
 }
 
-uint64_t hs_engine_scan(const struct hs_engine *h, struct hs_engine_scratch *s,
-			const uint8_t *data, uint32_t len, ac_match_fn fn,
-			void *ctx)
+uint64_t
+hs_engine_scan(const struct hs_engine *h, struct hs_engine_scratch *s, const uint8_t *data,
+	uint32_t len, ac_match_fn fn, void *ctx)
 {
 	struct hs_adapter a = { fn, ctx, 0 };
 	static const uint8_t empty[1];
 
-	hs_error_t rc = hs_scan(h->db, (const char *)(len ? data : empty), len, 0,
-				s->scratch, on_match, &a);
+	hs_error_t rc = hs_scan(
+		h->db, (const char *)(len ? data : empty), len, 0, s->scratch, on_match, &a);
 	if (__builtin_expect(rc != HS_SUCCESS, 0)) {
 		/* The scan stopped early: counted, so that short match
 		 * counts are never silent. */
@@ -166,14 +166,16 @@ uint64_t hs_engine_scan(const struct hs_engine *h, struct hs_engine_scratch *s,
 	return a.matches;
 }
 
-uint64_t hs_engine_scan_errors(const struct hs_engine_scratch *s, int *last)
+uint64_t
+hs_engine_scan_errors(const struct hs_engine_scratch *s, int *last)
 {
 	if (last != NULL)
 		*last = s->last_error;
 	return s->errors;
 }
 
-size_t hs_engine_size(const struct hs_engine *h)
+size_t
+hs_engine_size(const struct hs_engine *h)
 {
 	size_t sz = 0;
 

@@ -21,17 +21,19 @@
 struct hs_engine;
 struct hs_engine_scratch;
 
-enum hs_compile_mode { HS_COMPILE_REGEX, HS_COMPILE_LITERAL };
+enum hs_compile_mode {
+	HS_COMPILE_REGEX,
+	HS_COMPILE_LITERAL
+};
 
 struct hs_engine *hs_engine_build(const struct ac_keyword *kw, uint32_t n_kw,
-				  enum hs_compile_mode mode, char *err, size_t errlen);
+	enum hs_compile_mode mode, char *err, size_t errlen);
 void hs_engine_free(struct hs_engine *h);
-struct hs_engine_scratch *hs_engine_scratch_new(const struct hs_engine *h,
-						char *err, size_t errlen);
+struct hs_engine_scratch *hs_engine_scratch_new(
+	const struct hs_engine *h, char *err, size_t errlen);
 void hs_engine_scratch_free(struct hs_engine_scratch *s);
-uint64_t hs_engine_scan(const struct hs_engine *h, struct hs_engine_scratch *s,
-			const uint8_t *data, uint32_t len, ac_match_fn fn,
-			void *ctx);
+uint64_t hs_engine_scan(const struct hs_engine *h, struct hs_engine_scratch *s, const uint8_t *data,
+	uint32_t len, ac_match_fn fn, void *ctx);
 size_t hs_engine_size(const struct hs_engine *h);
 /* Failed hs_scan calls on this scratch, and the last error code. */
 uint64_t hs_engine_scan_errors(const struct hs_engine_scratch *s, int *last);

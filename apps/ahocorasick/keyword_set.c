@@ -13,7 +13,9 @@
 #include <string.h>
 
 const char *const ac_dos_classtypes[] = {
-	"attempted-dos", "denial-of-service", "successful-dos",
+	"attempted-dos",
+	"denial-of-service",
+	"successful-dos",
 };
 const unsigned ac_n_dos_classtypes = 3;
 
@@ -22,7 +24,8 @@ struct kw_index {
 	uint32_t cap;   /* power of two */
 };
 
-static uint64_t kw_hash(const uint8_t *b, uint32_t len, bool nocase)
+static uint64_t
+kw_hash(const uint8_t *b, uint32_t len, bool nocase)
 {
 	uint64_t h = 1469598103934665603ull ^ (nocase ? 0x9e37u : 0);
 	for (uint32_t i = 0; i < len; i++)
@@ -30,10 +33,10 @@ static uint64_t kw_hash(const uint8_t *b, uint32_t len, bool nocase)
 	return h ^ len;
 }
 
-static int push_skip(struct ac_ruleset *rs, unsigned line, uint32_t sid,
-		     const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-static int push_skip(struct ac_ruleset *rs, unsigned line, uint32_t sid,
-		     const char *fmt, ...)
+static int push_skip(struct ac_ruleset *rs, unsigned line, uint32_t sid, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+static int
+push_skip(struct ac_ruleset *rs, unsigned line, uint32_t sid, const char *fmt, ...)
 {
 	struct ac_skip *s = realloc(rs->skipped, (rs->n_skipped + 1) * sizeof(*s));
 	va_list ap;
@@ -50,7 +53,8 @@ static int push_skip(struct ac_ruleset *rs, unsigned line, uint32_t sid,
 	return 0;
 }
 
-static bool class_selected(const struct ac_filter *f, const struct ac_rule *r)
+static bool
+class_selected(const struct ac_filter *f, const struct ac_rule *r)
 {
 	if (f == NULL || f->classtypes == NULL)
 		return true;
@@ -60,7 +64,8 @@ static bool class_selected(const struct ac_filter *f, const struct ac_rule *r)
 	return false;
 }
 
-static int index_grow(struct kw_index *ix, const struct ac_ruleset *rs)
+static int
+index_grow(struct kw_index *ix, const struct ac_ruleset *rs)
 {
 	uint32_t cap = ix->cap ? ix->cap * 2 : 1024;
 	uint32_t *slot = calloc(cap, sizeof(*slot));
@@ -81,8 +86,9 @@ static int index_grow(struct kw_index *ix, const struct ac_ruleset *rs)
 }
 
 /* Keyword for (bytes, nocase), created if new; the rule is added to its map. */
-static int add_keyword(struct ac_ruleset *rs, struct kw_index *ix,
-		       const struct ac_content *c, uint32_t rule_idx)
+static int
+add_keyword(
+	struct ac_ruleset *rs, struct kw_index *ix, const struct ac_content *c, uint32_t rule_idx)
 {
 	if ((rs->n_keywords + 1) * 2 > ix->cap && index_grow(ix, rs) < 0)
 		return -1;
@@ -91,14 +97,13 @@ static int add_keyword(struct ac_ruleset *rs, struct kw_index *ix,
 	for (; ix->slot[h]; h = (h + 1) & (ix->cap - 1)) {
 		struct ac_keyword *k = &rs->keywords[ix->slot[h] - 1];
 		if (k->len == c->len && k->nocase == c->nocase &&
-		    memcmp(k->bytes, c->bytes, c->len) == 0) {
+			memcmp(k->bytes, c->bytes, c->len) == 0) {
 			kw = k;
 			break;
 		}
 	}
 	if (kw == NULL) {
-		struct ac_keyword *nk = realloc(rs->keywords,
-						(rs->n_keywords + 1) * sizeof(*nk));
+		struct ac_keyword *nk = realloc(rs->keywords, (rs->n_keywords + 1) * sizeof(*nk));
 		if (nk == NULL)
 			return -1;
 		rs->keywords = nk;
@@ -124,8 +129,8 @@ static int add_keyword(struct ac_ruleset *rs, struct kw_index *ix,
 }
 
 /* Account for one parsed rule: filter it, then keep it or say why not. */
-static int take_rule(struct ac_ruleset *rs, struct kw_index *ix,
-		     const struct ac_filter *f, struct ac_rule *r)
+static int
+take_rule(struct ac_ruleset *rs, struct kw_index *ix, const struct ac_filter *f, struct ac_rule *r)
 {
 	char buf[96];
 	unsigned used = 0;
@@ -141,8 +146,8 @@ static int take_rule(struct ac_ruleset *rs, struct kw_index *ix,
 	if (used == 0) {
 		rs->rules_unusable++;
 		int e = push_skip(rs, r->line, r->sid, "%s",
-				  r->n_contents ? "only negated content (nothing to search for)"
-						: "no content keyword");
+			r->n_contents ? "only negated content (nothing to search for)"
+				      : "no content keyword");
 		ac_rule_free(r);
 		return e;
 	}
@@ -159,9 +164,8 @@ static int take_rule(struct ac_ruleset *rs, struct kw_index *ix,
 		if (c->negated) {
 			rs->contents_negated++;
 			if (push_skip(rs, r->line, r->sid,
-				      "negated content !\"%s\" ignored (rule kept)",
-				      ac_format_bytes(c->bytes, c->len, buf,
-						      sizeof(buf))) < 0)
+				    "negated content !\"%s\" ignored (rule kept)",
+				    ac_format_bytes(c->bytes, c->len, buf, sizeof(buf))) < 0)
 				return -1;
 			continue;
 		}
@@ -172,8 +176,9 @@ static int take_rule(struct ac_ruleset *rs, struct kw_index *ix,
 	return 0;
 }
 
-int ac_ruleset_load(const char *path, const struct ac_filter *filter,
-		    struct ac_ruleset *rs, char *err, size_t errlen)
+int
+ac_ruleset_load(const char *path, const struct ac_filter *filter, struct ac_ruleset *rs, char *err,
+	size_t errlen)
 {
 	FILE *f;
 	char *line = NULL, *joined = NULL;
@@ -187,8 +192,7 @@ int ac_ruleset_load(const char *path, const struct ac_filter *filter,
 	memset(rs, 0, sizeof(*rs));
 	f = fopen(path, "r");
 	if (f == NULL) {
-		ac_set_err(err, errlen, "cannot read rules file '%s': %s", path,
-			strerror(errno));
+		ac_set_err(err, errlen, "cannot read rules file '%s': %s", path, strerror(errno));
 		return -1;
 	}
 	rs->path = strdup(path);
@@ -216,8 +220,7 @@ int ac_ruleset_load(const char *path, const struct ac_filter *filter,
 		if (cont)
 			continue;
 		struct ac_rule r;
-		enum ac_line_kind k = ac_rule_parse_line(joined, jlen, &r, perr,
-							 sizeof(perr));
+		enum ac_line_kind k = ac_rule_parse_line(joined, jlen, &r, perr, sizeof(perr));
 		jlen = 0;
 		if (k == AC_LINE_IGNORED)
 			continue;
@@ -233,21 +236,21 @@ int ac_ruleset_load(const char *path, const struct ac_filter *filter,
 			goto oom;
 	}
 	if (ferror(f)) {
-		ac_set_err(err, errlen, "error reading rules file '%s': %s", path,
-			strerror(errno));
+		ac_set_err(err, errlen, "error reading rules file '%s': %s", path, strerror(errno));
 		goto out;
 	}
 	if (jlen > 0) {
 		rs->rules_seen++;
 		rs->rules_unusable++;
 		if (push_skip(rs, start_line, 0,
-			      "malformed: file ends inside a '\\' continued line") < 0)
+			    "malformed: file ends inside a '\\' continued line") < 0)
 			goto oom;
 	}
 	rs->lines = lineno;
 	if (rs->n_keywords == 0) {
 		ac_set_err(err, errlen,
-			"rules file '%s': no usable content keyword (%u rule lines, %u filtered out, %u unusable)",
+			"rules file '%s': no usable content keyword (%u rule lines, %u filtered "
+			"out, %u unusable)",
 			path, rs->rules_seen, rs->rules_filtered, rs->rules_unusable);
 		goto out;
 	}
@@ -265,7 +268,8 @@ out:
 	return ret;
 }
 
-void ac_ruleset_free(struct ac_ruleset *rs)
+void
+ac_ruleset_free(struct ac_ruleset *rs)
 {
 	for (uint32_t i = 0; i < rs->n_rules; i++)
 		ac_rule_free(&rs->rules[i]);
@@ -280,25 +284,25 @@ void ac_ruleset_free(struct ac_ruleset *rs)
 	memset(rs, 0, sizeof(*rs));
 }
 
-void ac_ruleset_print_summary(const struct ac_ruleset *rs, const char *set_name,
-			      FILE *out)
+void
+ac_ruleset_print_summary(const struct ac_ruleset *rs, const char *set_name, FILE *out)
 {
 	fprintf(out,
 		"rules %s (%s): %u rule lines, %u selected, %u used, %u unusable "
 		"(listed by --list-skipped), %u negated contents ignored; "
 		"%u content strings -> %u distinct keywords\n",
 		rs->path, set_name, rs->rules_seen, rs->rules_seen - rs->rules_filtered,
-		rs->n_rules, rs->rules_unusable, rs->contents_negated,
-		rs->contents_used, rs->n_keywords);
+		rs->n_rules, rs->rules_unusable, rs->contents_negated, rs->contents_used,
+		rs->n_keywords);
 }
 
-void ac_ruleset_print_skipped(const struct ac_ruleset *rs, FILE *out)
+void
+ac_ruleset_print_skipped(const struct ac_ruleset *rs, FILE *out)
 {
 	for (uint32_t i = 0; i < rs->n_skipped; i++) {
 		const struct ac_skip *s = &rs->skipped[i];
 		if (s->sid)
-			fprintf(out, "%s:%u: sid %u: %s\n", rs->path, s->line, s->sid,
-				s->reason);
+			fprintf(out, "%s:%u: sid %u: %s\n", rs->path, s->line, s->sid, s->reason);
 		else
 			fprintf(out, "%s:%u: %s\n", rs->path, s->line, s->reason);
 	}

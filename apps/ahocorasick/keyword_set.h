@@ -42,17 +42,17 @@ struct ac_ruleset {
 	uint32_t n_skipped;
 	/* Summary counts. */
 	uint32_t lines;
-	uint32_t rules_seen;        /* rule lines parsed, filtered or not */
-	uint32_t rules_filtered;    /* left out by classtype / enabled_only */
-	uint32_t rules_unusable;    /* malformed, or no usable content */
-	uint32_t contents_used;     /* content strings that became keywords */
-	uint32_t contents_negated;  /* negated contents ignored in used rules */
+	uint32_t rules_seen;       /* rule lines parsed, filtered or not */
+	uint32_t rules_filtered;   /* left out by classtype / enabled_only */
+	uint32_t rules_unusable;   /* malformed, or no usable content */
+	uint32_t contents_used;    /* content strings that became keywords */
+	uint32_t contents_negated; /* negated contents ignored in used rules */
 };
 
 /* Read a rules file.  Lines ending in '\' continue on the next line.
  * Returns 0, or -1 with err set (file unreadable, no keyword at all). */
-int ac_ruleset_load(const char *path, const struct ac_filter *filter,
-		    struct ac_ruleset *rs, char *err, size_t errlen);
+int ac_ruleset_load(const char *path, const struct ac_filter *filter, struct ac_ruleset *rs,
+	char *err, size_t errlen);
 void ac_ruleset_free(struct ac_ruleset *rs);
 
 /* The paper's set: attempted-dos, denial-of-service, successful-dos. */
@@ -61,8 +61,7 @@ extern const unsigned ac_n_dos_classtypes;
 
 /* Human-readable summary (one line) and the skipped list ("file:line: sid N:
  * reason", one a line) of a loaded set. */
-void ac_ruleset_print_summary(const struct ac_ruleset *rs, const char *set_name,
-			      FILE *out);
+void ac_ruleset_print_summary(const struct ac_ruleset *rs, const char *set_name, FILE *out);
 void ac_ruleset_print_skipped(const struct ac_ruleset *rs, FILE *out);
 
 #endif /* AC_KEYWORD_SET_H */

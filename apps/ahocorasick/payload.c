@@ -10,21 +10,22 @@ const char *const ac_payload_status_name[AC_PL_N_STATUS] = {
 	[AC_PL_BAD_HEADER] = "bad_header",
 };
 
-static uint16_t be16(const uint8_t *p)
+static uint16_t
+be16(const uint8_t *p)
 {
 	return (uint16_t)(p[0] << 8 | p[1]);
 }
 
-enum ac_payload_status ac_find_payload(const uint8_t *frame, uint32_t len,
-				       struct ac_payload *pl)
+enum ac_payload_status
+ac_find_payload(const uint8_t *frame, uint32_t len, struct ac_payload *pl)
 {
 	uint32_t o = 12;
 
 	if (len < 14)
 		return AC_PL_TRUNCATED;
 	uint16_t type = be16(frame + o);
-	for (int tags = 0; tags < 2 && (type == 0x8100 || type == 0x88a8 ||
-					 type == 0x9100); tags++) {
+	for (int tags = 0; tags < 2 && (type == 0x8100 || type == 0x88a8 || type == 0x9100);
+		tags++) {
 		o += 4;
 		if (len < o + 2)
 			return AC_PL_TRUNCATED;

@@ -26,7 +26,6 @@ struct ac_payload {
 
 /* Ethernet with up to two VLAN tags (802.1Q, 802.1ad, 0x9100), then IPv4.
  * The payload ends at the IPv4 total length (Ethernet padding excluded). */
-enum ac_payload_status ac_find_payload(const uint8_t *frame, uint32_t len,
-				       struct ac_payload *pl);
+enum ac_payload_status ac_find_payload(const uint8_t *frame, uint32_t len, struct ac_payload *pl);
 
 #endif /* AC_PAYLOAD_H */

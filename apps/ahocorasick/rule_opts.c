@@ -5,7 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-int ac_rule_opt_parse(struct ac_rule_opts *o, int argc, char **argv)
+int
+ac_rule_opt_parse(struct ac_rule_opts *o, int argc, char **argv)
 {
 	const char *opt = argv[0];
 
@@ -53,14 +54,14 @@ int ac_rule_opt_parse(struct ac_rule_opts *o, int argc, char **argv)
 	return 2;
 }
 
-const char *ac_rule_opts_set_name(const struct ac_rule_opts *o, char *buf,
-				  size_t size)
+const char *
+ac_rule_opts_set_name(const struct ac_rule_opts *o, char *buf, size_t size)
 {
 	if (o->classtype_arg == NULL)
 		snprintf(buf, size, "%s", o->dos ? "dos" : "all");
 	else
 		snprintf(buf, size, "classtype:%s%s", o->classtype_arg,
-			 o->dos ? ",attempted-dos,denial-of-service,successful-dos" : "");
+			o->dos ? ",attempted-dos,denial-of-service,successful-dos" : "");
 	if (o->enabled_only) {
 		size_t n = strlen(buf);
 		if (n < size)
@@ -69,7 +70,8 @@ const char *ac_rule_opts_set_name(const struct ac_rule_opts *o, char *buf,
 	return buf;
 }
 
-int ac_rule_opts_load(const struct ac_rule_opts *o, struct ac_ruleset *rs)
+int
+ac_rule_opts_load(const struct ac_rule_opts *o, struct ac_ruleset *rs)
 {
 	const char *classes[AC_MAX_CLASSTYPES + 3];
 	struct ac_filter f = { NULL, 0, o->enabled_only };
@@ -84,8 +86,9 @@ int ac_rule_opts_load(const struct ac_rule_opts *o, struct ac_ruleset *rs)
 			return -1;
 		}
 		char *save = NULL;
-		for (char *t = strtok_r(list, ",", &save); t != NULL && f.n_classtypes < AC_MAX_CLASSTYPES;
-		     t = strtok_r(NULL, ",", &save))
+		for (char *t = strtok_r(list, ",", &save);
+			t != NULL && f.n_classtypes < AC_MAX_CLASSTYPES;
+			t = strtok_r(NULL, ",", &save))
 			classes[f.n_classtypes++] = t;
 	}
 	for (unsigned i = 0; o->dos && i < ac_n_dos_classtypes; i++)
@@ -101,7 +104,6 @@ int ac_rule_opts_load(const struct ac_rule_opts *o, struct ac_ruleset *rs)
 	}
 	if (o->list_skipped)
 		ac_ruleset_print_skipped(rs, stderr);
-	ac_ruleset_print_summary(rs, ac_rule_opts_set_name(o, name, sizeof(name)),
-				 stderr);
+	ac_ruleset_print_summary(rs, ac_rule_opts_set_name(o, name, sizeof(name)), stderr);
 	return 0;
 }

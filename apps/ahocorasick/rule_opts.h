@@ -20,14 +20,14 @@ struct ac_rule_opts {
 	bool list_skipped;
 };
 
-#define AC_RULE_OPTS_USAGE                                                       \
-	"  --rules FILE          Snort rules file (default: " AC_DEFAULT_RULES ")\n" \
-	"  --classtype A,B,...   only rules of these classtypes\n"                   \
-	"  --dos                 the paper's set: attempted-dos,denial-of-service,\n" \
-	"                        successful-dos (same as --classtype with those)\n"  \
+#define AC_RULE_OPTS_USAGE                                                                \
+	"  --rules FILE          Snort rules file (default: " AC_DEFAULT_RULES ")\n"      \
+	"  --classtype A,B,...   only rules of these classtypes\n"                        \
+	"  --dos                 the paper's set: attempted-dos,denial-of-service,\n"     \
+	"                        successful-dos (same as --classtype with those)\n"       \
 	"  --enabled-only        ignore rules shipped commented out (\"# alert ...\");\n" \
-	"                        by default they are used, as in the paper's set\n"    \
-	"  --list-skipped        print every unusable rule and ignored negated\n"    \
+	"                        by default they are used, as in the paper's set\n"       \
+	"  --list-skipped        print every unusable rule and ignored negated\n"         \
 	"                        content as FILE:LINE: sid N: reason (stderr)\n"
 
 /* Same contract as pp_app.parse_opt: entries consumed (1 or 2), 0 if not a
@@ -39,7 +39,6 @@ int ac_rule_opt_parse(struct ac_rule_opts *o, int argc, char **argv);
 int ac_rule_opts_load(const struct ac_rule_opts *o, struct ac_ruleset *rs);
 
 /* "all", "dos" or "classtype:a,b" for statistics. */
-const char *ac_rule_opts_set_name(const struct ac_rule_opts *o, char *buf,
-				  size_t size);
+const char *ac_rule_opts_set_name(const struct ac_rule_opts *o, char *buf, size_t size);
 
 #endif /* AC_RULE_OPTS_H */

@@ -12,12 +12,19 @@
 #include <string.h>
 
 static const char *const actions[] = {
-	"alert", "log", "pass", "drop", "reject", "sdrop", "activate", "dynamic",
+	"alert",
+	"log",
+	"pass",
+	"drop",
+	"reject",
+	"sdrop",
+	"activate",
+	"dynamic",
 };
 static const char *const protocols[] = { "tcp", "udp", "icmp", "ip" };
 
-
-char *ac_format_bytes(const uint8_t *b, uint32_t len, char *buf, size_t size)
+char *
+ac_format_bytes(const uint8_t *b, uint32_t len, char *buf, size_t size)
 {
 	size_t o = 0;
 	bool hex = false;
@@ -25,16 +32,15 @@ char *ac_format_bytes(const uint8_t *b, uint32_t len, char *buf, size_t size)
 	if (size == 0)
 		return buf;
 	for (uint32_t i = 0; i < len && o + 8 < size; i++) {
-		bool printable = b[i] >= 0x20 && b[i] < 0x7f && b[i] != '|' &&
-				 b[i] != '"' && b[i] != ';' && b[i] != '\\';
+		bool printable = b[i] >= 0x20 && b[i] < 0x7f && b[i] != '|' && b[i] != '"' &&
+			b[i] != ';' && b[i] != '\\';
 		if (printable) {
 			if (hex)
 				buf[o++] = '|';
 			hex = false;
 			buf[o++] = (char)b[i];
 		} else {
-			o += (size_t)snprintf(buf + o, size - o, hex ? " %02X" : "|%02X",
-					      b[i]);
+			o += (size_t)snprintf(buf + o, size - o, hex ? " %02X" : "|%02X", b[i]);
 			hex = true;
 		}
 	}
@@ -44,13 +50,14 @@ char *ac_format_bytes(const uint8_t *b, uint32_t len, char *buf, size_t size)
 	return buf;
 }
 
-static bool is_space(char c)
+static bool
+is_space(char c)
 {
-	return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\v' ||
-	       c == '\f';
+	return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\v' || c == '\f';
 }
 
-static int hex_val(char c)
+static int
+hex_val(char c)
 {
 	if (c >= '0' && c <= '9')
 		return c - '0';
@@ -62,7 +69,8 @@ static int hex_val(char c)
 }
 
 /* Printable rendering of (part of) a value for error messages. */
-static const char *excerpt(const char *s, size_t n, char *buf, size_t size)
+static const char *
+excerpt(const char *s, size_t n, char *buf, size_t size)
 {
 	size_t o = 0, i = 0;
 
@@ -82,8 +90,8 @@ static const char *excerpt(const char *s, size_t n, char *buf, size_t size)
 }
 
 /* Decode a content value: [!] "text|hex|text" (quotes mandatory). */
-static int parse_content(const char *v, size_t n, struct ac_content *c,
-			 char *err, size_t errlen)
+static int
+parse_content(const char *v, size_t n, struct ac_content *c, char *err, size_t errlen)
 {
 	size_t i = 0;
 	char ex[64];
@@ -140,8 +148,7 @@ static int parse_content(const char *v, size_t n, struct ac_content *c,
 					hi = -1;
 				}
 			} else {
-				ac_set_err(err, errlen,
-					"bad hex character 0x%02x in content '%s'",
+				ac_set_err(err, errlen, "bad hex character 0x%02x in content '%s'",
 					(unsigned char)ch, excerpt(v, n, ex, sizeof(ex)));
 				return -1;
 			}
@@ -190,14 +197,16 @@ static int parse_content(const char *v, size_t n, struct ac_content *c,
 	return 0;
 }
 
-static bool name_is(const char *name, size_t nlen, const char *want)
+static bool
+name_is(const char *name, size_t nlen, const char *want)
 {
 	return strlen(want) == nlen && memcmp(name, want, nlen) == 0;
 }
 
 /* A positional modifier's value: an integer, or a byte_extract variable
  * (recorded as absent; matching ignores these modifiers anyway). */
-static int32_t modifier_value(const char *v, size_t n)
+static int32_t
+modifier_value(const char *v, size_t n)
 {
 	char buf[24];
 	char *end;
@@ -213,7 +222,8 @@ static int32_t modifier_value(const char *v, size_t n)
 	return (int32_t)x;
 }
 
-static int parse_uint(const char *v, size_t n, uint32_t *out)
+static int
+parse_uint(const char *v, size_t n, uint32_t *out)
 {
 	uint64_t x = 0;
 
@@ -230,10 +240,10 @@ static int parse_uint(const char *v, size_t n, uint32_t *out)
 	return 0;
 }
 
-static int add_content(struct ac_rule *r, const struct ac_content *c)
+static int
+add_content(struct ac_rule *r, const struct ac_content *c)
 {
-	struct ac_content *nc = realloc(r->contents,
-					(r->n_contents + 1) * sizeof(*nc));
+	struct ac_content *nc = realloc(r->contents, (r->n_contents + 1) * sizeof(*nc));
 	if (nc == NULL)
 		return -1;
 	r->contents = nc;
@@ -242,8 +252,8 @@ static int add_content(struct ac_rule *r, const struct ac_content *c)
 }
 
 /* One "name[:value]" option of the rule body. */
-static int parse_option(struct ac_rule *r, const char *o, size_t n, char *err,
-			size_t errlen)
+static int
+parse_option(struct ac_rule *r, const char *o, size_t n, char *err, size_t errlen)
 {
 	size_t nl = 0;
 	char ex[64];
@@ -263,8 +273,7 @@ static int parse_option(struct ac_rule *r, const char *o, size_t n, char *err,
 	while (vn > 0 && is_space(v[vn - 1]))
 		vn--;
 
-	struct ac_content *last = r->n_contents ? &r->contents[r->n_contents - 1]
-						: NULL;
+	struct ac_content *last = r->n_contents ? &r->contents[r->n_contents - 1] : NULL;
 	if (name_is(name, name_len, "content")) {
 		struct ac_content c;
 		if (parse_content(v, vn, &c, err, errlen) < 0) {
@@ -303,15 +312,15 @@ static int parse_option(struct ac_rule *r, const char *o, size_t n, char *err,
 		return 0;
 	}
 	if (name_is(name, name_len, "depth") || name_is(name, name_len, "offset") ||
-	    name_is(name, name_len, "distance") || name_is(name, name_len, "within")) {
+		name_is(name, name_len, "distance") || name_is(name, name_len, "within")) {
 		ac_set_err(err, errlen, "'%s' before any content",
 			excerpt(name, name_len, ex, sizeof(ex)));
 		return -1;
 	}
 	if (name_is(name, name_len, "classtype")) {
 		if (vn == 0 || vn >= sizeof(r->classtype)) {
-			ac_set_err(err, errlen, "bad classtype '%s'",
-				excerpt(v, vn, ex, sizeof(ex)));
+			ac_set_err(
+				err, errlen, "bad classtype '%s'", excerpt(v, vn, ex, sizeof(ex)));
 			return -1;
 		}
 		memcpy(r->classtype, v, vn);
@@ -337,7 +346,8 @@ static int parse_option(struct ac_rule *r, const char *o, size_t n, char *err,
 }
 
 /* Does s (n bytes) start with an action word followed by a space? */
-static bool starts_with_action(const char *s, size_t n)
+static bool
+starts_with_action(const char *s, size_t n)
 {
 	for (size_t a = 0; a < sizeof(actions) / sizeof(actions[0]); a++) {
 		size_t l = strlen(actions[a]);
@@ -347,9 +357,8 @@ static bool starts_with_action(const char *s, size_t n)
 	return false;
 }
 
-enum ac_line_kind ac_rule_parse_line(const char *line, size_t len,
-				     struct ac_rule *rule, char *err,
-				     size_t errlen)
+enum ac_line_kind
+ac_rule_parse_line(const char *line, size_t len, struct ac_rule *rule, char *err, size_t errlen)
 {
 	size_t i = 0;
 	char ex[64];
@@ -368,7 +377,7 @@ enum ac_line_kind ac_rule_parse_line(const char *line, size_t len,
 		while (i < len && is_space(line[i]))
 			i++;
 		if (!starts_with_action(line + i, len - i) ||
-		    memchr(line + i, '(', len - i) == NULL)
+			memchr(line + i, '(', len - i) == NULL)
 			return AC_LINE_IGNORED;
 		rule->disabled = true;
 	}
@@ -405,9 +414,14 @@ enum ac_line_kind ac_rule_parse_line(const char *line, size_t len,
 	}
 	if (nt != 7) {
 		if (nt > 8)
-			ac_set_err(err, errlen, "rule header has more than 8 fields, want 7 (action proto src sport dir dst dport)");
+			ac_set_err(err, errlen,
+				"rule header has more than 8 fields, want 7 (action proto src "
+				"sport dir dst dport)");
 		else
-			ac_set_err(err, errlen, "rule header has %u fields, want 7 (action proto src sport dir dst dport)", nt);
+			ac_set_err(err, errlen,
+				"rule header has %u fields, want 7 (action proto src sport dir dst "
+				"dport)",
+				nt);
 		return AC_LINE_ERROR;
 	}
 	bool ok = false;
@@ -456,8 +470,7 @@ enum ac_line_kind ac_rule_parse_line(const char *line, size_t len,
 				s++;
 			while (e > s && is_space(e[-1]))
 				e--;
-			if (e > s && parse_option(rule, s, (size_t)(e - s), err,
-						  errlen) < 0)
+			if (e > s && parse_option(rule, s, (size_t)(e - s), err, errlen) < 0)
 				goto fail;
 			start = p + 1;
 		}
@@ -468,7 +481,8 @@ fail:
 	return AC_LINE_ERROR;
 }
 
-void ac_rule_free(struct ac_rule *rule)
+void
+ac_rule_free(struct ac_rule *rule)
 {
 	for (unsigned i = 0; i < rule->n_contents; i++)
 		free(rule->contents[i].bytes);

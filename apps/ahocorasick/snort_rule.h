@@ -25,9 +25,9 @@ struct ac_content {
 
 struct ac_rule {
 	uint32_t sid, rev;
-	unsigned line;          /* 1-based line in its file */
-	bool disabled;          /* written as "# alert ..." (commented out) */
-	char classtype[64];     /* "" if none */
+	unsigned line;      /* 1-based line in its file */
+	bool disabled;      /* written as "# alert ..." (commented out) */
+	char classtype[64]; /* "" if none */
 	struct ac_content *contents;
 	unsigned n_contents;
 };
@@ -40,9 +40,8 @@ enum ac_line_kind {
 
 /* Parse one (already joined) rule line of len bytes; it need not be
  * NUL-terminated and may contain any byte. */
-enum ac_line_kind ac_rule_parse_line(const char *line, size_t len,
-				     struct ac_rule *rule, char *err,
-				     size_t errlen);
+enum ac_line_kind ac_rule_parse_line(
+	const char *line, size_t len, struct ac_rule *rule, char *err, size_t errlen);
 void ac_rule_free(struct ac_rule *rule);
 
 /* Print bytes Snort-style ("text|0D 0A|") into buf; returns buf. */

@@ -21,14 +21,17 @@
 #include "log_writer.h"
 #include "pp_app.h"
 
-_Static_assert(sizeof(struct an_log_record) % 8 == 0,
-	       "ring elements must be a multiple of 8 bytes");
+_Static_assert(
+	sizeof(struct an_log_record) % 8 == 0, "ring elements must be a multiple of 8 bytes");
 
-static const char *const drop_reasons[] = {"filter_unmatched"};
+static const char *const drop_reasons[] = { "filter_unmatched" };
 
 static const char *const l4_names[AN_L4_COUNT] = {
-	[AN_L4_TCP] = "tcp", [AN_L4_UDP] = "udp", [AN_L4_ICMP] = "icmp",
-	[AN_L4_ICMPV6] = "icmpv6", [AN_L4_OTHER] = "other",
+	[AN_L4_TCP] = "tcp",
+	[AN_L4_UDP] = "udp",
+	[AN_L4_ICMP] = "icmp",
+	[AN_L4_ICMPV6] = "icmpv6",
+	[AN_L4_OTHER] = "other",
 	[AN_L4_NONE] = "none",
 };
 
@@ -48,8 +51,8 @@ static const char USAGE[] =
 	"waits for it.  Statistics (\"app_stats\"): packets by L3/L4, decode\n"
 	"errors by kind, filter passed/failed, records written and lost.\n";
 
-static int parse_uint(const char *opt, const char *v, unsigned lo,
-		      unsigned hi, unsigned *out)
+static int
+parse_uint(const char *opt, const char *v, unsigned lo, unsigned hi, unsigned *out)
 {
 	uint64_t x;
 
@@ -59,7 +62,8 @@ static int parse_uint(const char *opt, const char *v, unsigned lo,
 	return 0;
 }
 
-static int analyzer_parse_opt(void *cfgp, int argc, char **argv)
+static int
+analyzer_parse_opt(void *cfgp, int argc, char **argv)
 {
 	struct an_cfg *cfg = cfgp;
 	const char *o = argv[0];
@@ -68,9 +72,8 @@ static int analyzer_parse_opt(void *cfgp, int argc, char **argv)
 		cfg->drop_unmatched = true;
 		return 1;
 	}
-	static const char *const with_value[] = {
-		"--filter", "--log", "--log-format", "--pcap-out", "--snaplen",
-		"--log-ring", NULL};
+	static const char *const with_value[] = { "--filter", "--log", "--log-format", "--pcap-out",
+		"--snaplen", "--log-ring", NULL };
 	bool known = false;
 	for (const char *const *w = with_value; *w != NULL; w++)
 		known |= strcmp(o, *w) == 0;
@@ -101,8 +104,10 @@ static int analyzer_parse_opt(void *cfgp, int argc, char **argv)
 		} else if (strcmp(v, "jsonl") == 0) {
 			cfg->log_format = AN_LOG_JSONL;
 		} else {
-			fprintf(stderr, "analyzer: --log-format '%s': expected "
-				"csv or jsonl\n", v);
+			fprintf(stderr,
+				"analyzer: --log-format '%s': expected "
+				"csv or jsonl\n",
+				v);
 			return -1;
 		}
 	} else if (strcmp(o, "--pcap-out") == 0) {
@@ -114,15 +119,18 @@ static int analyzer_parse_opt(void *cfgp, int argc, char **argv)
 		if (parse_uint(o, v, 64, 1u << 20, &cfg->log_ring) != 0)
 			return -1;
 		if (cfg->log_ring & (cfg->log_ring - 1)) {
-			fprintf(stderr, "analyzer: --log-ring '%s': expected a "
-				"power of two\n", v);
+			fprintf(stderr,
+				"analyzer: --log-ring '%s': expected a "
+				"power of two\n",
+				v);
 			return -1;
 		}
 	}
 	return 2;
 }
 
-static void close_outputs(struct an_state *st)
+static void
+close_outputs(struct an_state *st)
 {
 	/* Closing writes what a failed flush left: on a pipe without a
 	 * reader that raises SIGPIPE, which must fail the close, not kill
@@ -132,8 +140,7 @@ static void close_outputs(struct an_state *st)
 	sigaddset(&pipe_sig, SIGPIPE);
 	pthread_sigmask(SIG_BLOCK, &pipe_sig, &old_mask);
 	if (st->log_file != NULL && fclose(st->log_file) != 0)
-		fprintf(stderr, "analyzer: --log %s: %s\n", st->cfg->log_path,
-			strerror(errno));
+		fprintf(stderr, "analyzer: --log %s: %s\n", st->cfg->log_path, strerror(errno));
 	st->log_file = NULL;
 	if (st->pcap_dumper != NULL) {
 		if (pcap_dump_flush(st->pcap_dumper) != 0)
@@ -145,7 +152,7 @@ static void close_outputs(struct an_state *st)
 	if (st->pcap_dead != NULL)
 		pcap_close(st->pcap_dead);
 	st->pcap_dead = NULL;
-	const struct timespec zero = {0, 0};
+	const struct timespec zero = { 0, 0 };
 	while (sigtimedwait(&pipe_sig, NULL, &zero) == SIGPIPE)
 		;
 	pthread_sigmask(SIG_SETMASK, &old_mask, NULL);
@@ -153,10 +160,11 @@ static void close_outputs(struct an_state *st)
 
 /* fopen(path, "w" or "a"), except that a FIFO with no reader is refused
  * (ENXIO) instead of blocking start-up until one comes. */
-static FILE *open_output(const char *path, bool append)
+static FILE *
+open_output(const char *path, bool append)
 {
-	int fd = open(path, O_WRONLY | O_CREAT | O_NONBLOCK | O_CLOEXEC |
-			    (append ? O_APPEND : O_TRUNC), 0666);
+	int fd = open(path,
+		O_WRONLY | O_CREAT | O_NONBLOCK | O_CLOEXEC | (append ? O_APPEND : O_TRUNC), 0666);
 	if (fd < 0)
 		return NULL;
 	/* The writer thread may block on a slow reader: that is its job. */
@@ -176,7 +184,8 @@ static FILE *open_output(const char *path, bool append)
 	return f;
 }
 
-static int analyzer_setup(void *cfgp, const struct pp_setup_info *info, void **out)
+static int
+analyzer_setup(void *cfgp, const struct pp_setup_info *info, void **out)
 {
 	struct an_cfg *cfg = cfgp;
 	if (cfg->snaplen == 0)
@@ -204,10 +213,8 @@ static int analyzer_setup(void *cfgp, const struct pp_setup_info *info, void **o
 	int rc = 0;
 	if (cfg->filter_expr != NULL) {
 		char err[PCAP_ERRBUF_SIZE + 64];
-		if (an_filter_compile(cfg->filter_expr, &cfg->filter, err,
-				      sizeof(err)) != 0) {
-			fprintf(stderr, "analyzer: --filter '%s': %s\n",
-				cfg->filter_expr, err);
+		if (an_filter_compile(cfg->filter_expr, &cfg->filter, err, sizeof(err)) != 0) {
+			fprintf(stderr, "analyzer: --filter '%s': %s\n", cfg->filter_expr, err);
 			rc = -EINVAL;
 			goto fail;
 		}
@@ -221,8 +228,7 @@ static int analyzer_setup(void *cfgp, const struct pp_setup_info *info, void **o
 		if (st->log_file == NULL) {
 			rc = -errno;
 			fprintf(stderr, "analyzer: --log %s: %s\n", cfg->log_path,
-				errno == ENXIO ? "a FIFO with no reader"
-					       : strerror(errno));
+				errno == ENXIO ? "a FIFO with no reader" : strerror(errno));
 			goto fail;
 		}
 		/* Fully buffered, stdio's default off a terminal: glibc's
@@ -233,39 +239,40 @@ static int analyzer_setup(void *cfgp, const struct pp_setup_info *info, void **o
 	if (cfg->pcap_path != NULL) {
 		st->pcap_dead = pcap_open_dead(DLT_EN10MB, (int)cfg->snaplen);
 		if (st->pcap_dead == NULL) {
-			fprintf(stderr, "analyzer: --pcap-out %s: pcap_open_dead "
-				"failed\n", cfg->pcap_path);
+			fprintf(stderr,
+				"analyzer: --pcap-out %s: pcap_open_dead "
+				"failed\n",
+				cfg->pcap_path);
 			rc = -ENOMEM;
 			goto fail;
 		}
 		const char *why = NULL;
 		if (append) {
 			/* libpcap checks the existing file's header */
-			st->pcap_dumper = pcap_dump_open_append(st->pcap_dead,
-								cfg->pcap_path);
+			st->pcap_dumper = pcap_dump_open_append(st->pcap_dead, cfg->pcap_path);
 		} else {
 			FILE *f = open_output(cfg->pcap_path, false);
 			if (f == NULL)
-				why = errno == ENXIO ? "a FIFO with no reader"
-						     : strerror(errno);
+				why = errno == ENXIO ? "a FIFO with no reader" : strerror(errno);
 			else if ((st->pcap_dumper = pcap_dump_fopen(st->pcap_dead, f)) == NULL)
 				fclose(f);
 		}
 		if (st->pcap_dumper == NULL) {
-			fprintf(stderr, "analyzer: --pcap-out %s: %s\n",
-				cfg->pcap_path,
+			fprintf(stderr, "analyzer: --pcap-out %s: %s\n", cfg->pcap_path,
 				why != NULL ? why : pcap_geterr(st->pcap_dead));
 			rc = -EIO;
 			goto fail;
 		}
-		st->pcap_esize = (unsigned)RTE_ALIGN_CEIL(
-			sizeof(struct an_pcap_slot) + cfg->snaplen, 8);
+		st->pcap_esize =
+			(unsigned)RTE_ALIGN_CEIL(sizeof(struct an_pcap_slot) + cfg->snaplen, 8);
 	}
 	if (st->log_file != NULL || st->pcap_dumper != NULL) {
 		rc = an_writer_start(st);
 		if (rc != 0) {
-			fprintf(stderr, "analyzer: cannot start the log writer "
-				"thread: %s\n", strerror(-rc));
+			fprintf(stderr,
+				"analyzer: cannot start the log writer "
+				"thread: %s\n",
+				strerror(-rc));
 			goto fail;
 		}
 	}
@@ -286,31 +293,34 @@ fail:
  * a log writer left blocked on a dead pipe (writer_stuck) may still touch
  * them after rte_eal_cleanup(), so they must outlive it.  rte_ring_init
  * does not record the element size; the memory is sized for it here. */
-static struct rte_ring *make_ring(const char *kind, unsigned instance,
-				  unsigned esize, unsigned slots)
+static struct rte_ring *
+make_ring(const char *kind, unsigned instance, unsigned esize, unsigned slots)
 {
 	char name[RTE_RING_NAMESIZE];
 	snprintf(name, sizeof(name), "an_%s%u", kind, instance);
 	ssize_t bytes = rte_ring_get_memsize_elem(esize, slots);
 	void *mem = NULL;
-	if (bytes < 0 ||
-	    posix_memalign(&mem, RTE_CACHE_LINE_SIZE, (size_t)bytes) != 0) {
-		fprintf(stderr, "analyzer: instance %u: cannot allocate the %s "
+	if (bytes < 0 || posix_memalign(&mem, RTE_CACHE_LINE_SIZE, (size_t)bytes) != 0) {
+		fprintf(stderr,
+			"analyzer: instance %u: cannot allocate the %s "
 			"ring (%u slots of %u bytes; see --log-ring, --snaplen)\n",
 			instance, kind, slots, esize);
 		return NULL;
 	}
 	struct rte_ring *r = mem;
 	if (rte_ring_init(r, name, slots, RING_F_SP_ENQ | RING_F_SC_DEQ) != 0) {
-		fprintf(stderr, "analyzer: instance %u: cannot set up the %s "
-			"ring\n", instance, kind);
+		fprintf(stderr,
+			"analyzer: instance %u: cannot set up the %s "
+			"ring\n",
+			instance, kind);
 		free(mem);
 		return NULL;
 	}
 	return r;
 }
 
-static int analyzer_task_init(void *app_state, unsigned instance, void **out)
+static int
+analyzer_task_init(void *app_state, unsigned instance, void **out)
 {
 	struct an_state *st = app_state;
 	struct an_cfg *cfg = st->cfg;
@@ -324,15 +334,13 @@ static int analyzer_task_init(void *app_state, unsigned instance, void **out)
 	t->drop_unmatched = cfg->drop_unmatched;
 	t->pcap_esize = st->pcap_esize;
 	if (st->log_file != NULL) {
-		t->log_ring = make_ring("log", instance,
-					sizeof(struct an_log_record),
-					cfg->log_ring);
+		t->log_ring =
+			make_ring("log", instance, sizeof(struct an_log_record), cfg->log_ring);
 		if (t->log_ring == NULL)
 			goto fail;
 	}
 	if (st->pcap_dumper != NULL) {
-		t->pcap_ring = make_ring("pcap", instance, st->pcap_esize,
-					 cfg->log_ring);
+		t->pcap_ring = make_ring("pcap", instance, st->pcap_esize, cfg->log_ring);
 		if (t->pcap_ring == NULL)
 			goto fail;
 	}
@@ -345,28 +353,34 @@ fail:
 	return -ENOMEM;
 }
 
-static inline enum an_l4_class l4_class(const struct an_packet *p)
+static inline enum an_l4_class
+l4_class(const struct an_packet *p)
 {
 	if (!(p->have & AN_HAVE_L4PROTO))
 		return AN_L4_NONE;
 	switch (p->l4_proto) {
-	case 6: return AN_L4_TCP;
-	case 17: return AN_L4_UDP;
-	case 1: return AN_L4_ICMP;
-	case 58: return AN_L4_ICMPV6;
-	default: return AN_L4_OTHER;
+	case 6:
+		return AN_L4_TCP;
+	case 17:
+		return AN_L4_UDP;
+	case 1:
+		return AN_L4_ICMP;
+	case 58:
+		return AN_L4_ICMPV6;
+	default:
+		return AN_L4_OTHER;
 	}
 }
 
-static inline void *zc_slot(const struct rte_ring_zc_data *z, unsigned k,
-			    unsigned esize)
+static inline void *
+zc_slot(const struct rte_ring_zc_data *z, unsigned k, unsigned esize)
 {
 	return k < z->n1 ? (uint8_t *)z->ptr1 + (size_t)k * esize
 			 : (uint8_t *)z->ptr2 + (size_t)(k - z->n1) * esize;
 }
 
-static void analyzer_process(void *task_state, struct rte_mbuf **pkts,
-			     uint16_t n, uint8_t *verdict)
+static void
+analyzer_process(void *task_state, struct rte_mbuf **pkts, uint16_t n, uint8_t *verdict)
 {
 	struct an_task *t = task_state;
 	struct an_packet dec[PP_BURST];
@@ -385,7 +399,7 @@ static void analyzer_process(void *task_state, struct rte_mbuf **pkts,
 		t->by_status[dec[i].status]++;
 		t->by_tunnel[dec[i].tunnel[0]]++;
 		if (t->filter == NULL ||
-		    bpf_filter(t->filter, data, rte_pktmbuf_pkt_len(m), caplen)) {
+			bpf_filter(t->filter, data, rte_pktmbuf_pkt_len(m), caplen)) {
 			sel[n_sel++] = (uint8_t)i;
 			verdict[i] = PP_VERDICT_FORWARD;
 		} else {
@@ -403,8 +417,7 @@ static void analyzer_process(void *task_state, struct rte_mbuf **pkts,
 		unsigned got = rte_ring_enqueue_zc_burst_elem_start(
 			t->log_ring, sizeof(struct an_log_record), n_sel, &z, NULL);
 		for (unsigned k = 0; k < got; k++) {
-			struct an_log_record *r =
-				zc_slot(&z, k, sizeof(struct an_log_record));
+			struct an_log_record *r = zc_slot(&z, k, sizeof(struct an_log_record));
 			const struct rte_mbuf *m = pkts[sel[k]];
 			r->ts_ns = 0;
 			r->tsc = tsc;
@@ -416,8 +429,7 @@ static void analyzer_process(void *task_state, struct rte_mbuf **pkts,
 		}
 		rte_ring_enqueue_zc_elem_finish(t->log_ring, got);
 		t->log_lost += n_sel - got;
-		__atomic_store_n(&t->log_enqueued, t->log_enqueued + got,
-				 __ATOMIC_RELEASE);
+		__atomic_store_n(&t->log_enqueued, t->log_enqueued + got, __ATOMIC_RELEASE);
 	}
 	if (t->pcap_ring != NULL) {
 		unsigned got = rte_ring_enqueue_zc_burst_elem_start(
@@ -436,13 +448,12 @@ static void analyzer_process(void *task_state, struct rte_mbuf **pkts,
 		}
 		rte_ring_enqueue_zc_elem_finish(t->pcap_ring, got);
 		t->pcap_lost += n_sel - got;
-		__atomic_store_n(&t->pcap_enqueued, t->pcap_enqueued + got,
-				 __ATOMIC_RELEASE);
+		__atomic_store_n(&t->pcap_enqueued, t->pcap_enqueued + got, __ATOMIC_RELEASE);
 	}
 }
 
-static json_t *counts(const char *const *names, const uint64_t *sum,
-		      unsigned n)
+static json_t *
+counts(const char *const *names, const uint64_t *sum, unsigned n)
 {
 	json_t *o = json_object();
 	for (unsigned i = 0; i < n; i++)
@@ -450,8 +461,8 @@ static json_t *counts(const char *const *names, const uint64_t *sum,
 	return o;
 }
 
-static void analyzer_stats(void *app_state, void *const *task_states,
-			   unsigned n_tasks, json_t *out)
+static void
+analyzer_stats(void *app_state, void *const *task_states, unsigned n_tasks, json_t *out)
 {
 	struct an_state *st = app_state;
 	struct an_cfg *cfg = st->cfg;
@@ -461,10 +472,10 @@ static void analyzer_stats(void *app_state, void *const *task_states,
 	bool synced = sync != -ETIMEDOUT;
 	bool flushed = sync == 0;
 
-	uint64_t l3[AN_L3_COUNT] = {0}, l4[AN_L4_COUNT] = {0},
-		 status[AN_STATUS_COUNT] = {0}, tunnel[AN_TUN_COUNT] = {0};
-	uint64_t pkts = 0, passed = 0, failed = 0, log_enq = 0, log_lost = 0,
-		 pcap_enq = 0, pcap_lost = 0;
+	uint64_t l3[AN_L3_COUNT] = { 0 }, l4[AN_L4_COUNT] = { 0 }, status[AN_STATUS_COUNT] = { 0 },
+		 tunnel[AN_TUN_COUNT] = { 0 };
+	uint64_t pkts = 0, passed = 0, failed = 0, log_enq = 0, log_lost = 0, pcap_enq = 0,
+		 pcap_lost = 0;
 	json_t *per = json_array();
 	for (unsigned i = 0; i < n_tasks; i++) {
 		const struct an_task *t = task_states[i];
@@ -487,14 +498,12 @@ static void analyzer_stats(void *app_state, void *const *task_states,
 		log_lost += t->log_lost;
 		pcap_enq += pe;
 		pcap_lost += t->pcap_lost;
-		json_array_append_new(per, json_pack(
-			"{s:I, s:I, s:I, s:I, s:I, s:I}",
-			"index", (json_int_t)t->instance,
-			"packets", (json_int_t)t->packets,
-			"filter_passed", (json_int_t)t->filter_passed,
-			"log_records_lost", (json_int_t)t->log_lost,
-			"pcap_records_lost", (json_int_t)t->pcap_lost,
-			"log_records_enqueued", (json_int_t)le));
+		json_array_append_new(per,
+			json_pack("{s:I, s:I, s:I, s:I, s:I, s:I}", "index",
+				(json_int_t)t->instance, "packets", (json_int_t)t->packets,
+				"filter_passed", (json_int_t)t->filter_passed, "log_records_lost",
+				(json_int_t)t->log_lost, "pcap_records_lost",
+				(json_int_t)t->pcap_lost, "log_records_enqueued", (json_int_t)le));
 	}
 	uint64_t errors = pkts - status[AN_OK];
 	json_object_set_new(out, "kind", json_string("measured"));
@@ -503,43 +512,40 @@ static void analyzer_stats(void *app_state, void *const *task_states,
 	json_object_set_new(out, "packets", json_integer((json_int_t)pkts));
 	json_object_set_new(out, "by_l3", counts(an_l3_names, l3, AN_L3_COUNT));
 	json_object_set_new(out, "by_l4", counts(l4_names, l4, AN_L4_COUNT));
-	json_object_set_new(out, "by_tunnel",
-			    counts(an_tunnel_names, tunnel, AN_TUN_COUNT));
-	json_object_set_new(out, "decode_errors",
-			    json_integer((json_int_t)errors));
-	json_object_set_new(out, "decode_status",
-			    counts(an_status_names, status, AN_STATUS_COUNT));
-	json_object_set_new(out, "filter", json_pack(
-		"{s:s?, s:I, s:I, s:s}",
-		"expression", cfg->filter_expr,
-		"passed", (json_int_t)passed, "failed", (json_int_t)failed,
-		"unmatched", cfg->drop_unmatched ? "dropped" : "forwarded"));
-	json_object_set_new(out, "log", cfg->log_path == NULL ? json_null() : json_pack(
-		"{s:s, s:s, s:I, s:I, s:I, s:I, s:I}",
-		"path", cfg->log_path,
-		"format", cfg->log_format == AN_LOG_CSV ? "csv" : "jsonl",
-		"ring_slots", (json_int_t)cfg->log_ring,
-		"records_enqueued", (json_int_t)log_enq,
-		"records_written",
-		(json_int_t)__atomic_load_n(&st->log_written, __ATOMIC_ACQUIRE),
-		"records_lost", (json_int_t)log_lost,
-		"write_errors",
-		(json_int_t)__atomic_load_n(&st->log_write_errors, __ATOMIC_ACQUIRE)));
-	json_object_set_new(out, "pcap", cfg->pcap_path == NULL ? json_null() : json_pack(
-		"{s:s, s:I, s:I, s:I, s:I}",
-		"path", cfg->pcap_path,
-		"snaplen", (json_int_t)cfg->snaplen,
-		"records_enqueued", (json_int_t)pcap_enq,
-		"records_written",
-		(json_int_t)__atomic_load_n(&st->pcap_written, __ATOMIC_ACQUIRE),
-		"records_lost", (json_int_t)pcap_lost));
-	json_object_set_new(out, "writer", json_pack(
-		"{s:s, s:b, s:b}", "cpus", st->writer_cpus,
-		"synced", synced, "flushed", flushed));
+	json_object_set_new(out, "by_tunnel", counts(an_tunnel_names, tunnel, AN_TUN_COUNT));
+	json_object_set_new(out, "decode_errors", json_integer((json_int_t)errors));
+	json_object_set_new(out, "decode_status", counts(an_status_names, status, AN_STATUS_COUNT));
+	json_object_set_new(out, "filter",
+		json_pack("{s:s?, s:I, s:I, s:s}", "expression", cfg->filter_expr, "passed",
+			(json_int_t)passed, "failed", (json_int_t)failed, "unmatched",
+			cfg->drop_unmatched ? "dropped" : "forwarded"));
+	json_object_set_new(out, "log",
+		cfg->log_path == NULL
+			? json_null()
+			: json_pack("{s:s, s:s, s:I, s:I, s:I, s:I, s:I}", "path", cfg->log_path,
+				  "format", cfg->log_format == AN_LOG_CSV ? "csv" : "jsonl",
+				  "ring_slots", (json_int_t)cfg->log_ring, "records_enqueued",
+				  (json_int_t)log_enq, "records_written",
+				  (json_int_t)__atomic_load_n(&st->log_written, __ATOMIC_ACQUIRE),
+				  "records_lost", (json_int_t)log_lost, "write_errors",
+				  (json_int_t)__atomic_load_n(
+					  &st->log_write_errors, __ATOMIC_ACQUIRE)));
+	json_object_set_new(out, "pcap",
+		cfg->pcap_path == NULL
+			? json_null()
+			: json_pack("{s:s, s:I, s:I, s:I, s:I}", "path", cfg->pcap_path, "snaplen",
+				  (json_int_t)cfg->snaplen, "records_enqueued",
+				  (json_int_t)pcap_enq, "records_written",
+				  (json_int_t)__atomic_load_n(&st->pcap_written, __ATOMIC_ACQUIRE),
+				  "records_lost", (json_int_t)pcap_lost));
+	json_object_set_new(out, "writer",
+		json_pack("{s:s, s:b, s:b}", "cpus", st->writer_cpus, "synced", synced, "flushed",
+			flushed));
 	json_object_set_new(out, "instances", per);
 }
 
-static void analyzer_teardown(void *app_state, void **task_states, unsigned n_tasks)
+static void
+analyzer_teardown(void *app_state, void **task_states, unsigned n_tasks)
 {
 	struct an_state *st = app_state;
 	an_writer_stop(st);
@@ -577,7 +583,8 @@ static const struct pp_app analyzer_app = {
 	.teardown = analyzer_teardown,
 };
 
-int main(int argc, char **argv)
+int
+main(int argc, char **argv)
 {
 	return pp_main(argc, argv, &analyzer_app);
 }

@@ -34,10 +34,10 @@
 /* What a tunnel header said its payload is, for the next round of
  * decoding.  kind AN_TUN_NONE: no tunnel. */
 struct an_next {
-	uint8_t kind;           /* enum an_tunnel */
-	uint8_t eth;            /* the payload starts with Ethernet */
+	uint8_t kind; /* enum an_tunnel */
+	uint8_t eth;  /* the payload starts with Ethernet */
 	uint8_t have_id;
-	uint16_t ethertype;     /* when not eth: IPv4, IPv6 or another type */
+	uint16_t ethertype; /* when not eth: IPv4, IPv6 or another type */
 	uint32_t id;
 	enum an_status err;     /* AN_ERR_TUNNEL_TRUNC: header cut short */
 	const uint8_t *h, *end; /* the payload */
@@ -81,7 +81,8 @@ const char *const an_l3_names[AN_L3_COUNT] = {
 	[AN_L3_OTHER] = "other",
 };
 
-static inline uint16_t rd16(const uint8_t *b)
+static inline uint16_t
+rd16(const uint8_t *b)
 {
 	return (uint16_t)((unsigned)b[0] << 8 | b[1]);
 }
@@ -89,8 +90,8 @@ static inline uint16_t rd16(const uint8_t *b)
 /* TCP, UDP, ICMP, ICMPv6 at l4[0 .. end).  Ports are taken as soon as their
  * four bytes are there, even when the rest of the header is cut short, so a
  * snaplen-truncated packet still says which flow it belongs to. */
-static enum an_status decode_l4(const uint8_t *l4, const uint8_t *end,
-				struct an_layers *p)
+static enum an_status
+decode_l4(const uint8_t *l4, const uint8_t *end, struct an_layers *p)
 {
 	size_t len = (size_t)(end - l4);
 
@@ -98,8 +99,7 @@ static enum an_status decode_l4(const uint8_t *l4, const uint8_t *end,
 	case IPPROTO_TCP_:
 	case IPPROTO_UDP_:
 		if (len < 4)
-			return p->l4_proto == IPPROTO_TCP_ ? AN_ERR_TCP_TRUNC
-							   : AN_ERR_UDP_TRUNC;
+			return p->l4_proto == IPPROTO_TCP_ ? AN_ERR_TCP_TRUNC : AN_ERR_UDP_TRUNC;
 		p->sport = rd16(l4);
 		p->dport = rd16(l4 + 2);
 		p->have |= AN_HAVE_PORTS;
@@ -123,14 +123,15 @@ static enum an_status decode_l4(const uint8_t *l4, const uint8_t *end,
 	}
 }
 
-static inline uint32_t rd32(const uint8_t *b)
+static inline uint32_t
+rd32(const uint8_t *b)
 {
-	return (uint32_t)b[0] << 24 | (uint32_t)b[1] << 16 |
-	       (uint32_t)b[2] << 8 | b[3];
+	return (uint32_t)b[0] << 24 | (uint32_t)b[1] << 16 | (uint32_t)b[2] << 8 | b[3];
 }
 
-static void next_payload(struct an_next *nx, uint8_t kind, const uint8_t *h,
-			 const uint8_t *end, int eth, uint16_t ethertype)
+static void
+next_payload(struct an_next *nx, uint8_t kind, const uint8_t *h, const uint8_t *end, int eth,
+	uint16_t ethertype)
 {
 	nx->kind = kind;
 	nx->h = h;
@@ -142,8 +143,8 @@ static void next_payload(struct an_next *nx, uint8_t kind, const uint8_t *h,
 /* GRE (RFC 2784, key and sequence of RFC 2890), version 0, and ERSPAN in
  * it.  Version 1 (PPTP) and the source routing of RFC 1701 are not
  * followed: the tunnel is named, its payload not decoded (l3 "none"). */
-static void tunnel_gre(const uint8_t *g, const uint8_t *end,
-		       struct an_next *nx)
+static void
+tunnel_gre(const uint8_t *g, const uint8_t *end, struct an_next *nx)
 {
 	nx->kind = AN_TUN_GRE;
 	if (end - g < 4) {
@@ -221,22 +222,26 @@ static void tunnel_gre(const uint8_t *g, const uint8_t *end,
 }
 
 /* IPv4 or IPv6 by the version nibble (GTP-U carries no type field). */
-static uint16_t ip_version_type(const uint8_t *h, const uint8_t *end)
+static uint16_t
+ip_version_type(const uint8_t *h, const uint8_t *end)
 {
 	if (end - h < 1)
 		return 0;
 	switch (h[0] >> 4) {
-	case 4: return ETHERTYPE_IPV4;
-	case 6: return ETHERTYPE_IPV6;
-	default: return 0;
+	case 4:
+		return ETHERTYPE_IPV4;
+	case 6:
+		return ETHERTYPE_IPV6;
+	default:
+		return 0;
 	}
 }
 
 /* GTPv1-U (3GPP TS 29.281): the 8-byte header, the 4 optional bytes when
  * E, S or PN is set, the extension headers when E is; a G-PDU (message
  * type 255) carries an IP packet, other messages carry none. */
-static void tunnel_gtpu(const uint8_t *g, const uint8_t *end,
-			struct an_next *nx)
+static void
+tunnel_gtpu(const uint8_t *g, const uint8_t *end, struct an_next *nx)
 {
 	nx->kind = AN_TUN_GTPU;
 	if (end - g < 8) {
@@ -260,7 +265,7 @@ static void tunnel_gtpu(const uint8_t *g, const uint8_t *end,
 		for (unsigned n = 0; (g[0] & 0x04u) && next != 0; n++) {
 			/* Length in 4-byte units, the next type in the last byte. */
 			if (n == AN_MAX_GTP_EXT || end - h < 1 || h[0] == 0 ||
-			    (size_t)(end - h) < (size_t)h[0] * 4) {
+				(size_t)(end - h) < (size_t)h[0] * 4) {
 				nx->err = AN_ERR_TUNNEL_TRUNC;
 				return;
 			}
@@ -276,20 +281,25 @@ static void tunnel_gtpu(const uint8_t *g, const uint8_t *end,
 	next_payload(nx, AN_TUN_GTPU, h, end, 0, ip_version_type(h, end));
 }
 
-static uint8_t udp_port_tunnel(uint16_t port)
+static uint8_t
+udp_port_tunnel(uint16_t port)
 {
 	switch (port) {
-	case PORT_VXLAN: return AN_TUN_VXLAN;
-	case PORT_GENEVE: return AN_TUN_GENEVE;
-	case PORT_GTPU: return AN_TUN_GTPU;
-	default: return AN_TUN_NONE;
+	case PORT_VXLAN:
+		return AN_TUN_VXLAN;
+	case PORT_GENEVE:
+		return AN_TUN_GENEVE;
+	case PORT_GTPU:
+		return AN_TUN_GTPU;
+	default:
+		return AN_TUN_NONE;
 	}
 }
 
 /* VXLAN, Geneve and GTP-U by UDP port, the lower port first (as Wireshark
  * tries them); u is the UDP payload. */
-static void tunnel_udp(const struct an_layers *p, const uint8_t *u,
-		       const uint8_t *end, struct an_next *nx)
+static void
+tunnel_udp(const struct an_layers *p, const uint8_t *u, const uint8_t *end, struct an_next *nx)
 {
 	uint16_t lo = p->sport < p->dport ? p->sport : p->dport;
 	uint16_t hi = p->sport < p->dport ? p->dport : p->sport;
@@ -335,8 +345,8 @@ static void tunnel_udp(const struct an_layers *p, const uint8_t *u,
 /* After an IP header whose L4 starts at l4 (the payload ends at end, past
  * any Ethernet padding): is it a tunnel? */
 static inline __attribute__((always_inline)) void
-find_tunnel(const struct an_layers *p, enum an_status st, const uint8_t *l4,
-	    const uint8_t *end, struct an_next *nx)
+find_tunnel(const struct an_layers *p, enum an_status st, const uint8_t *l4, const uint8_t *end,
+	struct an_next *nx)
 {
 	switch (p->l4_proto) {
 	case IPPROTO_IPIP_:
@@ -363,9 +373,9 @@ find_tunnel(const struct an_layers *p, enum an_status st, const uint8_t *l4,
 	}
 }
 
-static enum an_status decode_ipv4(const uint8_t *frame, const uint8_t *ip,
-				  const uint8_t *end, struct an_layers *p,
-				  struct an_next *nx)
+static enum an_status
+decode_ipv4(const uint8_t *frame, const uint8_t *ip, const uint8_t *end, struct an_layers *p,
+	struct an_next *nx)
 {
 	if (end - ip < 20)
 		return AN_ERR_IPV4_TRUNC;
@@ -407,16 +417,16 @@ static enum an_status decode_ipv4(const uint8_t *frame, const uint8_t *ip,
 	return st;
 }
 
-static int is_ipv6_ext(uint8_t nh)
+static int
+is_ipv6_ext(uint8_t nh)
 {
-	return nh == IPPROTO_HOPOPTS_ || nh == IPPROTO_ROUTING_ ||
-	       nh == IPPROTO_FRAGMENT_ || nh == IPPROTO_DSTOPTS_ ||
-	       nh == IPPROTO_AH_;
+	return nh == IPPROTO_HOPOPTS_ || nh == IPPROTO_ROUTING_ || nh == IPPROTO_FRAGMENT_ ||
+		nh == IPPROTO_DSTOPTS_ || nh == IPPROTO_AH_;
 }
 
-static enum an_status decode_ipv6(const uint8_t *frame, const uint8_t *ip,
-				  const uint8_t *end, struct an_layers *p,
-				  struct an_next *nx)
+static enum an_status
+decode_ipv6(const uint8_t *frame, const uint8_t *ip, const uint8_t *end, struct an_layers *p,
+	struct an_next *nx)
 {
 	if (end - ip < 40)
 		return AN_ERR_IPV6_TRUNC;
@@ -473,8 +483,8 @@ static enum an_status decode_ipv6(const uint8_t *frame, const uint8_t *ip,
 
 /* IPv4, IPv6 or another EtherType at h. */
 static inline __attribute__((always_inline)) enum an_status
-decode_l3(const uint8_t *frame, const uint8_t *h, const uint8_t *end,
-	  uint16_t et, struct an_layers *p, struct an_next *nx)
+decode_l3(const uint8_t *frame, const uint8_t *h, const uint8_t *end, uint16_t et,
+	struct an_layers *p, struct an_next *nx)
 {
 	p->l3_off = (uint16_t)(h - frame);
 	switch (et) {
@@ -492,8 +502,8 @@ decode_l3(const uint8_t *frame, const uint8_t *h, const uint8_t *end,
 
 /* Ethernet and its VLAN tags at h, then L3. */
 static inline __attribute__((always_inline)) enum an_status
-decode_eth(const uint8_t *frame, const uint8_t *h, const uint8_t *end,
-	   struct an_layers *p, struct an_next *nx)
+decode_eth(const uint8_t *frame, const uint8_t *h, const uint8_t *end, struct an_layers *p,
+	struct an_next *nx)
 {
 	if (end - h < 14)
 		return AN_ERR_ETH_TRUNC;
@@ -501,8 +511,7 @@ decode_eth(const uint8_t *frame, const uint8_t *h, const uint8_t *end,
 	memcpy(p->mac_src, h + 6, 6);
 	uint16_t et = rd16(h + 12);
 	h += 14;
-	while (et == ETHERTYPE_VLAN || et == ETHERTYPE_QINQ ||
-	       et == ETHERTYPE_QINQ_OLD) {
+	while (et == ETHERTYPE_VLAN || et == ETHERTYPE_QINQ || et == ETHERTYPE_QINQ_OLD) {
 		if (p->n_vlan == AN_MAX_VLAN) {
 			p->ethertype = et;
 			p->have |= AN_HAVE_ETH;
@@ -522,8 +531,8 @@ decode_eth(const uint8_t *frame, const uint8_t *h, const uint8_t *end,
 	return decode_l3(frame, h, end, et, p, nx);
 }
 
-enum an_status an_decode(const uint8_t *frame, size_t caplen,
-			 struct an_packet *p)
+enum an_status
+an_decode(const uint8_t *frame, size_t caplen, struct an_packet *p)
 {
 	/* Only what every packet needs is cleared here (the inner headers,
 	 * twice the bytes, when there is a tunnel): this is most of the
@@ -565,8 +574,7 @@ enum an_status an_decode(const uint8_t *frame, size_t caplen,
 		else if (cur.ethertype == 0)
 			ist = AN_OK; /* no payload, or one not decoded: l3 none */
 		else
-			ist = decode_l3(frame, cur.h, cur.end, cur.ethertype,
-					&p->inner, &nx);
+			ist = decode_l3(frame, cur.h, cur.end, cur.ethertype, &p->inner, &nx);
 		p->inner.status = (uint8_t)ist;
 	}
 	return st;

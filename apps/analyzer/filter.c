@@ -3,8 +3,8 @@
 
 #include <stdio.h>
 
-int an_filter_compile(const char *expr, struct bpf_program *prog, char *err,
-		      size_t err_len)
+int
+an_filter_compile(const char *expr, struct bpf_program *prog, char *err, size_t err_len)
 {
 	pcap_t *dead = pcap_open_dead(DLT_EN10MB, 65535);
 	if (dead == NULL) {

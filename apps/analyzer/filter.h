@@ -8,7 +8,6 @@
 /* Compile `expr` with pcap_compile on a dead DLT_EN10MB handle.  On error
  * returns -1 and writes libpcap's message to err.  The program is run on the
  * fast path with bpf_filter(), which neither allocates nor locks. */
-int an_filter_compile(const char *expr, struct bpf_program *prog, char *err,
-		      size_t err_len);
+int an_filter_compile(const char *expr, struct bpf_program *prog, char *err, size_t err_len);
 
 #endif

@@ -16,7 +16,8 @@ static const char CSV_HEADER[] =
 	"inner_src,inner_dst,inner_sport,inner_dport,inner_icmp_type,"
 	"inner_icmp_code,inner_fragment\n";
 
-const char *an_log_header(enum an_log_format fmt)
+const char *
+an_log_header(enum an_log_format fmt)
 {
 	return fmt == AN_LOG_CSV ? CSV_HEADER : "";
 }
@@ -29,14 +30,16 @@ static const char HEX[] = "0123456789abcdef";
  * no checks. */
 _Static_assert(AN_LOG_LINE_MAX >= 960, "AN_LOG_LINE_MAX too small");
 
-static char *w_str(char *o, const char *s)
+static char *
+w_str(char *o, const char *s)
 {
 	size_t n = strlen(s);
 	memcpy(o, s, n);
 	return o + n;
 }
 
-static char *w_u64(char *o, uint64_t v)
+static char *
+w_u64(char *o, uint64_t v)
 {
 	char tmp[20];
 	int n = 0;
@@ -49,7 +52,8 @@ static char *w_u64(char *o, uint64_t v)
 	return o;
 }
 
-static char *w_mac(char *o, const uint8_t *m)
+static char *
+w_mac(char *o, const uint8_t *m)
 {
 	for (int i = 0; i < 6; i++) {
 		if (i)
@@ -60,7 +64,8 @@ static char *w_mac(char *o, const uint8_t *m)
 	return o;
 }
 
-static char *w_ipv4(char *o, const uint8_t *a)
+static char *
+w_ipv4(char *o, const uint8_t *a)
 {
 	for (int i = 0; i < 4; i++) {
 		if (i)
@@ -70,7 +75,8 @@ static char *w_ipv4(char *o, const uint8_t *a)
 	return o;
 }
 
-static char *w_hex16(char *o, unsigned v)
+static char *
+w_hex16(char *o, unsigned v)
 {
 	int started = 0;
 	for (int s = 12; s >= 0; s -= 4) {
@@ -86,7 +92,8 @@ static char *w_hex16(char *o, unsigned v)
 /* RFC 5952 text, written exactly as glibc's inet_ntop writes it (the
  * longest run of two or more zero groups becomes "::", the first of equal
  * runs; ::ffff:a.b.c.d and ::a.b.c.d keep the dotted quad). */
-static char *w_ipv6(char *o, const uint8_t *a)
+static char *
+w_ipv6(char *o, const uint8_t *a)
 {
 	unsigned w[8];
 	for (int i = 0; i < 8; i++)
@@ -116,8 +123,7 @@ static char *w_ipv6(char *o, const uint8_t *a)
 		}
 		if (i != 0)
 			*o++ = ':';
-		if (i == 6 && best == 0 &&
-		    (best_len == 6 || (best_len == 5 && w[5] == 0xffff)))
+		if (i == 6 && best == 0 && (best_len == 6 || (best_len == 5 && w[5] == 0xffff)))
 			return w_ipv4(o, a + 12);
 		o = w_hex16(o, w[i]);
 	}
@@ -131,8 +137,8 @@ struct style {
 	int json;
 };
 
-static char *begin(char *o, const struct style *st, const char *prefix,
-		   const char *key, int first)
+static char *
+begin(char *o, const struct style *st, const char *prefix, const char *key, int first)
 {
 	if (st->json) {
 		if (!first)
@@ -149,47 +155,48 @@ static char *begin(char *o, const struct style *st, const char *prefix,
 }
 
 /* An absent value: empty in CSV, null in JSON. */
-static char *absent(char *o, const struct style *st)
+static char *
+absent(char *o, const struct style *st)
 {
 	return st->json ? w_str(o, "null") : o;
 }
 
-static char *quote(char *o, const struct style *st)
+static char *
+quote(char *o, const struct style *st)
 {
 	if (st->json)
 		*o++ = '"';
 	return o;
 }
 
-#define NUM(key, cond, val)                                         \
-	do {                                                        \
-		o = begin(o, st, pre, key, 0);                      \
-		o = (cond) ? w_u64(o, (val)) : absent(o, st);       \
+#define NUM(key, cond, val)                                   \
+	do {                                                  \
+		o = begin(o, st, pre, key, 0);                \
+		o = (cond) ? w_u64(o, (val)) : absent(o, st); \
 	} while (0)
 
-#define STR(key, cond, val)                                         \
-	do {                                                        \
-		o = begin(o, st, pre, key, 0);                      \
-		if (cond) {                                         \
-			o = quote(o, st);                           \
-			o = w_str(o, (val));                        \
-			o = quote(o, st);                           \
-		} else {                                            \
-			o = absent(o, st);                          \
-		}                                                   \
+#define STR(key, cond, val)                    \
+	do {                                   \
+		o = begin(o, st, pre, key, 0); \
+		if (cond) {                    \
+			o = quote(o, st);      \
+			o = w_str(o, (val));   \
+			o = quote(o, st);      \
+		} else {                       \
+			o = absent(o, st);     \
+		}                              \
 	} while (0)
 
 /* status ... fragment of one header stack, each key prefixed with pre;
  * every value absent when !present (no tunnel: no inner headers). */
-static char *w_layers(char *o, const struct style *st, const char *pre,
-		      const struct an_layers *p, int present)
+static char *
+w_layers(char *o, const struct style *st, const char *pre, const struct an_layers *p, int present)
 {
 	int eth = present && (p->have & AN_HAVE_ETH) != 0;
 	int ip = present && (p->have & AN_HAVE_IP) != 0;
 
-	STR("status", present,
-	    an_status_names[p->status < AN_STATUS_COUNT ? p->status : 0]);
-	static const char *const macs[2] = {"mac_src", "mac_dst"};
+	STR("status", present, an_status_names[p->status < AN_STATUS_COUNT ? p->status : 0]);
+	static const char *const macs[2] = { "mac_src", "mac_dst" };
 	for (int k = 0; k < 2; k++) {
 		o = begin(o, st, pre, macs[k], 0);
 		if (eth) {
@@ -228,7 +235,7 @@ static char *w_layers(char *o, const struct style *st, const char *pre,
 	NUM("ttl", ip, p->ttl);
 	NUM("l4_proto", present && (p->have & AN_HAVE_L4PROTO), p->l4_proto);
 
-	static const char *const addrs[2] = {"src", "dst"};
+	static const char *const addrs[2] = { "src", "dst" };
 	for (int k = 0; k < 2; k++) {
 		o = begin(o, st, pre, addrs[k], 0);
 		if (ip) {
@@ -245,19 +252,19 @@ static char *w_layers(char *o, const struct style *st, const char *pre,
 	NUM("icmp_type", present && (p->have & AN_HAVE_ICMP), p->icmp_type);
 	NUM("icmp_code", present && (p->have & AN_HAVE_ICMP), p->icmp_code);
 	STR("fragment", present,
-	    (p->flags & AN_FLAG_LATER_FRAG) ? "later"
-	    : (p->flags & AN_FLAG_FRAGMENT) ? "first"
-					    : "no");
+		(p->flags & AN_FLAG_LATER_FRAG)         ? "later"
+			: (p->flags & AN_FLAG_FRAGMENT) ? "first"
+							: "no");
 	return o;
 }
 
-size_t an_log_format_line(enum an_log_format fmt,
-			  const struct an_log_record *r, char *buf, size_t cap)
+size_t
+an_log_format_line(enum an_log_format fmt, const struct an_log_record *r, char *buf, size_t cap)
 {
 	if (cap < AN_LOG_LINE_MAX)
 		return 0;
 	const struct an_packet *p = &r->pkt;
-	const struct style style = {.json = fmt == AN_LOG_JSONL};
+	const struct style style = { .json = fmt == AN_LOG_JSONL };
 	const struct style *st = &style;
 	const char *pre = "";
 	char *o = buf;
@@ -279,8 +286,8 @@ size_t an_log_format_line(enum an_log_format fmt,
 		for (unsigned k = 0; k < n_tun; k++) {
 			if (k)
 				*o++ = '.';
-			o = w_str(o, an_tunnel_names[p->tunnel[k] < AN_TUN_COUNT
-						     ? p->tunnel[k] : 0]);
+			o = w_str(
+				o, an_tunnel_names[p->tunnel[k] < AN_TUN_COUNT ? p->tunnel[k] : 0]);
 		}
 		o = quote(o, st);
 	} else {

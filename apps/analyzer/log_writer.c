@@ -19,29 +19,30 @@
 #define WRITER_IDLE_NS 200000L /* 0.2 ms nap when every ring is empty */
 #define WRITER_STOP_TIMEOUT_S 10
 
-static struct an_task *task_at(struct an_state *st, unsigned i)
+static struct an_task *
+task_at(struct an_state *st, unsigned i)
 {
 	return __atomic_load_n(&st->tasks[i], __ATOMIC_ACQUIRE);
 }
 
-static int64_t tsc_to_ns(const struct an_state *st, uint64_t tsc)
+static int64_t
+tsc_to_ns(const struct an_state *st, uint64_t tsc)
 {
 	int64_t d = (int64_t)(tsc - st->tsc0);
 	return st->ns0 + (int64_t)((double)d * 1e9 / (double)st->hz);
 }
 
-static unsigned drain_log(struct an_state *st, struct an_task *t)
+static unsigned
+drain_log(struct an_state *st, struct an_task *t)
 {
 	struct an_log_record recs[WRITER_BURST];
 	char line[AN_LOG_LINE_MAX];
-	unsigned n = rte_ring_sc_dequeue_burst_elem(t->log_ring, recs,
-						    sizeof(recs[0]),
-						    WRITER_BURST, NULL);
+	unsigned n = rte_ring_sc_dequeue_burst_elem(
+		t->log_ring, recs, sizeof(recs[0]), WRITER_BURST, NULL);
 	uint64_t ok = 0, bad = 0;
 	for (unsigned i = 0; i < n; i++) {
 		recs[i].ts_ns = (uint64_t)tsc_to_ns(st, recs[i].tsc);
-		size_t len = an_log_format_line(st->log_format, &recs[i],
-						line, sizeof(line));
+		size_t len = an_log_format_line(st->log_format, &recs[i], line, sizeof(line));
 		if (len != 0 && fwrite(line, 1, len, st->log_file) == len)
 			ok++;
 		else
@@ -50,25 +51,21 @@ static unsigned drain_log(struct an_state *st, struct an_task *t)
 	if (n != 0) {
 		__atomic_fetch_add(&st->log_written, ok, __ATOMIC_RELAXED);
 		__atomic_fetch_add(&st->log_write_errors, bad, __ATOMIC_RELAXED);
-		__atomic_store_n(&t->log_dequeued, t->log_dequeued + n,
-				 __ATOMIC_RELEASE);
+		__atomic_store_n(&t->log_dequeued, t->log_dequeued + n, __ATOMIC_RELEASE);
 	}
 	return n;
 }
 
-static unsigned drain_pcap(struct an_state *st, struct an_task *t,
-			   uint8_t *buf)
+static unsigned
+drain_pcap(struct an_state *st, struct an_task *t, uint8_t *buf)
 {
-	unsigned n = rte_ring_sc_dequeue_burst_elem(t->pcap_ring, buf,
-						    t->pcap_esize,
-						    WRITER_BURST, NULL);
+	unsigned n = rte_ring_sc_dequeue_burst_elem(
+		t->pcap_ring, buf, t->pcap_esize, WRITER_BURST, NULL);
 	for (unsigned i = 0; i < n; i++) {
-		const struct an_pcap_slot *s =
-			(const void *)(buf + (size_t)i * t->pcap_esize);
+		const struct an_pcap_slot *s = (const void *)(buf + (size_t)i * t->pcap_esize);
 		int64_t ns = tsc_to_ns(st, s->tsc);
 		struct pcap_pkthdr h = {
-			.ts = {.tv_sec = ns / 1000000000,
-			       .tv_usec = (ns % 1000000000) / 1000},
+			.ts = { .tv_sec = ns / 1000000000, .tv_usec = (ns % 1000000000) / 1000 },
 			.caplen = s->cap_len,
 			.len = s->wire_len,
 		};
@@ -77,8 +74,7 @@ static unsigned drain_pcap(struct an_state *st, struct an_task *t,
 	if (n != 0) {
 		/* pcap_dump reports no errors; ferror() at the end does. */
 		__atomic_fetch_add(&st->pcap_written, n, __ATOMIC_RELAXED);
-		__atomic_store_n(&t->pcap_dequeued, t->pcap_dequeued + n,
-				 __ATOMIC_RELEASE);
+		__atomic_store_n(&t->pcap_dequeued, t->pcap_dequeued + n, __ATOMIC_RELEASE);
 	}
 	return n;
 }
@@ -91,20 +87,20 @@ static unsigned drain_pcap(struct an_state *st, struct an_task *t,
  * record was buffered was down to timing; the stream's sticky error flag
  * (ferror) is not.  Only the writer thread calls this: a flush can block
  * (a full pipe), and SIGPIPE is blocked here. */
-static int flush_files(struct an_state *st)
+static int
+flush_files(struct an_state *st)
 {
 	int rc = 0;
-	if (st->log_file != NULL &&
-	    (fflush(st->log_file) != 0 || ferror(st->log_file)))
+	if (st->log_file != NULL && (fflush(st->log_file) != 0 || ferror(st->log_file)))
 		rc = -1;
 	if (st->pcap_dumper != NULL &&
-	    (pcap_dump_flush(st->pcap_dumper) != 0 ||
-	     ferror(pcap_dump_file(st->pcap_dumper))))
+		(pcap_dump_flush(st->pcap_dumper) != 0 || ferror(pcap_dump_file(st->pcap_dumper))))
 		rc = -1;
 	return rc;
 }
 
-static void *writer_main(void *arg)
+static void *
+writer_main(void *arg)
 {
 	struct an_state *st = arg;
 	for (;;) {
@@ -130,7 +126,7 @@ static void *writer_main(void *arg)
 		if (moved == 0) {
 			if (stopping)
 				break;
-			struct timespec nap = {0, WRITER_IDLE_NS};
+			struct timespec nap = { 0, WRITER_IDLE_NS };
 			nanosleep(&nap, NULL);
 		}
 	}
@@ -139,7 +135,8 @@ static void *writer_main(void *arg)
 	return NULL;
 }
 
-int an_writer_start(struct an_state *st)
+int
+an_writer_start(struct an_state *st)
 {
 	cpu_set_t set;
 	CPU_ZERO(&set);
@@ -148,7 +145,8 @@ int an_writer_start(struct an_state *st)
 		CPU_SET((int)c, &set);
 	cpu_set_t free_set = set;
 	unsigned lc;
-	RTE_LCORE_FOREACH_WORKER(lc) {
+	RTE_LCORE_FOREACH_WORKER(lc)
+	{
 		rte_cpuset_t cs = rte_lcore_cpuset(lc);
 		for (int c = 0; c < CPU_SETSIZE; c++)
 			if (CPU_ISSET(c, &cs))
@@ -162,8 +160,7 @@ int an_writer_start(struct an_state *st)
 	for (int c = 0; c < CPU_SETSIZE && off + 8 < sizeof(st->writer_cpus); c++)
 		if (CPU_ISSET(c, &set))
 			off += (size_t)snprintf(st->writer_cpus + off,
-						sizeof(st->writer_cpus) - off,
-						"%s%d", off ? "," : "", c);
+				sizeof(st->writer_cpus) - off, "%s%d", off ? "," : "", c);
 
 	if (st->pcap_dumper != NULL) {
 		st->pcap_buf = malloc((size_t)WRITER_BURST * st->pcap_esize);
@@ -193,7 +190,8 @@ int an_writer_start(struct an_state *st)
 	return 0;
 }
 
-int an_writer_sync(struct an_state *st, unsigned timeout_ms)
+int
+an_writer_sync(struct an_state *st, unsigned timeout_ms)
 {
 	if (!st->writer_running)
 		return 0;
@@ -217,7 +215,8 @@ int an_writer_sync(struct an_state *st, unsigned timeout_ms)
 			if (t == NULL)
 				continue;
 			if (__atomic_load_n(&t->log_dequeued, __ATOMIC_ACQUIRE) < target[2 * i] ||
-			    __atomic_load_n(&t->pcap_dequeued, __ATOMIC_ACQUIRE) < target[2 * i + 1])
+				__atomic_load_n(&t->pcap_dequeued, __ATOMIC_ACQUIRE) <
+					target[2 * i + 1])
 				behind = true;
 		}
 		if (!behind)
@@ -226,7 +225,7 @@ int an_writer_sync(struct an_state *st, unsigned timeout_ms)
 			rc = -ETIMEDOUT;
 			break;
 		}
-		struct timespec ms = {0, 1000000L};
+		struct timespec ms = { 0, 1000000L };
 		nanosleep(&ms, NULL);
 	}
 	free(target);
@@ -235,17 +234,18 @@ int an_writer_sync(struct an_state *st, unsigned timeout_ms)
 	/* Then have the writer flush what it wrote (a flush may block, so it
 	 * is never done on this thread). */
 	uint64_t req = __atomic_add_fetch(&st->flush_req, 1, __ATOMIC_ACQ_REL);
-	for (unsigned waited = 0;
-	     __atomic_load_n(&st->flush_done, __ATOMIC_ACQUIRE) < req; waited++) {
+	for (unsigned waited = 0; __atomic_load_n(&st->flush_done, __ATOMIC_ACQUIRE) < req;
+		waited++) {
 		if (waited >= timeout_ms)
 			return -ETIMEDOUT;
-		struct timespec ms = {0, 1000000L};
+		struct timespec ms = { 0, 1000000L };
 		nanosleep(&ms, NULL);
 	}
 	return __atomic_load_n(&st->flush_failed, __ATOMIC_RELAXED) ? -EIO : 0;
 }
 
-void an_writer_stop(struct an_state *st)
+void
+an_writer_stop(struct an_state *st)
 {
 	if (!st->writer_running)
 		return;
@@ -258,9 +258,11 @@ void an_writer_stop(struct an_state *st)
 	clock_gettime(CLOCK_REALTIME, &until);
 	until.tv_sec += WRITER_STOP_TIMEOUT_S;
 	if (pthread_timedjoin_np(st->writer, NULL, &until) != 0) {
-		fprintf(stderr, "analyzer: the log writer is still blocked writing "
+		fprintf(stderr,
+			"analyzer: the log writer is still blocked writing "
 			"after %d s; giving up on the log files (records not "
-			"written are missing from them)\n", WRITER_STOP_TIMEOUT_S);
+			"written are missing from them)\n",
+			WRITER_STOP_TIMEOUT_S);
 		pthread_detach(st->writer);
 		st->writer_stuck = true;
 		/* exit() flushes every stdio stream: point the files at

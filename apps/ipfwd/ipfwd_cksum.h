@@ -8,7 +8,8 @@
 
 #include <stdint.h>
 
-static inline uint16_t ipfwd_cksum_update(uint16_t hc, uint16_t m, uint16_t m_new)
+static inline uint16_t
+ipfwd_cksum_update(uint16_t hc, uint16_t m, uint16_t m_new)
 {
 	uint32_t sum = (uint32_t)(uint16_t)~hc + (uint16_t)~m + m_new;
 	sum = (sum & 0xffff) + (sum >> 16);

@@ -21,11 +21,12 @@ enum ipfwd_verdict {
 	IPFWD_TRUNCATED,          /* headers or IP total length beyond the data */
 	IPFWD_BAD_VERSION_OR_IHL, /* version != 4, IHL < 5, total length < IHL */
 	IPFWD_BAD_CHECKSUM,
-	IPFWD_TTL_EXPIRED,        /* TTL <= 1: it would reach 0 here */
+	IPFWD_TTL_EXPIRED, /* TTL <= 1: it would reach 0 here */
 	IPFWD_N_VERDICTS
 };
 
-static inline uint8_t ipfwd_forward(struct rte_mbuf *m, const struct ipfwd_table *t)
+static inline uint8_t
+ipfwd_forward(struct rte_mbuf *m, const struct ipfwd_table *t)
 {
 	uint32_t len = rte_pktmbuf_data_len(m); /* headers must be in the first segment */
 	if (len < sizeof(struct rte_ether_hdr))

@@ -15,9 +15,13 @@
 #include "ipfwd_table.h"
 #include "pp_app.h"
 
-static const char *const variants[] = {"l1", "mem", NULL};
+static const char *const variants[] = { "l1", "mem", NULL };
 static const char *const drop_reasons[IPFWD_N_VERDICTS - 1] = {
-	"not_ipv4", "truncated", "bad_version_or_ihl", "bad_checksum", "ttl_expired",
+	"not_ipv4",
+	"truncated",
+	"bad_version_or_ihl",
+	"bad_checksum",
+	"ttl_expired",
 };
 
 struct ipfwd_cfg {
@@ -27,7 +31,7 @@ struct ipfwd_cfg {
 struct ipfwd_state {
 	struct ipfwd_table table;
 	const char *variant;
-	const char *sizing;     /* how the table size was chosen */
+	const char *sizing; /* how the table size was chosen */
 	size_t l1d_bytes, llc_bytes;
 };
 
@@ -35,7 +39,8 @@ struct ipfwd_task {
 	const struct ipfwd_table *table;
 };
 
-static int ipfwd_parse_opt(void *cfg, int argc, char **argv)
+static int
+ipfwd_parse_opt(void *cfg, int argc, char **argv)
 {
 	struct ipfwd_cfg *c = cfg;
 	if (strcmp(argv[0], "--table-entries") != 0)
@@ -51,7 +56,8 @@ static int ipfwd_parse_opt(void *cfg, int argc, char **argv)
 	return 2;
 }
 
-static int ipfwd_setup(void *cfg, const struct pp_setup_info *info, void **app_state)
+static int
+ipfwd_setup(void *cfg, const struct pp_setup_info *info, void **app_state)
 {
 	const struct ipfwd_cfg *c = cfg;
 	struct ipfwd_state *s = calloc(1, sizeof(*s));
@@ -66,7 +72,9 @@ static int ipfwd_setup(void *cfg, const struct pp_setup_info *info, void **app_s
 		s->sizing = "--table-entries";
 	} else if (strcmp(s->variant, "mem") == 0) {
 		if (info->llc_bytes == 0) {
-			fprintf(stderr, "ipfwd mem: the topology reports no last-level cache; give --table-entries\n");
+			fprintf(stderr,
+				"ipfwd mem: the topology reports no last-level cache; give "
+				"--table-entries\n");
 			free(s);
 			return -EINVAL;
 		}
@@ -74,7 +82,9 @@ static int ipfwd_setup(void *cfg, const struct pp_setup_info *info, void **app_s
 		s->sizing = ">= 4 x last-level cache (hwloc)";
 	} else {
 		if (info->l1d_bytes == 0) {
-			fprintf(stderr, "ipfwd l1: the topology reports no L1 data cache; give --table-entries\n");
+			fprintf(stderr,
+				"ipfwd l1: the topology reports no L1 data cache; give "
+				"--table-entries\n");
 			free(s);
 			return -EINVAL;
 		}
@@ -82,7 +92,8 @@ static int ipfwd_setup(void *cfg, const struct pp_setup_info *info, void **app_s
 		s->sizing = "half the L1 data cache (hwloc)";
 	}
 	if (ipfwd_table_create(&s->table, n) != 0) {
-		fprintf(stderr, "ipfwd: cannot allocate a table of %" PRIu64 " entries (%" PRIu64 " MiB)\n",
+		fprintf(stderr,
+			"ipfwd: cannot allocate a table of %" PRIu64 " entries (%" PRIu64 " MiB)\n",
 			n, n * sizeof(struct ipfwd_next_hop) >> 20);
 		free(s);
 		return -ENOMEM;
@@ -91,7 +102,8 @@ static int ipfwd_setup(void *cfg, const struct pp_setup_info *info, void **app_s
 	return 0;
 }
 
-static int ipfwd_task_init(void *app_state, unsigned instance, void **task_state)
+static int
+ipfwd_task_init(void *app_state, unsigned instance, void **task_state)
 {
 	(void)instance;
 	struct ipfwd_state *s = app_state;
@@ -106,27 +118,30 @@ static int ipfwd_task_init(void *app_state, unsigned instance, void **task_state
 /* No table prefetch: the mem variant exists to measure a memory-bound P
  * stage, and prefetching would hide exactly that.  The runtime already
  * prefetched the packet headers. */
-static void ipfwd_process(void *task_state, struct rte_mbuf **pkts, uint16_t n, uint8_t *verdict)
+static void
+ipfwd_process(void *task_state, struct rte_mbuf **pkts, uint16_t n, uint8_t *verdict)
 {
 	const struct ipfwd_task *t = task_state;
 	for (uint16_t i = 0; i < n; i++)
 		verdict[i] = ipfwd_forward(pkts[i], t->table);
 }
 
-static void ipfwd_stats(void *app_state, void *const *task_states, unsigned n_tasks, json_t *out)
+static void
+ipfwd_stats(void *app_state, void *const *task_states, unsigned n_tasks, json_t *out)
 {
 	(void)task_states;
 	(void)n_tasks;
 	const struct ipfwd_state *s = app_state;
 	json_object_set_new(out, "table_entries", json_integer((json_int_t)s->table.n_entries));
 	json_object_set_new(out, "table_bytes",
-			    json_integer((json_int_t)(s->table.n_entries * sizeof(struct ipfwd_next_hop))));
+		json_integer((json_int_t)(s->table.n_entries * sizeof(struct ipfwd_next_hop))));
 	json_object_set_new(out, "table_sizing", json_string(s->sizing));
 	json_object_set_new(out, "l1d_bytes", json_integer((json_int_t)s->l1d_bytes));
 	json_object_set_new(out, "llc_bytes", json_integer((json_int_t)s->llc_bytes));
 }
 
-static void ipfwd_teardown(void *app_state, void **task_states, unsigned n_tasks)
+static void
+ipfwd_teardown(void *app_state, void **task_states, unsigned n_tasks)
 {
 	for (unsigned i = 0; i < n_tasks; i++)
 		rte_free(task_states[i]);
@@ -142,11 +157,10 @@ static const struct pp_app ipfwd_app = {
 	.variants = variants,
 	.drop_reasons = drop_reasons,
 	.n_drop_reasons = IPFWD_N_VERDICTS - 1,
-	.usage =
-		"  --table-entries N   next-hop table entries (default from the variant:\n"
-		"                      l1: half the L1 data cache, mem: >= 4x the last-level\n"
-		"                      cache; 16 bytes per entry)\n"
-		"  variant defaults to l1 when neither the placement nor --variant gives one\n",
+	.usage = "  --table-entries N   next-hop table entries (default from the variant:\n"
+		 "                      l1: half the L1 data cache, mem: >= 4x the last-level\n"
+		 "                      cache; 16 bytes per entry)\n"
+		 "  variant defaults to l1 when neither the placement nor --variant gives one\n",
 	.cfg_size = sizeof(struct ipfwd_cfg),
 	.parse_opt = ipfwd_parse_opt,
 	.setup = ipfwd_setup,
@@ -156,7 +170,8 @@ static const struct pp_app ipfwd_app = {
 	.teardown = ipfwd_teardown,
 };
 
-int main(int argc, char **argv)
+int
+main(int argc, char **argv)
 {
 	return pp_main(argc, argv, &ipfwd_app);
 }

@@ -4,7 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-int ipfwd_table_create(struct ipfwd_table *t, uint64_t n)
+int
+ipfwd_table_create(struct ipfwd_table *t, uint64_t n)
 {
 	t->entries = NULL;
 	t->n_entries = 0;
@@ -17,7 +18,8 @@ int ipfwd_table_create(struct ipfwd_table *t, uint64_t n)
 		return -1;
 	for (uint64_t i = 0; i < n; i++) {
 		struct ipfwd_next_hop *e = &t->entries[i];
-		uint8_t be[4] = {(uint8_t)(i >> 24), (uint8_t)(i >> 16), (uint8_t)(i >> 8), (uint8_t)i};
+		uint8_t be[4] = { (uint8_t)(i >> 24), (uint8_t)(i >> 16), (uint8_t)(i >> 8),
+			(uint8_t)i };
 		e->dst_mac.addr_bytes[0] = 0x02;
 		e->dst_mac.addr_bytes[1] = 0x00;
 		e->src_mac.addr_bytes[0] = 0x02;
@@ -30,20 +32,23 @@ int ipfwd_table_create(struct ipfwd_table *t, uint64_t n)
 	return 0;
 }
 
-void ipfwd_table_free(struct ipfwd_table *t)
+void
+ipfwd_table_free(struct ipfwd_table *t)
 {
 	free(t->entries);
 	t->entries = NULL;
 	t->n_entries = 0;
 }
 
-uint64_t ipfwd_table_entries_l1(size_t l1d_bytes)
+uint64_t
+ipfwd_table_entries_l1(size_t l1d_bytes)
 {
 	uint64_t n = l1d_bytes / 2 / sizeof(struct ipfwd_next_hop);
 	return n > 0 ? n : 1;
 }
 
-uint64_t ipfwd_table_entries_mem(size_t llc_bytes)
+uint64_t
+ipfwd_table_entries_mem(size_t llc_bytes)
 {
 	uint64_t want = 4 * (uint64_t)llc_bytes / sizeof(struct ipfwd_next_hop), n = 1;
 	while (n < want)

@@ -25,14 +25,15 @@ struct ipfwd_table {
 
 /* Fibonacci hashing of the destination (host order), then a multiply-shift
  * into [0, n): uniform over any table size, no division on the fast path. */
-static inline uint64_t ipfwd_table_index(uint32_t dst_host, uint64_t n_entries)
+static inline uint64_t
+ipfwd_table_index(uint32_t dst_host, uint64_t n_entries)
 {
 	uint32_t h = dst_host * IPFWD_HASH_MUL;
 	return ((uint64_t)h * n_entries) >> 32;
 }
 
-static inline const struct ipfwd_next_hop *ipfwd_lookup(const struct ipfwd_table *t,
-							uint32_t dst_host)
+static inline const struct ipfwd_next_hop *
+ipfwd_lookup(const struct ipfwd_table *t, uint32_t dst_host)
 {
 	return &t->entries[ipfwd_table_index(dst_host, t->n_entries)];
 }

@@ -45,37 +45,19 @@ struct __attribute__((packed)) ipfix_v6 {
 	uint8_t proto, end_reason;
 };
 
-static fbInfoElementSpec_t v4_spec[] = {
-	{"flowStartMilliseconds", 8, 0},
-	{"flowEndMilliseconds", 8, 0},
-	{"packetDeltaCount", 8, 0},
-	{"octetDeltaCount", 8, 0},
-	{"sourceIPv4Address", 4, 0},
-	{"destinationIPv4Address", 4, 0},
-	{"sourceTransportPort", 2, 0},
-	{"destinationTransportPort", 2, 0},
-	{"vlanId", 2, 0},
-	{"tcpControlBits", 2, 0},
-	{"protocolIdentifier", 1, 0},
-	{"flowEndReason", 1, 0},
-	FB_IESPEC_NULL
-};
+static fbInfoElementSpec_t v4_spec[] = { { "flowStartMilliseconds", 8, 0 },
+	{ "flowEndMilliseconds", 8, 0 }, { "packetDeltaCount", 8, 0 }, { "octetDeltaCount", 8, 0 },
+	{ "sourceIPv4Address", 4, 0 }, { "destinationIPv4Address", 4, 0 },
+	{ "sourceTransportPort", 2, 0 }, { "destinationTransportPort", 2, 0 }, { "vlanId", 2, 0 },
+	{ "tcpControlBits", 2, 0 }, { "protocolIdentifier", 1, 0 }, { "flowEndReason", 1, 0 },
+	FB_IESPEC_NULL };
 
-static fbInfoElementSpec_t v6_spec[] = {
-	{"flowStartMilliseconds", 8, 0},
-	{"flowEndMilliseconds", 8, 0},
-	{"packetDeltaCount", 8, 0},
-	{"octetDeltaCount", 8, 0},
-	{"sourceIPv6Address", 16, 0},
-	{"destinationIPv6Address", 16, 0},
-	{"sourceTransportPort", 2, 0},
-	{"destinationTransportPort", 2, 0},
-	{"vlanId", 2, 0},
-	{"tcpControlBits", 2, 0},
-	{"protocolIdentifier", 1, 0},
-	{"flowEndReason", 1, 0},
-	FB_IESPEC_NULL
-};
+static fbInfoElementSpec_t v6_spec[] = { { "flowStartMilliseconds", 8, 0 },
+	{ "flowEndMilliseconds", 8, 0 }, { "packetDeltaCount", 8, 0 }, { "octetDeltaCount", 8, 0 },
+	{ "sourceIPv6Address", 16, 0 }, { "destinationIPv6Address", 16, 0 },
+	{ "sourceTransportPort", 2, 0 }, { "destinationTransportPort", 2, 0 }, { "vlanId", 2, 0 },
+	{ "tcpControlBits", 2, 0 }, { "protocolIdentifier", 1, 0 }, { "flowEndReason", 1, 0 },
+	FB_IESPEC_NULL };
 
 #define TID_V4 256
 #define TID_V6 257
@@ -91,14 +73,14 @@ static fbInfoElementSpec_t v6_spec[] = {
  * msg (fbExporterAllocBuffer) and we send it on our own connected socket,
  * because libfixbuf's UDP exporter only logs a refused send. */
 struct sink {
-	const char *what;        /* "collector 127.0.0.1:4739 (UDP)" / "file x.ipfix" */
+	const char *what; /* "collector 127.0.0.1:4739 (UDP)" / "file x.ipfix" */
 	fbSession_t *session;
 	fbExporter_t *exp;
 	fBuf_t *buf;
-	int fd;                  /* UDP socket, or -1 (file) */
-	uint64_t pending;        /* records appended since the last emit */
-	bool failed;             /* first error printed */
-	bool dirty;              /* the message being built holds a set */
+	int fd;           /* UDP socket, or -1 (file) */
+	uint64_t pending; /* records appended since the last emit */
+	bool failed;      /* first error printed */
+	bool dirty;       /* the message being built holds a set */
 	uint8_t msg[UDP_MSG_MAX];
 };
 
@@ -115,15 +97,15 @@ struct flow_exporter {
 	uint64_t tsc0, hz, epoch_ms0;
 	double template_interval_s;
 	/* Written by the writer, read by anyone (relaxed atomics). */
-	atomic_uint_fast64_t flows_dequeued, records_exported, records_lost,
-		templates_sent, forced_dropped;
+	atomic_uint_fast64_t flows_dequeued, records_exported, records_lost, templates_sent,
+		forced_dropped;
 	pthread_mutex_t err_lock; /* only around first_error (writer, off path) */
 	char first_error[200];
 };
 
 void
-flow_export_hook(const struct flow_record *r, enum flow_end_reason why,
-		 struct flow_counters *c, void *arg)
+flow_export_hook(
+	const struct flow_record *r, enum flow_end_reason why, struct flow_counters *c, void *arg)
 {
 	struct flow_exporter *x = arg;
 	struct export_elem e;
@@ -157,7 +139,9 @@ note_error_msg(struct flow_exporter *x, struct sink *s, const char *msg)
 {
 	if (!s->failed) {
 		s->failed = true;
-		fprintf(stderr, "stateful: IPFIX export to %s failed: %s (further failures only counted in records_lost)\n",
+		fprintf(stderr,
+			"stateful: IPFIX export to %s failed: %s (further failures only counted in "
+			"records_lost)\n",
 			s->what, msg);
 		pthread_mutex_lock(&x->err_lock);
 		if (x->first_error[0] == '\0')
@@ -247,7 +231,7 @@ tsc_to_ms(const struct flow_exporter *x, uint64_t tsc)
 	int64_t d = (int64_t)(tsc - x->tsc0);
 
 	return (uint64_t)((int64_t)x->epoch_ms0 + (d / (int64_t)x->hz) * 1000 +
-			  ((d % (int64_t)x->hz) * 1000) / (int64_t)x->hz);
+		((d % (int64_t)x->hz) * 1000) / (int64_t)x->hz);
 }
 
 static uint32_t
@@ -270,23 +254,34 @@ append_one(struct flow_exporter *x, const struct export_elem *e, unsigned dir)
 
 	if (e->family == 4) {
 		v4 = (struct ipfix_v4){
-			.flow_start_ms = start, .flow_end_ms = end,
-			.packets = e->packets[dir], .octets = e->bytes[dir],
-			.src = v4_addr(src), .dst = v4_addr(dst),
-			.sport = dir ? e->dport : e->sport, .dport = dir ? e->sport : e->dport,
-			.vlan = e->vlan, .tcp_flags = e->dflags[dir],
-			.proto = e->proto, .end_reason = e->reason,
+			.flow_start_ms = start,
+			.flow_end_ms = end,
+			.packets = e->packets[dir],
+			.octets = e->bytes[dir],
+			.src = v4_addr(src),
+			.dst = v4_addr(dst),
+			.sport = dir ? e->dport : e->sport,
+			.dport = dir ? e->sport : e->dport,
+			.vlan = e->vlan,
+			.tcp_flags = e->dflags[dir],
+			.proto = e->proto,
+			.end_reason = e->reason,
 		};
 		rec = (const uint8_t *)&v4;
 		len = sizeof(v4);
 		tid = TID_V4;
 	} else {
 		v6 = (struct ipfix_v6){
-			.flow_start_ms = start, .flow_end_ms = end,
-			.packets = e->packets[dir], .octets = e->bytes[dir],
-			.sport = dir ? e->dport : e->sport, .dport = dir ? e->sport : e->dport,
-			.vlan = e->vlan, .tcp_flags = e->dflags[dir],
-			.proto = e->proto, .end_reason = e->reason,
+			.flow_start_ms = start,
+			.flow_end_ms = end,
+			.packets = e->packets[dir],
+			.octets = e->bytes[dir],
+			.sport = dir ? e->dport : e->sport,
+			.dport = dir ? e->sport : e->dport,
+			.vlan = e->vlan,
+			.tcp_flags = e->dflags[dir],
+			.proto = e->proto,
+			.end_reason = e->reason,
 		};
 		memcpy(v6.src, src, 16);
 		memcpy(v6.dst, dst, 16);
@@ -299,16 +294,16 @@ append_one(struct flow_exporter *x, const struct export_elem *e, unsigned dir)
 		GError *err = NULL;
 
 		bool ok = fBufSetInternalTemplate(s->buf, tid, &err) &&
-			  fBufSetExportTemplate(s->buf, tid, &err) &&
-			  fBufAppend(s->buf, (uint8_t *)(uintptr_t)rec, len, &err);
+			fBufSetExportTemplate(s->buf, tid, &err) &&
+			fBufAppend(s->buf, (uint8_t *)(uintptr_t)rec, len, &err);
 
 		if (!ok && g_error_matches(err, FB_ERROR_DOMAIN, FB_ERROR_EOM)) {
 			/* Message full: send it, then start the next one. */
 			g_clear_error(&err);
 			flush_sink(x, s, false);
 			ok = fBufSetInternalTemplate(s->buf, tid, &err) &&
-			     fBufSetExportTemplate(s->buf, tid, &err) &&
-			     fBufAppend(s->buf, (uint8_t *)(uintptr_t)rec, len, &err);
+				fBufSetExportTemplate(s->buf, tid, &err) &&
+				fBufAppend(s->buf, (uint8_t *)(uintptr_t)rec, len, &err);
 		}
 		if (!ok) {
 			note_error(x, s, err);
@@ -326,13 +321,12 @@ writer_main(void *arg)
 {
 	struct flow_exporter *x = arg;
 	struct export_elem e[DRAIN_BURST];
-	uint64_t next_templates = rte_rdtsc() +
-		(uint64_t)(x->template_interval_s * (double)x->hz);
-	const struct timespec nap = {.tv_sec = 0, .tv_nsec = 1000000};
+	uint64_t next_templates = rte_rdtsc() + (uint64_t)(x->template_interval_s * (double)x->hz);
+	const struct timespec nap = { .tv_sec = 0, .tv_nsec = 1000000 };
 
 	for (;;) {
-		unsigned n = rte_ring_sc_dequeue_burst_elem(x->ring, e, sizeof(e[0]),
-							    DRAIN_BURST, NULL);
+		unsigned n =
+			rte_ring_sc_dequeue_burst_elem(x->ring, e, sizeof(e[0]), DRAIN_BURST, NULL);
 		unsigned i;
 
 		for (i = 0; i < n; i++) {
@@ -343,8 +337,8 @@ writer_main(void *arg)
 		atomic_fetch_add(&x->flows_dequeued, n);
 		if (rte_rdtsc() >= next_templates) {
 			send_templates(x);
-			next_templates = rte_rdtsc() +
-				(uint64_t)(x->template_interval_s * (double)x->hz);
+			next_templates =
+				rte_rdtsc() + (uint64_t)(x->template_interval_s * (double)x->hz);
 		}
 		if (n == DRAIN_BURST)
 			continue;
@@ -360,8 +354,8 @@ writer_main(void *arg)
 }
 
 static int
-sink_open(struct flow_exporter *x, int fd, const char *file, const char *what,
-	  uint32_t domain, char *err, size_t errlen)
+sink_open(struct flow_exporter *x, int fd, const char *file, const char *what, uint32_t domain,
+	char *err, size_t errlen)
 {
 	struct sink *s = &x->sinks[x->n_sinks];
 	fbExporter_t *exp;
@@ -375,18 +369,17 @@ sink_open(struct flow_exporter *x, int fd, const char *file, const char *what,
 	t4 = fbTemplateAlloc(x->model);
 	t6 = fbTemplateAlloc(x->model);
 	if (!fbTemplateAppendSpecArray(t4, v4_spec, 0, &gerr) ||
-	    !fbTemplateAppendSpecArray(t6, v6_spec, 0, &gerr) ||
-	    !fbSessionAddTemplate(s->session, TRUE, TID_V4, t4, &gerr) ||
-	    !fbSessionAddTemplate(s->session, FALSE, TID_V4, t4, &gerr) ||
-	    !fbSessionAddTemplate(s->session, TRUE, TID_V6, t6, &gerr) ||
-	    !fbSessionAddTemplate(s->session, FALSE, TID_V6, t6, &gerr)) {
+		!fbTemplateAppendSpecArray(t6, v6_spec, 0, &gerr) ||
+		!fbSessionAddTemplate(s->session, TRUE, TID_V4, t4, &gerr) ||
+		!fbSessionAddTemplate(s->session, FALSE, TID_V4, t4, &gerr) ||
+		!fbSessionAddTemplate(s->session, TRUE, TID_V6, t6, &gerr) ||
+		!fbSessionAddTemplate(s->session, FALSE, TID_V6, t6, &gerr)) {
 		snprintf(err, errlen, "IPFIX templates for %s: %s", what, gerr->message);
 		g_clear_error(&gerr);
 		return -1;
 	}
 	s->fd = fd;
-	exp = fd >= 0 ? fbExporterAllocBuffer(s->msg, sizeof(s->msg))
-		      : fbExporterAllocFile(file);
+	exp = fd >= 0 ? fbExporterAllocBuffer(s->msg, sizeof(s->msg)) : fbExporterAllocFile(file);
 	s->exp = exp;
 	s->buf = fBufAllocForExport(s->session, exp);
 	fBufSetAutomaticMode(s->buf, FALSE);
@@ -395,11 +388,10 @@ sink_open(struct flow_exporter *x, int fd, const char *file, const char *what,
 }
 
 static int
-parse_collector(struct flow_exporter *x, const char *spec, int *fd, char *err,
-		size_t errlen)
+parse_collector(struct flow_exporter *x, const char *spec, int *fd, char *err, size_t errlen)
 {
 	const char *colon = strrchr(spec, ':');
-	struct addrinfo hints = {.ai_socktype = SOCK_DGRAM}, *ai = NULL;
+	struct addrinfo hints = { .ai_socktype = SOCK_DGRAM }, *ai = NULL;
 	char *end;
 	unsigned long port;
 	size_t hl;
@@ -423,21 +415,21 @@ parse_collector(struct flow_exporter *x, const char *spec, int *fd, char *err,
 	errno = 0;
 	port = strtoul(colon + 1, &end, 10);
 	if (errno != 0 || *end != '\0' || port == 0 || port > 65535) {
-		snprintf(err, errlen, "--ipfix-collector '%s': port '%s' is not 1..65535",
-			 spec, colon + 1);
+		snprintf(err, errlen, "--ipfix-collector '%s': port '%s' is not 1..65535", spec,
+			colon + 1);
 		return -1;
 	}
 	snprintf(x->port, sizeof(x->port), "%lu", port);
 	rc = getaddrinfo(x->host, x->port, &hints, &ai);
 	if (rc != 0) {
-		snprintf(err, errlen, "--ipfix-collector '%s': cannot resolve '%s': %s",
-			 spec, x->host, gai_strerror(rc));
+		snprintf(err, errlen, "--ipfix-collector '%s': cannot resolve '%s': %s", spec,
+			x->host, gai_strerror(rc));
 		return -1;
 	}
 	*fd = socket(ai->ai_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	if (*fd < 0 || connect(*fd, ai->ai_addr, ai->ai_addrlen) != 0) {
 		snprintf(err, errlen, "--ipfix-collector '%s': cannot open a UDP socket to it: %s",
-			 spec, strerror(errno));
+			spec, strerror(errno));
 		if (*fd >= 0)
 			close(*fd);
 		*fd = -1;
@@ -449,8 +441,7 @@ parse_collector(struct flow_exporter *x, const char *spec, int *fd, char *err,
 }
 
 struct flow_exporter *
-flow_export_create(const struct flow_export_cfg *cfg, int socket_id, char *err,
-		   size_t errlen)
+flow_export_create(const struct flow_export_cfg *cfg, int socket_id, char *err, size_t errlen)
 {
 	static atomic_uint serial;
 	struct flow_exporter *x;
@@ -473,11 +464,11 @@ flow_export_create(const struct flow_export_cfg *cfg, int socket_id, char *err,
 	x->tsc0 = rte_rdtsc();
 	x->epoch_ms0 = (uint64_t)now.tv_sec * 1000 + (uint64_t)now.tv_nsec / 1000000;
 	snprintf(name, sizeof(name), "flow_export_%u", atomic_fetch_add(&serial, 1));
-	x->ring = rte_ring_create_elem(name, sizeof(struct export_elem), cfg->queue_size,
-				       socket_id, RING_F_SC_DEQ | RING_F_EXACT_SZ);
+	x->ring = rte_ring_create_elem(name, sizeof(struct export_elem), cfg->queue_size, socket_id,
+		RING_F_SC_DEQ | RING_F_EXACT_SZ);
 	if (x->ring == NULL) {
 		snprintf(err, errlen, "cannot allocate the IPFIX export queue (--export-queue %u)",
-			 cfg->queue_size);
+			cfg->queue_size);
 		goto fail;
 	}
 	x->model = fbInfoModelAlloc();
@@ -502,8 +493,7 @@ flow_export_create(const struct flow_export_cfg *cfg, int socket_id, char *err,
 		}
 		fclose(probe);
 		snprintf(what, sizeof(what), "file %s", cfg->file);
-		if (sink_open(x, -1, cfg->file, what, cfg->observation_domain,
-			      err, errlen) < 0)
+		if (sink_open(x, -1, cfg->file, what, cfg->observation_domain, err, errlen) < 0)
 			goto fail;
 	}
 	send_templates(x);
@@ -546,7 +536,7 @@ finish_one(const struct flow_record *r, void *arg)
 void
 flow_export_finish(struct flow_exporter *x, const struct flow_table *t)
 {
-	struct finish_ctx f = {.x = x};
+	struct finish_ctx f = { .x = x };
 
 	if (x == NULL || !x->thread_started || atomic_load(&x->stop))
 		return;

@@ -24,22 +24,22 @@
 struct flow_exporter;
 
 struct flow_export_cfg {
-	const char *collector;       /* "HOST:PORT" (UDP), or NULL */
-	const char *file;            /* IPFIX file path, or NULL */
-	uint32_t queue_size;         /* ring elements (power of two not needed) */
-	double template_interval_s;  /* > 0 */
+	const char *collector;      /* "HOST:PORT" (UDP), or NULL */
+	const char *file;           /* IPFIX file path, or NULL */
+	uint32_t queue_size;        /* ring elements (power of two not needed) */
+	double template_interval_s; /* > 0 */
 	uint32_t observation_domain;
 };
 
 /* Checks the addresses (resolves HOST, parses PORT), opens the exporters
  * and starts the writer thread.  On error writes a message naming the value
  * into err and returns NULL. */
-struct flow_exporter *flow_export_create(const struct flow_export_cfg *cfg,
-					 int socket_id, char *err, size_t errlen);
+struct flow_exporter *flow_export_create(
+	const struct flow_export_cfg *cfg, int socket_id, char *err, size_t errlen);
 
 /* The table's end hook (arg: the exporter).  FAST PATH. */
-void flow_export_hook(const struct flow_record *r, enum flow_end_reason why,
-		      struct flow_counters *c, void *arg);
+void flow_export_hook(
+	const struct flow_record *r, enum flow_end_reason why, struct flow_counters *c, void *arg);
 
 /* Off the fast path, after the tasks stopped: reports every flow still in the
  * table (reason: forced end), waiting for room in the queue rather than
@@ -47,11 +47,11 @@ void flow_export_hook(const struct flow_record *r, enum flow_end_reason why,
 void flow_export_finish(struct flow_exporter *x, const struct flow_table *t);
 
 struct flow_export_stats {
-	uint64_t flows_dequeued;     /* biflows the writer took from the queue */
-	uint64_t records_exported;   /* IPFIX records libfixbuf accepted and sent */
-	uint64_t records_lost;       /* IPFIX records that could not be sent */
-	uint64_t templates_sent;     /* template (re)sends, per exporter */
-	uint64_t forced_dropped;     /* shutdown reports that found no room */
+	uint64_t flows_dequeued;   /* biflows the writer took from the queue */
+	uint64_t records_exported; /* IPFIX records libfixbuf accepted and sent */
+	uint64_t records_lost;     /* IPFIX records that could not be sent */
+	uint64_t templates_sent;   /* template (re)sends, per exporter */
+	uint64_t forced_dropped;   /* shutdown reports that found no room */
 	bool finished;
 	char first_error[200];
 };

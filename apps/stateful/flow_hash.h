@@ -39,8 +39,8 @@ flow_hash_nprobe_addr(const struct flow_key *k, const uint8_t a[16])
 
 	if (k->family == FLOW_FAMILY_IPV4) {
 		const uint8_t *v4 = a + 12;
-		return ((uint32_t)v4[0] << 24) | ((uint32_t)v4[1] << 16) |
-		       ((uint32_t)v4[2] << 8) | v4[3];
+		return ((uint32_t)v4[0] << 24) | ((uint32_t)v4[1] << 16) | ((uint32_t)v4[2] << 8) |
+			v4[3];
 	}
 	memcpy(w, a, 16);
 	return w[0] + w[1] + w[2] + w[3];
@@ -50,7 +50,7 @@ static inline uint32_t
 flow_hash_nprobe(const struct flow_key *k)
 {
 	return (uint32_t)k->vlan + k->proto + flow_hash_nprobe_addr(k, k->addr_lo) +
-	       flow_hash_nprobe_addr(k, k->addr_hi) + k->port_lo + k->port_hi;
+		flow_hash_nprobe_addr(k, k->addr_hi) + k->port_lo + k->port_hi;
 }
 
 static inline uint32_t
@@ -75,7 +75,7 @@ flow_hash(const struct flow_hasher *h, const struct flow_key *k)
 /* Set up a hasher.  kind "nprobe" or "keyed"; for keyed, hex_key (32 hex
  * digits) fixes the key, NULL draws a random one (randombytes_buf).
  * Returns 0, or -1 after writing a message naming the bad value to err. */
-int flow_hasher_init(struct flow_hasher *h, const char *kind,
-		     const char *hex_key, char *err, size_t err_size);
+int flow_hasher_init(
+	struct flow_hasher *h, const char *kind, const char *hex_key, char *err, size_t err_size);
 
 #endif

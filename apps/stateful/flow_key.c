@@ -28,15 +28,15 @@ rd16(const uint8_t *p)
 static bool
 has_ports(uint8_t proto)
 {
-	return proto == IPPROTO_NUM_TCP || proto == IPPROTO_NUM_UDP ||
-	       proto == IPPROTO_NUM_SCTP || proto == IPPROTO_NUM_UDPLITE;
+	return proto == IPPROTO_NUM_TCP || proto == IPPROTO_NUM_UDP || proto == IPPROTO_NUM_SCTP ||
+		proto == IPPROTO_NUM_UDPLITE;
 }
 
 /* Fill ports and TCP flags from the L4 header at l4 (l4_len bytes captured).
  * Returns false when a protocol with ports has no room for them. */
 static bool
-read_l4(const uint8_t *l4, size_t l4_len, uint8_t proto, bool fragment,
-	uint16_t *sport, uint16_t *dport, uint8_t *tcp_flags)
+read_l4(const uint8_t *l4, size_t l4_len, uint8_t proto, bool fragment, uint16_t *sport,
+	uint16_t *dport, uint8_t *tcp_flags)
 {
 	*sport = 0;
 	*dport = 0;
@@ -57,8 +57,8 @@ read_l4(const uint8_t *l4, size_t l4_len, uint8_t proto, bool fragment,
 }
 
 static void
-canonicalize(struct flow_pkt *out, const uint8_t src[16], const uint8_t dst[16],
-	     uint16_t sport, uint16_t dport)
+canonicalize(struct flow_pkt *out, const uint8_t src[16], const uint8_t dst[16], uint16_t sport,
+	uint16_t dport)
 {
 	int c = memcmp(src, dst, 16);
 	bool src_is_lo = c < 0 || (c == 0 && sport <= dport);
@@ -107,8 +107,7 @@ parse_ipv4(const uint8_t *ip, size_t len, struct flow_pkt *out)
 
 	out->key.proto = ip[9];
 	out->key.family = FLOW_FAMILY_IPV4;
-	if (!read_l4(ip + ihl, l4_len, ip[9], fragment, &sport, &dport,
-		     &out->tcp_flags))
+	if (!read_l4(ip + ihl, l4_len, ip[9], fragment, &sport, &dport, &out->tcp_flags))
 		return FLOW_PARSE_MALFORMED;
 	v4_mapped(src, ip + 12);
 	v4_mapped(dst, ip + 16);
@@ -161,8 +160,7 @@ parse_ipv6(const uint8_t *ip, size_t len, struct flow_pkt *out)
 
 	out->key.proto = nh;
 	out->key.family = FLOW_FAMILY_IPV6;
-	if (!read_l4(ip + off, end - off, nh, fragment, &sport, &dport,
-		     &out->tcp_flags))
+	if (!read_l4(ip + off, end - off, nh, fragment, &sport, &dport, &out->tcp_flags))
 		return FLOW_PARSE_MALFORMED;
 	canonicalize(out, ip + 8, ip + 24, sport, dport);
 	return FLOW_PARSE_OK;
@@ -179,8 +177,7 @@ flow_parse_frame(const uint8_t *data, size_t len, struct flow_pkt *out)
 	if (len < ETHER_HDR_LEN)
 		return FLOW_PARSE_MALFORMED;
 	type = rd16(data + 12);
-	while (type == ETHER_TYPE_VLAN || type == ETHER_TYPE_QINQ ||
-	       type == ETHER_TYPE_QINQ_OLD) {
+	while (type == ETHER_TYPE_VLAN || type == ETHER_TYPE_QINQ || type == ETHER_TYPE_QINQ_OLD) {
 		if (++tags > MAX_VLAN_TAGS || off + 4 > len)
 			return FLOW_PARSE_MALFORMED;
 		if (tags == 1)

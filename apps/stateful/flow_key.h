@@ -20,13 +20,13 @@
 
 /* 40 bytes, no padding: compared and hashed as raw bytes. */
 struct flow_key {
-	uint8_t addr_lo[16];  /* network byte order */
+	uint8_t addr_lo[16]; /* network byte order */
 	uint8_t addr_hi[16];
-	uint16_t port_lo;     /* host byte order; 0 for non-TCP/UDP/SCTP and fragments */
+	uint16_t port_lo; /* host byte order; 0 for non-TCP/UDP/SCTP and fragments */
 	uint16_t port_hi;
-	uint16_t vlan;        /* outer 802.1Q VLAN id, 0 if untagged */
-	uint8_t proto;        /* IP protocol number (after IPv6 extension headers) */
-	uint8_t family;       /* FLOW_FAMILY_IPV4 or FLOW_FAMILY_IPV6 */
+	uint16_t vlan;  /* outer 802.1Q VLAN id, 0 if untagged */
+	uint8_t proto;  /* IP protocol number (after IPv6 extension headers) */
+	uint8_t family; /* FLOW_FAMILY_IPV4 or FLOW_FAMILY_IPV6 */
 };
 _Static_assert(sizeof(struct flow_key) == 40, "flow_key must have no padding");
 
@@ -39,14 +39,13 @@ enum flow_parse {
 
 struct flow_pkt {
 	struct flow_key key;
-	uint8_t dir;          /* 0: source is the key's lo endpoint, 1: hi */
-	uint8_t tcp_flags;    /* 0 unless TCP with a complete header */
+	uint8_t dir;       /* 0: source is the key's lo endpoint, 1: hi */
+	uint8_t tcp_flags; /* 0 unless TCP with a complete header */
 };
 
 /* Read an Ethernet frame (optionally 802.1Q / 802.1ad / QinQ tagged).
  * Never reads past data[len - 1]. */
-enum flow_parse flow_parse_frame(const uint8_t *data, size_t len,
-				 struct flow_pkt *out);
+enum flow_parse flow_parse_frame(const uint8_t *data, size_t len, struct flow_pkt *out);
 
 /* A constant-size memcmp compiles to a few 64-bit compares. */
 static inline bool
@@ -56,7 +55,6 @@ flow_key_equal(const struct flow_key *a, const struct flow_key *b)
 }
 
 /* Text form of one key endpoint ("10.0.0.1" or "2001:db8::1"); buf >= 46. */
-const char *flow_key_addr_str(const struct flow_key *k, bool hi, char *buf,
-			      size_t size);
+const char *flow_key_addr_str(const struct flow_key *k, bool hi, char *buf, size_t size);
 
 #endif

@@ -14,8 +14,8 @@
 #define FLOW_TABLE_MAX_CAPACITY (1u << 26)
 
 struct flow_table *
-flow_table_create(uint32_t capacity, uint64_t idle_tsc,
-		  const struct flow_hasher *hasher, int socket_id)
+flow_table_create(
+	uint32_t capacity, uint64_t idle_tsc, const struct flow_hasher *hasher, int socket_id)
 {
 	static atomic_uint serial;
 	char ring_name[RTE_RING_NAMESIZE];
@@ -26,23 +26,19 @@ flow_table_create(uint32_t capacity, uint64_t idle_tsc,
 		rte_errno = EINVAL;
 		return NULL;
 	}
-	t = rte_zmalloc_socket("flow_table", sizeof(*t), RTE_CACHE_LINE_SIZE,
-			       socket_id);
+	t = rte_zmalloc_socket("flow_table", sizeof(*t), RTE_CACHE_LINE_SIZE, socket_id);
 	if (t == NULL)
 		return NULL;
 	t->capacity = capacity;
 	t->idle_tsc = idle_tsc;
 	t->hasher = *hasher;
-	t->buckets = rte_zmalloc_socket("flow_buckets",
-					sizeof(*t->buckets) * FLOW_TABLE_BUCKETS,
-					RTE_CACHE_LINE_SIZE, socket_id);
-	t->pool = rte_zmalloc_socket("flow_records",
-				     sizeof(*t->pool) * (size_t)capacity,
-				     RTE_CACHE_LINE_SIZE, socket_id);
-	snprintf(ring_name, sizeof(ring_name), "flow_free_%u",
-		 atomic_fetch_add(&serial, 1));
-	t->free_ring = rte_ring_create_elem(ring_name, sizeof(uint32_t), capacity,
-					    socket_id, RING_F_EXACT_SZ);
+	t->buckets = rte_zmalloc_socket("flow_buckets", sizeof(*t->buckets) * FLOW_TABLE_BUCKETS,
+		RTE_CACHE_LINE_SIZE, socket_id);
+	t->pool = rte_zmalloc_socket("flow_records", sizeof(*t->pool) * (size_t)capacity,
+		RTE_CACHE_LINE_SIZE, socket_id);
+	snprintf(ring_name, sizeof(ring_name), "flow_free_%u", atomic_fetch_add(&serial, 1));
+	t->free_ring = rte_ring_create_elem(
+		ring_name, sizeof(uint32_t), capacity, socket_id, RING_F_EXACT_SZ);
 	if (t->buckets == NULL || t->pool == NULL || t->free_ring == NULL) {
 		flow_table_free(t);
 		rte_errno = ENOMEM;
@@ -63,8 +59,7 @@ flow_table_create(uint32_t capacity, uint64_t idle_tsc,
 }
 
 void
-flow_table_set_end_hook(struct flow_table *t, uint64_t active_tsc,
-			flow_end_fn fn, void *arg)
+flow_table_set_end_hook(struct flow_table *t, uint64_t active_tsc, flow_end_fn fn, void *arg)
 {
 	t->active_tsc = active_tsc;
 	t->on_end_arg = arg;
@@ -96,12 +91,12 @@ release(struct flow_table *t, uint32_t idx)
 	rte_ring_mp_enqueue_elem(t->free_ring, &idx, sizeof(idx));
 }
 
-static inline void account(struct flow_record *r, const struct flow_pkt *p,
-			   uint32_t wire_len, uint64_t now);
+static inline void account(
+	struct flow_record *r, const struct flow_pkt *p, uint32_t wire_len, uint64_t now);
 
 static inline void
-flow_end(struct flow_table *t, const struct flow_record *r,
-	 enum flow_end_reason why, struct flow_counters *c)
+flow_end(struct flow_table *t, const struct flow_record *r, enum flow_end_reason why,
+	struct flow_counters *c)
 {
 	if (t->on_end != NULL) {
 		c->ended[why]++;
@@ -111,8 +106,8 @@ flow_end(struct flow_table *t, const struct flow_record *r,
 
 /* A new record for the packet's flow in r (taken from the pool or evicted). */
 static inline void
-flow_init(struct flow_record *r, const struct flow_pkt *p, uint32_t hash,
-	  uint32_t wire_len, uint64_t now)
+flow_init(struct flow_record *r, const struct flow_pkt *p, uint32_t hash, uint32_t wire_len,
+	uint64_t now)
 {
 	memset(r, 0, sizeof(*r));
 	r->key = p->key;
@@ -134,8 +129,7 @@ tcp_track(struct flow_record *r, uint8_t flags, unsigned rdir)
 	}
 	if (flags & TCP_FLAG_FIN) {
 		r->dir_bits |= (uint8_t)(4u << rdir);
-		r->state = (r->dir_bits & 0x0c) == 0x0c ? FLOW_STATE_CLOSED
-							 : FLOW_STATE_CLOSING;
+		r->state = (r->dir_bits & 0x0c) == 0x0c ? FLOW_STATE_CLOSED : FLOW_STATE_CLOSING;
 		return;
 	}
 	if (r->state == FLOW_STATE_NEW && (flags & TCP_FLAG_ACK)) {
@@ -146,8 +140,7 @@ tcp_track(struct flow_record *r, uint8_t flags, unsigned rdir)
 }
 
 static inline void
-account(struct flow_record *r, const struct flow_pkt *p, uint32_t wire_len,
-	uint64_t now)
+account(struct flow_record *r, const struct flow_pkt *p, uint32_t wire_len, uint64_t now)
 {
 	unsigned rdir = p->dir != r->init_dir;
 
@@ -162,8 +155,8 @@ account(struct flow_record *r, const struct flow_pkt *p, uint32_t wire_len,
 }
 
 enum flow_update
-flow_table_update(struct flow_table *t, const struct flow_pkt *p, uint32_t hash,
-		  uint32_t wire_len, uint64_t now, struct flow_counters *c)
+flow_table_update(struct flow_table *t, const struct flow_pkt *p, uint32_t hash, uint32_t wire_len,
+	uint64_t now, struct flow_counters *c)
 {
 	struct flow_bucket *b = &t->buckets[hash & FLOW_TABLE_BUCKET_MASK];
 	struct flow_record *r;
@@ -192,7 +185,7 @@ flow_table_update(struct flow_table *t, const struct flow_pkt *p, uint32_t hash,
 		}
 		if (r->hash == hash && flow_key_equal(&r->key, &p->key)) {
 			if (t->active_tsc != 0 &&
-			    (int64_t)(now - r->first_tsc) >= (int64_t)t->active_tsc) {
+				(int64_t)(now - r->first_tsc) >= (int64_t)t->active_tsc) {
 				/* Active timeout: report, then count afresh. */
 				flow_end(t, r, FLOW_END_ACTIVE, c);
 				r->packets[0] = r->packets[1] = 0;
@@ -260,8 +253,8 @@ out:
 }
 
 uint32_t
-flow_table_sweep(struct flow_table *t, uint32_t *cursor, uint32_t n,
-		 uint64_t now, struct flow_counters *c)
+flow_table_sweep(
+	struct flow_table *t, uint32_t *cursor, uint32_t n, uint64_t now, struct flow_counters *c)
 {
 	uint32_t reclaimed = 0, k;
 
@@ -295,8 +288,8 @@ flow_table_sweep(struct flow_table *t, uint32_t *cursor, uint32_t n,
 }
 
 uint32_t
-flow_table_foreach(const struct flow_table *t,
-		   void (*fn)(const struct flow_record *r, void *arg), void *arg)
+flow_table_foreach(
+	const struct flow_table *t, void (*fn)(const struct flow_record *r, void *arg), void *arg)
 {
 	uint32_t visited = 0, i;
 
@@ -314,8 +307,7 @@ flow_table_foreach(const struct flow_table *t,
 }
 
 uint32_t
-flow_table_chain_histogram(const struct flow_table *t,
-			   uint64_t hist[FLOW_CHAIN_HIST])
+flow_table_chain_histogram(const struct flow_table *t, uint64_t hist[FLOW_CHAIN_HIST])
 {
 	uint32_t longest = 0, i;
 

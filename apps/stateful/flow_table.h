@@ -57,26 +57,26 @@ struct flow_record {
 	/* first cache line: what a chain walk reads */
 	struct flow_key key;
 	uint32_t hash;
-	uint32_t next;          /* pool index of the next record in the chain */
-	uint64_t last_tsc;      /* last seen (rte_rdtsc) */
-	uint8_t init_dir;       /* flow_pkt.dir of the first packet */
-	uint8_t tcp_flags;      /* OR of every packet's flags */
-	uint8_t state;          /* enum flow_state */
-	uint8_t dir_bits;       /* bit d: ACK seen in direction d; bit 2+d: FIN */
+	uint32_t next;     /* pool index of the next record in the chain */
+	uint64_t last_tsc; /* last seen (rte_rdtsc) */
+	uint8_t init_dir;  /* flow_pkt.dir of the first packet */
+	uint8_t tcp_flags; /* OR of every packet's flags */
+	uint8_t state;     /* enum flow_state */
+	uint8_t dir_bits;  /* bit d: ACK seen in direction d; bit 2+d: FIN */
 	/* second cache line */
-	uint64_t first_tsc;     /* first seen */
+	uint64_t first_tsc; /* first seen */
 	uint64_t packets[2];
 	uint64_t bytes[2];
-	uint8_t dflags[2];      /* TCP flags per direction (OR) */
+	uint8_t dflags[2]; /* TCP flags per direction (OR) */
 } __rte_cache_aligned;
 
 /* Why a flow ended: the values of IPFIX flowEndReason (IE 136). */
 enum flow_end_reason {
-	FLOW_END_IDLE = 1,      /* idle timeout */
-	FLOW_END_ACTIVE = 2,    /* active timeout: the flow goes on, counts restart */
-	FLOW_END_EOF = 3,       /* TCP FIN from both sides, or RST */
-	FLOW_END_FORCED = 4,    /* shutdown */
-	FLOW_END_LACK = 5,      /* table pressure: evicted for a new flow */
+	FLOW_END_IDLE = 1,   /* idle timeout */
+	FLOW_END_ACTIVE = 2, /* active timeout: the flow goes on, counts restart */
+	FLOW_END_EOF = 3,    /* TCP FIN from both sides, or RST */
+	FLOW_END_FORCED = 4, /* shutdown */
+	FLOW_END_LACK = 5,   /* table pressure: evicted for a new flow */
 };
 
 struct flow_bucket {
@@ -86,15 +86,15 @@ struct flow_bucket {
 
 /* Counters of one caller (one P task): never shared, never locked. */
 struct flow_counters {
-	uint64_t lookups;     /* packets looked up */
-	uint64_t probes;      /* records examined by those lookups */
-	uint64_t max_probe;   /* longest chain walk seen */
-	uint64_t hits;        /* packets of an existing flow */
+	uint64_t lookups;   /* packets looked up */
+	uint64_t probes;    /* records examined by those lookups */
+	uint64_t max_probe; /* longest chain walk seen */
+	uint64_t hits;      /* packets of an existing flow */
 	uint64_t created;
 	uint64_t expired;
-	uint64_t table_full;  /* packets whose flow could not be created */
-	uint64_t ended[6];    /* flows handed to the end hook, by flow_end_reason */
-	uint64_t evicted;     /* flows ended for table pressure (also in ended[5]) */
+	uint64_t table_full;     /* packets whose flow could not be created */
+	uint64_t ended[6];       /* flows handed to the end hook, by flow_end_reason */
+	uint64_t evicted;        /* flows ended for table pressure (also in ended[5]) */
 	uint64_t export_queued;  /* ended flows the export hook queued */
 	uint64_t export_dropped; /* ended flows lost: export queue full */
 };
@@ -104,8 +104,8 @@ struct flow_table;
 /* Called under the bucket lock for every flow that ends, when the table has
  * an end hook (flow export).  FAST PATH: it must not block, allocate or
  * print; it copies what it needs (the record is reused afterwards). */
-typedef void (*flow_end_fn)(const struct flow_record *r, enum flow_end_reason why,
-			    struct flow_counters *c, void *arg);
+typedef void (*flow_end_fn)(
+	const struct flow_record *r, enum flow_end_reason why, struct flow_counters *c, void *arg);
 
 struct rte_ring;
 
@@ -114,12 +114,12 @@ struct flow_table {
 	struct flow_record *pool;
 	struct rte_ring *free_ring;
 	uint32_t capacity;
-	uint64_t idle_tsc;    /* 0: never expire */
+	uint64_t idle_tsc; /* 0: never expire */
 	struct flow_hasher hasher;
 	/* Export (flow_table_set_end_hook); all zero/NULL without it. */
 	flow_end_fn on_end;
 	void *on_end_arg;
-	uint64_t active_tsc;  /* 0: no active timeout */
+	uint64_t active_tsc; /* 0: no active timeout */
 };
 
 enum flow_update {
@@ -131,9 +131,8 @@ enum flow_update {
 /* Allocate the table on socket_id (rte_zmalloc_socket, rte_ring).  Needs the
  * EAL.  capacity: records in the pool, 1 .. 2^26.  Returns NULL on failure
  * (rte_errno set). */
-struct flow_table *flow_table_create(uint32_t capacity, uint64_t idle_tsc,
-				     const struct flow_hasher *hasher,
-				     int socket_id);
+struct flow_table *flow_table_create(
+	uint32_t capacity, uint64_t idle_tsc, const struct flow_hasher *hasher, int socket_id);
 void flow_table_free(struct flow_table *t);
 
 /* Make the table a flow meter that reports ended flows to fn: idle expiry,
@@ -142,31 +141,27 @@ void flow_table_free(struct flow_table *t);
  * later packet of the same 5-tuple starts a new flow), and table pressure
  * (no free record: the least recently seen flow of the packet's bucket is
  * reported and reused).  Set before any update. */
-void flow_table_set_end_hook(struct flow_table *t, uint64_t active_tsc,
-			     flow_end_fn fn, void *arg);
+void flow_table_set_end_hook(struct flow_table *t, uint64_t active_tsc, flow_end_fn fn, void *arg);
 
 /* Find the packet's flow (creating it if new) and account one packet of
  * wire_len bytes seen at now.  Takes the bucket's lock.  Thread-safe. */
-enum flow_update flow_table_update(struct flow_table *t, const struct flow_pkt *p,
-				   uint32_t hash, uint32_t wire_len, uint64_t now,
-				   struct flow_counters *c);
+enum flow_update flow_table_update(struct flow_table *t, const struct flow_pkt *p, uint32_t hash,
+	uint32_t wire_len, uint64_t now, struct flow_counters *c);
 
 /* Reclaim idle records in n buckets from *cursor on (wrapping); advances
  * *cursor.  Thread-safe.  Returns the number reclaimed. */
-uint32_t flow_table_sweep(struct flow_table *t, uint32_t *cursor, uint32_t n,
-			  uint64_t now, struct flow_counters *c);
+uint32_t flow_table_sweep(
+	struct flow_table *t, uint32_t *cursor, uint32_t n, uint64_t now, struct flow_counters *c);
 
 /* Visit every record.  Only while no thread updates the table (after the
  * tasks stopped); a concurrent caller may see a record twice or miss one.
  * Returns records visited. */
-uint32_t flow_table_foreach(const struct flow_table *t,
-			    void (*fn)(const struct flow_record *r, void *arg),
-			    void *arg);
+uint32_t flow_table_foreach(
+	const struct flow_table *t, void (*fn)(const struct flow_record *r, void *arg), void *arg);
 
 /* hist[i] = buckets whose chain holds i records (i < 16), hist[16]: >= 16.
  * Same caveat as flow_table_foreach.  Returns the longest chain. */
-uint32_t flow_table_chain_histogram(const struct flow_table *t,
-				    uint64_t hist[FLOW_CHAIN_HIST]);
+uint32_t flow_table_chain_histogram(const struct flow_table *t, uint64_t hist[FLOW_CHAIN_HIST]);
 
 const char *flow_state_name(enum flow_state s);
 

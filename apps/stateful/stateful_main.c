@@ -33,18 +33,18 @@
 #define DEFAULT_TEMPLATE_INTERVAL_S 60.0
 
 struct stateful_cfg {
-	const char *hash;       /* "nprobe" (default) or "keyed" */
-	const char *hash_key;   /* 32 hex digits, or NULL: random */
-	double idle_timeout_s;  /* 0: never expire */
+	const char *hash;      /* "nprobe" (default) or "keyed" */
+	const char *hash_key;  /* 32 hex digits, or NULL: random */
+	double idle_timeout_s; /* 0: never expire */
 	bool idle_timeout_set;
-	uint32_t max_flows;     /* 0: default */
-	const char *dump_flows; /* NULL: no dump */
+	uint32_t max_flows;          /* 0: default */
+	const char *dump_flows;      /* NULL: no dump */
 	const char *ipfix_collector; /* HOST:PORT, or NULL */
 	const char *ipfix_file;      /* or NULL */
 	double active_timeout_s;     /* 0: none; only with export */
 	bool active_timeout_set;
-	uint64_t export_queue;       /* 0: default */
-	double template_interval_s;  /* 0: default */
+	uint64_t export_queue;      /* 0: default */
+	double template_interval_s; /* 0: default */
 };
 
 struct stateful_state {
@@ -52,15 +52,15 @@ struct stateful_state {
 	struct stateful_cfg cfg;
 	unsigned socket_id;
 	unsigned n_instances;
-	FILE *dump;             /* opened at set-up so a bad path fails early */
+	FILE *dump;                     /* opened at set-up so a bad path fails early */
 	struct flow_exporter *exporter; /* NULL: no export */
 };
 
 struct stateful_task {
 	struct flow_table *table;
 	struct flow_counters c;
-	uint64_t non_ip;        /* not IPv4/IPv6: forwarded untracked */
-	uint64_t malformed;     /* headers cut or inconsistent: forwarded untracked */
+	uint64_t non_ip;    /* not IPv4/IPv6: forwarded untracked */
+	uint64_t malformed; /* headers cut or inconsistent: forwarded untracked */
 	uint32_t sweep_cursor;
 	unsigned instance;
 } __rte_cache_aligned;
@@ -97,10 +97,10 @@ stateful_parse_opt(void *cfgp, int argc, char **argv)
 	const char *o = argv[0], *v = argc > 1 ? argv[1] : NULL;
 
 	if (strcmp(o, "--hash") != 0 && strcmp(o, "--hash-key") != 0 &&
-	    strcmp(o, "--idle-timeout") != 0 && strcmp(o, "--max-flows") != 0 &&
-	    strcmp(o, "--dump-flows") != 0 && strcmp(o, "--ipfix-collector") != 0 &&
-	    strcmp(o, "--ipfix-file") != 0 && strcmp(o, "--active-timeout") != 0 &&
-	    strcmp(o, "--export-queue") != 0 && strcmp(o, "--template-interval") != 0)
+		strcmp(o, "--idle-timeout") != 0 && strcmp(o, "--max-flows") != 0 &&
+		strcmp(o, "--dump-flows") != 0 && strcmp(o, "--ipfix-collector") != 0 &&
+		strcmp(o, "--ipfix-file") != 0 && strcmp(o, "--active-timeout") != 0 &&
+		strcmp(o, "--export-queue") != 0 && strcmp(o, "--template-interval") != 0)
 		return 0;
 	if (v == NULL) {
 		fprintf(stderr, "stateful: %s needs a value\n", o);
@@ -157,13 +157,13 @@ stateful_setup(void *cfgp, const struct pp_setup_info *info, void **app_state)
 	char err[256];
 	double idle_s = cfg->idle_timeout_set ? cfg->idle_timeout_s : DEFAULT_IDLE_TIMEOUT_S;
 
-	if (flow_hasher_init(&hasher, cfg->hash != NULL ? cfg->hash : "nprobe",
-			     cfg->hash_key, err, sizeof(err)) != 0) {
+	if (flow_hasher_init(&hasher, cfg->hash != NULL ? cfg->hash : "nprobe", cfg->hash_key, err,
+		    sizeof(err)) != 0) {
 		fprintf(stderr, "stateful: %s\n", err);
 		return -EINVAL;
 	}
-	st = rte_zmalloc_socket("stateful_state", sizeof(*st), RTE_CACHE_LINE_SIZE,
-				(int)info->socket_id);
+	st = rte_zmalloc_socket(
+		"stateful_state", sizeof(*st), RTE_CACHE_LINE_SIZE, (int)info->socket_id);
 	if (st == NULL)
 		return -ENOMEM;
 	st->cfg = *cfg;
@@ -181,10 +181,10 @@ stateful_setup(void *cfgp, const struct pp_setup_info *info, void **app_state)
 		}
 	}
 	st->table = flow_table_create(cfg->max_flows ? cfg->max_flows : DEFAULT_MAX_FLOWS,
-				      (uint64_t)(idle_s * (double)rte_get_tsc_hz()),
-				      &hasher, (int)info->socket_id);
+		(uint64_t)(idle_s * (double)rte_get_tsc_hz()), &hasher, (int)info->socket_id);
 	if (st->table == NULL) {
-		fprintf(stderr, "stateful: cannot allocate the flow table (%u records) on socket %u\n",
+		fprintf(stderr,
+			"stateful: cannot allocate the flow table (%u records) on socket %u\n",
 			cfg->max_flows ? cfg->max_flows : DEFAULT_MAX_FLOWS, info->socket_id);
 		if (st->dump != NULL)
 			fclose(st->dump);
@@ -198,11 +198,12 @@ stateful_setup(void *cfgp, const struct pp_setup_info *info, void **app_state)
 			.queue_size = cfg->export_queue ? (uint32_t)cfg->export_queue
 							: DEFAULT_EXPORT_QUEUE,
 			.template_interval_s = cfg->template_interval_s > 0
-				? cfg->template_interval_s : DEFAULT_TEMPLATE_INTERVAL_S,
+				? cfg->template_interval_s
+				: DEFAULT_TEMPLATE_INTERVAL_S,
 			.observation_domain = 1,
 		};
-		double active_s = cfg->active_timeout_set ? cfg->active_timeout_s
-							  : DEFAULT_ACTIVE_TIMEOUT_S;
+		double active_s =
+			cfg->active_timeout_set ? cfg->active_timeout_s : DEFAULT_ACTIVE_TIMEOUT_S;
 
 		st->exporter = flow_export_create(&xc, (int)info->socket_id, err, sizeof(err));
 		if (st->exporter == NULL) {
@@ -213,9 +214,8 @@ stateful_setup(void *cfgp, const struct pp_setup_info *info, void **app_state)
 			rte_free(st);
 			return -EINVAL;
 		}
-		flow_table_set_end_hook(st->table,
-					(uint64_t)(active_s * (double)rte_get_tsc_hz()),
-					flow_export_hook, st->exporter);
+		flow_table_set_end_hook(st->table, (uint64_t)(active_s * (double)rte_get_tsc_hz()),
+			flow_export_hook, st->exporter);
 	}
 	*app_state = st;
 	return 0;
@@ -227,8 +227,8 @@ stateful_task_init(void *app_state, unsigned instance, void **task_state)
 	struct stateful_state *st = app_state;
 	struct stateful_task *t;
 
-	t = rte_zmalloc_socket("stateful_task", sizeof(*t), RTE_CACHE_LINE_SIZE,
-			       (int)st->socket_id);
+	t = rte_zmalloc_socket(
+		"stateful_task", sizeof(*t), RTE_CACHE_LINE_SIZE, (int)st->socket_id);
 	if (t == NULL)
 		return -ENOMEM;
 	t->table = st->table;
@@ -244,8 +244,7 @@ stateful_task_init(void *app_state, unsigned instance, void **task_state)
 /* FAST PATH.  Two passes: parse and hash the burst, prefetching each
  * packet's bucket, then look up / update under the bucket locks. */
 static void
-stateful_process(void *task_state, struct rte_mbuf **pkts, uint16_t n,
-		 uint8_t *verdict)
+stateful_process(void *task_state, struct rte_mbuf **pkts, uint16_t n, uint8_t *verdict)
 {
 	struct stateful_task *t = task_state;
 	struct flow_table *tab = t->table;
@@ -262,8 +261,8 @@ stateful_process(void *task_state, struct rte_mbuf **pkts, uint16_t n,
 		if (i + 1 < n)
 			rte_prefetch0(rte_pktmbuf_mtod(pkts[i + 1], const void *));
 		verdict[i] = PP_VERDICT_FORWARD;
-		r = flow_parse_frame(rte_pktmbuf_mtod(m, const uint8_t *),
-				     rte_pktmbuf_data_len(m), &fp[i]);
+		r = flow_parse_frame(
+			rte_pktmbuf_mtod(m, const uint8_t *), rte_pktmbuf_data_len(m), &fp[i]);
 		ok[i] = r == FLOW_PARSE_OK;
 		if (!ok[i]) {
 			t->non_ip += r == FLOW_PARSE_NOT_IP;
@@ -275,18 +274,17 @@ stateful_process(void *task_state, struct rte_mbuf **pkts, uint16_t n,
 	}
 	for (i = 0; i < n; i++) {
 		if (ok[i])
-			flow_table_update(tab, &fp[i], hash[i],
-					  rte_pktmbuf_pkt_len(pkts[i]), now, &t->c);
+			flow_table_update(
+				tab, &fp[i], hash[i], rte_pktmbuf_pkt_len(pkts[i]), now, &t->c);
 	}
 	flow_table_sweep(tab, &t->sweep_cursor, SWEEP_PER_BURST, now, &t->c);
 }
 
 static void
-export_stats(const struct stateful_state *st, const struct flow_counters *sum,
-	     json_t *out)
+export_stats(const struct stateful_state *st, const struct flow_counters *sum, json_t *out)
 {
-	static const char *const reasons[6] = {NULL, "idle_timeout", "active_timeout",
-					       "end_of_flow", "forced_end", "lack_of_resources"};
+	static const char *const reasons[6] = { NULL, "idle_timeout", "active_timeout",
+		"end_of_flow", "forced_end", "lack_of_resources" };
 	struct flow_export_stats xs;
 	json_t *x = json_object(), *ended = json_object();
 	unsigned k;
@@ -299,33 +297,34 @@ export_stats(const struct stateful_state *st, const struct flow_counters *sum,
 	for (k = 1; k < 6; k++)
 		json_object_set_new(ended, reasons[k], json_integer((json_int_t)sum->ended[k]));
 	json_object_set_new(x, "kind", json_string("measured"));
-	json_object_set_new(x, "collector", st->cfg.ipfix_collector
-			    ? json_string(st->cfg.ipfix_collector) : json_null());
-	json_object_set_new(x, "file", st->cfg.ipfix_file
-			    ? json_string(st->cfg.ipfix_file) : json_null());
-	json_object_set_new(x, "active_timeout_s", json_real(
-		st->cfg.active_timeout_set ? st->cfg.active_timeout_s : DEFAULT_ACTIVE_TIMEOUT_S));
+	json_object_set_new(x, "collector",
+		st->cfg.ipfix_collector ? json_string(st->cfg.ipfix_collector) : json_null());
+	json_object_set_new(
+		x, "file", st->cfg.ipfix_file ? json_string(st->cfg.ipfix_file) : json_null());
+	json_object_set_new(x, "active_timeout_s",
+		json_real(st->cfg.active_timeout_set ? st->cfg.active_timeout_s
+						     : DEFAULT_ACTIVE_TIMEOUT_S));
 	json_object_set_new(x, "flows_ended_in_run", ended);
-	json_object_set_new(x, "flows_evicted_table_pressure", json_integer((json_int_t)sum->evicted));
+	json_object_set_new(
+		x, "flows_evicted_table_pressure", json_integer((json_int_t)sum->evicted));
 	json_object_set_new(x, "flows_queued_in_run", json_integer((json_int_t)sum->export_queued));
 	json_object_set_new(x, "export_dropped_queue_full",
-			    json_integer((json_int_t)(sum->export_dropped + xs.forced_dropped)));
+		json_integer((json_int_t)(sum->export_dropped + xs.forced_dropped)));
 	json_object_set_new(x, "flows_dequeued", json_integer((json_int_t)xs.flows_dequeued));
 	json_object_set_new(x, "records_exported", json_integer((json_int_t)xs.records_exported));
 	json_object_set_new(x, "records_lost", json_integer((json_int_t)xs.records_lost));
 	json_object_set_new(x, "template_sends", json_integer((json_int_t)xs.templates_sent));
 	json_object_set_new(x, "finished", json_boolean(xs.finished));
-	json_object_set_new(x, "first_error", xs.first_error[0]
-			    ? json_string(xs.first_error) : json_null());
+	json_object_set_new(
+		x, "first_error", xs.first_error[0] ? json_string(xs.first_error) : json_null());
 	json_object_set_new(out, "ipfix", x);
 }
 
 static void
-stateful_stats(void *app_state, void *const *task_states, unsigned n_tasks,
-	       json_t *out)
+stateful_stats(void *app_state, void *const *task_states, unsigned n_tasks, json_t *out)
 {
 	const struct stateful_state *st = app_state;
-	struct flow_counters sum = {0};
+	struct flow_counters sum = { 0 };
 	uint64_t non_ip = 0, malformed = 0, hist[FLOW_CHAIN_HIST];
 	json_t *jhist = json_array();
 	uint32_t longest;
@@ -357,22 +356,23 @@ stateful_stats(void *app_state, void *const *task_states, unsigned n_tasks,
 		json_array_append_new(jhist, json_integer((json_int_t)hist[i]));
 
 	json_object_set_new(out, "kind", json_string("measured"));
-	json_object_set_new(out, "hash", json_string(
-		st->table->hasher.kind == FLOW_HASH_KEYED ? "keyed" : "nprobe"));
+	json_object_set_new(out, "hash",
+		json_string(st->table->hasher.kind == FLOW_HASH_KEYED ? "keyed" : "nprobe"));
 	json_object_set_new(out, "table_buckets", json_integer(FLOW_TABLE_BUCKETS));
 	json_object_set_new(out, "table_capacity", json_integer(st->table->capacity));
-	json_object_set_new(out, "idle_timeout_s", json_real(
-		st->cfg.idle_timeout_set ? st->cfg.idle_timeout_s : DEFAULT_IDLE_TIMEOUT_S));
+	json_object_set_new(out, "idle_timeout_s",
+		json_real(st->cfg.idle_timeout_set ? st->cfg.idle_timeout_s
+						   : DEFAULT_IDLE_TIMEOUT_S));
 	json_object_set_new(out, "flows_created", json_integer((json_int_t)sum.created));
 	json_object_set_new(out, "flows_expired", json_integer((json_int_t)sum.expired));
-	json_object_set_new(out, "flows_active",
-			    json_integer((json_int_t)(sum.created - sum.expired)));
-	json_object_set_new(out, "flows_dropped_table_full",
-			    json_integer((json_int_t)sum.table_full));
+	json_object_set_new(
+		out, "flows_active", json_integer((json_int_t)(sum.created - sum.expired)));
+	json_object_set_new(
+		out, "flows_dropped_table_full", json_integer((json_int_t)sum.table_full));
 	json_object_set_new(out, "lookups", json_integer((json_int_t)sum.lookups));
 	json_object_set_new(out, "lookup_hits", json_integer((json_int_t)sum.hits));
 	json_object_set_new(out, "avg_probe_length",
-			    json_real(sum.lookups ? (double)sum.probes / (double)sum.lookups : 0));
+		json_real(sum.lookups ? (double)sum.probes / (double)sum.lookups : 0));
 	json_object_set_new(out, "max_probe_length", json_integer((json_int_t)sum.max_probe));
 	json_object_set_new(out, "chain_length_histogram", jhist);
 	json_object_set_new(out, "longest_chain", json_integer(longest));
@@ -383,8 +383,9 @@ stateful_stats(void *app_state, void *const *task_states, unsigned n_tasks,
 	json_object_set_new(out, "malformed_packets", json_integer((json_int_t)malformed));
 }
 
-static const char *const proto_names[256] = {[1] = "icmp", [6] = "tcp", [17] = "udp",
-					     [58] = "icmpv6", [132] = "sctp"};
+static const char *const proto_names[256] = {
+	[1] = "icmp", [6] = "tcp", [17] = "udp", [58] = "icmpv6", [132] = "sctp"
+};
 
 static void
 dump_one(const struct flow_record *r, void *arg)
@@ -399,13 +400,14 @@ dump_one(const struct flow_record *r, void *arg)
 	json_object_set_new(f, "family", json_integer(r->key.family));
 	json_object_set_new(f, "vlan", json_integer(r->key.vlan));
 	json_object_set_new(f, "proto", json_integer(r->key.proto));
-	json_object_set_new(f, "proto_name", json_string(
-		proto_names[r->key.proto] ? proto_names[r->key.proto] : "other"));
+	json_object_set_new(f, "proto_name",
+		json_string(proto_names[r->key.proto] ? proto_names[r->key.proto] : "other"));
 	json_object_set_new(f, "src", json_string(src));
 	json_object_set_new(f, "dst", json_string(dst));
 	json_object_set_new(f, "sport", json_integer(src_hi ? r->key.port_hi : r->key.port_lo));
 	json_object_set_new(f, "dport", json_integer(src_hi ? r->key.port_lo : r->key.port_hi));
-	json_object_set_new(f, "packets", json_integer((json_int_t)(r->packets[0] + r->packets[1])));
+	json_object_set_new(
+		f, "packets", json_integer((json_int_t)(r->packets[0] + r->packets[1])));
 	json_object_set_new(f, "bytes", json_integer((json_int_t)(r->bytes[0] + r->bytes[1])));
 	json_object_set_new(f, "packets_src_to_dst", json_integer((json_int_t)r->packets[0]));
 	json_object_set_new(f, "packets_dst_to_src", json_integer((json_int_t)r->packets[1]));
@@ -426,12 +428,12 @@ dump_flows(const struct stateful_state *st)
 	flow_table_foreach(st->table, dump_one, flows);
 	json_object_set_new(root, "app", json_string("stateful"));
 	json_object_set_new(root, "kind", json_string("measured"));
-	json_object_set_new(root, "hash", json_string(
-		st->table->hasher.kind == FLOW_HASH_KEYED ? "keyed" : "nprobe"));
+	json_object_set_new(root, "hash",
+		json_string(st->table->hasher.kind == FLOW_HASH_KEYED ? "keyed" : "nprobe"));
 	json_object_set_new(root, "tsc_hz", json_integer((json_int_t)rte_get_tsc_hz()));
 	json_object_set_new(root, "flows", flows);
 	if (json_dumpf(root, st->dump, JSON_INDENT(1)) != 0 || fputc('\n', st->dump) == EOF ||
-	    fflush(st->dump) != 0)
+		fflush(st->dump) != 0)
 		fprintf(stderr, "stateful: --dump-flows '%s': write failed: %s\n",
 			st->cfg.dump_flows, strerror(errno));
 	json_decref(root);

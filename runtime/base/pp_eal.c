@@ -43,18 +43,17 @@ pp_eal_has_arg(int argc, char **argv, const char *const *names)
 			size_t l = strlen(*n);
 
 			if (strncmp(argv[i], *n, l) == 0 &&
-			    (argv[i][l] == '\0' || argv[i][l] == '=' || (*n)[1] != '-'))
+				(argv[i][l] == '\0' || argv[i][l] == '=' || (*n)[1] != '-'))
 				return true;
 		}
 	return false;
 }
 
 int
-pp_eal_start(int argc, char **argv, const char *const *extra, uint64_t need_mb,
-	     const char *who)
+pp_eal_start(int argc, char **argv, const char *const *extra, uint64_t need_mb, const char *who)
 {
-	static const char *const mem_opts[] = {"--no-huge", "-m", "--socket-mem", "--in-memory",
-					       NULL};
+	static const char *const mem_opts[] = { "--no-huge", "-m", "--socket-mem", "--in-memory",
+		NULL };
 	static char mem_mb[32];
 	int n_extra = 0, ne = 0, rc;
 
@@ -71,9 +70,11 @@ pp_eal_start(int argc, char **argv, const char *const *extra, uint64_t need_mb,
 	for (int i = 0; i < n_extra; i++)
 		eal_argv[ne++] = (char *)(uintptr_t)extra[i];
 	if (!pp_eal_has_arg(argc, argv, mem_opts) &&
-	    pp_eal_free_hugepage_bytes() < (need_mb << 20)) {
+		pp_eal_free_hugepage_bytes() < (need_mb << 20)) {
 		snprintf(mem_mb, sizeof(mem_mb), "%" PRIu64, need_mb + 64);
-		fprintf(stderr, "%s: fewer than %" PRIu64 " MiB of free hugepages (or no hugetlbfs mount): running with --no-huge -m %s\n",
+		fprintf(stderr,
+			"%s: fewer than %" PRIu64 " MiB of free hugepages (or no hugetlbfs mount): "
+						  "running with --no-huge -m %s\n",
 			who, need_mb, mem_mb);
 		eal_argv[ne++] = (char *)"--no-huge";
 		eal_argv[ne++] = (char *)"-m";
@@ -82,7 +83,9 @@ pp_eal_start(int argc, char **argv, const char *const *extra, uint64_t need_mb,
 	eal_argv[ne] = NULL;
 	rc = rte_eal_init(ne, eal_argv);
 	if (rc < 0) {
-		fprintf(stderr, "%s: EAL initialisation failed: %s (EAL arguments and the messages above say why)\n",
+		fprintf(stderr,
+			"%s: EAL initialisation failed: %s (EAL arguments and the messages above "
+			"say why)\n",
 			who, rte_strerror(rte_errno));
 		free(eal_argv);
 		eal_argv = NULL;

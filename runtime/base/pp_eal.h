@@ -8,13 +8,11 @@
 #include <stdint.h>
 
 /* Bytes of hugepage memory free in a mounted hugetlbfs, 0 when none. */
-uint64_t
-pp_eal_free_hugepage_bytes(void);
+uint64_t pp_eal_free_hugepage_bytes(void);
 
 /* Whether argv[1..argc) holds one of `names` (NULL-terminated), alone or
  * as "--name=value"; a short option ("-m") also matches "-m512". */
-bool
-pp_eal_has_arg(int argc, char **argv, const char *const *names);
+bool pp_eal_has_arg(int argc, char **argv, const char *const *names);
 
 /* rte_eal_init on argv[0..argc) followed by `extra` (NULL-terminated, may
  * be NULL), and by "--no-huge -m N" with N = need_mb + 64 when the EAL
@@ -22,12 +20,10 @@ pp_eal_has_arg(int argc, char **argv, const char *const *names);
  * need_mb MiB (said on stderr, prefixed with `who`).  argv past argc (the
  * program's own options after "--") is not passed.  Returns what
  * rte_eal_init returns, after printing why on failure. */
-int
-pp_eal_start(int argc, char **argv, const char *const *extra, uint64_t need_mb,
-	     const char *who);
+int pp_eal_start(
+	int argc, char **argv, const char *const *extra, uint64_t need_mb, const char *who);
 
 /* rte_eal_cleanup, and frees what pp_eal_start kept. */
-void
-pp_eal_stop(void);
+void pp_eal_stop(void);
 
 #endif

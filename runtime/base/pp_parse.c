@@ -56,8 +56,8 @@ int
 pp_parse_u64(const char *opt, const char *val, uint64_t min, uint64_t max, uint64_t *out)
 {
 	if (pp_parse_u64_value(val, min, max, out) < 0) {
-		fprintf(stderr, "%s '%s': expected an integer in %" PRIu64 "..%" PRIu64 "\n",
-			opt, val, min, max);
+		fprintf(stderr, "%s '%s': expected an integer in %" PRIu64 "..%" PRIu64 "\n", opt,
+			val, min, max);
 		return -1;
 	}
 	return 0;

@@ -37,7 +37,8 @@ pp_port_configure(uint16_t port, const struct pp_port_conf *c, const char *who)
 	if (c->adjust_desc) {
 		rc = rte_eth_dev_adjust_nb_rx_tx_desc(port, &nb_rxd, &nb_txd);
 		if (rc < 0) {
-			fprintf(stderr, "%s%sport %u (%s): cannot adjust %u rx / %u tx descriptors: %s\n",
+			fprintf(stderr,
+				"%s%sport %u (%s): cannot adjust %u rx / %u tx descriptors: %s\n",
 				who, sep, port, name, c->rx_desc, c->tx_desc, rte_strerror(-rc));
 			return -1;
 		}
@@ -48,16 +49,16 @@ pp_port_configure(uint16_t port, const struct pp_port_conf *c, const char *who)
 	for (uint16_t q = 0; q < c->n_rx; q++) {
 		rc = rte_eth_rx_queue_setup(port, q, nb_rxd, (unsigned)socket, NULL, c->pool);
 		if (rc < 0) {
-			fprintf(stderr, "%s%sport %u (%s): rx queue %u setup failed: %s\n",
-				who, sep, port, name, q, rte_strerror(-rc));
+			fprintf(stderr, "%s%sport %u (%s): rx queue %u setup failed: %s\n", who,
+				sep, port, name, q, rte_strerror(-rc));
 			return -1;
 		}
 	}
 	for (uint16_t q = 0; q < c->n_tx; q++) {
 		rc = rte_eth_tx_queue_setup(port, q, nb_txd, (unsigned)socket, NULL);
 		if (rc < 0) {
-			fprintf(stderr, "%s%sport %u (%s): tx queue %u setup failed: %s\n",
-				who, sep, port, name, q, rte_strerror(-rc));
+			fprintf(stderr, "%s%sport %u (%s): tx queue %u setup failed: %s\n", who,
+				sep, port, name, q, rte_strerror(-rc));
 			return -1;
 		}
 	}

@@ -19,16 +19,13 @@ struct pp_port_conf {
 /* Configures `port` and sets up its queues on the port's NUMA socket (the
  * caller's when unknown).  0, or -1 after printing "[who: ]port P (NAME):
  * what failed: why" (who may be NULL). */
-int
-pp_port_configure(uint16_t port, const struct pp_port_conf *c, const char *who);
+int pp_port_configure(uint16_t port, const struct pp_port_conf *c, const char *who);
 
 /* Starts `port`, promiscuous when asked (not an error where the PMD lacks
  * it).  0 or a negative errno; the caller says why in its own terms. */
-int
-pp_port_start(uint16_t port, bool promiscuous);
+int pp_port_start(uint16_t port, bool promiscuous);
 
 /* Stops `port`; with close, releases it too (no restart after that). */
-void
-pp_port_stop(uint16_t port, bool close);
+void pp_port_stop(uint16_t port, bool close);
 
 #endif

@@ -13,11 +13,9 @@ extern volatile sig_atomic_t pp_stop_signals;
 
 /* Installs the handlers (no SA_RESTART: a blocking read such as --serve's
  * getline ends on a stop signal).  on_usr1, when not NULL, handles SIGUSR1. */
-void
-pp_signal_setup(void (*on_usr1)(int sig));
+void pp_signal_setup(void (*on_usr1)(int sig));
 
 /* Counts one stop request, as a signal would. */
-void
-pp_signal_request_stop(void);
+void pp_signal_request_stop(void);
 
 #endif

@@ -10,7 +10,7 @@ main(void)
 {
 	struct tg_field f;
 	char err[256];
-	uint64_t seen[8] = {0};
+	uint64_t seen[8] = { 0 };
 
 	CHECK(tg_field_parse(&f, TG_KIND_IPV4, "10.0.0.1", err, sizeof(err)) == 0);
 	CHECK(f.mode == TG_FIELD_FIXED && f.min == 0x0a000001);

@@ -42,7 +42,8 @@ main(void)
 		tg_hist_add(&h2, 7);
 	tg_hist_add(&h2, 1000000);
 	CHECK(tg_hist_quantile(&h2, 0.5) == 7 && tg_hist_quantile(&h2, 0.99) == 7);
-	CHECK(tg_hist_quantile(&h2, 0.999) == 1000000 || fabs(tg_hist_quantile(&h2, 0.999) - 1e6) / 1e6 < 0.008);
+	CHECK(tg_hist_quantile(&h2, 0.999) == 1000000 ||
+		fabs(tg_hist_quantile(&h2, 0.999) - 1e6) / 1e6 < 0.008);
 
 	/* Overflow is counted, not lost. */
 	tg_hist_add(&h2, 1ULL << 50);

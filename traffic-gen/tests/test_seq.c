@@ -20,23 +20,23 @@ int
 main(void)
 {
 	/* in order */
-	uint64_t a[] = {0, 1, 2, 3, 4};
+	uint64_t a[] = { 0, 1, 2, 3, 4 };
 	feed(a, 5);
 	CHECK(t.received == 5 && t.duplicates == 0 && t.reordered == 0 && t.next == 5);
 	CHECK(t.bytes == 5 * 64);
 
 	/* 2 and 5 lost */
-	uint64_t b[] = {0, 1, 3, 4, 6};
+	uint64_t b[] = { 0, 1, 3, 4, 6 };
 	feed(b, 5);
 	CHECK(t.next - tg_seq_unique(&t) == 2 && t.reordered == 0);
 
 	/* 2 and 3 swapped: one reordered, no loss */
-	uint64_t c[] = {0, 1, 3, 2, 4};
+	uint64_t c[] = { 0, 1, 3, 2, 4 };
 	feed(c, 5);
 	CHECK(t.reordered == 1 && t.duplicates == 0 && t.next - tg_seq_unique(&t) == 0);
 
 	/* 1 twice, 3 twice (once late): two duplicates */
-	uint64_t d[] = {0, 1, 1, 2, 3, 4, 3};
+	uint64_t d[] = { 0, 1, 1, 2, 3, 4, 3 };
 	feed(d, 7);
 	CHECK(t.duplicates == 2 && t.reordered == 0 && tg_seq_unique(&t) == 5);
 

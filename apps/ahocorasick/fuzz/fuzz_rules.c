@@ -8,20 +8,21 @@
 #include "engine.h"
 #include "keyword_set.h"
 
-static void count(void *ctx, uint32_t kw, uint32_t end)
+static void
+count(void *ctx, uint32_t kw, uint32_t end)
 {
 	(void)kw;
 	(void)end;
 	(*(uint64_t *)ctx)++;
 }
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct ac_rule r;
 	char err[256];
 
-	if (ac_rule_parse_line((const char *)data, size, &r, err, sizeof(err)) !=
-	    AC_LINE_RULE)
+	if (ac_rule_parse_line((const char *)data, size, &r, err, sizeof(err)) != AC_LINE_RULE)
 		return 0;
 	struct ac_keyword kw[16];
 	uint32_t n = 0;
@@ -32,7 +33,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		int dup = 0;
 		for (uint32_t j = 0; j < n; j++)
 			dup |= kw[j].len == c->len && kw[j].nocase == c->nocase &&
-			       memcmp(kw[j].bytes, c->bytes, c->len) == 0;
+				memcmp(kw[j].bytes, c->bytes, c->len) == 0;
 		if (!dup)
 			kw[n++] = (struct ac_keyword){ c->bytes, c->len, c->nocase, NULL, 0 };
 	}

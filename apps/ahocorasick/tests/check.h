@@ -7,18 +7,18 @@
 
 static int check_failures;
 
-#define CHECK(cond, ...)                                                      \
-	do {                                                                  \
-		if (!(cond)) {                                                \
-			check_failures++;                                     \
-			fprintf(stderr, "%s:%d: CHECK(%s) failed: ", __FILE__, \
-				__LINE__, #cond);                             \
-			fprintf(stderr, __VA_ARGS__);                         \
-			fputc('\n', stderr);                                  \
-		}                                                             \
+#define CHECK(cond, ...)                                                                         \
+	do {                                                                                     \
+		if (!(cond)) {                                                                   \
+			check_failures++;                                                        \
+			fprintf(stderr, "%s:%d: CHECK(%s) failed: ", __FILE__, __LINE__, #cond); \
+			fprintf(stderr, __VA_ARGS__);                                            \
+			fputc('\n', stderr);                                                     \
+		}                                                                                \
 	} while (0)
 
-static inline int check_done(const char *name)
+static inline int
+check_done(const char *name)
 {
 	if (check_failures)
 		fprintf(stderr, "%s: %d check(s) failed\n", name, check_failures);

@@ -17,7 +17,8 @@ struct match_list {
 	size_t n, cap;
 };
 
-static inline void collect(void *ctx, uint32_t kw, uint32_t end)
+static inline void
+collect(void *ctx, uint32_t kw, uint32_t end)
 {
 	struct match_list *l = ctx;
 
@@ -30,7 +31,8 @@ static inline void collect(void *ctx, uint32_t kw, uint32_t end)
 	l->m[l->n++] = (struct match){ kw, end };
 }
 
-static inline int cmp_match(const void *a, const void *b)
+static inline int
+cmp_match(const void *a, const void *b)
 {
 	const struct match *x = a, *y = b;
 	if (x->kw != y->kw)
@@ -39,7 +41,8 @@ static inline int cmp_match(const void *a, const void *b)
 }
 
 /* qsort's pointer must not be NULL even for 0 elements (C11 7.22.5). */
-static inline void sort_matches(struct match_list *l)
+static inline void
+sort_matches(struct match_list *l)
 {
 	if (l->n)
 		qsort(l->m, l->n, sizeof(*l->m), cmp_match);

@@ -18,7 +18,6 @@
 #include "payload.h"
 #include "keyword_set.h"
 
-
 struct ctx {
 	const struct ac_ruleset *rs;
 	struct ac_engine *ac, *hs;
@@ -28,8 +27,8 @@ struct ctx {
 	uint64_t files, files_unreadable, packets;
 };
 
-static void compare(struct ctx *c, const uint8_t *d, uint32_t len,
-		    const char *where, uint64_t pkt)
+static void
+compare(struct ctx *c, const uint8_t *d, uint32_t len, const char *where, uint64_t pkt)
 {
 	c->la.n = c->lh.n = 0;
 	ac_engine_scan(c->ac, c->sa, d, len, collect, &c->la);
@@ -40,16 +39,17 @@ static void compare(struct ctx *c, const uint8_t *d, uint32_t len,
 	c->bytes += len;
 	c->matches += c->la.n;
 	if (c->la.n != c->lh.n ||
-	    (c->la.n && memcmp(c->la.m, c->lh.m, c->la.n * sizeof(struct match)))) {
+		(c->la.n && memcmp(c->la.m, c->lh.m, c->la.n * sizeof(struct match)))) {
 		c->mismatches++;
 		if (c->mismatches <= 10)
-			fprintf(stderr, "MISMATCH %s packet %llu: ac %zu matches, hs %zu\n",
-				where, (unsigned long long)pkt, c->la.n, c->lh.n);
+			fprintf(stderr, "MISMATCH %s packet %llu: ac %zu matches, hs %zu\n", where,
+				(unsigned long long)pkt, c->la.n, c->lh.n);
 	}
 }
 
 static uint64_t rng = 0x2545f4914f6cdd1dull;
-static uint32_t rnd(uint32_t n)
+static uint32_t
+rnd(uint32_t n)
 {
 	rng ^= rng << 13;
 	rng ^= rng >> 7;
@@ -57,7 +57,8 @@ static uint32_t rnd(uint32_t n)
 	return (uint32_t)(rng % n);
 }
 
-static void generated(struct ctx *c, unsigned payloads)
+static void
+generated(struct ctx *c, unsigned payloads)
 {
 	uint8_t *d = malloc(9000);
 	const struct ac_ruleset *rs = c->rs;
@@ -87,7 +88,8 @@ static void generated(struct ctx *c, unsigned payloads)
 	free(d);
 }
 
-static void one_capture(struct ctx *c, const char *path)
+static void
+one_capture(struct ctx *c, const char *path)
 {
 	char errbuf[PCAP_ERRBUF_SIZE];
 	pcap_t *p = pcap_open_offline(path, errbuf);
@@ -115,19 +117,22 @@ static void one_capture(struct ctx *c, const char *path)
 	pcap_close(p);
 }
 
-static int is_capture(const char *name)
+static int
+is_capture(const char *name)
 {
 	size_t n = strlen(name);
 	return (n > 5 && strcmp(name + n - 5, ".pcap") == 0) ||
-	       (n > 7 && strcmp(name + n - 7, ".pcapng") == 0);
+		(n > 7 && strcmp(name + n - 7, ".pcapng") == 0);
 }
 
-static int name_cmp(const void *a, const void *b)
+static int
+name_cmp(const void *a, const void *b)
 {
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-static void walk(struct ctx *c, const char *path)
+static void
+walk(struct ctx *c, const char *path)
 {
 	DIR *dir = opendir(path);
 	struct dirent *e;
@@ -155,7 +160,8 @@ static void walk(struct ctx *c, const char *path)
 	free(names);
 }
 
-int main(int argc, char **argv)
+int
+main(int argc, char **argv)
 {
 	const char *rules = NULL;
 	struct ac_filter filter = { 0 };
@@ -175,7 +181,7 @@ int main(int argc, char **argv)
 			char *list = argv[++i];
 			filter.n_classtypes = 0;
 			for (char *t = strtok(list, ","); t && filter.n_classtypes < 64;
-			     t = strtok(NULL, ","))
+				t = strtok(NULL, ","))
 				classes[filter.n_classtypes++] = t;
 			filter.classtypes = classes;
 		} else {
@@ -203,30 +209,28 @@ int main(int argc, char **argv)
 	c.sh = ac_scratch_new(c.hs, err, sizeof(err));
 	printf("%u keywords from %u rules; AC: %u states x %u classes, %u-byte entries, "
 	       "%zu bytes; Hyperscan database %zu bytes\n",
-	       rs.n_keywords, rs.n_rules, ac_engine_states(c.ac),
-	       ac_engine_classes(c.ac), ac_engine_entry_bytes(c.ac), ac_engine_size(c.ac),
-	       ac_engine_size(c.hs));
+		rs.n_keywords, rs.n_rules, ac_engine_states(c.ac), ac_engine_classes(c.ac),
+		ac_engine_entry_bytes(c.ac), ac_engine_size(c.ac), ac_engine_size(c.hs));
 
 	generated(&c, 3000);
 	uint64_t gen_matches = c.matches;
 	CHECK(c.mismatches == 0, "%llu generated payloads where the engines disagree",
-	      (unsigned long long)c.mismatches);
+		(unsigned long long)c.mismatches);
 	CHECK(gen_matches > 3000, "generated payloads gave only %llu matches",
-	      (unsigned long long)gen_matches);
+		(unsigned long long)gen_matches);
 
 	for (; i < argc; i++)
 		walk(&c, argv[i]);
 	printf("%llu captures (%llu unreadable), %llu packets, %llu buffers, %llu bytes, "
 	       "%llu matches (%llu in generated payloads), %llu disagreements\n",
-	       (unsigned long long)c.files, (unsigned long long)c.files_unreadable,
-	       (unsigned long long)c.packets, (unsigned long long)c.buffers,
-	       (unsigned long long)c.bytes, (unsigned long long)c.matches,
-	       (unsigned long long)gen_matches, (unsigned long long)c.mismatches);
+		(unsigned long long)c.files, (unsigned long long)c.files_unreadable,
+		(unsigned long long)c.packets, (unsigned long long)c.buffers,
+		(unsigned long long)c.bytes, (unsigned long long)c.matches,
+		(unsigned long long)gen_matches, (unsigned long long)c.mismatches);
 	CHECK(c.mismatches == 0, "%llu buffers where the engines disagree",
-	      (unsigned long long)c.mismatches);
+		(unsigned long long)c.mismatches);
 	int last = 0;
-	CHECK(ac_scratch_errors(c.sh, &last) == 0, "Hyperscan scans failed (last error %d)",
-	      last);
+	CHECK(ac_scratch_errors(c.sh, &last) == 0, "Hyperscan scans failed (last error %d)", last);
 	CHECK(c.files > 0 && c.packets > 0, "no capture read");
 	CHECK(c.matches > gen_matches, "captures gave no match at all");
 	free(c.la.m);

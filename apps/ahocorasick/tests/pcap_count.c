@@ -6,7 +6,8 @@
 
 #include <pcap/pcap.h>
 
-int main(int argc, char **argv)
+int
+main(int argc, char **argv)
 {
 	char errbuf[PCAP_ERRBUF_SIZE];
 

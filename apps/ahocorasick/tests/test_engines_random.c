@@ -10,14 +10,15 @@
 #include "engine.h"
 #include "match_list.h"
 
-
-static uint8_t fold(uint8_t b)
+static uint8_t
+fold(uint8_t b)
 {
 	return (b >= 'A' && b <= 'Z') ? (uint8_t)(b + 32) : b;
 }
 
-static void naive(const struct ac_keyword *kw, uint32_t n_kw, const uint8_t *d,
-		  uint32_t len, struct match_list *out)
+static void
+naive(const struct ac_keyword *kw, uint32_t n_kw, const uint8_t *d, uint32_t len,
+	struct match_list *out)
 {
 	for (uint32_t k = 0; k < n_kw; k++)
 		for (uint32_t end = kw[k].len; end <= len; end++) {
@@ -33,7 +34,8 @@ static void naive(const struct ac_keyword *kw, uint32_t n_kw, const uint8_t *d,
 }
 
 static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
-static uint32_t rnd(uint32_t n)
+static uint32_t
+rnd(uint32_t n)
 {
 	rng_state ^= rng_state << 13;
 	rng_state ^= rng_state >> 7;
@@ -43,7 +45,8 @@ static uint32_t rnd(uint32_t n)
 
 static const uint8_t small_alpha[] = { 'a', 'b', 'A', 'B', 'c', 0, 0xff, '|' };
 
-static uint8_t rand_byte(int wide)
+static uint8_t
+rand_byte(int wide)
 {
 	return wide ? (uint8_t)rnd(256) : small_alpha[rnd(sizeof(small_alpha))];
 }
@@ -51,7 +54,8 @@ static uint8_t rand_byte(int wide)
 /* A random keyword set; duplicates of (bytes, nocase) are avoided as the
  * rule loader deduplicates them, but the same bytes with the other nocase
  * value, and case variants, are added on purpose. */
-static uint32_t make_keywords(struct ac_keyword *kw, uint32_t want, int wide)
+static uint32_t
+make_keywords(struct ac_keyword *kw, uint32_t want, int wide)
 {
 	uint32_t n = 0;
 
@@ -67,8 +71,9 @@ static uint32_t make_keywords(struct ac_keyword *kw, uint32_t want, int wide)
 				k.nocase = !o->nocase;
 			} else {
 				for (uint32_t i = 0; i < k.len; i++)
-					if (rnd(2) && ((k.bytes[i] | 32) >= 'a' &&
-						       (k.bytes[i] | 32) <= 'z'))
+					if (rnd(2) &&
+						((k.bytes[i] | 32) >= 'a' &&
+							(k.bytes[i] | 32) <= 'z'))
 						k.bytes[i] ^= 32;
 				k.nocase = o->nocase;
 			}
@@ -82,7 +87,7 @@ static uint32_t make_keywords(struct ac_keyword *kw, uint32_t want, int wide)
 		int dup = 0;
 		for (uint32_t j = 0; j < n && !dup; j++)
 			dup = kw[j].len == k.len && kw[j].nocase == k.nocase &&
-			      memcmp(kw[j].bytes, k.bytes, k.len) == 0;
+				memcmp(kw[j].bytes, k.bytes, k.len) == 0;
 		if (dup) {
 			free(k.bytes);
 			continue;
@@ -92,8 +97,8 @@ static uint32_t make_keywords(struct ac_keyword *kw, uint32_t want, int wide)
 	return n;
 }
 
-static void plant(uint8_t *d, uint32_t len, const struct ac_keyword *kw,
-		  uint32_t n_kw, int wide)
+static void
+plant(uint8_t *d, uint32_t len, const struct ac_keyword *kw, uint32_t n_kw, int wide)
 {
 	for (uint32_t i = 0; i < len; i++)
 		d[i] = rand_byte(wide);
@@ -114,7 +119,8 @@ static void plant(uint8_t *d, uint32_t len, const struct ac_keyword *kw,
 	}
 }
 
-static int same(struct match_list *a, struct match_list *b)
+static int
+same(struct match_list *a, struct match_list *b)
 {
 	sort_matches(a);
 	sort_matches(b);
@@ -123,8 +129,8 @@ static int same(struct match_list *a, struct match_list *b)
 
 static unsigned widths_seen[5]; /* AC table entry widths exercised */
 
-static void run_round(uint32_t n_kw_want, int wide, uint32_t payloads,
-		      uint64_t *total_matches)
+static void
+run_round(uint32_t n_kw_want, int wide, uint32_t payloads, uint64_t *total_matches)
 {
 	struct ac_keyword kw[256];
 	char err[256];
@@ -151,9 +157,9 @@ static void run_round(uint32_t n_kw_want, int wide, uint32_t payloads,
 		struct match_list w2 = { 0 };
 		naive(kw, n_kw, d, len, &w2);
 		CHECK(same(&want, &got_ac), "AC: %zu matches, naive %zu (len %u, %u keywords)",
-		      got_ac.n, want.n, len, n_kw);
+			got_ac.n, want.n, len, n_kw);
 		CHECK(same(&w2, &got_hs), "HS: %zu matches, naive %zu (len %u, %u keywords)",
-		      got_hs.n, w2.n, len, n_kw);
+			got_hs.n, w2.n, len, n_kw);
 		*total_matches += want.n;
 		free(want.m);
 		free(w2.m);
@@ -182,9 +188,9 @@ static void run_round(uint32_t n_kw_want, int wide, uint32_t payloads,
 			size_t before = want.n;
 			naive(kw, n_kw, bufs[i], lens[i], &want);
 			CHECK(per_ac[i] == want.n - before && per_hs[i] == want.n - before,
-			      "burst buffer %u/%u (len %u): ac %llu, hs %llu, naive %zu", i, nb,
-			      lens[i], (unsigned long long)per_ac[i],
-			      (unsigned long long)per_hs[i], want.n - before);
+				"burst buffer %u/%u (len %u): ac %llu, hs %llu, naive %zu", i, nb,
+				lens[i], (unsigned long long)per_ac[i],
+				(unsigned long long)per_hs[i], want.n - before);
 			free((void *)bufs[i]);
 		}
 		struct match_list w2 = { 0 };
@@ -192,8 +198,8 @@ static void run_round(uint32_t n_kw_want, int wide, uint32_t payloads,
 		memcpy(w2.m, want.m, want.n * sizeof(*w2.m));
 		w2.n = w2.cap = want.n;
 		CHECK(same(&want, &got_ac) && same(&w2, &got_hs),
-		      "burst of %u: multisets differ (ac %zu, hs %zu, naive %zu)", nb,
-		      got_ac.n, got_hs.n, want.n);
+			"burst of %u: multisets differ (ac %zu, hs %zu, naive %zu)", nb, got_ac.n,
+			got_hs.n, want.n);
 		*total_matches += want.n;
 		free(want.m);
 		free(w2.m);
@@ -209,7 +215,8 @@ static void run_round(uint32_t n_kw_want, int wide, uint32_t payloads,
 }
 
 /* Hand-written cases whose answer is known without a reference. */
-static void test_known(void)
+static void
+test_known(void)
 {
 	struct ac_keyword kw[] = {
 		{ (uint8_t *)"he", 2, false, NULL, 0 },
@@ -220,26 +227,33 @@ static void test_known(void)
 		{ (uint8_t *)"HE", 2, true, NULL, 0 },
 	};
 	const char *text = "ushers aaaa sHe";
-	const struct match want[] = { /* sorted by keyword, end */
-		{ 0, 4 }, { 1, 4 }, { 3, 6 }, { 4, 9 }, { 4, 10 }, { 4, 11 },
-		{ 5, 4 }, { 5, 15 },
+	const struct match want[] = {
+		/* sorted by keyword, end */
+		{ 0, 4 },
+		{ 1, 4 },
+		{ 3, 6 },
+		{ 4, 9 },
+		{ 4, 10 },
+		{ 4, 11 },
+		{ 5, 4 },
+		{ 5, 15 },
 	};
 	char err[256];
 
 	for (int e = 0; e < 2; e++) {
-		struct ac_engine *eng = ac_engine_build(e ? AC_ENGINE_HS : AC_ENGINE_AC, kw,
-							6, err, sizeof(err));
+		struct ac_engine *eng =
+			ac_engine_build(e ? AC_ENGINE_HS : AC_ENGINE_AC, kw, 6, err, sizeof(err));
 		CHECK(eng != NULL, "build: %s", err);
 		if (eng == NULL)
 			continue;
 		struct ac_scratch *s = ac_scratch_new(eng, err, sizeof(err));
 		struct match_list got = { 0 };
-		ac_engine_scan(eng, s, (const uint8_t *)text, (uint32_t)strlen(text),
-			       collect, &got);
+		ac_engine_scan(
+			eng, s, (const uint8_t *)text, (uint32_t)strlen(text), collect, &got);
 		sort_matches(&got);
 		CHECK(got.n == sizeof(want) / sizeof(want[0]) &&
-			      memcmp(got.m, want, sizeof(want)) == 0,
-		      "%s: %zu matches on '%s', want 8", e ? "hs" : "ac", got.n, text);
+				memcmp(got.m, want, sizeof(want)) == 0,
+			"%s: %zu matches on '%s', want 8", e ? "hs" : "ac", got.n, text);
 		free(got.m);
 		ac_scratch_free(s);
 		ac_engine_free(eng);
@@ -249,7 +263,8 @@ static void test_known(void)
 /* A rule line (found by the fuzzer) whose long contents make Hyperscan
  * 5.4.0's literal API fail mid-scan; the default hs engine must agree with
  * AC on it, without scan errors. */
-static void test_hs_literal_regression(const char *path)
+static void
+test_hs_literal_regression(const char *path)
 {
 	static uint8_t buf[65536];
 	struct ac_rule r;
@@ -264,15 +279,15 @@ static void test_hs_literal_regression(const char *path)
 	size_t len = fread(buf, 1, sizeof(buf), f);
 	fclose(f);
 	CHECK(ac_rule_parse_line((const char *)buf, len, &r, err, sizeof(err)) == AC_LINE_RULE,
-	      "%s: %s", path, err);
+		"%s: %s", path, err);
 	for (unsigned i = 0; i < r.n_contents && n < 16; i++) {
 		int dup = 0;
 		for (uint32_t j = 0; j < n; j++)
 			dup |= kw[j].len == r.contents[i].len &&
-			       memcmp(kw[j].bytes, r.contents[i].bytes, kw[j].len) == 0;
+				memcmp(kw[j].bytes, r.contents[i].bytes, kw[j].len) == 0;
 		if (!dup)
 			kw[n++] = (struct ac_keyword){ r.contents[i].bytes, r.contents[i].len,
-						       r.contents[i].nocase, NULL, 0 };
+				r.contents[i].nocase, NULL, 0 };
 	}
 	struct match_list l[3] = { { 0 } };
 	uint64_t errors[3] = { 0 };
@@ -289,17 +304,18 @@ static void test_hs_literal_regression(const char *path)
 		ac_engine_free(eng);
 	}
 	CHECK(l[0].n >= 9, "AC found %zu matches of the rule's contents in itself", l[0].n);
-	CHECK(errors[1] == 0 && same(&l[0], &l[1]), "hs: %zu matches, %llu errors; ac %zu",
-	      l[1].n, (unsigned long long)errors[1], l[0].n);
+	CHECK(errors[1] == 0 && same(&l[0], &l[1]), "hs: %zu matches, %llu errors; ac %zu", l[1].n,
+		(unsigned long long)errors[1], l[0].n);
 	printf("hs-literal on the regression input: %zu of %zu matches, %llu scan error(s)%s\n",
-	       l[2].n, l[0].n, (unsigned long long)errors[2],
-	       errors[2] ? " (the Hyperscan 5.4 bug is still there)" : "");
+		l[2].n, l[0].n, (unsigned long long)errors[2],
+		errors[2] ? " (the Hyperscan 5.4 bug is still there)" : "");
 	for (int e = 0; e < 3; e++)
 		free(l[e].m);
 	ac_rule_free(&r);
 }
 
-int main(int argc, char **argv)
+int
+main(int argc, char **argv)
 {
 	uint64_t total = 0;
 
@@ -313,11 +329,10 @@ int main(int argc, char **argv)
 	for (int round = 0; round < 6; round++)
 		run_round(200, 1, 60, &total);
 	CHECK(widths_seen[2] > 0 && widths_seen[4] > 0,
-	      "both AC table widths exercised: 16-bit %u rounds, 32-bit %u rounds",
-	      widths_seen[2], widths_seen[4]);
+		"both AC table widths exercised: 16-bit %u rounds, 32-bit %u rounds",
+		widths_seen[2], widths_seen[4]);
 	/* The random data must actually produce matches to compare. */
 	CHECK(total > 10000, "only %llu matches in all rounds", (unsigned long long)total);
-	printf("engines agree with naive search on %llu matches\n",
-	       (unsigned long long)total);
+	printf("engines agree with naive search on %llu matches\n", (unsigned long long)total);
 	return check_done("test_engines_random");
 }

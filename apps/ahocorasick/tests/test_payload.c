@@ -7,8 +7,9 @@
 #include "payload.h"
 
 /* Ethernet (+ tags) / IPv4 (ihl words) / TCP or UDP / payload of plen. */
-static uint32_t build(uint8_t *f, int tags, uint8_t ihl, uint8_t proto,
-		      uint8_t tcp_doff, uint32_t plen, uint16_t frag, uint32_t pad)
+static uint32_t
+build(uint8_t *f, int tags, uint8_t ihl, uint8_t proto, uint8_t tcp_doff, uint32_t plen,
+	uint16_t frag, uint32_t pad)
 {
 	uint32_t o = 12;
 	memset(f, 0xee, 2048);
@@ -34,19 +35,21 @@ static uint32_t build(uint8_t *f, int tags, uint8_t ihl, uint8_t proto,
 	return o + tot + pad;
 }
 
-static void expect(const char *what, const uint8_t *f, uint32_t len,
-		   enum ac_payload_status want, uint32_t off, uint32_t plen)
+static void
+expect(const char *what, const uint8_t *f, uint32_t len, enum ac_payload_status want, uint32_t off,
+	uint32_t plen)
 {
 	struct ac_payload pl = { 0 };
 	enum ac_payload_status s = ac_find_payload(f, len, &pl);
 	CHECK(s == want, "%s: status %s, want %s", what, ac_payload_status_name[s],
-	      ac_payload_status_name[want]);
+		ac_payload_status_name[want]);
 	if (s == AC_PL_OK && want == AC_PL_OK)
-		CHECK(pl.off == off && pl.len == plen, "%s: payload at %u+%u, want %u+%u",
-		      what, pl.off, pl.len, off, plen);
+		CHECK(pl.off == off && pl.len == plen, "%s: payload at %u+%u, want %u+%u", what,
+			pl.off, pl.len, off, plen);
 }
 
-int main(void)
+int
+main(void)
 {
 	static uint8_t f[2048];
 	uint32_t n;

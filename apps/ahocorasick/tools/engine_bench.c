@@ -25,7 +25,8 @@ struct corpus {
 	uint64_t bytes;
 };
 
-static void corpus_add(struct corpus *c, const uint8_t *d, uint32_t len)
+static void
+corpus_add(struct corpus *c, const uint8_t *d, uint32_t len)
 {
 	c->buf = realloc(c->buf, (c->n + 1) * sizeof(*c->buf));
 	c->len = realloc(c->len, (c->n + 1) * sizeof(*c->len));
@@ -36,7 +37,8 @@ static void corpus_add(struct corpus *c, const uint8_t *d, uint32_t len)
 	c->bytes += len;
 }
 
-static void add_capture(struct corpus *c, const char *path)
+static void
+add_capture(struct corpus *c, const char *path)
 {
 	char errbuf[PCAP_ERRBUF_SIZE];
 	pcap_t *p = pcap_open_offline(path, errbuf);
@@ -56,7 +58,8 @@ static void add_capture(struct corpus *c, const char *path)
 	pcap_close(p);
 }
 
-static void add_path(struct corpus *c, const char *path)
+static void
+add_path(struct corpus *c, const char *path)
 {
 	DIR *dir = opendir(path);
 	struct dirent *e;
@@ -69,7 +72,7 @@ static void add_path(struct corpus *c, const char *path)
 	while ((e = readdir(dir)) != NULL) {
 		size_t n = strlen(e->d_name);
 		if ((n > 5 && strcmp(e->d_name + n - 5, ".pcap") == 0) ||
-		    (n > 7 && strcmp(e->d_name + n - 7, ".pcapng") == 0)) {
+			(n > 7 && strcmp(e->d_name + n - 7, ".pcapng") == 0)) {
 			snprintf(full, sizeof(full), "%s/%s", path, e->d_name);
 			add_capture(c, full);
 		}
@@ -77,13 +80,15 @@ static void add_path(struct corpus *c, const char *path)
 	closedir(dir);
 }
 
-static void count(void *ctx, uint32_t kw, uint32_t end)
+static void
+count(void *ctx, uint32_t kw, uint32_t end)
 {
 	(void)end;
 	((uint64_t *)ctx)[kw]++;
 }
 
-static double now(void)
+static double
+now(void)
 {
 	struct timespec t;
 	clock_gettime(CLOCK_MONOTONIC, &t);
@@ -97,9 +102,9 @@ struct result {
 
 /* burst = 0: one buffer at a time (ac_engine_scan); else bursts of 32
  * through ac_engine_scan_burst, as the app scans. */
-static struct result run(const struct ac_engine *e, struct ac_scratch *s,
-			 const struct corpus *c, uint64_t *hits, double seconds,
-			 int burst)
+static struct result
+run(const struct ac_engine *e, struct ac_scratch *s, const struct corpus *c, uint64_t *hits,
+	double seconds, int burst)
 {
 	struct result r = { 0 };
 	uint64_t bytes = 0, pkts = 0, per[32];
@@ -108,13 +113,13 @@ static struct result run(const struct ac_engine *e, struct ac_scratch *s,
 	do {
 		if (!burst) {
 			for (uint32_t i = 0; i < c->n; i++)
-				r.matches += ac_engine_scan(e, s, c->buf[i], c->len[i], count,
-							    hits);
+				r.matches +=
+					ac_engine_scan(e, s, c->buf[i], c->len[i], count, hits);
 		} else {
 			for (uint32_t i = 0; i < c->n; i += 32) {
 				unsigned n = c->n - i < 32 ? c->n - i : 32;
 				ac_engine_scan_burst(e, s, (const uint8_t *const *)&c->buf[i],
-						     &c->len[i], n, count, hits, per);
+					&c->len[i], n, count, hits, per);
 				for (unsigned j = 0; j < n; j++)
 					r.matches += per[j];
 			}
@@ -128,7 +133,8 @@ static struct result run(const struct ac_engine *e, struct ac_scratch *s,
 	return r;
 }
 
-int main(int argc, char **argv)
+int
+main(int argc, char **argv)
 {
 	const char *rules = NULL;
 	double seconds = 1.0;
@@ -162,7 +168,8 @@ int main(int argc, char **argv)
 			rng ^= rng << 13;
 			rng ^= rng >> 7;
 			rng ^= rng << 17;
-			pkt[b] = (rng & 3) ? (uint8_t)(' ' + (rng >> 8) % 95) : (uint8_t)(rng >> 16);
+			pkt[b] =
+				(rng & 3) ? (uint8_t)(' ' + (rng >> 8) % 95) : (uint8_t)(rng >> 16);
 		}
 		corpus_add(&corp[1], pkt, sizeof(pkt));
 	}
@@ -174,9 +181,8 @@ int main(int argc, char **argv)
 	if (json)
 		printf("[\n");
 	else
-		printf("%-12s %-4s %-9s %9s %9s %12s %10s %12s  (all measured)\n", "corpus",
-		       "set", "eng", "keywords", "Gb/s", "Mpkt/s", "matches/pkt",
-		       "engine bytes");
+		printf("%-12s %-4s %-9s %9s %9s %12s %10s %12s  (all measured)\n", "corpus", "set",
+			"eng", "keywords", "Gb/s", "Mpkt/s", "matches/pkt", "engine bytes");
 	int first = 1;
 	for (int set = 0; set < 2; set++) {
 		struct ac_ruleset rs;
@@ -188,8 +194,9 @@ int main(int argc, char **argv)
 		struct ac_scratch *s[2];
 		for (int k = 0; k < 2; k++) {
 			e[k] = ac_engine_build(k ? AC_ENGINE_HS : AC_ENGINE_AC, rs.keywords,
-					       rs.n_keywords, err, sizeof(err));
-			if (e[k] == NULL || (s[k] = ac_scratch_new(e[k], err, sizeof(err))) == NULL) {
+				rs.n_keywords, err, sizeof(err));
+			if (e[k] == NULL ||
+				(s[k] = ac_scratch_new(e[k], err, sizeof(err))) == NULL) {
 				fprintf(stderr, "ac_engine_bench: %s\n", err);
 				return 1;
 			}
@@ -210,7 +217,7 @@ int main(int argc, char **argv)
 				for (int k = 0; k < 3; k++) {
 					int en = rows[k].engine;
 					struct result x = run(e[en], s[en], &cs[ci], hits,
-							      seconds / slices, rows[k].burst);
+						seconds / slices, rows[k].burst);
 					acc[k].gbps += x.gbps / slices;
 					acc[k].mpps += x.mpps / slices;
 				}
@@ -219,29 +226,30 @@ int main(int argc, char **argv)
 				uint64_t m = 0; /* matches per packet, from one pass */
 				for (uint32_t p = 0; p < cs[ci].n; p++)
 					m += ac_engine_scan(e[en], s[en], cs[ci].buf[p],
-							    cs[ci].len[p], count, hits);
+						cs[ci].len[p], count, hits);
 				double mpp = (double)m / cs[ci].n;
 				if (json)
 					printf("%s {\"kind\": \"measured\", \"corpus\": \"%s\", "
 					       "\"packets\": %u, \"bytes\": %llu, \"set\": \"%s\", "
-					       "\"engine\": \"%s\", \"keywords\": %u, \"gbps\": %.3f, "
+					       "\"engine\": \"%s\", \"keywords\": %u, \"gbps\": "
+					       "%.3f, "
 					       "\"mpps\": %.3f, \"matches_per_packet\": %.3f, "
 					       "\"engine_bytes\": %zu}\n",
-					       first ? " " : ",", cs[ci].name, cs[ci].n,
-					       (unsigned long long)cs[ci].bytes, set_name[set],
-					       rows[k].name, rs.n_keywords, acc[k].gbps, acc[k].mpps,
-					       mpp, ac_engine_size(e[en]));
+						first ? " " : ",", cs[ci].name, cs[ci].n,
+						(unsigned long long)cs[ci].bytes, set_name[set],
+						rows[k].name, rs.n_keywords, acc[k].gbps,
+						acc[k].mpps, mpp, ac_engine_size(e[en]));
 				else
 					printf("%-12s %-4s %-9s %9u %9.3f %12.3f %10.3f %12zu\n",
-					       cs[ci].name, set_name[set], rows[k].name,
-					       rs.n_keywords, acc[k].gbps, acc[k].mpps, mpp,
-					       ac_engine_size(e[en]));
+						cs[ci].name, set_name[set], rows[k].name,
+						rs.n_keywords, acc[k].gbps, acc[k].mpps, mpp,
+						ac_engine_size(e[en]));
 				first = 0;
 			}
 			if (!json)
 				printf("%-12s %-4s hs/ac %.2f, ac burst/single %.2f\n", cs[ci].name,
-				       set_name[set], acc[1].gbps / acc[0].gbps,
-				       acc[0].gbps / acc[2].gbps);
+					set_name[set], acc[1].gbps / acc[0].gbps,
+					acc[0].gbps / acc[2].gbps);
 		}
 		free(hits);
 		for (int k = 0; k < 2; k++) {

@@ -9,13 +9,13 @@
 static const char usage[] =
 	"usage: ac-rules [options]\n"
 	"Extract the content keywords of Snort rules and say which rules cannot\n"
-	"be used and why (the summary line goes to stderr).\n"
-	AC_RULE_OPTS_USAGE
+	"be used and why (the summary line goes to stderr).\n" AC_RULE_OPTS_USAGE
 	"  --list-keywords       print every distinct keyword (stdout):\n"
 	"                        id, nocase flag, Snort-style bytes, sids\n"
 	"  -h, --help            this text\n";
 
-int main(int argc, char **argv)
+int
+main(int argc, char **argv)
 {
 	struct ac_rule_opts o = { 0 };
 	struct ac_ruleset rs;
@@ -47,7 +47,7 @@ int main(int argc, char **argv)
 		for (uint32_t k = 0; k < rs.n_keywords; k++) {
 			const struct ac_keyword *kw = &rs.keywords[k];
 			printf("%u\t%s\t\"%s\"\t", k, kw->nocase ? "nocase" : "case",
-			       ac_format_bytes(kw->bytes, kw->len, buf, sizeof(buf)));
+				ac_format_bytes(kw->bytes, kw->len, buf, sizeof(buf)));
 			for (uint32_t r = 0; r < kw->n_rules; r++)
 				printf("%s%u", r ? "," : "", rs.rules[kw->rules[r]].sid);
 			putchar('\n');

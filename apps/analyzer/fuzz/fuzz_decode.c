@@ -9,7 +9,8 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct an_log_record r;
 	memset(&r, 0, sizeof(r));
@@ -24,7 +25,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	/* Tunnels: bounded, named, and the inner headers inside the frame
 	 * too (after the outer ones). */
 	if (r.pkt.n_tunnel > AN_MAX_TUNNEL || r.pkt.inner.status >= AN_STATUS_COUNT ||
-	    r.pkt.inner.l3 >= AN_L3_COUNT)
+		r.pkt.inner.l3 >= AN_L3_COUNT)
 		__builtin_trap();
 	for (unsigned k = 0; k < r.pkt.n_tunnel; k++)
 		if (r.pkt.tunnel[k] == AN_TUN_NONE || r.pkt.tunnel[k] >= AN_TUN_COUNT)
@@ -32,12 +33,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (r.pkt.n_tunnel == 0 && r.pkt.inner.have != 0)
 		__builtin_trap();
 	if ((r.pkt.inner.have & AN_HAVE_PORTS) &&
-	    ((size_t)r.pkt.inner.l4_off + 4 > size ||
-	     r.pkt.inner.l4_off <= r.pkt.l3_off))
+		((size_t)r.pkt.inner.l4_off + 4 > size || r.pkt.inner.l4_off <= r.pkt.l3_off))
 		__builtin_trap();
 	char line[AN_LOG_LINE_MAX];
 	if (an_log_format_line(AN_LOG_CSV, &r, line, sizeof(line)) == 0 ||
-	    an_log_format_line(AN_LOG_JSONL, &r, line, sizeof(line)) == 0)
+		an_log_format_line(AN_LOG_JSONL, &r, line, sizeof(line)) == 0)
 		__builtin_trap();
 	return 0;
 }

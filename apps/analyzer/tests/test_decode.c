@@ -10,7 +10,8 @@
 
 #include "frame_build.h"
 
-static struct an_packet dec(const struct fb *f)
+static struct an_packet
+dec(const struct fb *f)
 {
 	/* Exact-size heap copy: ASan sees any overread. */
 	uint8_t *copy = malloc(f->n ? f->n : 1);
@@ -21,9 +22,10 @@ static struct an_packet dec(const struct fb *f)
 	return p;
 }
 
-static void test_ipv4_tcp(void)
+static void
+test_ipv4_tcp(void)
 {
-	struct fb f = {0};
+	struct fb f = { 0 };
 	eth(&f, 0x0800);
 	ipv4(&f, 5, 40, 0x4000 /* DF */, 64, 6);
 	tcp(&f, 12345, 80, 5);
@@ -37,8 +39,7 @@ static void test_ipv4_tcp(void)
 	CHECK_EQ(p.l4_proto, 6);
 	CHECK_EQ(p.sport, 12345);
 	CHECK_EQ(p.dport, 80);
-	CHECK_EQ(p.have, AN_HAVE_ETH | AN_HAVE_IP | AN_HAVE_L4PROTO |
-				 AN_HAVE_PORTS);
+	CHECK_EQ(p.have, AN_HAVE_ETH | AN_HAVE_IP | AN_HAVE_L4PROTO | AN_HAVE_PORTS);
 	CHECK_EQ(p.flags, 0);
 	CHECK_EQ(p.l3_off, 14);
 	CHECK_EQ(p.l4_off, 34);
@@ -46,9 +47,10 @@ static void test_ipv4_tcp(void)
 	CHECK(memcmp(p.dst, "\x0a\x00\x00\x02", 4) == 0);
 }
 
-static void test_vlan_udp(void)
+static void
+test_vlan_udp(void)
 {
-	struct fb f = {0};
+	struct fb f = { 0 };
 	eth(&f, 0x8100);
 	vlan(&f, 0x2064 /* prio 1, VID 100 */, 0x0800);
 	ipv4(&f, 5, 28, 0, 17, 17);
@@ -65,11 +67,12 @@ static void test_vlan_udp(void)
 	CHECK_EQ(p.dport, 5353);
 }
 
-static void test_qinq_ipv6_tcp(void)
+static void
+test_qinq_ipv6_tcp(void)
 {
-	static const unsigned outer[] = {0x88a8, 0x9100, 0x8100};
+	static const unsigned outer[] = { 0x88a8, 0x9100, 0x8100 };
 	for (unsigned i = 0; i < 3; i++) {
-		struct fb f = {0};
+		struct fb f = { 0 };
 		eth(&f, outer[i]);
 		vlan(&f, 10, 0x8100);
 		vlan(&f, 20, 0x86dd);
@@ -90,9 +93,10 @@ static void test_qinq_ipv6_tcp(void)
 	}
 }
 
-static void test_too_many_tags(void)
+static void
+test_too_many_tags(void)
 {
-	struct fb f = {0};
+	struct fb f = { 0 };
 	eth(&f, 0x88a8);
 	vlan(&f, 1, 0x8100);
 	vlan(&f, 2, 0x8100);
@@ -103,11 +107,12 @@ static void test_too_many_tags(void)
 	CHECK_EQ(p.have, AN_HAVE_ETH);
 }
 
-static void test_ipv4_options_and_padding(void)
+static void
+test_ipv4_options_and_padding(void)
 {
 	/* IHL 7 (8 bytes of options), UDP, padded to 60 bytes on the wire:
 	 * the padding is not UDP payload. */
-	struct fb f = {0};
+	struct fb f = { 0 };
 	eth(&f, 0x0800);
 	ipv4(&f, 7, 28 + 8, 0, 3, 17);
 	udp(&f, 1, 2, 8);
@@ -121,7 +126,7 @@ static void test_ipv4_options_and_padding(void)
 
 	/* Total length says the UDP header is cut after 4 bytes, even though
 	 * padding bytes follow in the frame. */
-	struct fb g = {0};
+	struct fb g = { 0 };
 	eth(&g, 0x0800);
 	ipv4(&g, 5, 24, 0, 3, 17);
 	udp(&g, 7, 9, 8);
@@ -132,9 +137,10 @@ static void test_ipv4_options_and_padding(void)
 	CHECK_EQ(p.sport, 7);
 }
 
-static void test_ipv4_fragments(void)
+static void
+test_ipv4_fragments(void)
 {
-	struct fb f = {0};
+	struct fb f = { 0 };
 	eth(&f, 0x0800);
 	ipv4(&f, 5, 1500, 0x2000 /* MF, offset 0 */, 64, 6);
 	tcp(&f, 1000, 2000, 5);
@@ -145,7 +151,7 @@ static void test_ipv4_fragments(void)
 	CHECK(p.have & AN_HAVE_PORTS);
 	CHECK_EQ(p.sport, 1000);
 
-	struct fb g = {0};
+	struct fb g = { 0 };
 	eth(&g, 0x0800);
 	ipv4(&g, 5, 40, 185 /* offset 1480 bytes, last */, 64, 6);
 	tcp(&g, 1000, 2000, 5); /* looks like TCP but is payload */
@@ -158,9 +164,10 @@ static void test_ipv4_fragments(void)
 	CHECK_EQ(p.sport, 0);
 }
 
-static void test_ipv4_malformed(void)
+static void
+test_ipv4_malformed(void)
 {
-	struct fb f = {0};
+	struct fb f = { 0 };
 	eth(&f, 0x0800);
 	ipv4(&f, 5, 40, 0, 64, 6);
 	tcp(&f, 1, 2, 5);
@@ -199,23 +206,36 @@ static void test_ipv4_malformed(void)
 }
 
 /* IPv6 with every extension header kind before TCP. */
-static struct fb ipv6_ext_chain_tcp(void)
+static struct fb
+ipv6_ext_chain_tcp(void)
 {
-	struct fb f = {0};
+	struct fb f = { 0 };
 	eth(&f, 0x86dd);
 	ipv6(&f, 8 + 24 + 8 + 16 + 8 + 24, 0 /* hop-by-hop */, 7);
-	put8(&f, 43); put8(&f, 0); zeros(&f, 6);            /* HBH, 8 B */
-	put8(&f, 60); put8(&f, 2); put8(&f, 0); put8(&f, 1); /* routing, 24 B */
+	put8(&f, 43);
+	put8(&f, 0);
+	zeros(&f, 6); /* HBH, 8 B */
+	put8(&f, 60);
+	put8(&f, 2);
+	put8(&f, 0);
+	put8(&f, 1); /* routing, 24 B */
 	zeros(&f, 20);
-	put8(&f, 51); put8(&f, 0); zeros(&f, 6);            /* dest opts, 8 B */
-	put8(&f, 44); put8(&f, 2); zeros(&f, 14);           /* AH, (2+2)*4 = 16 B */
-	put8(&f, 6); put8(&f, 0); put16(&f, 0x0001);        /* fragment, first, MF */
+	put8(&f, 51);
+	put8(&f, 0);
+	zeros(&f, 6); /* dest opts, 8 B */
+	put8(&f, 44);
+	put8(&f, 2);
+	zeros(&f, 14); /* AH, (2+2)*4 = 16 B */
+	put8(&f, 6);
+	put8(&f, 0);
+	put16(&f, 0x0001); /* fragment, first, MF */
 	put32(&f, 77);
-	tcp(&f, 8080, 22, 6);                               /* with 4 B options */
+	tcp(&f, 8080, 22, 6); /* with 4 B options */
 	return f;
 }
 
-static void test_ipv6_ext_headers(void)
+static void
+test_ipv6_ext_headers(void)
 {
 	struct fb f = ipv6_ext_chain_tcp();
 	struct an_packet p = dec(&f);
@@ -230,10 +250,13 @@ static void test_ipv6_ext_headers(void)
 	CHECK_EQ(p.dport, 22);
 
 	/* A later fragment: protocol known, no ports. */
-	struct fb g = {0};
+	struct fb g = { 0 };
 	eth(&g, 0x86dd);
 	ipv6(&g, 8 + 8, 44, 9);
-	put8(&g, 17); put8(&g, 0); put16(&g, 0x0100); put32(&g, 5);
+	put8(&g, 17);
+	put8(&g, 0);
+	put16(&g, 0x0100);
+	put32(&g, 5);
 	udp(&g, 1, 2, 8);
 	p = dec(&g);
 	CHECK_EQ(p.status, AN_OK);
@@ -242,12 +265,14 @@ static void test_ipv6_ext_headers(void)
 	CHECK(!(p.have & AN_HAVE_PORTS));
 
 	/* ESP and no-next-header end the walk. */
-	static const unsigned stop[] = {50, 59};
+	static const unsigned stop[] = { 50, 59 };
 	for (unsigned i = 0; i < 2; i++) {
-		struct fb h = {0};
+		struct fb h = { 0 };
 		eth(&h, 0x86dd);
 		ipv6(&h, 8 + 16, 60, 1);
-		put8(&h, stop[i]); put8(&h, 0); zeros(&h, 6);
+		put8(&h, stop[i]);
+		put8(&h, 0);
+		zeros(&h, 6);
 		zeros(&h, 16);
 		p = dec(&h);
 		CHECK_EQ(p.status, AN_OK);
@@ -257,11 +282,13 @@ static void test_ipv6_ext_headers(void)
 	}
 
 	/* An endless chain of destination options is cut off. */
-	struct fb e = {0};
+	struct fb e = { 0 };
 	eth(&e, 0x86dd);
 	ipv6(&e, 8 * (AN_MAX_IPV6_EXT + 1), 60, 1);
 	for (unsigned i = 0; i <= AN_MAX_IPV6_EXT; i++) {
-		put8(&e, 60); put8(&e, 0); zeros(&e, 6);
+		put8(&e, 60);
+		put8(&e, 0);
+		zeros(&e, 6);
 	}
 	CHECK_EQ(dec(&e).status, AN_ERR_IPV6_EXT_DEPTH);
 
@@ -270,22 +297,27 @@ static void test_ipv6_ext_headers(void)
 	CHECK_EQ(dec(&v).status, AN_ERR_IPV6_VERSION);
 }
 
-static void test_icmp(void)
+static void
+test_icmp(void)
 {
-	struct fb f = {0};
+	struct fb f = { 0 };
 	eth(&f, 0x0800);
 	ipv4(&f, 5, 28, 0, 64, 1);
-	put8(&f, 8); put8(&f, 0); zeros(&f, 6); /* echo request */
+	put8(&f, 8);
+	put8(&f, 0);
+	zeros(&f, 6); /* echo request */
 	struct an_packet p = dec(&f);
 	CHECK_EQ(p.status, AN_OK);
 	CHECK(p.have & AN_HAVE_ICMP);
 	CHECK_EQ(p.icmp_type, 8);
 	CHECK(!(p.have & AN_HAVE_PORTS));
 
-	struct fb g = {0};
+	struct fb g = { 0 };
 	eth(&g, 0x86dd);
 	ipv6(&g, 8, 58, 255);
-	put8(&g, 135); put8(&g, 0); zeros(&g, 6); /* neighbour solicitation */
+	put8(&g, 135);
+	put8(&g, 0);
+	zeros(&g, 6); /* neighbour solicitation */
 	p = dec(&g);
 	CHECK_EQ(p.status, AN_OK);
 	CHECK_EQ(p.l4_proto, 58);
@@ -295,9 +327,10 @@ static void test_icmp(void)
 	CHECK_EQ(dec(&g).status, AN_ERR_ICMP_TRUNC);
 }
 
-static void test_other_ethertype(void)
+static void
+test_other_ethertype(void)
 {
-	struct fb f = {0};
+	struct fb f = { 0 };
 	eth(&f, 0x0806); /* ARP */
 	zeros(&f, 28);
 	struct an_packet p = dec(&f);
@@ -309,8 +342,8 @@ static void test_other_ethertype(void)
 /* Cut a full frame at every length 0..n: no overread (ASan), never AN_OK
  * before the end of the last header, and every field reported valid equals
  * the field of the full decode. */
-static void truncate_everywhere(const struct fb *full, size_t hdr_end,
-				const char *what)
+static void
+truncate_everywhere(const struct fb *full, size_t hdr_end, const char *what)
 {
 	struct an_packet whole = dec(full);
 	CHECK_EQ(whole.status, AN_OK);
@@ -343,19 +376,20 @@ static void truncate_everywhere(const struct fb *full, size_t hdr_end,
 	}
 }
 
-static void test_truncation(void)
+static void
+test_truncation(void)
 {
 	struct fb v6 = ipv6_ext_chain_tcp();
 	truncate_everywhere(&v6, v6.n, "ipv6+ext+tcp");
 
-	struct fb v4 = {0};
+	struct fb v4 = { 0 };
 	eth(&v4, 0x8100);
 	vlan(&v4, 5, 0x0800);
 	ipv4(&v4, 6, 24 + 28, 0, 64, 6);
 	tcp(&v4, 99, 100, 7);
 	truncate_everywhere(&v4, v4.n, "vlan+ipv4opts+tcp");
 
-	struct fb u = {0};
+	struct fb u = { 0 };
 	eth(&u, 0x88a8);
 	vlan(&u, 1, 0x8100);
 	vlan(&u, 2, 0x86dd);
@@ -366,7 +400,8 @@ static void test_truncation(void)
 
 /* ---- tunnels ---- */
 
-static void patch16(struct fb *f, size_t off, unsigned v)
+static void
+patch16(struct fb *f, size_t off, unsigned v)
 {
 	f->b[off] = (uint8_t)(v >> 8);
 	f->b[off + 1] = (uint8_t)v;
@@ -374,17 +409,19 @@ static void patch16(struct fb *f, size_t off, unsigned v)
 
 /* Fix the IPv4 total length at ip_off and the UDP length at udp_off (when
  * non-zero) once the frame is complete. */
-static void fix_lengths(struct fb *f, size_t ip_off, size_t udp_off)
+static void
+fix_lengths(struct fb *f, size_t ip_off, size_t udp_off)
 {
 	patch16(f, ip_off + 2, (unsigned)(f->n - ip_off));
 	if (udp_off)
 		patch16(f, udp_off + 4, (unsigned)(f->n - udp_off));
 }
 
-static const uint8_t IMAC_D[6] = {0x02, 0, 0, 0, 0, 0xd0};
-static const uint8_t IMAC_S[6] = {0x02, 0, 0, 0, 0, 0x50};
+static const uint8_t IMAC_D[6] = { 0x02, 0, 0, 0, 0, 0xd0 };
+static const uint8_t IMAC_S[6] = { 0x02, 0, 0, 0, 0, 0x50 };
 
-static void inner_eth(struct fb *f, unsigned ethertype)
+static void
+inner_eth(struct fb *f, unsigned ethertype)
 {
 	put(f, IMAC_D, 6);
 	put(f, IMAC_S, 6);
@@ -392,7 +429,8 @@ static void inner_eth(struct fb *f, unsigned ethertype)
 }
 
 /* Inner IPv4 10.9.8.7 -> 10.9.8.6, TTL 33, TCP 1111 -> 2222. */
-static void inner_ipv4_tcp(struct fb *f)
+static void
+inner_ipv4_tcp(struct fb *f)
 {
 	size_t ip = f->n;
 	put8(f, 0x45);
@@ -409,7 +447,8 @@ static void inner_ipv4_tcp(struct fb *f)
 	patch16(f, ip + 2, (unsigned)(f->n - ip));
 }
 
-static void check_inner_ipv4_tcp(const struct an_packet *p)
+static void
+check_inner_ipv4_tcp(const struct an_packet *p)
 {
 	CHECK_EQ(p->inner.status, AN_OK);
 	CHECK_EQ(p->inner.l3, AN_L3_IPV4);
@@ -423,7 +462,8 @@ static void check_inner_ipv4_tcp(const struct an_packet *p)
 	CHECK(p->inner.have & AN_HAVE_PORTS);
 }
 
-static void check_inner_eth(const struct an_packet *p)
+static void
+check_inner_eth(const struct an_packet *p)
 {
 	CHECK(p->inner.have & AN_HAVE_ETH);
 	CHECK(memcmp(p->inner.mac_dst, IMAC_D, 6) == 0);
@@ -431,7 +471,8 @@ static void check_inner_eth(const struct an_packet *p)
 }
 
 /* Outer Ethernet / IPv4 / UDP sport -> dport; returns the UDP offset. */
-static size_t outer_udp(struct fb *f, unsigned sport, unsigned dport)
+static size_t
+outer_udp(struct fb *f, unsigned sport, unsigned dport)
 {
 	eth(f, 0x0800);
 	ipv4(f, 5, 0, 0, 64, 17);
@@ -440,9 +481,10 @@ static size_t outer_udp(struct fb *f, unsigned sport, unsigned dport)
 	return u;
 }
 
-static struct fb vxlan_frame(void)
+static struct fb
+vxlan_frame(void)
 {
-	struct fb f = {0};
+	struct fb f = { 0 };
 	size_t u = outer_udp(&f, 50000, 4789);
 	put32(&f, 0x08000000ul);
 	put32(&f, 0x12345600ul); /* VNI 0x123456 */
@@ -452,7 +494,8 @@ static struct fb vxlan_frame(void)
 	return f;
 }
 
-static void test_vxlan(void)
+static void
+test_vxlan(void)
 {
 	struct fb f = vxlan_frame();
 	struct an_packet p = dec(&f);
@@ -478,10 +521,11 @@ static void test_vxlan(void)
 	check_inner_ipv4_tcp(&p);
 }
 
-static void test_geneve(void)
+static void
+test_geneve(void)
 {
 	/* Two option words, Ethernet inside, IPv6 UDP. */
-	struct fb f = {0};
+	struct fb f = { 0 };
 	size_t u = outer_udp(&f, 40000, 6081);
 	put8(&f, 0x02); /* version 0, 2 option words */
 	put8(&f, 0);
@@ -506,7 +550,7 @@ static void test_geneve(void)
 	CHECK_EQ(p.inner.dport, 5353);
 
 	/* IPv4 right after the Geneve header: no inner Ethernet. */
-	struct fb g = {0};
+	struct fb g = { 0 };
 	u = outer_udp(&g, 40000, 6081);
 	put8(&g, 0);
 	put8(&g, 0);
@@ -529,23 +573,25 @@ static void test_geneve(void)
 	CHECK_EQ(p.inner.l3, AN_L3_NONE);
 }
 
-static void gre(struct fb *f, unsigned flags, unsigned proto)
+static void
+gre(struct fb *f, unsigned flags, unsigned proto)
 {
 	eth(f, 0x0800);
 	ipv4(f, 5, 0, 0, 64, 47);
 	put16(f, flags);
 	put16(f, proto);
 	if (flags & 0x8000u)
-		put32(f, 0);            /* checksum, reserved */
+		put32(f, 0); /* checksum, reserved */
 	if (flags & 0x2000u)
 		put32(f, 0xcafe0001ul); /* key */
 	if (flags & 0x1000u)
-		put32(f, 7);            /* sequence */
+		put32(f, 7); /* sequence */
 }
 
-static void test_gre(void)
+static void
+test_gre(void)
 {
-	struct fb f = {0};
+	struct fb f = { 0 };
 	gre(&f, 0xb000, 0x0800); /* checksum, key, sequence */
 	inner_ipv4_tcp(&f);
 	fix_lengths(&f, 14, 0);
@@ -560,7 +606,7 @@ static void test_gre(void)
 	CHECK(!(p.inner.have & AN_HAVE_ETH));
 	check_inner_ipv4_tcp(&p);
 
-	struct fb t = {0};
+	struct fb t = { 0 };
 	gre(&t, 0, 0x6558); /* transparent Ethernet bridging */
 	inner_eth(&t, 0x8100);
 	vlan(&t, 42, 0x0800);
@@ -574,7 +620,7 @@ static void test_gre(void)
 	check_inner_ipv4_tcp(&p);
 
 	/* A payload that is not decoded (NHRP): l3 other. */
-	struct fb n = {0};
+	struct fb n = { 0 };
 	gre(&n, 0, 0x2001);
 	zeros(&n, 20);
 	p = dec(&n);
@@ -583,7 +629,7 @@ static void test_gre(void)
 	CHECK_EQ(p.inner.l3, AN_L3_OTHER);
 
 	/* Version 1 (PPTP) is not followed. */
-	struct fb v = {0};
+	struct fb v = { 0 };
 	gre(&v, 0x2001, 0x880b);
 	zeros(&v, 8);
 	p = dec(&v);
@@ -591,7 +637,7 @@ static void test_gre(void)
 	CHECK_EQ(p.inner.l3, AN_L3_NONE);
 
 	/* Key announced, frame ends inside it. */
-	struct fb k = {0};
+	struct fb k = { 0 };
 	gre(&k, 0x2000, 0x0800);
 	k.n -= 2;
 	p = dec(&k);
@@ -599,10 +645,11 @@ static void test_gre(void)
 	CHECK_EQ(p.inner.status, AN_ERR_TUNNEL_TRUNC);
 }
 
-static void test_erspan(void)
+static void
+test_erspan(void)
 {
 	/* Type I: 0x88be without a sequence number, Ethernet at once. */
-	struct fb a = {0};
+	struct fb a = { 0 };
 	gre(&a, 0, 0x88be);
 	inner_eth(&a, 0x0800);
 	inner_ipv4_tcp(&a);
@@ -614,7 +661,7 @@ static void test_erspan(void)
 	check_inner_ipv4_tcp(&p);
 
 	/* Type II: sequence number, 8-byte header, session 0x155. */
-	struct fb b = {0};
+	struct fb b = { 0 };
 	gre(&b, 0x1000, 0x88be);
 	put32(&b, 0x10640155ul);
 	put32(&b, 0);
@@ -628,7 +675,7 @@ static void test_erspan(void)
 	check_inner_ipv4_tcp(&p);
 
 	/* Type III with the platform sub-header (O bit), frame type 0. */
-	struct fb c = {0};
+	struct fb c = { 0 };
 	gre(&c, 0x1000, 0x22eb);
 	put32(&c, 0x20000003ul); /* session 3 */
 	put32(&c, 0);            /* timestamp */
@@ -650,22 +697,23 @@ static void test_erspan(void)
 	CHECK_EQ(p.inner.l3, AN_L3_NONE);
 }
 
-static void test_gtpu(void)
+static void
+test_gtpu(void)
 {
 	/* G-PDU with a sequence number and one extension header. */
-	struct fb f = {0};
+	struct fb f = { 0 };
 	size_t u = outer_udp(&f, 2152, 2152);
 	put8(&f, 0x36); /* version 1, PT, E, S */
 	put8(&f, 0xff);
 	put16(&f, 0);
 	put32(&f, 0xdeadbeeful);
-	put16(&f, 9);     /* sequence */
-	put8(&f, 0);      /* N-PDU */
-	put8(&f, 0x85);   /* next: PDU session container */
-	put8(&f, 1);      /* 4 bytes */
+	put16(&f, 9);   /* sequence */
+	put8(&f, 0);    /* N-PDU */
+	put8(&f, 0x85); /* next: PDU session container */
+	put8(&f, 1);    /* 4 bytes */
 	put8(&f, 0);
 	put8(&f, 9);
-	put8(&f, 0);      /* no more */
+	put8(&f, 0); /* no more */
 	inner_ipv4_tcp(&f);
 	fix_lengths(&f, 14, u);
 	struct an_packet p = dec(&f);
@@ -683,7 +731,7 @@ static void test_gtpu(void)
 	CHECK_EQ(p.inner.status, AN_ERR_TUNNEL_TRUNC);
 
 	/* Echo request: the tunnel, nothing in it. */
-	struct fb e = {0};
+	struct fb e = { 0 };
 	u = outer_udp(&e, 2152, 2152);
 	put8(&e, 0x32);
 	put8(&e, 1);
@@ -697,10 +745,11 @@ static void test_gtpu(void)
 	CHECK_EQ(p.inner.l3, AN_L3_NONE);
 }
 
-static void test_ip_in_ip(void)
+static void
+test_ip_in_ip(void)
 {
 	/* IPv4 in IPv4. */
-	struct fb f = {0};
+	struct fb f = { 0 };
 	eth(&f, 0x0800);
 	ipv4(&f, 5, 0, 0, 64, 4);
 	inner_ipv4_tcp(&f);
@@ -714,7 +763,7 @@ static void test_ip_in_ip(void)
 	check_inner_ipv4_tcp(&p);
 
 	/* IPv6 in IPv6 (with a destination options header on the outer). */
-	struct fb g = {0};
+	struct fb g = { 0 };
 	eth(&g, 0x86dd);
 	ipv6(&g, 8 + 40 + 8, 60, 64);
 	put8(&g, 41);
@@ -732,7 +781,7 @@ static void test_ip_in_ip(void)
 	CHECK_EQ(p.inner.dport, 2);
 
 	/* IPv6 in IPv4 and IPv4 in IPv6. */
-	struct fb h = {0};
+	struct fb h = { 0 };
 	eth(&h, 0x0800);
 	ipv4(&h, 5, 0, 0, 64, 41);
 	ipv6(&h, 8, 17, 7);
@@ -741,7 +790,7 @@ static void test_ip_in_ip(void)
 	p = dec(&h);
 	CHECK_EQ(p.inner.l3, AN_L3_IPV6);
 	CHECK_EQ(p.inner.dport, 2);
-	struct fb k = {0};
+	struct fb k = { 0 };
 	eth(&k, 0x86dd);
 	ipv6(&k, 40, 4, 64);
 	inner_ipv4_tcp(&k);
@@ -755,10 +804,11 @@ static void test_ip_in_ip(void)
 	CHECK_EQ(p.n_tunnel, 0);
 }
 
-static void test_nesting(void)
+static void
+test_nesting(void)
 {
 	/* GRE carrying IPv4/UDP/VXLAN: both tunnels, the innermost headers. */
-	struct fb f = {0};
+	struct fb f = { 0 };
 	gre(&f, 0x2000, 0x0800);
 	size_t ip = f.n;
 	ipv4(&f, 5, 0, 0, 5, 17);
@@ -780,7 +830,7 @@ static void test_nesting(void)
 	check_inner_ipv4_tcp(&p);
 
 	/* IPv4 in IPv4 six deep: four tunnels are followed, then the limit. */
-	struct fb d = {0};
+	struct fb d = { 0 };
 	eth(&d, 0x0800);
 	for (int i = 0; i < 6; i++)
 		ipv4(&d, 5, 0, 0, 64, 4);
@@ -796,8 +846,8 @@ static void test_nesting(void)
 /* A tunnel frame cut at every length: no overread (ASan), the outer checks
  * of truncate_everywhere, and every inner field reported valid equal to the
  * full decode's; inner ok only with every byte there. */
-static void truncate_tunnel(const struct fb *full, size_t outer_end,
-			    const char *what)
+static void
+truncate_tunnel(const struct fb *full, size_t outer_end, const char *what)
 {
 	truncate_everywhere(full, outer_end, what);
 	struct an_packet whole = dec(full);
@@ -829,18 +879,20 @@ static void truncate_tunnel(const struct fb *full, size_t outer_end,
 	}
 }
 
-static void test_tunnel_truncation(void)
+static void
+test_tunnel_truncation(void)
 {
 	struct fb v = vxlan_frame();
 	truncate_tunnel(&v, 14 + 20 + 8, "vxlan");
-	struct fb g = {0};
+	struct fb g = { 0 };
 	gre(&g, 0xb000, 0x0800);
 	inner_ipv4_tcp(&g);
 	fix_lengths(&g, 14, 0);
 	truncate_tunnel(&g, 14 + 20, "gre");
 }
 
-int main(void)
+int
+main(void)
 {
 	test_ipv4_tcp();
 	test_vlan_udp();

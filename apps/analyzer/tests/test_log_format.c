@@ -10,16 +10,17 @@
 
 #include "frame_build.h"
 
-static void test_format(void)
+static void
+test_format(void)
 {
-	struct fb f = {0};
+	struct fb f = { 0 };
 	eth(&f, 0x8100);
 	vlan(&f, 100, 0x0800);
 	ipv4(&f, 5, 40, 0, 64, 6);
 	tcp(&f, 12345, 80, 5);
-	struct an_log_record r = {.ts_ns = 1500000000123456789ull,
-				  .wire_len = 58, .cap_len = 58,
-				  .instance = 3};
+	struct an_log_record r = {
+		.ts_ns = 1500000000123456789ull, .wire_len = 58, .cap_len = 58, .instance = 3
+	};
 	an_decode(f.b, f.n, &r.pkt);
 	char line[AN_LOG_LINE_MAX];
 	size_t n = an_log_format_line(AN_LOG_CSV, &r, line, sizeof(line));
@@ -29,21 +30,20 @@ static void test_format(void)
 	CHECK_EQ(n, strlen(csv));
 	CHECK(strcmp(line, csv) == 0);
 	n = an_log_format_line(AN_LOG_JSONL, &r, line, sizeof(line));
-	const char *js =
-		"{\"ts_ns\":1500000000123456789,\"instance\":3,\"wire_len\":58,"
-		"\"cap_len\":58,\"status\":\"ok\",\"mac_src\":\"66:77:88:99:aa:bb\","
-		"\"mac_dst\":\"00:11:22:33:44:55\",\"vlan\":\"100\","
-		"\"ethertype\":\"0x0800\",\"l3\":\"ipv4\",\"ttl\":64,\"l4_proto\":6,"
-		"\"src\":\"192.168.0.1\",\"dst\":\"10.0.0.2\",\"sport\":12345,"
-		"\"dport\":80,\"icmp_type\":null,\"icmp_code\":null,"
-		"\"fragment\":\"no\",\"tunnel\":null,\"tunnel_id\":null,"
-		"\"inner_status\":null,\"inner_mac_src\":null,"
-		"\"inner_mac_dst\":null,\"inner_vlan\":null,"
-		"\"inner_ethertype\":null,\"inner_l3\":null,\"inner_ttl\":null,"
-		"\"inner_l4_proto\":null,\"inner_src\":null,\"inner_dst\":null,"
-		"\"inner_sport\":null,\"inner_dport\":null,"
-		"\"inner_icmp_type\":null,\"inner_icmp_code\":null,"
-		"\"inner_fragment\":null}\n";
+	const char *js = "{\"ts_ns\":1500000000123456789,\"instance\":3,\"wire_len\":58,"
+			 "\"cap_len\":58,\"status\":\"ok\",\"mac_src\":\"66:77:88:99:aa:bb\","
+			 "\"mac_dst\":\"00:11:22:33:44:55\",\"vlan\":\"100\","
+			 "\"ethertype\":\"0x0800\",\"l3\":\"ipv4\",\"ttl\":64,\"l4_proto\":6,"
+			 "\"src\":\"192.168.0.1\",\"dst\":\"10.0.0.2\",\"sport\":12345,"
+			 "\"dport\":80,\"icmp_type\":null,\"icmp_code\":null,"
+			 "\"fragment\":\"no\",\"tunnel\":null,\"tunnel_id\":null,"
+			 "\"inner_status\":null,\"inner_mac_src\":null,"
+			 "\"inner_mac_dst\":null,\"inner_vlan\":null,"
+			 "\"inner_ethertype\":null,\"inner_l3\":null,\"inner_ttl\":null,"
+			 "\"inner_l4_proto\":null,\"inner_src\":null,\"inner_dst\":null,"
+			 "\"inner_sport\":null,\"inner_dport\":null,"
+			 "\"inner_icmp_type\":null,\"inner_icmp_code\":null,"
+			 "\"inner_fragment\":null}\n";
 	CHECK_EQ(n, strlen(js));
 	CHECK(strcmp(line, js) == 0);
 	/* Too small a buffer is refused, not overrun. */
@@ -51,12 +51,13 @@ static void test_format(void)
 	/* A truncated Ethernet frame: empty fields. */
 	an_decode(f.b, 10, &r.pkt);
 	n = an_log_format_line(AN_LOG_CSV, &r, line, sizeof(line));
-	CHECK(strcmp(line, "1500000000123456789,3,58,58,eth_truncated,,,,,none,"
-			   ",,,,,,,,no,,,,,,,,,,,,,,,,,\n") == 0);
+	CHECK(strcmp(line,
+		      "1500000000123456789,3,58,58,eth_truncated,,,,,none,"
+		      ",,,,,,,,no,,,,,,,,,,,,,,,,,\n") == 0);
 
 	/* VXLAN: the outer columns as before, then the tunnel and the
 	 * inner Ethernet, IPv4 and UDP. */
-	struct fb v = {0};
+	struct fb v = { 0 };
 	eth(&v, 0x0800);
 	ipv4(&v, 5, 0, 0, 64, 17);
 	udp(&v, 50000, 4789, 0);
@@ -89,7 +90,8 @@ static void test_format(void)
 }
 
 /* The src column of the CSV line for an IPv6 record with address a. */
-static void ipv6_text(const uint8_t a[16], char *out, size_t len)
+static void
+ipv6_text(const uint8_t a[16], char *out, size_t len)
 {
 	struct an_log_record r;
 	memset(&r, 0, sizeof(r));
@@ -106,19 +108,17 @@ static void ipv6_text(const uint8_t a[16], char *out, size_t len)
 	snprintf(out, len, "%.*s", (int)n, c);
 }
 
-static void test_ipv6_text(void)
+static void
+test_ipv6_text(void)
 {
 	static const uint8_t fixed[][16] = {
-		{0},
-		{[15] = 1},
-		{[10] = 0xff, [11] = 0xff, 192, 0, 2, 1},      /* v4-mapped */
-		{[12] = 1, 2, 3, 4},                           /* v4-compatible */
-		{0x20, 0x01, 0x0d, 0xb8, [15] = 1},
-		{0x20, 0x01, [4] = 0, 0, [8] = 0, 0, 0, 1},    /* equal zero runs */
-		{0xfe, 0x80, [8] = 0x02, 0x11, 0x22, 0xff, 0xfe, 0x33, 0x44, 0x55},
-		{0xff, 0x02, [15] = 0x0c},
-		{1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
-		{0, 1, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0},  /* single zero groups */
+		{ 0 }, { [15] = 1 }, { [10] = 0xff, [11] = 0xff, 192, 0, 2, 1 }, /* v4-mapped */
+		{ [12] = 1, 2, 3, 4 },                                           /* v4-compatible */
+		{ 0x20, 0x01, 0x0d, 0xb8, [15] = 1 },
+		{ 0x20, 0x01, [4] = 0, 0, [8] = 0, 0, 0, 1 }, /* equal zero runs */
+		{ 0xfe, 0x80, [8] = 0x02, 0x11, 0x22, 0xff, 0xfe, 0x33, 0x44, 0x55 },
+		{ 0xff, 0x02, [15] = 0x0c }, { 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 },
+		{ 0, 1, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0 }, /* single zero groups */
 	};
 	char ours[64], ref[INET6_ADDRSTRLEN];
 	for (size_t i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++) {
@@ -148,7 +148,8 @@ static void test_ipv6_text(void)
 	}
 }
 
-int main(void)
+int
+main(void)
 {
 	test_format();
 	test_ipv6_text();

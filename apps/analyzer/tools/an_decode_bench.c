@@ -22,21 +22,23 @@ struct frame {
 	uint32_t caplen, len;
 };
 
-static double now_ns(void)
+static double
+now_ns(void)
 {
 	struct timespec t;
 	clock_gettime(CLOCK_MONOTONIC, &t);
 	return (double)t.tv_sec * 1e9 + (double)t.tv_nsec;
 }
 
-int main(int argc, char **argv)
+int
+main(int argc, char **argv)
 {
 	const char *expr = NULL;
 	unsigned passes = 20;
 	static const struct option opts[] = {
-		{"filter", required_argument, NULL, 'f'},
-		{"passes", required_argument, NULL, 'p'},
-		{NULL, 0, NULL, 0},
+		{ "filter", required_argument, NULL, 'f' },
+		{ "passes", required_argument, NULL, 'p' },
+		{ NULL, 0, NULL, 0 },
 	};
 	int c;
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
@@ -45,18 +47,22 @@ int main(int argc, char **argv)
 		} else if (c == 'p') {
 			passes = (unsigned)strtoul(optarg, NULL, 10);
 			if (passes == 0) {
-				fprintf(stderr, "an-decode-bench: --passes '%s': "
-					"expected a positive integer\n", optarg);
+				fprintf(stderr,
+					"an-decode-bench: --passes '%s': "
+					"expected a positive integer\n",
+					optarg);
 				return 2;
 			}
 		} else {
-			fprintf(stderr, "usage: an-decode-bench [--filter EXPR] "
+			fprintf(stderr,
+				"usage: an-decode-bench [--filter EXPR] "
 				"[--passes N] FILE\n");
 			return 2;
 		}
 	}
 	if (optind != argc - 1) {
-		fprintf(stderr, "usage: an-decode-bench [--filter EXPR] "
+		fprintf(stderr,
+			"usage: an-decode-bench [--filter EXPR] "
 			"[--passes N] FILE\n");
 		return 2;
 	}
@@ -80,7 +86,7 @@ int main(int argc, char **argv)
 			f = realloc(f, (cap *= 2) * sizeof(*f));
 		uint8_t *copy = malloc(h->caplen ? h->caplen : 1);
 		memcpy(copy, d, h->caplen);
-		f[n++] = (struct frame){copy, h->caplen, h->len};
+		f[n++] = (struct frame){ copy, h->caplen, h->len };
 	}
 	pcap_close(pc);
 	if (n == 0) {
@@ -98,13 +104,12 @@ int main(int argc, char **argv)
 		for (size_t i = 0; i < n; i++) {
 			an_decode(f[i].data, f[i].caplen, &recs[i].pkt);
 			if (expr == NULL ||
-			    bpf_filter(prog.bf_insns, f[i].data, f[i].len, f[i].caplen))
+				bpf_filter(prog.bf_insns, f[i].data, f[i].len, f[i].caplen))
 				passed++;
 		}
 		double t1 = now_ns();
 		for (size_t i = 0; i < n; i++)
-			bytes += an_log_format_line(AN_LOG_CSV, &recs[i], line,
-						    sizeof(line));
+			bytes += an_log_format_line(AN_LOG_CSV, &recs[i], line, sizeof(line));
 		double t2 = now_ns();
 		if (t1 - t0 < best_dec)
 			best_dec = t1 - t0;
@@ -116,10 +121,9 @@ int main(int argc, char **argv)
 	       "\"decode_ns_per_packet\": %.2f, \"decode_mpps\": %.3f, "
 	       "\"csv_format_ns_per_record\": %.2f, \"csv_records_per_s\": %.0f, "
 	       "\"csv_bytes\": %zu}\n",
-	       n, passes, expr ? "\"" : "", expr ? expr : "null",
-	       expr ? "\"" : "", passed, best_dec / (double)n,
-	       (double)n / best_dec * 1e3, best_fmt / (double)n,
-	       (double)n / best_fmt * 1e9, bytes);
+		n, passes, expr ? "\"" : "", expr ? expr : "null", expr ? "\"" : "", passed,
+		best_dec / (double)n, (double)n / best_dec * 1e3, best_fmt / (double)n,
+		(double)n / best_fmt * 1e9, bytes);
 	if (expr != NULL)
 		pcap_freecode(&prog);
 	for (size_t i = 0; i < n; i++)

@@ -14,7 +14,8 @@
 #include "decode.h"
 #include "log_record.h"
 
-static void usage(FILE *f)
+static void
+usage(FILE *f)
 {
 	fprintf(f,
 		"usage: an-pcap-decode [--format csv|jsonl] [--filter EXPR] "
@@ -26,17 +27,18 @@ static void usage(FILE *f)
 		"  --count        print only the number of frames printed\n");
 }
 
-int main(int argc, char **argv)
+int
+main(int argc, char **argv)
 {
 	enum an_log_format fmt = AN_LOG_CSV;
 	const char *filter = NULL;
 	int count_only = 0;
 	static const struct option opts[] = {
-		{"format", required_argument, NULL, 'f'},
-		{"filter", required_argument, NULL, 'F'},
-		{"count", no_argument, NULL, 'c'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
+		{ "format", required_argument, NULL, 'f' },
+		{ "filter", required_argument, NULL, 'F' },
+		{ "count", no_argument, NULL, 'c' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
 	};
 	int c;
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
@@ -47,8 +49,10 @@ int main(int argc, char **argv)
 			else if (strcmp(optarg, "jsonl") == 0)
 				fmt = AN_LOG_JSONL;
 			else {
-				fprintf(stderr, "an-pcap-decode: --format '%s': "
-					"expected csv or jsonl\n", optarg);
+				fprintf(stderr,
+					"an-pcap-decode: --format '%s': "
+					"expected csv or jsonl\n",
+					optarg);
 				return 2;
 			}
 			break;
@@ -78,18 +82,16 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	if (pcap_datalink(pc) != DLT_EN10MB) {
-		fprintf(stderr, "an-pcap-decode: %s: link type %s (%d), not "
-			"Ethernet\n", path,
-			pcap_datalink_val_to_name(pcap_datalink(pc)),
-			pcap_datalink(pc));
+		fprintf(stderr,
+			"an-pcap-decode: %s: link type %s (%d), not "
+			"Ethernet\n",
+			path, pcap_datalink_val_to_name(pcap_datalink(pc)), pcap_datalink(pc));
 		pcap_close(pc);
 		return 3;
 	}
 	struct bpf_program prog;
-	if (filter != NULL &&
-	    pcap_compile(pc, &prog, filter, 1, PCAP_NETMASK_UNKNOWN) != 0) {
-		fprintf(stderr, "an-pcap-decode: --filter '%s': %s\n", filter,
-			pcap_geterr(pc));
+	if (filter != NULL && pcap_compile(pc, &prog, filter, 1, PCAP_NETMASK_UNKNOWN) != 0) {
+		fprintf(stderr, "an-pcap-decode: --filter '%s': %s\n", filter, pcap_geterr(pc));
 		pcap_close(pc);
 		return 2;
 	}
@@ -103,15 +105,14 @@ int main(int argc, char **argv)
 	char line[AN_LOG_LINE_MAX];
 	while ((rc = pcap_next_ex(pc, &h, &data)) == 1) {
 		frame++;
-		if (filter != NULL &&
-		    !pcap_offline_filter(&prog, h, data))
+		if (filter != NULL && !pcap_offline_filter(&prog, h, data))
 			continue;
 		printed++;
 		if (count_only)
 			continue;
 		struct an_log_record r = {
 			.ts_ns = (uint64_t)h->ts.tv_sec * 1000000000u +
-				 (uint64_t)h->ts.tv_usec * 1000u,
+				(uint64_t)h->ts.tv_usec * 1000u,
 			.wire_len = h->len,
 			.cap_len = h->caplen,
 		};
@@ -120,15 +121,14 @@ int main(int argc, char **argv)
 		if (fmt == AN_LOG_CSV)
 			printf("%lu,%.*s", frame, (int)n, line);
 		else /* frame number as the first JSON member */
-			printf("{\"frame\":%lu,%.*s", frame, (int)n - 1,
-			       line + 1);
+			printf("{\"frame\":%lu,%.*s", frame, (int)n - 1, line + 1);
 	}
 	if (count_only)
 		printf("%lu\n", printed);
 	int status = 0;
 	if (rc == PCAP_ERROR) {
-		fprintf(stderr, "an-pcap-decode: %s: after frame %lu: %s\n",
-			path, frame, pcap_geterr(pc));
+		fprintf(stderr, "an-pcap-decode: %s: after frame %lu: %s\n", path, frame,
+			pcap_geterr(pc));
 		status = 4;
 	}
 	if (filter != NULL)

@@ -9,7 +9,8 @@
 #include "../ipfwd_cksum.h"
 
 static uint64_t rng = 0x9E3779B97F4A7C15ull;
-static uint32_t rnd(void)
+static uint32_t
+rnd(void)
 {
 	rng ^= rng << 13;
 	rng ^= rng >> 7;
@@ -19,7 +20,8 @@ static uint32_t rnd(void)
 
 /* Full recomputation: one's complement of the one's complement sum of the
  * header's 16-bit words with the checksum field taken as zero. */
-static uint16_t full_cksum(const uint8_t *h, unsigned len)
+static uint16_t
+full_cksum(const uint8_t *h, unsigned len)
 {
 	uint32_t sum = 0;
 	for (unsigned i = 0; i < len; i += 2)
@@ -30,14 +32,16 @@ static uint16_t full_cksum(const uint8_t *h, unsigned len)
 	return (uint16_t)~sum;
 }
 
-static uint16_t word_at(const uint8_t *h, unsigned off)
+static uint16_t
+word_at(const uint8_t *h, unsigned off)
 {
 	uint16_t w;
 	memcpy(&w, h + off, 2);
 	return w;
 }
 
-int main(void)
+int
+main(void)
 {
 	unsigned failures = 0, n = 1000000;
 	uint8_t h[60];
@@ -60,7 +64,8 @@ int main(void)
 		uint16_t want = full_cksum(h, len);
 		uint16_t want_be = (uint16_t)(want >> 8 | want << 8);
 		if (inc != want_be && failures++ < 10)
-			fprintf(stderr, "TTL: len %u incremental %04x, full %04x\n", len, inc, want);
+			fprintf(stderr, "TTL: len %u incremental %04x, full %04x\n", len, inc,
+				want);
 		memcpy(h + 10, &inc, 2);
 
 		/* Any other word changed to anything. */
@@ -77,7 +82,8 @@ int main(void)
 		want = full_cksum(h, len);
 		want_be = (uint16_t)(want >> 8 | want << 8);
 		if (inc != want_be && failures++ < 10)
-			fprintf(stderr, "word %u: len %u incremental %04x, full %04x\n", off, len, inc, want);
+			fprintf(stderr, "word %u: len %u incremental %04x, full %04x\n", off, len,
+				inc, want);
 	}
 	printf("%u random headers, %u mismatches\n", n, failures);
 	return failures != 0;

@@ -9,10 +9,18 @@
 #include "ipfwd_table.h"
 
 static int failures;
-#define CHECK(c, ...) do { if (!(c)) { failures++; fprintf(stderr, "FAIL line %d: ", __LINE__); \
-	fprintf(stderr, __VA_ARGS__); fputc('\n', stderr); } } while (0)
+#define CHECK(c, ...)                                                \
+	do {                                                         \
+		if (!(c)) {                                          \
+			failures++;                                  \
+			fprintf(stderr, "FAIL line %d: ", __LINE__); \
+			fprintf(stderr, __VA_ARGS__);                \
+			fputc('\n', stderr);                         \
+		}                                                    \
+	} while (0)
 
-int main(void)
+int
+main(void)
 {
 	/* (((dst * 0x9E3779B1) mod 2^32) * n) >> 32, from Python. */
 	CHECK(ipfwd_table_index(0x0A000001, 1024) == 544, "10.0.0.1 in 1024");
@@ -22,11 +30,12 @@ int main(void)
 	struct ipfwd_table t;
 	CHECK(ipfwd_table_create(&t, 0) != 0, "a table of 0 entries was created");
 	CHECK(ipfwd_table_create(&t, 1000) == 0, "cannot create 1000 entries");
-	CHECK(sizeof(struct ipfwd_next_hop) == 16, "entry is %zu bytes", sizeof(struct ipfwd_next_hop));
+	CHECK(sizeof(struct ipfwd_next_hop) == 16, "entry is %zu bytes",
+		sizeof(struct ipfwd_next_hop));
 	const struct ipfwd_next_hop *e = ipfwd_lookup(&t, 0xFFFFFFFF);
 	CHECK(e->index == 381, "lookup returned entry %u", e->index);
-	static const uint8_t dst381[6] = {0x02, 0x00, 0, 0, 0x01, 0x7d};
-	static const uint8_t src381[6] = {0x02, 0x01, 0, 0, 0x01, 0x7d};
+	static const uint8_t dst381[6] = { 0x02, 0x00, 0, 0, 0x01, 0x7d };
+	static const uint8_t src381[6] = { 0x02, 0x01, 0, 0, 0x01, 0x7d };
 	CHECK(memcmp(e->dst_mac.addr_bytes, dst381, 6) == 0, "dst MAC of entry 381");
 	CHECK(memcmp(e->src_mac.addr_bytes, src381, 6) == 0, "src MAC of entry 381");
 

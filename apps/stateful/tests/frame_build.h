@@ -24,8 +24,8 @@ wr32(uint8_t *p, uint32_t v)
 /* Ethernet + IPv4 + TCP/UDP header in buf (>= 64 bytes, zeroed beyond the
  * headers); vlan < 0: untagged.  Returns the frame length (>= 60). */
 static inline size_t
-build_ipv4(uint8_t *buf, size_t size, int vlan, uint32_t src, uint32_t dst,
-	   uint8_t proto, uint16_t sport, uint16_t dport, uint8_t tcp_flags)
+build_ipv4(uint8_t *buf, size_t size, int vlan, uint32_t src, uint32_t dst, uint8_t proto,
+	uint16_t sport, uint16_t dport, uint8_t tcp_flags)
 {
 	size_t off = 12, l4_len = proto == 6 ? 20 : 8, len;
 

@@ -17,27 +17,25 @@
 
 static int failures;
 
-#define CHECK(cond)                                                          \
-	do {                                                                 \
-		if (!(cond)) {                                               \
-			fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, \
-				__LINE__, #cond);                            \
-			failures++;                                          \
-		}                                                            \
+#define CHECK(cond)                                                                              \
+	do {                                                                                     \
+		if (!(cond)) {                                                                   \
+			fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond); \
+			failures++;                                                              \
+		}                                                                                \
 	} while (0)
 
-#define IP(a, b, c, d) (((uint32_t)(a) << 24) | ((uint32_t)(b) << 16) | ((uint32_t)(c) << 8) | (uint32_t)(d))
+#define IP(a, b, c, d) \
+	(((uint32_t)(a) << 24) | ((uint32_t)(b) << 16) | ((uint32_t)(c) << 8) | (uint32_t)(d))
 
 static struct flow_hasher nprobe_hasher;
 
 static struct flow_pkt
-pkt_v4(uint32_t src, uint32_t dst, uint8_t proto, uint16_t sport,
-       uint16_t dport, uint8_t flags)
+pkt_v4(uint32_t src, uint32_t dst, uint8_t proto, uint16_t sport, uint16_t dport, uint8_t flags)
 {
 	uint8_t frame[128];
 	struct flow_pkt p;
-	size_t len = build_ipv4(frame, sizeof(frame), -1, src, dst, proto, sport,
-				dport, flags);
+	size_t len = build_ipv4(frame, sizeof(frame), -1, src, dst, proto, sport, dport, flags);
 
 	if (flow_parse_frame(frame, len, &p) != FLOW_PARSE_OK) {
 		fprintf(stderr, "frame did not parse\n");
@@ -55,11 +53,11 @@ test_key_extraction(void)
 	char s[64];
 
 	/* IPv4 TCP, both directions: one key, opposite dirs. */
-	len = build_ipv4(f, sizeof(f), -1, IP(10, 0, 0, 2), IP(10, 0, 0, 1), 6,
-			 1234, 80, TCP_FLAG_SYN);
+	len = build_ipv4(
+		f, sizeof(f), -1, IP(10, 0, 0, 2), IP(10, 0, 0, 1), 6, 1234, 80, TCP_FLAG_SYN);
 	CHECK(flow_parse_frame(f, len, &a) == FLOW_PARSE_OK);
-	len = build_ipv4(g, sizeof(g), -1, IP(10, 0, 0, 1), IP(10, 0, 0, 2), 6,
-			 80, 1234, TCP_FLAG_SYN | TCP_FLAG_ACK);
+	len = build_ipv4(g, sizeof(g), -1, IP(10, 0, 0, 1), IP(10, 0, 0, 2), 6, 80, 1234,
+		TCP_FLAG_SYN | TCP_FLAG_ACK);
 	CHECK(flow_parse_frame(g, len, &b) == FLOW_PARSE_OK);
 	CHECK(flow_key_equal(&a.key, &b.key));
 	CHECK(a.dir != b.dir);
@@ -72,35 +70,32 @@ test_key_extraction(void)
 	CHECK(strcmp(flow_key_addr_str(&a.key, true, s, sizeof(s)), "10.0.0.2") == 0);
 
 	/* VLAN tag: id in the key; same 5-tuple on another VLAN is another flow. */
-	len = build_ipv4(g, sizeof(g), 42, IP(10, 0, 0, 2), IP(10, 0, 0, 1), 6,
-			 1234, 80, TCP_FLAG_SYN);
+	len = build_ipv4(
+		g, sizeof(g), 42, IP(10, 0, 0, 2), IP(10, 0, 0, 1), 6, 1234, 80, TCP_FLAG_SYN);
 	CHECK(flow_parse_frame(g, len, &b) == FLOW_PARSE_OK);
 	CHECK(b.key.vlan == 42);
 	CHECK(!flow_key_equal(&a.key, &b.key));
 
 	/* UDP */
-	len = build_ipv4(f, sizeof(f), -1, IP(192, 168, 1, 1), IP(8, 8, 8, 8), 17,
-			 5353, 53, 0);
+	len = build_ipv4(f, sizeof(f), -1, IP(192, 168, 1, 1), IP(8, 8, 8, 8), 17, 5353, 53, 0);
 	CHECK(flow_parse_frame(f, len, &a) == FLOW_PARSE_OK);
 	CHECK(a.key.proto == 17 && a.tcp_flags == 0);
 	CHECK(a.key.port_lo == 53 && a.key.port_hi == 5353 && a.dir == 1);
 
 	/* IPv4 fragment (offset != 0): keyed without ports. */
-	len = build_ipv4(f, sizeof(f), -1, IP(1, 2, 3, 4), IP(5, 6, 7, 8), 17,
-			 1000, 2000, 0);
+	len = build_ipv4(f, sizeof(f), -1, IP(1, 2, 3, 4), IP(5, 6, 7, 8), 17, 1000, 2000, 0);
 	wr16(f + 14 + 6, 0x0010);
 	CHECK(flow_parse_frame(f, len, &a) == FLOW_PARSE_OK);
 	CHECK(a.key.port_lo == 0 && a.key.port_hi == 0 && a.key.proto == 17);
 
 	/* ICMP: no ports */
-	len = build_ipv4(f, sizeof(f), -1, IP(1, 2, 3, 4), IP(5, 6, 7, 8), 1, 0x0800,
-			 0x1234, 0);
+	len = build_ipv4(f, sizeof(f), -1, IP(1, 2, 3, 4), IP(5, 6, 7, 8), 1, 0x0800, 0x1234, 0);
 	CHECK(flow_parse_frame(f, len, &a) == FLOW_PARSE_OK);
 	CHECK(a.key.port_lo == 0 && a.key.port_hi == 0 && a.key.proto == 1);
 
 	/* Snap-length cut TCP header: ports known, flags not. */
-	len = build_ipv4(f, sizeof(f), -1, IP(1, 2, 3, 4), IP(5, 6, 7, 8), 6, 1111,
-			 2222, TCP_FLAG_SYN);
+	len = build_ipv4(
+		f, sizeof(f), -1, IP(1, 2, 3, 4), IP(5, 6, 7, 8), 6, 1111, 2222, TCP_FLAG_SYN);
 	CHECK(flow_parse_frame(f, 14 + 20 + 8, &a) == FLOW_PARSE_OK);
 	CHECK(a.key.port_lo == 1111 && a.tcp_flags == 0);
 	/* ... but less than the ports is malformed. */
@@ -123,7 +118,7 @@ test_key_extraction(void)
 	wr16(f + 12, 0x86dd);
 	f[14] = 0x60;
 	wr16(f + 14 + 4, 8 + 8);
-	f[14 + 6] = 0;    /* next: hop-by-hop */
+	f[14 + 6] = 0; /* next: hop-by-hop */
 	f[14 + 7] = 64;
 	f[14 + 8] = 0x20; /* src 2001:db8::1 */
 	f[14 + 9] = 0x01;
@@ -135,7 +130,7 @@ test_key_extraction(void)
 	f[14 + 26] = 0x0d;
 	f[14 + 27] = 0xb8;
 	f[14 + 39] = 2;
-	f[54] = 17;       /* hop-by-hop: next UDP, length 0 (8 bytes) */
+	f[54] = 17; /* hop-by-hop: next UDP, length 0 (8 bytes) */
 	wr16(f + 62, 546);
 	wr16(f + 64, 547);
 	CHECK(flow_parse_frame(f, 14 + 40 + 16, &a) == FLOW_PARSE_OK);
@@ -177,12 +172,12 @@ test_keyed_hash(void)
 	char err[256];
 	unsigned differ = 0, i;
 
-	CHECK(flow_hasher_init(&h1, "keyed", "000102030405060708090a0b0c0d0e0f",
-			       err, sizeof(err)) == 0);
-	CHECK(flow_hasher_init(&h1_again, "keyed", "000102030405060708090a0b0c0d0e0f",
-			       err, sizeof(err)) == 0);
-	CHECK(flow_hasher_init(&h2, "keyed", "ff0102030405060708090a0b0c0d0e0f",
-			       err, sizeof(err)) == 0);
+	CHECK(flow_hasher_init(
+		      &h1, "keyed", "000102030405060708090a0b0c0d0e0f", err, sizeof(err)) == 0);
+	CHECK(flow_hasher_init(&h1_again, "keyed", "000102030405060708090a0b0c0d0e0f", err,
+		      sizeof(err)) == 0);
+	CHECK(flow_hasher_init(
+		      &h2, "keyed", "ff0102030405060708090a0b0c0d0e0f", err, sizeof(err)) == 0);
 	CHECK(flow_hash(&h1, &a.key) == flow_hash(&h1_again, &a.key));
 	CHECK(flow_hash(&h1, &a.key) != flow_hash(&h2, &a.key));
 	/* nProbe's colliding pair does not collide under SipHash. */
@@ -200,12 +195,12 @@ test_keyed_hash(void)
 	/* Bad values are refused with a message naming them. */
 	CHECK(flow_hasher_init(&r1, "keyed", "0011", err, sizeof(err)) == -1);
 	CHECK(strstr(err, "0011") != NULL);
-	CHECK(flow_hasher_init(&r1, "keyed", "zz0102030405060708090a0b0c0d0e0f",
-			       err, sizeof(err)) == -1);
+	CHECK(flow_hasher_init(
+		      &r1, "keyed", "zz0102030405060708090a0b0c0d0e0f", err, sizeof(err)) == -1);
 	CHECK(flow_hasher_init(&r1, "murmur", NULL, err, sizeof(err)) == -1);
 	CHECK(strstr(err, "murmur") != NULL);
-	CHECK(flow_hasher_init(&r1, "nprobe", "000102030405060708090a0b0c0d0e0f",
-			       err, sizeof(err)) == -1);
+	CHECK(flow_hasher_init(
+		      &r1, "nprobe", "000102030405060708090a0b0c0d0e0f", err, sizeof(err)) == -1);
 }
 
 struct find_arg {
@@ -225,7 +220,7 @@ find_cb(const struct flow_record *r, void *arg)
 static const struct flow_record *
 find(const struct flow_table *t, const struct flow_key *k)
 {
-	struct find_arg f = {k, NULL};
+	struct find_arg f = { k, NULL };
 
 	flow_table_foreach(t, find_cb, &f);
 	return f.found;
@@ -233,7 +228,7 @@ find(const struct flow_table *t, const struct flow_key *k)
 
 static enum flow_update
 upd(struct flow_table *t, const struct flow_pkt *p, uint32_t len, uint64_t now,
-    struct flow_counters *c)
+	struct flow_counters *c)
 {
 	return flow_table_update(t, p, flow_hash(&t->hasher, &p->key), len, now, c);
 }
@@ -242,7 +237,7 @@ static void
 test_create_update_expire(void)
 {
 	struct flow_table *t = flow_table_create(1024, 1000, &nprobe_hasher, 0);
-	struct flow_counters c = {0};
+	struct flow_counters c = { 0 };
 	const uint32_t cli = IP(10, 1, 0, 1), srv = IP(10, 2, 0, 1);
 	struct flow_pkt syn = pkt_v4(cli, srv, 6, 40000, 443, TCP_FLAG_SYN);
 	struct flow_pkt synack = pkt_v4(srv, cli, 6, 443, 40000, TCP_FLAG_SYN | TCP_FLAG_ACK);
@@ -331,7 +326,7 @@ static void
 test_table_full(void)
 {
 	struct flow_table *t = flow_table_create(4, 1000, &nprobe_hasher, 0);
-	struct flow_counters c = {0};
+	struct flow_counters c = { 0 };
 	struct flow_pkt p[6];
 	uint32_t cursor = 0, i;
 
@@ -384,8 +379,7 @@ hammer(void *argp)
 	for (i = 0; i < HAMMER_ROUNDS; i++) {
 		const struct flow_pkt *p = &a->pkts[i % (2 * HAMMER_FLOWS)];
 
-		flow_table_update(a->t, p, flow_hash(&a->t->hasher, &p->key), 100,
-				  i, &a->c);
+		flow_table_update(a->t, p, flow_hash(&a->t->hasher, &p->key), 100, i, &a->c);
 	}
 	return NULL;
 }
@@ -409,7 +403,7 @@ test_lock_two_threads(void)
 {
 	struct flow_table *t = flow_table_create(64, 0, &nprobe_hasher, 0);
 	struct hammer_arg args[2];
-	struct sum_arg sum = {0};
+	struct sum_arg sum = { 0 };
 	pthread_t th[2];
 	pthread_attr_t attr;
 	uint64_t hist[FLOW_CHAIN_HIST];
@@ -426,10 +420,9 @@ test_lock_two_threads(void)
 		 * counters of the same records. */
 		for (i = 0; i < HAMMER_FLOWS; i++) {
 			args[k].pkts[i] = pkt_v4(IP(10, 0, 0, 1 + i), IP(10, 0, 1, 1), 6,
-						 (uint16_t)(2000 - i), 80, TCP_FLAG_ACK);
-			args[k].pkts[HAMMER_FLOWS + i] = pkt_v4(IP(10, 0, 1, 1), IP(10, 0, 0, 1 + i),
-								6, 80, (uint16_t)(2000 - i),
-								TCP_FLAG_ACK);
+				(uint16_t)(2000 - i), 80, TCP_FLAG_ACK);
+			args[k].pkts[HAMMER_FLOWS + i] = pkt_v4(IP(10, 0, 1, 1),
+				IP(10, 0, 0, 1 + i), 6, 80, (uint16_t)(2000 - i), TCP_FLAG_ACK);
 		}
 	}
 	pthread_barrier_init(&hammer_start, NULL, 2);
@@ -466,8 +459,8 @@ struct ended {
 };
 
 static void
-record_end(const struct flow_record *r, enum flow_end_reason why,
-	   struct flow_counters *c, void *arg)
+record_end(
+	const struct flow_record *r, enum flow_end_reason why, struct flow_counters *c, void *arg)
 {
 	struct ended *x = arg;
 
@@ -488,8 +481,8 @@ static void
 test_end_hook(void)
 {
 	struct flow_table *t = flow_table_create(2, 1000, &nprobe_hasher, 0);
-	struct flow_counters c = {0};
-	struct ended x = {0};
+	struct flow_counters c = { 0 };
+	struct ended x = { 0 };
 	const uint32_t cli = IP(10, 1, 0, 1), srv = IP(10, 2, 0, 1);
 	struct flow_pkt syn = pkt_v4(cli, srv, 6, 40000, 443, TCP_FLAG_SYN);
 	struct flow_pkt fin1 = pkt_v4(srv, cli, 6, 443, 40000, TCP_FLAG_FIN | TCP_FLAG_ACK);
@@ -509,7 +502,7 @@ test_end_hook(void)
 	CHECK(x.n == 0);
 	CHECK(upd(t, &fin2, 80, 30, &c) == FLOW_UPDATE_HIT);
 	CHECK(x.n == 1 && x.e[0].why == FLOW_END_EOF && x.e[0].packets == 3 &&
-	      x.e[0].bytes == 210 && x.e[0].first == 10 && x.e[0].last == 30);
+		x.e[0].bytes == 210 && x.e[0].first == 10 && x.e[0].last == 30);
 	CHECK(find(t, &syn.key) == NULL && c.expired == 1);
 	/* A later packet of the 5-tuple is a new flow. */
 	CHECK(upd(t, &fin2, 80, 40, &c) == FLOW_UPDATE_CREATED);
@@ -525,9 +518,9 @@ test_end_hook(void)
 	CHECK(x.n == 2);
 	CHECK(upd(t, &udp, 100, 350, &c) == FLOW_UPDATE_HIT);
 	CHECK(x.n == 3 && x.e[2].why == FLOW_END_ACTIVE && x.e[2].packets == 2 &&
-	      x.e[2].first == 50 && x.e[2].last == 200);
+		x.e[2].first == 50 && x.e[2].last == 200);
 	CHECK(find(t, &udp.key) != NULL && find(t, &udp.key)->packets[0] == 1 &&
-	      find(t, &udp.key)->first_tsc == 350);
+		find(t, &udp.key)->first_tsc == 350);
 
 	/* Table pressure: 2 records (the FIN flow's successor and UDP); a
 	 * third flow in UDP's bucket evicts it, one in an empty bucket is
@@ -549,7 +542,7 @@ test_end_hook(void)
 		flow_table_sweep(t, &cursor, 256, 2000, &c);
 	CHECK(x.n == 6 && x.e[4].why == FLOW_END_IDLE && x.e[5].why == FLOW_END_IDLE);
 	CHECK(c.ended[FLOW_END_EOF] == 2 && c.ended[FLOW_END_ACTIVE] == 1 &&
-	      c.ended[FLOW_END_LACK] == 1 && c.ended[FLOW_END_IDLE] == 2);
+		c.ended[FLOW_END_LACK] == 1 && c.ended[FLOW_END_IDLE] == 2);
 	CHECK(c.created - c.expired == 0);
 	flow_table_free(t);
 }
@@ -558,21 +551,20 @@ static const struct {
 	const char *name;
 	void (*fn)(void);
 } tests[] = {
-	{"key_extraction", test_key_extraction},
-	{"nprobe_hash", test_nprobe_hash},
-	{"keyed_hash", test_keyed_hash},
-	{"create_update_expire", test_create_update_expire},
-	{"table_full", test_table_full},
-	{"lock_two_threads", test_lock_two_threads},
-	{"end_hook", test_end_hook},
+	{ "key_extraction", test_key_extraction },
+	{ "nprobe_hash", test_nprobe_hash },
+	{ "keyed_hash", test_keyed_hash },
+	{ "create_update_expire", test_create_update_expire },
+	{ "table_full", test_table_full },
+	{ "lock_two_threads", test_lock_two_threads },
+	{ "end_hook", test_end_hook },
 };
 
 int
 main(int argc, char **argv)
 {
-	char *eal_argv[] = {argv[0], "--no-shconf", "--no-huge", "-m", "128",
-			    "--no-pci", "--no-telemetry", "-l", "0",
-			    "--log-level=error", NULL};
+	char *eal_argv[] = { argv[0], "--no-shconf", "--no-huge", "-m", "128", "--no-pci",
+		"--no-telemetry", "-l", "0", "--log-level=error", NULL };
 	char err[128];
 	size_t i;
 	int ran = 0;

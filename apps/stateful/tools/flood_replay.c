@@ -68,24 +68,23 @@ build_traffic(uint8_t *frames, uint32_t n, bool colliding)
 			src = 0x0a000000u | (uint32_t)(xorshift64(&seed) & 0x00ffffffu);
 			sport = (uint16_t)(1024 + xorshift64(&seed) % 64000);
 		}
-		build_ipv4(frames + (size_t)k * FRAME_SIZE, FRAME_SIZE, -1, src,
-			   0xc0a80001u, 6, sport, 80, TCP_FLAG_ACK);
+		build_ipv4(frames + (size_t)k * FRAME_SIZE, FRAME_SIZE, -1, src, 0xc0a80001u, 6,
+			sport, 80, TCP_FLAG_ACK);
 	}
 }
 
 static int
-replay(const uint8_t *frames, uint32_t n_flows, uint32_t rounds,
-       const struct flow_hasher *h, struct result *res)
+replay(const uint8_t *frames, uint32_t n_flows, uint32_t rounds, const struct flow_hasher *h,
+	struct result *res)
 {
 	struct flow_table *t = flow_table_create(n_flows, 0, h, 0);
-	struct flow_counters c = {0};
+	struct flow_counters c = { 0 };
 	uint64_t hist[FLOW_CHAIN_HIST];
 	struct timespec t0, t1;
 	uint32_t r, k;
 
 	if (t == NULL) {
-		fprintf(stderr, "stateful-flood: cannot allocate a %u-record table\n",
-			n_flows);
+		fprintf(stderr, "stateful-flood: cannot allocate a %u-record table\n", n_flows);
 		return -1;
 	}
 	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0);
@@ -93,17 +92,15 @@ replay(const uint8_t *frames, uint32_t n_flows, uint32_t rounds,
 		for (k = 0; k < n_flows; k++) {
 			struct flow_pkt p;
 
-			if (flow_parse_frame(frames + (size_t)k * FRAME_SIZE,
-					     FRAME_SIZE, &p) != FLOW_PARSE_OK)
+			if (flow_parse_frame(frames + (size_t)k * FRAME_SIZE, FRAME_SIZE, &p) !=
+				FLOW_PARSE_OK)
 				continue;
-			flow_table_update(t, &p, flow_hash(h, &p.key), FRAME_SIZE,
-					  rte_rdtsc(), &c);
+			flow_table_update(t, &p, flow_hash(h, &p.key), FRAME_SIZE, rte_rdtsc(), &c);
 		}
 	}
 	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t1);
 	res->packets = c.lookups;
-	res->seconds = (double)(t1.tv_sec - t0.tv_sec) +
-		       (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9;
+	res->seconds = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9;
 	res->mpps = (double)c.lookups / res->seconds / 1e6;
 	res->avg_probe = c.lookups ? (double)c.probes / (double)c.lookups : 0;
 	res->longest_chain = flow_table_chain_histogram(t, hist);
@@ -117,7 +114,8 @@ static void
 usage(FILE *f)
 {
 	fprintf(f,
-		"usage: stateful-flood [EAL options] -- [--flows N] [--rounds R] [--check] [--json]\n"
+		"usage: stateful-flood [EAL options] -- [--flows N] [--rounds R] [--check] "
+		"[--json]\n"
 		"  Replays N flows R times through the 2^16-bucket flow table with the\n"
 		"  nProbe hash and the keyed hash (SipHash, random key), for ordinary\n"
 		"  traffic and for a flood whose flows all share one nProbe hash value.\n"
@@ -138,8 +136,8 @@ parse_u32(const char *opt, const char *s, uint32_t lo, uint32_t hi, uint32_t *ou
 	unsigned long v = strtoul(s, &end, 10);
 
 	if (*s == '\0' || *end != '\0' || v < lo || v > hi) {
-		fprintf(stderr, "stateful-flood: %s '%s': expected an integer in %u..%u\n",
-			opt, s, lo, hi);
+		fprintf(stderr, "stateful-flood: %s '%s': expected an integer in %u..%u\n", opt, s,
+			lo, hi);
 		return -1;
 	}
 	*out = (uint32_t)v;
@@ -150,12 +148,12 @@ int
 main(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{"flows", required_argument, NULL, 'f'},
-		{"rounds", required_argument, NULL, 'r'},
-		{"check", no_argument, NULL, 'c'},
-		{"json", no_argument, NULL, 'j'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
+		{ "flows", required_argument, NULL, 'f' },
+		{ "rounds", required_argument, NULL, 'r' },
+		{ "check", no_argument, NULL, 'c' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
 	};
 	uint32_t n_flows = 4096, rounds = 32, i;
 	bool check = false, json = false;
@@ -167,7 +165,8 @@ main(int argc, char **argv)
 
 	ret = rte_eal_init(argc, argv);
 	if (ret < 0) {
-		fprintf(stderr, "stateful-flood: EAL init failed (try --in-memory --no-huge --no-pci)\n");
+		fprintf(stderr,
+			"stateful-flood: EAL init failed (try --in-memory --no-huge --no-pci)\n");
 		return 2;
 	}
 	argc -= ret;
@@ -202,7 +201,7 @@ main(int argc, char **argv)
 		return 2;
 	}
 	if (flow_hasher_init(&hashers[0], "nprobe", NULL, err, sizeof(err)) != 0 ||
-	    flow_hasher_init(&hashers[1], "keyed", NULL, err, sizeof(err)) != 0) {
+		flow_hasher_init(&hashers[1], "keyed", NULL, err, sizeof(err)) != 0) {
 		fprintf(stderr, "stateful-flood: %s\n", err);
 		return 2;
 	}
@@ -221,25 +220,27 @@ main(int argc, char **argv)
 	free(frames);
 
 	if (json) {
-		printf("{\"kind\": \"measured\", \"flows\": %u, \"rounds\": %u, \"results\": [", n_flows, rounds);
+		printf("{\"kind\": \"measured\", \"flows\": %u, \"rounds\": %u, \"results\": [",
+			n_flows, rounds);
 		for (i = 0; i < 4; i++)
 			printf("%s{\"traffic\": \"%s\", \"hash\": \"%s\", \"packets\": %" PRIu64
 			       ", \"seconds\": %.6f, \"mpps\": %.4f, \"avg_probe\": %.3f"
 			       ", \"longest_chain\": %u, \"created\": %" PRIu64 "}",
-			       i ? ", " : "", res[i].traffic, res[i].hash, res[i].packets,
-			       res[i].seconds, res[i].mpps, res[i].avg_probe,
-			       res[i].longest_chain, res[i].created);
+				i ? ", " : "", res[i].traffic, res[i].hash, res[i].packets,
+				res[i].seconds, res[i].mpps, res[i].avg_probe, res[i].longest_chain,
+				res[i].created);
 		printf("]}\n");
 	} else {
-		printf("flow table replay, %u flows x %u rounds (measured; Mpps per CPU second)\n", n_flows, rounds);
-		printf("%-10s %-7s %10s %9s %10s %8s\n", "traffic", "hash", "packets",
-		       "Mpps", "avg_probe", "longest");
+		printf("flow table replay, %u flows x %u rounds (measured; Mpps per CPU second)\n",
+			n_flows, rounds);
+		printf("%-10s %-7s %10s %9s %10s %8s\n", "traffic", "hash", "packets", "Mpps",
+			"avg_probe", "longest");
 		for (i = 0; i < 4; i++)
 			printf("%-10s %-7s %10" PRIu64 " %9.3f %10.2f %8u\n", res[i].traffic,
-			       res[i].hash, res[i].packets, res[i].mpps, res[i].avg_probe,
-			       res[i].longest_chain);
+				res[i].hash, res[i].packets, res[i].mpps, res[i].avg_probe,
+				res[i].longest_chain);
 		printf("under the flood, keyed/nprobe throughput ratio: %.1f (measured)\n",
-		       res[3].mpps / res[2].mpps);
+			res[3].mpps / res[2].mpps);
 	}
 
 	if (check) {
@@ -248,14 +249,18 @@ main(int argc, char **argv)
 			bool ok;
 			const char *what;
 		} facts[] = {
-			{res[2].longest_chain == n_flows, "nprobe flood: every flow in one chain"},
-			{res[2].avg_probe >= n_flows / 4.0, "nprobe flood: lookups walk the chain (avg probe >= flows/4)"},
-			{res[3].longest_chain <= SHORT_CHAIN, "keyed flood: chains stay short"},
-			{res[3].avg_probe <= 3.0, "keyed flood: avg probe <= 3"},
-			{res[0].longest_chain <= SHORT_CHAIN, "ordinary nprobe: chains stay short"},
-			{res[1].longest_chain <= SHORT_CHAIN, "ordinary keyed: chains stay short"},
-			{n_flows < 64 || res[2].avg_probe >= 16 * res[3].avg_probe,
-			 "flood: nprobe walks >= 16x more records than keyed"},
+			{ res[2].longest_chain == n_flows,
+				"nprobe flood: every flow in one chain" },
+			{ res[2].avg_probe >= n_flows / 4.0,
+				"nprobe flood: lookups walk the chain (avg probe >= flows/4)" },
+			{ res[3].longest_chain <= SHORT_CHAIN, "keyed flood: chains stay short" },
+			{ res[3].avg_probe <= 3.0, "keyed flood: avg probe <= 3" },
+			{ res[0].longest_chain <= SHORT_CHAIN,
+				"ordinary nprobe: chains stay short" },
+			{ res[1].longest_chain <= SHORT_CHAIN,
+				"ordinary keyed: chains stay short" },
+			{ n_flows < 64 || res[2].avg_probe >= 16 * res[3].avg_probe,
+				"flood: nprobe walks >= 16x more records than keyed" },
 		};
 		for (i = 0; i < RTE_DIM(facts); i++) {
 			if (!facts[i].ok) {
@@ -265,7 +270,8 @@ main(int argc, char **argv)
 		}
 		for (i = 0; i < 4; i++) {
 			if (res[i].created != n_flows || res[i].table_full != 0) {
-				fprintf(stderr, "CHECK failed: %s/%s created %" PRIu64 " of %u flows\n",
+				fprintf(stderr,
+					"CHECK failed: %s/%s created %" PRIu64 " of %u flows\n",
 					res[i].traffic, res[i].hash, res[i].created, n_flows);
 				failed = 1;
 			}
