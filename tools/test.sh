@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # Runs the whole test suite, after making sure the builds it needs exist:
+#   0. the C style check (clang-format, .clang-format),
 #   1. C unit tests (meson test) on the ASan+UBSan build,
 #   2. the libFuzzer targets for a bounded time (clang build),
 #   3. pytest: the assign package and every end-to-end test, the C programs
@@ -18,6 +19,12 @@ export PIPEPLACE_BUILD="$repo/build-asan"
 export PIPEPLACE_FUZZ_BUILD="$repo/build-fuzz"
 
 status=0
+echo "== C style (clang-format --dry-run --Werror, .clang-format: DPDK's style) =="
+if git -C "$repo" rev-parse --git-dir >/dev/null 2>&1; then
+  git -C "$repo" ls-files -z '*.c' '*.h' | xargs -0 clang-format --dry-run --Werror || status=1
+else
+  find runtime apps traffic-gen -name '*.[ch]' -print0 | xargs -0 clang-format --dry-run --Werror || status=1
+fi
 echo "== C unit tests (ASan+UBSan) =="
 meson test -C build-asan --no-rebuild --print-errorlogs --num-processes 2 || status=1
 echo "== fuzzers (bounded time) =="
