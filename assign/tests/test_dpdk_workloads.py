@@ -147,11 +147,12 @@ def sample(build_dir: Path, cache: Path, db: Path, name: str, n: int, **kw) -> l
 def test_twenty_assignments_measured(build_dir: Path, tmp_path: Path, name: str) -> None:
     assert generator(build_dir, name).is_file() and source_dir(build_dir).is_dir()
     rows = sample(build_dir, tmp_path / "cache", tmp_path / "s.db", name, 20, duration=0.2, warmup=0.05)
-    assert [r[0] for r in rows] == list(range(20))
+    # the sampler stores draws 0, 1, ... until 20 are values; a window starved by other
+    # load on this shared machine is retried, then stored as a failure with its reason
+    # beside them (allowed, never as a value; too many in a row would stop the sample)
+    assert [r[0] for r in rows] == list(range(len(rows)))
     ok = [r for r in rows if r[2] == "ok"]
-    # a window starved by other load on this shared machine is retried, then stored as a
-    # failure with its reason: allowed, never as a value
-    assert len(ok) >= 17 and all(r[1] > 0 for r in ok), rows
+    assert len(ok) == 20 and all(r[1] > 0 for r in ok), rows
     assert all(r[3] for r in rows if r[2] == "failed")
 
 
@@ -159,4 +160,4 @@ def test_tgen_replays_the_default_capture_into_another_app(build_dir: Path, tmp_
     rows = sample(build_dir, tmp_path / "cache", tmp_path / "t.db", "stateful", 3, packets=20000,
                   traffic="tgen")
     ok = [r for r in rows if r[2] == "ok"]
-    assert len(rows) == 3 and len(ok) >= 2 and all(r[1] > 0 for r in ok), rows
+    assert len(ok) == 3 and all(r[1] > 0 for r in ok) and [r[0] for r in rows] == list(range(len(rows))), rows
