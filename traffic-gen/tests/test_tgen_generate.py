@@ -14,7 +14,7 @@ from scapy.layers.l2 import Ether
 from harness import read_pcap
 from tgen_harness import run_tgen, sanitizer_env, tgen_binary
 
-SIG = struct.Struct("<IHIQ")  # magic, stream, seq, tsc: see traffic-gen/tg_sig.h
+SIG = struct.Struct("<IHIQ")  # magic, stream, seq, tsc: see traffic-gen/tg_signature.h
 MAGIC = 0x67745050
 
 

@@ -14,7 +14,7 @@ from scapy.utils import wrpcap
 
 from tgen_harness import finish, memif_socket, memif_vdev, run_tgen, start_tgen, wait_written
 
-SIG = struct.Struct("<IHIQ")  # traffic-gen/tg_sig.h
+SIG = struct.Struct("<IHIQ")  # traffic-gen/tg_signature.h
 MAGIC = 0x67745050
 
 
