@@ -74,7 +74,7 @@ pp_eal_start(int argc, char **argv, const char *const *extra, uint64_t need_mb, 
 		snprintf(mem_mb, sizeof(mem_mb), "%" PRIu64, need_mb + 64);
 		fprintf(stderr,
 			"%s: fewer than %" PRIu64 " MiB of free hugepages (or no hugetlbfs mount): "
-						  "running with --no-huge -m %s\n",
+			"running with --no-huge -m %s\n",
 			who, need_mb, mem_mb);
 		eal_argv[ne++] = (char *)"--no-huge";
 		eal_argv[ne++] = (char *)"-m";
