@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from . import threshold as thr
+from .threshold import GOF_ALPHA, MIN_EXCEEDANCES, candidate_thresholds, choose, evaluate, mean_excess
 from .endpoint_np import fraga_alves_neves
 from .errors import EstimateError
 from .gof import ad_critical
@@ -133,7 +133,7 @@ def mean_excess_linearity(sorted_values: np.ndarray, u: float) -> float | None:
     us = np.concatenate([[u], us])
     if us.size < 5 or np.ptp(us) == 0:
         return None
-    e = thr.mean_excess(sorted_values, us)
+    e = mean_excess(sorted_values, us)
     c = np.corrcoef(us, e)[0, 1]
     return float(c * c) if np.isfinite(c) else None
 
@@ -154,23 +154,23 @@ def estimate(values: Sequence[float], threshold: float | None = None, confidence
 
     if threshold is None:
         check_size(n, max_tail_fraction)
-        candidates = thr.candidate_thresholds(x, max_tail_fraction)
+        candidates = candidate_thresholds(x, max_tail_fraction)
         if not candidates:
             raise EstimateError(
                 f"too few distinct values at the top of the sample: no threshold under the "
-                f"{max_tail_fraction:.0%} cap leaves {thr.MIN_EXCEEDANCES} values above it")
-        chosen, done = thr.choose(x, candidates, confidence)
+                f"{max_tail_fraction:.0%} cap leaves {MIN_EXCEEDANCES} values above it")
+        chosen, done = choose(x, candidates, confidence)
         cand = done[chosen]
         assert cand is not None
         rule = (f"automatic: lowest of {len(candidates)} candidate thresholds under the "
-                f"{max_tail_fraction:.0%} cap not rejected by Anderson-Darling at {thr.GOF_ALPHA:g}")
+                f"{max_tail_fraction:.0%} cap not rejected by Anderson-Darling at {GOF_ALPHA:g}")
         if not cand.accepted:
             rule = "automatic: every candidate rejected by Anderson-Darling; least rejected one"
         neighbours = [done[j] for j in (chosen - 1, chosen + 1) if 0 <= j < len(done) and done[j] is not None]
         diagnostics["candidates"] = [c.to_dict() for c in done if c is not None]
     else:
         check_threshold(x, threshold)
-        cand = thr.evaluate(x, float(threshold), confidence)
+        cand = evaluate(x, float(threshold), confidence)
         rule = "given"
         k = cand.fit.ex.k
         if k > max_tail_fraction * n:
@@ -216,7 +216,7 @@ def estimate(values: Sequence[float], threshold: float | None = None, confidence
     if not cand.accepted:
         status = "poor_fit"
         messages.append(
-            f"the GPD does not fit the exceedances (Anderson-Darling p ~ {cand.ad_p:.2g} < {thr.GOF_ALPHA:g}): "
+            f"the GPD does not fit the exceedances (Anderson-Darling p ~ {cand.ad_p:.2g} < {GOF_ALPHA:g}): "
             "no upper bound is reported; look at the mean-excess and quantile plots, or give a threshold")
         upb = low = high = None
     elif f.upb is None:
