@@ -18,17 +18,17 @@ def lr_factor(xi: float, k: int, confidence: float) -> float:
     Shapes outside the table are clamped to it (xi >= -0.1 uses -0.1, whose
     factor is near 1); k beyond the table uses its largest k (conservative);
     levels outside the table use the nearest level's factor."""
-    from . import lr_table
+    from .lr_table import K as LR_TABLE_K, LEVELS as LR_TABLE_LEVELS, RATIO as LR_TABLE_RATIO, XI as LR_TABLE_XI
 
-    xis = np.asarray(lr_table.XI)
-    inv_k = 1.0 / np.asarray(lr_table.K, dtype=float)
-    ratio = np.asarray(lr_table.RATIO)  # [xi, k, level]
+    xis = np.asarray(LR_TABLE_XI)
+    inv_k = 1.0 / np.asarray(LR_TABLE_K, dtype=float)
+    ratio = np.asarray(LR_TABLE_RATIO)  # [xi, k, level]
     x = float(np.clip(xi, xis[0], xis[-1]))
     ik = float(np.clip(1.0 / k, inv_k.min(), inv_k.max()))
-    lv = float(np.clip(confidence, lr_table.LEVELS[0], lr_table.LEVELS[-1]))
+    lv = float(np.clip(confidence, LR_TABLE_LEVELS[0], LR_TABLE_LEVELS[-1]))
     order = np.argsort(inv_k)
     by_level = []
     for m in range(ratio.shape[2]):
         by_k = np.array([np.interp(x, xis, ratio[:, j, m]) for j in range(ratio.shape[1])])
         by_level.append(np.interp(ik, inv_k[order], by_k[order]))
-    return float(max(1.0, np.interp(lv, lr_table.LEVELS, by_level)))
+    return float(max(1.0, np.interp(lv, LR_TABLE_LEVELS, by_level)))

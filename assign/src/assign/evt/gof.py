@@ -44,12 +44,12 @@ def anderson_darling(fit: GpdFit) -> float:
 
 
 def ad_quantiles(xi: float, k: int) -> np.ndarray:
-    """Null quantiles of A^2 (at ad_table.LEVELS) for shape xi and k exceedances."""
-    from . import ad_table
+    """Null quantiles of A^2 (at AD_TABLE_LEVELS) for shape xi and k exceedances."""
+    from .ad_table import K as AD_TABLE_K, LEVELS as AD_TABLE_LEVELS, QUANTILES as AD_TABLE_QUANTILES, XI as AD_TABLE_XI
 
-    xis = np.asarray(ad_table.XI)
-    inv_k = 1.0 / np.asarray(ad_table.K, dtype=float)
-    q = np.asarray(ad_table.QUANTILES)  # [xi, k, level]
+    xis = np.asarray(AD_TABLE_XI)
+    inv_k = 1.0 / np.asarray(AD_TABLE_K, dtype=float)
+    q = np.asarray(AD_TABLE_QUANTILES)  # [xi, k, level]
     x = float(np.clip(xi, xis[0], xis[-1]))
     ik = float(np.clip(1.0 / k, inv_k.min(), inv_k.max()))
     # Bilinear interpolation: shape first, then 1/k (the table's K ascend, so 1/K descend).
@@ -62,16 +62,16 @@ def ad_quantiles(xi: float, k: int) -> np.ndarray:
 def ad_pvalue(a2: float, xi: float, k: int) -> float:
     """Approximate p-value, interpolated between the tabulated levels and
     clamped to [1 - max level, 1 - min level]."""
-    from . import ad_table
+    from .ad_table import LEVELS as AD_TABLE_LEVELS
 
-    levels = np.asarray(ad_table.LEVELS)
+    levels = np.asarray(AD_TABLE_LEVELS)
     qs = ad_quantiles(xi, k)
     cdf = float(np.interp(a2, qs, levels, left=levels[0], right=levels[-1]))
     return 1.0 - cdf
 
 
 def ad_critical(xi: float, k: int, alpha: float = 0.05) -> float:
-    from . import ad_table
+    from .ad_table import LEVELS as AD_TABLE_LEVELS
 
-    levels = np.asarray(ad_table.LEVELS)
+    levels = np.asarray(AD_TABLE_LEVELS)
     return float(np.interp(1.0 - alpha, levels, ad_quantiles(xi, k)))
