@@ -34,7 +34,10 @@ from .runners import cleanup_prefix, describe_exit, kill_group, stderr_tail
 from .traffic import PACKET_SIZE, PP_BURST, PP_RING_SIZE, TrafficError, build_traffic
 from ...workloads import Workload
 
-SANITIZER_MARKS = ("ERROR: AddressSanitizer", "ERROR: LeakSanitizer", "runtime error:")
+# Any line naming a sanitizer is a report (the same strict list as tests/harness:
+# a crash report starts "AddressSanitizer:DEADLYSIGNAL", not "ERROR: ...").
+SANITIZER_MARKS = ("AddressSanitizer", "LeakSanitizer", "UndefinedBehaviorSanitizer",
+                   "ThreadSanitizer", "MemorySanitizer", "runtime error:")
 MEMIF_DIR = Path("/run/pipeplace")  # memif sockets live outside /tmp (COMMON.md)
 MEMIF_LOG2_RING = 13                # 8192 slots: the app may connect well before it polls
 LINK_WAIT_S = 120                   # pp-tgen waits this long for the app to connect
