@@ -1,7 +1,7 @@
-"""Frame building and pcap writing for the apps' default traffic generators
+"""Frame building for the apps' default traffic generators
 (apps/<app>/<app>_traffic.py): Ethernet (optionally 802.1Q), IPv4 or IPv6,
 TCP, UDP, ICMP/ICMPv6, with correct IPv4 header and L4 checksums, written
-as a classic pcap (microsecond timestamps, LINKTYPE_ETHERNET).
+through the project's one pcap writer (tools/pcapfile.py).
 
 Plain struct and numpy: tens of thousands of frames a second, so the
 assign dpdk backend can make its captures on first use and cache them.
@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import struct
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Iterable
 
 import numpy as np
 
-PCAP_HEADER = struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 65535, 1)  # LINKTYPE_ETHERNET
+from pcapfile import count_records, write_pcap  # noqa: F401 (the generators write through pcapgen)
+
 ETH_IPV4, ETH_IPV6, ETH_VLAN = 0x0800, 0x86DD, 0x8100
 PROTO_ICMP, PROTO_TCP, PROTO_UDP, PROTO_ICMPV6 = 1, 6, 17, 58
 TCP_FIN, TCP_SYN, TCP_RST, TCP_PSH, TCP_ACK = 0x01, 0x02, 0x04, 0x08, 0x10
@@ -113,33 +113,3 @@ def ipv4(a: int) -> bytes:
 def ipv6(prefix: bytes, host: int) -> bytes:
     """An address in an 8-byte prefix with a 64-bit host part."""
     return prefix[:8] + struct.pack(">Q", host & 0xFFFFFFFFFFFFFFFF)
-
-
-def write_pcap(path: Path, frames: Iterable[bytes], times_s: Iterable[float] | None = None) -> int:
-    """Write frames (with their times in seconds, else 1 us apart); returns the count."""
-    n = 0
-    with path.open("wb") as f:
-        f.write(PCAP_HEADER)
-        times = iter(times_s) if times_s is not None else None
-        for i, p in enumerate(frames):
-            t = next(times) if times is not None else i * 1e-6
-            sec = int(t)
-            usec = int(round((t - sec) * 1e6))
-            if usec >= 1000000:
-                sec, usec = sec + 1, usec - 1000000
-            f.write(struct.pack("<IIII", sec, usec, len(p), len(p)))
-            f.write(p)
-            n += 1
-    return n
-
-
-def count_records(path: Path) -> tuple[int, int]:
-    """(records, largest captured length) of a classic pcap, walking its record headers."""
-    data = path.read_bytes()
-    off, n, biggest = 24, 0, 0
-    while off + 16 <= len(data):
-        caplen = struct.unpack_from("<I", data, off + 8)[0]
-        off += 16 + caplen
-        n += 1
-        biggest = max(biggest, caplen)
-    return n, biggest

@@ -22,9 +22,9 @@ from pathlib import Path
 
 import numpy as np
 
-# The one pcap writer of the project (tests/harness/pcap.py).
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tests"))
-from harness.pcap import write_pcap, write_pcap_array  # noqa: E402,F401 (used by the tests and bench/ipfwd.py)
+# The one pcap writer of the project (tools/pcapfile.py).
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tools"))
+from pcapfile import write_pcap, write_pcap_array  # noqa: E402,F401 (used by the tests and bench/ipfwd.py)
 
 INVALID_KINDS = ("not_ipv4", "truncated", "bad_version_or_ihl", "bad_checksum", "ttl_expired")
 

@@ -72,7 +72,7 @@ def generate(out: Path, n_packets: int, seed: int, new_flows_per_s: float, shape
             flags, size = pcapgen.TCP_ACK | pcapgen.TCP_PSH, int(data_sizes[i])
         frames.append(pcapgen.frame(fl, tcp_flags=flags, seq=k * 1460, frame_len=size))
         times.append(t)
-    return pcapgen.write_pcap(out, frames, times), n_flows
+    return pcapgen.write_pcap(out, frames, times_s=times), n_flows
 
 
 def main(argv: list[str] | None = None) -> int:
