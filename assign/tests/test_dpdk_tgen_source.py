@@ -123,7 +123,9 @@ def test_both_processes_exit_cleanly(build_dir: Path) -> None:
     last = be.tgen.sessions[-1]
     assert last["closed"] is True and last["unaccounted"] == 0, last
     assert last["generator_tx"]["packets"] == last["app_rx"] + last["app_drained_at_end"] > 0, last
-    assert last["generator_tx"]["link_full"] == 0  # back-pressure: nothing lost at the link
+    # back-pressure: nothing lost at the link while it runs; the stop may catch one burst per queue
+    # waiting for room in the full link, freed unsent (never on the link, not in tx packets)
+    assert last["generator_tx"]["link_full"] <= 32, last
     if all(r.extra["attempts"] == 1 for r in results):
         assert be.tgen.starts == 1 and last["placements"] == 3, (be.tgen.starts, last)
         assert last["app_rx"] == 3 * PACKETS
