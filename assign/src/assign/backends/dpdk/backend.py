@@ -264,8 +264,14 @@ def _close(runner: ProcessRunner | ServeRunner, tgen: TgenTraffic | None) -> Non
     else:
         why = why or "process runner: one app process per placement, no link accounting"
     s = tgen.finish(drained, why)
-    if s.get("closed") is False and "why_not_closed" not in s:
+    if s.get("closed"):
+        print(f"assign: generator link (measured): {s['generator_tx']['packets']} packets sent = "
+              f"{s['app_rx']} received by {s['placements']} placement(s) + {s['app_drained_at_end']} drained at "
+              f"the end; link closed exactly", file=sys.stderr)
+    elif "why_not_closed" not in s:
         print(f"assign: warning: the generator's link does not account for every packet: {s}", file=sys.stderr)
+    else:
+        print(f"assign: generator link not accounted: {s['why_not_closed']}", file=sys.stderr)
     runner.close()
 
 
