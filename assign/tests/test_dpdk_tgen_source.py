@@ -150,11 +150,11 @@ def test_contexts_overlapping_the_generator_are_refused(build_dir: Path, tmp_pat
     assert harness_processes(tmp_path) == []
 
 
-def test_a_timed_window_is_refused_with_the_generator(build_dir: Path, tmp_path: Path) -> None:
+def test_a_timed_window_is_refused_with_the_generator_and_the_process_runner(build_dir: Path, tmp_path: Path) -> None:
     args = [a for a in sample_args(tmp_path / "d.db", "0") if a not in ("--packets", str(PACKETS))]
-    p = assign_cli(args + ["--duration", "0.2"], build_dir, tmp_path, timeout=60)
+    p = assign_cli(args + ["--duration", "0.2", "--runner", "process"], build_dir, tmp_path, timeout=60)
     assert p.returncode != 0
-    assert "--traffic tgen with --duration 0.2: give --packets N" in p.stderr, p.stderr
+    assert "--traffic tgen with --duration 0.2 and the process runner: give --packets N" in p.stderr, p.stderr
 
 
 def test_options_round_trip_and_old_runs_load_as_pcap() -> None:
@@ -170,3 +170,18 @@ def test_options_round_trip_and_old_runs_load_as_pcap() -> None:
         DpdkOptions(packets=1000, tgen_contexts=[3])
     with pytest.raises(BackendError, match="--traffic 'nic'"):
         DpdkOptions(traffic="nic")
+
+
+def test_a_timed_window_with_the_generator_and_the_serve_runner(build_dir: Path) -> None:
+    """The link stays up, so a timed window is fine with the serve runner:
+    the app's stop flag ends each window while the generator keeps sending,
+    and the link still accounts for every packet at the end."""
+    topo = restrict_topology(get_machine(), [0])
+    opts = DpdkOptions(build_dir=build_dir, duration=0.1, warmup=0.05, contexts=[0], traffic="tgen",
+                       tgen_contexts=[1], runner="serve")
+    with DpdkBackend(topo, Workload("ipfwd-l1", 1), opts, allow_colocate=True) as be:
+        results = [be.measure_one([0, 0, 0]) for _ in range(3)]
+    assert all(r.status == "ok" and r.value > 0 for r in results), [r.extra.get("reason") for r in results]
+    assert all(0.09 < r.extra["window_s"] < 2 for r in results), [r.extra["window_s"] for r in results]
+    last = be.tgen.sessions[-1]
+    assert last["closed"] is True and last["unaccounted"] == 0, last

@@ -31,7 +31,7 @@ from ..base import BackendError, MeasureRequest, Result
 from ...placement import placement
 from ...topology import Topology
 from ...workloads import Workload
-from .options import DpdkOptions, default_build_dir
+from .options import DpdkOptions, default_build_dir, tgen_duration_refusal
 from .runners import Outcome, ProcessRunner, RunSpec, ServeRunner, serve_supported, workdir
 from .tgen import TgenTraffic
 from .traffic import TrafficError, build_traffic
@@ -89,6 +89,10 @@ class DpdkBackend:
         if mode == "serve" and self.opts.runner == "serve" and not serve_supported(self.binary):
             raise BackendError(f"--runner serve: {self.binary} --help does not list --serve "
                                f"(use --runner process)")
+        if self.tgen is not None and mode == "process" and self.opts.duration is not None:
+            shutil.rmtree(wdir, ignore_errors=True)
+            raise BackendError(f"backend dpdk: {self.binary} --help does not list --serve; "
+                               + tgen_duration_refusal(self.opts.duration))
         self.runner: ProcessRunner | ServeRunner = ServeRunner(spec) if mode == "serve" else ProcessRunner(spec)
         # the serve process, the generator and the work directory go with the backend, or at the
         # latest at exit; the app first: the generator must not be the side that leaves a live link
