@@ -61,6 +61,8 @@ LCORES = "0,1"
 
 
 def eal(prefix: str) -> list[str]:
+    if "@" in LCORES:  # lcore@cpu: EAL --lcores
+        return harness.eal_args(prefix, ["net_null0"], log_level="warning", extra=["--lcores", LCORES])
     return harness.eal_args(prefix, ["net_null0"], lcores=LCORES, log_level="warning")
 
 
@@ -152,7 +154,8 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=MIN_ROUNDS,
                     help=f"alternations, at least {MIN_ROUNDS} (default {MIN_ROUNDS})")
     ap.add_argument("--lcores", default="0,1",
-                    help="EAL -l for both (default 0,1: the TX lcore 1 on CPU 1; e.g. 0,1@0 puts it on CPU 0)")
+                    help="EAL -l for both (default 0,1: the TX lcore 1 on CPU 1); with @, EAL --lcores "
+                         "(0@0,1@0 puts the TX lcore on CPU 0)")
     ap.add_argument("--testpmd-extra", default="", help="more testpmd options, e.g. \"--mbcache=512\"")
     ap.add_argument("--json", type=Path, help="also write the figures here")
     a = ap.parse_args()
@@ -165,6 +168,15 @@ def main() -> None:
     if not binary.exists():
         sys.exit(f"bench/tgen.py: {binary} not found (build with -Dparts=traffic-gen, or --build DIR)")
     extra = a.testpmd_extra.split()
+    opts = a.build / "meson-info" / "intro-buildoptions.json"
+    try:
+        san = next((str(o["value"]) for o in json.loads(opts.read_text()) if o["name"] == "b_sanitize"), "none")
+    except (OSError, ValueError):
+        san = "none"
+    if san != "none":
+        print(f"warning: {a.build} is a sanitizer build ({san}): pp-tgen runs at a fraction of its speed there "
+              f"(0.28x testpmd per CPU-s measured on 2026-11-23) and testpmd is Debian's release build; "
+              f"compare with the release build (--build build)", flush=True)
     f: dict[str, list[float]] = {k: [] for k in ("tgen", "pmd", "tgen_cpu", "pmd_cpu", "tgen_share",
                                                   "pmd_share")}
     for r in range(a.rounds):
