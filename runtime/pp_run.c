@@ -242,6 +242,8 @@ struct run {
 	unsigned n_inited; /* task_init calls that succeeded */
 	bool set_up, ports_up, launched;
 	uint64_t *tx0, *b0, *tx1, *b1; /* window start/end: packets, bytes */
+	double t_launch;               /* before the first worker was launched: */
+	uint64_t tsc_launch;           /* a window without warm-up starts here */
 };
 
 static int
@@ -382,9 +384,12 @@ static double
 watch(struct run *r)
 {
 	const struct pp_run_opts *o = r->opts;
-	double t_start = now_s(), t_win0 = t_start, t_stop = 0;
+	/* From the launch, not from here: the workers may have moved packets
+	 * before the main lcore got here (a small --packets window with no
+	 * warm-up would otherwise be timed too short). */
+	double t_start = r->t_launch, t_win0 = t_start, t_stop = 0;
 	bool in_window = o->warmup_s <= 0;
-	uint64_t tsc_win0 = rte_rdtsc();
+	uint64_t tsc_win0 = r->tsc_launch;
 
 	stats_requested = 0;
 	while (!all_done(r->inst, r->n)) {
@@ -499,7 +504,11 @@ pp_run_placement(struct pp_runtime *rt, const struct pp_placement *pl, const cha
 	if (create_instances(&r) < 0)
 		goto out;
 	r.ports_up = true; /* even a failed setup_ports may have started some */
-	if (setup_ports(rt, pl, origin, opts, r.use) < 0 || launch(&r) < 0)
+	if (setup_ports(rt, pl, origin, opts, r.use) < 0)
+		goto out;
+	r.t_launch = now_s();
+	r.tsc_launch = rte_rdtsc();
+	if (launch(&r) < 0)
 		goto out;
 
 	double window = watch(&r);
