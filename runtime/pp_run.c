@@ -164,7 +164,7 @@ stop_ports(struct pp_runtime *rt, const struct port_use *use)
 json_t *
 pp_run_close_ports(struct pp_runtime *rt)
 {
-	json_t *queues = json_array(), *rep = json_object();
+	json_t *queues = json_array(), *port_stats = json_array(), *rep = json_object();
 	uint64_t total = 0;
 	struct rte_mbuf *pkts[PP_BURST];
 
@@ -190,9 +190,24 @@ pp_run_close_ports(struct pp_runtime *rt)
 			json_object_set_new(o, "capped", json_boolean(n >= CLOSE_DRAIN_CAP));
 			json_array_append_new(queues, o);
 		}
+		/* What the port itself counted over its life (net_memif, net_null
+		 * and NICs count; what a NIC had no room for is imissed). */
+		struct rte_eth_stats st;
+		if (rte_eth_stats_get(p, &st) == 0) {
+			json_t *o = json_object();
+			json_object_set_new(o, "port", json_integer(p));
+			json_object_set_new(o, "ipackets", json_integer((json_int_t)st.ipackets));
+			json_object_set_new(o, "imissed", json_integer((json_int_t)st.imissed));
+			json_object_set_new(o, "ierrors", json_integer((json_int_t)st.ierrors));
+			json_object_set_new(o, "rx_nombuf", json_integer((json_int_t)st.rx_nombuf));
+			json_object_set_new(o, "opackets", json_integer((json_int_t)st.opackets));
+			json_object_set_new(o, "oerrors", json_integer((json_int_t)st.oerrors));
+			json_array_append_new(port_stats, o);
+		}
 		pp_port_stop(p, false);
 		rt->port_started[p] = false;
 	}
+	json_object_set_new(rep, "ports", port_stats);
 	json_object_set_new(rep, "kind", json_string("measured"));
 	json_object_set_new(rep, "drained_packets", json_integer((json_int_t)total));
 	json_object_set_new(rep, "queues", queues);

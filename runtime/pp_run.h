@@ -57,8 +57,10 @@ int pp_run_placement(struct pp_runtime *rt, const struct pp_placement *pl, const
  * are empty (three empty polls in a row, at most 65536 packets per queue),
  * the packets freed and counted, and the port stopped.  Call with no run
  * on.  Returns the report: {"kind", "drained_packets", "queues": [{"port",
- * "queue", "packets", "capped"}]} ("capped": the queue never ran dry, as a
- * net_pcap infinite_rx replay does not). */
+ * "queue", "packets", "capped"}], "ports": [{"port", "ipackets", "imissed",
+ * "ierrors", "rx_nombuf", "opackets", "oerrors"}]} ("capped": the queue
+ * never ran dry, as a net_pcap infinite_rx replay does not; "ports": the
+ * port's own counters over its life, before the stop). */
 json_t *pp_run_close_ports(struct pp_runtime *rt);
 
 /* Set from signal handlers (runtime/base/pp_signal.c counts SIGINT and

@@ -95,6 +95,11 @@ def test_serve_keeps_ports_up_through_many_placements(build_dir: Path, file_pref
     # net_pcap infinite_rx never runs dry: the drain stops at its cap and says so
     assert rep["kind"] == "measured" and rep["lines"] == 50
     assert [(q["port"], q["queue"], q["capped"]) for q in rep["queues"]] == [(0, 0, True)]
+    # the ports' own counters over all 50 placements: every packet the rx port handed out is in some
+    # placement's rx or in the final drain, every packet the placements sent reached the tx port
+    rx_port, tx_port = rep["ports"]
+    assert rx_port["ipackets"] == sum(o["total"]["rx_packets"] for o in out) + rep["drained_packets"], rep
+    assert tx_port["opackets"] == sum(o["total"]["tx_packets"] for o in out), rep
 
 
 def test_serve_reconfigures_a_port_for_more_queues(build_dir: Path, file_prefix: str) -> None:
