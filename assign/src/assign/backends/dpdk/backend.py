@@ -160,6 +160,7 @@ class DpdkBackend:
                 sess = self.tgen.finish(0)
                 if not sess["closed"]:
                     why = f"generator: {sess.get('why_not_closed') or sess}"
+                gen_tx = sess.get("generator_tx")
             if why is None:
                 extra = self._extra(out)
                 extra["attempts"] = attempt
@@ -169,6 +170,8 @@ class DpdkBackend:
                     # measured, outside the app's wall_s: the start of the generator that fed this assignment
                     extra["traffic"]["generator_start_s"] = round(self.tgen.start_s, 6)
                     extra["traffic"]["generator_placements"] = self.tgen.placements
+                    if not serve:  # this assignment's own generator: its figures (measured)
+                        extra["traffic"]["generator_tx"] = dict(gen_tx or {}, kind="measured")
                 return Result(float(out.stats["total"]["pps"]), extra=extra)
             if isinstance(self.runner, ServeRunner):
                 self.runner.restart()
