@@ -278,8 +278,10 @@ def _close(runner: ProcessRunner | ServeRunner, tgen: TgenTraffic | None) -> Non
     why = tgen.stop_sending()
     drained = None
     if isinstance(runner, ServeRunner):
+        before = len(runner.end_reports)
         runner.stop()
-        end = runner.end_reports[-1] if runner.end_reports else None
+        # only a report of the process that ends now (none when no process was running)
+        end = runner.end_reports[-1] if len(runner.end_reports) > before else None
         if end is not None and runner.exits and runner.exits[-1] == 0:
             drained = int(end.get("drained_packets", 0))
         elif why is None:
