@@ -9,13 +9,22 @@ In one run, side by side:
               every time);
   3. noise:   --reps measurements of two placements (all stages on one
               context; stages split over two contexts), CV = sd / mean;
-  4. the paper's window (3 million packets per instance) once, for scale.
+  4. the paper's window (3 million packets per instance) once, for scale;
+  5. traffic: the same placement (all three tasks on one context, the
+              generator on another) measured --tgen-reps times per block with
+              the embedded pcap replay and with pp-tgen over net_memif (one
+              generator per block, the link kept up), alternating
+              --tgen-blocks blocks, for a timed window and for a packet
+              window: seconds per assignment and CV side by side, and their
+              ratios (goal: tgen within 1.5x of pcap's seconds, same noise).
 Per assignment: wall seconds (draw, measure, store), the window and warm-up,
 and the overhead (everything else), all measured; the time for 5000
 assignments is projected from the measured mean (estimated).
 
   bench/assign-dpdk.py [--build DIR] [--n 60] [--n-process 15] [--reps 30]
-                    [--duration 0.1] [--warmup 0.05] [--json FILE]
+                    [--duration 0.1] [--warmup 0.05] [--tgen-reps 20]
+                    [--tgen-blocks 3] [--tgen-packets 1000000]
+                    [--only traffic] [--json FILE]
 """
 from __future__ import annotations
 
@@ -39,7 +48,8 @@ from assign.backends.base import summarize  # noqa: E402
 from assign.backends.dpdk.backend import DpdkBackend, DpdkOptions  # noqa: E402
 from assign.session import Session  # noqa: E402
 from assign.store import Store  # noqa: E402
-from assign.topology import get_machine  # noqa: E402
+from assign.backends.dpdk.tgen import default_tgen_contexts  # noqa: E402
+from assign.topology import get_machine, restrict_topology  # noqa: E402
 from assign.workloads import Workload  # noqa: E402
 
 TARGET_N, TARGET_S = 5000, 30 * 60
@@ -76,6 +86,87 @@ def sample(build: Path, cache: Path, db: Path, n: int, runner: str, duration: fl
     }
 
 
+def traffic_block(build: Path, cache: Path, source: str, reps: int, window: dict, warmup: float,
+                  app_ctx: list[int], gen_ctx: list[int]) -> dict:
+    """reps measurements of [c, c, c] (c = app_ctx[0]) with one backend (one
+    serve process; with tgen one generator for the block): seconds per
+    assignment around each measure_one, the first (process and generator
+    start, priming) apart."""
+    topo = restrict_topology(get_machine(), app_ctx)
+    opts = DpdkOptions(build_dir=build, cache_dir=cache, warmup=warmup, contexts=app_ctx, traffic=source,
+                       tgen_contexts=gen_ctx if source == "tgen" else None, runner="serve", **window)
+    c = app_ctx[0]
+    secs, vals, fails = [], [], 0
+    t0 = time.perf_counter()
+    with DpdkBackend(topo, Workload("ipfwd-l1", 1), opts, allow_colocate=True) as be:
+        for _ in range(reps):
+            t = time.perf_counter()
+            r = be.measure_one([c, c, c])
+            secs.append(time.perf_counter() - t)
+            if r.status == "ok":
+                vals.append(float(r.value))
+            else:
+                fails += 1
+    total = time.perf_counter() - t0
+    link = be.tgen.sessions[-1] if be.tgen is not None and be.tgen.sessions else None
+    return {"secs": secs, "values": vals, "failed": fails, "total_s": total, "link": link}
+
+
+def traffic_compare(build: Path, cache: Path, reps: int, blocks: int, duration: float, warmup: float,
+                    packets: int) -> dict:
+    gen_ctx = default_tgen_contexts()
+    app_ctx = [c for c in sorted(os.sched_getaffinity(0)) if c not in gen_ctx][:1]
+    if not app_ctx:
+        print("\ntraffic: skipped, one context only (the generator needs a context of its own)")
+        return {}
+    out: dict = {"app_contexts": app_ctx, "generator_contexts": gen_ctx}
+    windows = {f"timed {duration} s": ({"duration": duration}, warmup),
+               f"{packets:,} packets": ({"packets": packets}, 0.0)}
+    print(f"\ntraffic: ipfwd-l1 x1, R, P, T on context {app_ctx[0]}, generator on {gen_ctx}; {blocks} blocks "
+          f"of {reps} measurements per source, alternating pcap, tgen (all measured)")
+    for wname, (win, wu) in windows.items():
+        acc: dict[str, dict] = {src: {"secs": [], "first": [], "values": [], "cvs": [], "failed": 0, "links": []}
+                                for src in ("pcap", "tgen")}
+        for _ in range(blocks):
+            for src in ("pcap", "tgen"):
+                b = traffic_block(build, cache, src, reps, win, wu, app_ctx, gen_ctx)
+                a = acc[src]
+                a["first"].append(b["secs"][0])
+                a["secs"] += b["secs"][1:]
+                a["values"] += b["values"]
+                if len(b["values"]) > 1:
+                    a["cvs"].append(statistics.stdev(b["values"]) / statistics.mean(b["values"]))
+                a["failed"] += b["failed"]
+                if b["link"] is not None:
+                    a["links"].append(b["link"])
+        print(f"\n  window: {wname} (warm-up {wu} s)")
+        print(f"  {'source':6s} {'s/assignment':>13s} {'first (start)':>14s} {'value median':>14s} "
+              f"{'CV in block':>12s} {'CV all':>7s} {'failed':>6s}")
+        row = {}
+        for src, a in acc.items():
+            med = statistics.median(a["secs"])
+            allv = summarize(a["values"])
+            cv_block = statistics.median(a["cvs"]) if a["cvs"] else float("nan")
+            row[src] = {"s_per_assignment_median": med, "first_s_median": statistics.median(a["first"]),
+                        "value_median": statistics.median(a["values"]) if a["values"] else None,
+                        "cv_in_block_median": cv_block, "cv_all": allv["cv"], "failed": a["failed"],
+                        "n": len(a["values"]), "links": a["links"]}
+            print(f"  {src:6s} {med:13.3f} {row[src]['first_s_median']:14.3f} "
+                  f"{(row[src]['value_median'] or 0) / 1e6:12.2f} M {100 * cv_block:11.1f}% "
+                  f"{100 * allv['cv']:6.1f}% {a['failed']:6d}")
+        p, t = row["pcap"], row["tgen"]
+        ratio = t["s_per_assignment_median"] / p["s_per_assignment_median"]
+        print(f"  tgen / pcap: seconds per assignment {ratio:.2f}x (goal <= 1.5x: "
+              f"{'met' if ratio <= 1.5 else 'not met'}), CV in block {t['cv_in_block_median'] / p['cv_in_block_median']:.2f}x, "
+              f"value {(t['value_median'] or 0) / (p['value_median'] or 1):.2f}x (measured side by side)")
+        closed = [ln for ln in t["links"] if ln.get("closed")]
+        print(f"  generator links: {len(closed)} of {len(t['links'])} closed exactly (generator tx = app rx + "
+              f"drained at the end); first assignment of a block pays the start-up and the priming placement")
+        row["ratio_s_per_assignment"] = ratio
+        out[wname] = row
+    return out
+
+
 @harness.broken_pipe_safe
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -85,8 +176,15 @@ def main() -> int:
     ap.add_argument("--reps", type=int, default=30, help="noise: measurements per placement (30)")
     ap.add_argument("--duration", type=float, default=0.1, help="window seconds (0.1)")
     ap.add_argument("--warmup", type=float, default=0.05, help="warm-up seconds (0.05)")
+    ap.add_argument("--tgen-reps", type=int, default=20, help="traffic: measurements per block (20)")
+    ap.add_argument("--tgen-blocks", type=int, default=3, help="traffic: alternating blocks per source (3)")
+    ap.add_argument("--tgen-packets", type=int, default=1_000_000,
+                    help="traffic: the packet window per instance (1,000,000)")
+    ap.add_argument("--only", choices=["traffic"], help="run only this part")
     ap.add_argument("--json", type=Path, help="also write every figure here")
     a = ap.parse_args()
+    if a.tgen_reps < 2 or a.tgen_blocks < 1:
+        sys.exit("assign-dpdk.py: --tgen-reps must be at least 2 and --tgen-blocks at least 1")
     build = a.build.resolve()
     out: dict = {"machine": get_machine().summary(), "workload": "ipfwd-l1 x1, co-located",
                  "window_s": a.duration, "warmup_s": a.warmup, "load_avg_at_start": os.getloadavg()}
@@ -95,6 +193,12 @@ def main() -> int:
         print(f"machine: {out['machine']}; load average {out['load_avg_at_start'][0]:.2f} (other work shares "
               f"these contexts: every figure below is measured under it)")
         print(f"ipfwd-l1, 1 instance, tasks co-located; window {a.duration} s after a {a.warmup} s warm-up")
+        if a.only == "traffic":
+            out["traffic"] = traffic_compare(build, cache, a.tgen_reps, a.tgen_blocks, a.duration, a.warmup,
+                                             a.tgen_packets)
+            if a.json:
+                a.json.write_text(json.dumps(out, indent=2))
+            return 0
         res = {}
         for runner, n in (("serve", a.n), ("process", a.n_process)):
             r = sample(build, cache, Path(tmp) / f"{runner}.db", n, runner, a.duration, a.warmup)
@@ -147,6 +251,8 @@ def main() -> int:
                                "pps": r.value}
         print(f"the paper's window (3,000,000 packets, all on one context, no warm-up): {dt:.2f} s "
               f"per assignment (measured; window {r.extra.get('window_s', float('nan')):.2f} s)")
+        out["traffic"] = traffic_compare(build, cache, a.tgen_reps, a.tgen_blocks, a.duration, a.warmup,
+                                         a.tgen_packets)
     if a.json:
         a.json.write_text(json.dumps(out, indent=2))
     return 0

@@ -4,7 +4,9 @@ placements in a row (default 20,000), and every --every placements this
 prints its resident memory, open files and the machine's hugepages in use,
 all measured from /proc; at the end the growth from the first sample to the
 last.  Every placement's answer is checked: no error, accounting_ok, and
-rx = tx + dropped + queued exactly, for the total and for every instance.
+rx = tx + dropped + queued exactly, for the total and for every instance,
+and every placement after the first found its ports up ("ports":
+{"kept_up": true}: started once, never stopped in between).
 
   .venv/bin/python bench/soak-ipfwd-serve.py [--build DIR] [--placements N]
         [--every K] [--packets P] [--variants l1,mem] [--instances I] [--seed S]
@@ -78,6 +80,17 @@ def exact(o: dict[str, Any]) -> str | None:
     return None
 
 
+def ports_kept_up(o: dict[str, Any], first: bool) -> str | None:
+    """Why the ports were not as serve mode keeps them: started for the
+    first placement, found up by every later one (None when they were)."""
+    ports = o.get("ports")
+    if not isinstance(ports, dict):
+        return "no \"ports\" in the answer"
+    if not first and ports.get("kept_up") is not True:
+        return f"ports not kept up from the placement before: {ports}"
+    return None
+
+
 @harness.broken_pipe_safe
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -126,7 +139,8 @@ def main() -> int:
             line = p.stdout.readline()
             if not line:
                 break
-            why = exact(json.loads(line))
+            ans = json.loads(line)
+            why = exact(ans) or ports_kept_up(ans, done == 0)
             if why is not None:
                 bad.append(f"placement {i + 1} ({json.dumps(place['instances'])}): {why}")
             done += 1

@@ -72,7 +72,11 @@ usage(const struct pp_app *app, FILE *out)
 		"                      statistics JSON line per input line (or {\"line\": N,\n"
 		"                      \"error\": ...}); exit at end of input (status 1 if any\n"
 		"                      line failed); SIGUSR1 snapshots go to stderr. Workers\n"
-		"                      exist on every context this process may use\n"
+		"                      exist on every context this process may use. Ports,\n"
+		"                      queues and the pool stay up from one line to the next\n"
+		"                      (reconfigured only when a placement needs more queues);\n"
+		"                      at the end what the rx queues still hold is counted on\n"
+		"                      stderr (\"pipeplace: serve end: {...}\") and freed\n"
 		"  --mbufs N           mbufs in the pool (default: enough for the rings; add the\n"
 		"                      packets of every capture net_pcap replays with "
 		"infinite_rx)\n"
@@ -295,6 +299,16 @@ serve(struct pp_runtime *rt, const struct pp_topology *topo, struct cli *c)
 		if (out == NULL) {
 			out = json_object();
 			json_object_set_new(out, "error", json_string(err));
+		} else {
+			/* Whether this run found its ports up (kept from the run
+			 * before) or had to start / reconfigure them. */
+			json_t *ports = json_object();
+			json_object_set_new(
+				ports, "kept_up", json_boolean(rt->run_port_starts == 0));
+			json_object_set_new(ports, "started", json_integer(rt->run_port_starts));
+			json_object_set_new(
+				ports, "reconfigured", json_integer(rt->run_port_configures));
+			json_object_set_new(out, "ports", ports);
 		}
 		json_object_set_new(out, "line", json_integer(lineno));
 		json_dumpf(out, stdout, JSON_COMPACT | JSON_REAL_PRECISION(10));
@@ -313,6 +327,15 @@ serve(struct pp_runtime *rt, const struct pp_topology *topo, struct cli *c)
 			break;
 	}
 	free(line);
+	/* Packets the ports received after the last run: counted, freed. */
+	json_t *end = pp_run_close_ports(rt);
+	if (end != NULL) {
+		json_object_set_new(end, "lines", json_integer(lineno));
+		fputs("pipeplace: serve end: ", stderr);
+		json_dumpf(end, stderr, JSON_COMPACT);
+		fputc('\n', stderr);
+		json_decref(end);
+	}
 	return failed != 0;
 }
 
@@ -458,6 +481,7 @@ pp_main(int argc, char **argv, const struct pp_app *app)
 	rt.app = app;
 	rt.app_cfg = app_cfg;
 	rt.topo = &topo;
+	rt.keep_ports_up = c.serve;
 	for (unsigned k = 0; k < n_ctx; k++)
 		rt.lcore_of_context[ctxs[k]] = k + 1;
 	rt.pool = rte_pktmbuf_pool_create("pp_pool", c.mbufs, 256, 0,

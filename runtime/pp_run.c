@@ -104,8 +104,17 @@ setup_ports(struct pp_runtime *rt, const struct pp_placement *pl, const char *or
 			}
 		}
 		int rc;
-		if (use[p].n_rx <= rt->port_rx_queues[p] && use[p].n_tx <= rt->port_tx_queues[p])
+		bool enough = use[p].n_rx <= rt->port_rx_queues[p] &&
+			use[p].n_tx <= rt->port_tx_queues[p];
+		if (enough && rt->port_started[p])
+			continue; /* kept up from an earlier run (serve mode) */
+		if (enough)
 			goto start;
+		if (rt->port_started[p]) {
+			/* More queues than the port has: reconfigure it. */
+			pp_port_stop(p, false);
+			rt->port_started[p] = false;
+		}
 		use[p].n_rx = RTE_MAX(use[p].n_rx, rt->port_rx_queues[p]);
 		use[p].n_tx = RTE_MAX(use[p].n_tx, rt->port_tx_queues[p]);
 		const struct pp_port_conf conf = {
@@ -119,6 +128,7 @@ setup_ports(struct pp_runtime *rt, const struct pp_placement *pl, const char *or
 			return -1;
 		rt->port_rx_queues[p] = use[p].n_rx;
 		rt->port_tx_queues[p] = use[p].n_tx;
+		rt->run_port_configures++;
 	start:
 		rc = pp_port_start(p, false);
 		if (rc < 0) {
@@ -131,16 +141,77 @@ setup_ports(struct pp_runtime *rt, const struct pp_placement *pl, const char *or
 					rte_mempool_in_use_count(rt->pool));
 			return -1;
 		}
+		rt->port_started[p] = true;
+		rt->run_port_starts++;
 	}
 	return 0;
 }
 
+/* Ports stop after every run, except in serve mode (rt->keep_ports_up),
+ * where they stay up until pp_run_close_ports. */
 static void
-stop_ports(const struct port_use *use)
+stop_ports(struct pp_runtime *rt, const struct port_use *use)
 {
 	for (uint16_t p = 0; p < RTE_MAX_ETHPORTS; p++)
-		if (use[p].started)
+		if (use[p].started && rt->port_started[p]) {
 			pp_port_stop(p, false);
+			rt->port_started[p] = false;
+		}
+}
+
+#define CLOSE_DRAIN_CAP 65536 /* per queue: a source that never runs dry is not a backlog */
+
+json_t *
+pp_run_close_ports(struct pp_runtime *rt)
+{
+	json_t *queues = json_array(), *port_stats = json_array(), *rep = json_object();
+	uint64_t total = 0;
+	struct rte_mbuf *pkts[PP_BURST];
+
+	for (uint16_t p = 0; p < PP_MAX_PORTS; p++) {
+		if (!rt->port_started[p])
+			continue;
+		for (uint16_t q = 0; q < rt->port_rx_queues[p]; q++) {
+			uint64_t n = 0;
+			unsigned idle = 0;
+			/* Until the queue reads empty three times in a row. */
+			while (idle < 3 && n < CLOSE_DRAIN_CAP) {
+				uint16_t k = rte_eth_rx_burst(p, q, pkts, PP_BURST);
+				idle = k == 0 ? idle + 1 : 0;
+				if (k != 0)
+					rte_pktmbuf_free_bulk(pkts, k);
+				n += k;
+			}
+			total += n;
+			json_t *o = json_object();
+			json_object_set_new(o, "port", json_integer(p));
+			json_object_set_new(o, "queue", json_integer(q));
+			json_object_set_new(o, "packets", json_integer((json_int_t)n));
+			json_object_set_new(o, "capped", json_boolean(n >= CLOSE_DRAIN_CAP));
+			json_array_append_new(queues, o);
+		}
+		/* What the port itself counted over its life (net_memif, net_null
+		 * and NICs count; what a NIC had no room for is imissed). */
+		struct rte_eth_stats st;
+		if (rte_eth_stats_get(p, &st) == 0) {
+			json_t *o = json_object();
+			json_object_set_new(o, "port", json_integer(p));
+			json_object_set_new(o, "ipackets", json_integer((json_int_t)st.ipackets));
+			json_object_set_new(o, "imissed", json_integer((json_int_t)st.imissed));
+			json_object_set_new(o, "ierrors", json_integer((json_int_t)st.ierrors));
+			json_object_set_new(o, "rx_nombuf", json_integer((json_int_t)st.rx_nombuf));
+			json_object_set_new(o, "opackets", json_integer((json_int_t)st.opackets));
+			json_object_set_new(o, "oerrors", json_integer((json_int_t)st.oerrors));
+			json_array_append_new(port_stats, o);
+		}
+		pp_port_stop(p, false);
+		rt->port_started[p] = false;
+	}
+	json_object_set_new(rep, "ports", port_stats);
+	json_object_set_new(rep, "kind", json_string("measured"));
+	json_object_set_new(rep, "drained_packets", json_integer((json_int_t)total));
+	json_object_set_new(rep, "queues", queues);
+	return rep;
 }
 
 static double
@@ -186,6 +257,8 @@ struct run {
 	unsigned n_inited; /* task_init calls that succeeded */
 	bool set_up, ports_up, launched;
 	uint64_t *tx0, *b0, *tx1, *b1; /* window start/end: packets, bytes */
+	double t_launch;               /* before the first worker was launched: */
+	uint64_t tsc_launch;           /* a window without warm-up starts here */
 };
 
 static int
@@ -326,9 +399,12 @@ static double
 watch(struct run *r)
 {
 	const struct pp_run_opts *o = r->opts;
-	double t_start = now_s(), t_win0 = t_start, t_stop = 0;
+	/* From the launch, not from here: the workers may have moved packets
+	 * before the main lcore got here (a small --packets window with no
+	 * warm-up would otherwise be timed too short). */
+	double t_start = r->t_launch, t_win0 = t_start, t_stop = 0;
 	bool in_window = o->warmup_s <= 0;
-	uint64_t tsc_win0 = rte_rdtsc();
+	uint64_t tsc_win0 = r->tsc_launch;
 
 	stats_requested = 0;
 	while (!all_done(r->inst, r->n)) {
@@ -376,8 +452,8 @@ release_run(struct run *r)
 		__atomic_store_n(&pp_stop_flag, 1, __ATOMIC_RELEASE);
 		rte_eal_mp_wait_lcore();
 	}
-	if (r->ports_up)
-		stop_ports(r->use);
+	if (r->ports_up && !r->rt->keep_ports_up)
+		stop_ports(r->rt, r->use);
 	for (unsigned i = 0; r->inst != NULL && i < r->n; i++) {
 		struct rte_mbuf *m;
 		struct rte_ring *rings[2] = { r->inst[i].r_to_p, r->inst[i].p_to_t };
@@ -422,6 +498,7 @@ pp_run_placement(struct pp_runtime *rt, const struct pp_placement *pl, const cha
 		return 1;
 	}
 	rt->n_runs++;
+	rt->run_port_starts = rt->run_port_configures = 0;
 	if (alloc_run(&r) < 0 || plan_tasks(&r) < 0)
 		goto out;
 
@@ -442,7 +519,11 @@ pp_run_placement(struct pp_runtime *rt, const struct pp_placement *pl, const cha
 	if (create_instances(&r) < 0)
 		goto out;
 	r.ports_up = true; /* even a failed setup_ports may have started some */
-	if (setup_ports(rt, pl, origin, opts, r.use) < 0 || launch(&r) < 0)
+	if (setup_ports(rt, pl, origin, opts, r.use) < 0)
+		goto out;
+	r.t_launch = now_s();
+	r.tsc_launch = rte_rdtsc();
+	if (launch(&r) < 0)
 		goto out;
 
 	double window = watch(&r);

@@ -38,6 +38,13 @@ struct pp_runtime {
 	/* Queues each port was configured with by an earlier run: reused
 	 * as they are when enough (net_pcap cannot set its queues up twice). */
 	uint16_t port_rx_queues[PP_MAX_PORTS], port_tx_queues[PP_MAX_PORTS];
+	/* Serve mode: ports stay started between runs (pp_run_close_ports
+	 * stops them); otherwise every run stops the ports it started. */
+	bool keep_ports_up;
+	bool port_started[PP_MAX_PORTS];
+	/* What the last run did to the ports: starts and (re)configurations
+	 * (both 0 when it found every port it uses up and configured). */
+	unsigned run_port_starts, run_port_configures;
 };
 
 /* Run `pl` to its end (app setup, launch, stop, drain, app teardown) (packets, duration, or a stop signal).  On success
@@ -45,6 +52,16 @@ struct pp_runtime {
  * (message printed), 2 when the accounting check failed (stats still set). */
 int pp_run_placement(struct pp_runtime *rt, const struct pp_placement *pl, const char *origin,
 	const char *variant, const struct pp_run_opts *opts, json_t **stats);
+
+/* Serve mode's end: every started port's rx queues are read until they
+ * are empty (three empty polls in a row, at most 65536 packets per queue),
+ * the packets freed and counted, and the port stopped.  Call with no run
+ * on.  Returns the report: {"kind", "drained_packets", "queues": [{"port",
+ * "queue", "packets", "capped"}], "ports": [{"port", "ipackets", "imissed",
+ * "ierrors", "rx_nombuf", "opackets", "oerrors"}]} ("capped": the queue
+ * never ran dry, as a net_pcap infinite_rx replay does not; "ports": the
+ * port's own counters over its life, before the stop). */
+json_t *pp_run_close_ports(struct pp_runtime *rt);
 
 /* Set from signal handlers (runtime/base/pp_signal.c counts SIGINT and
  * SIGTERM); polled by the main lcore while a run is on. */

@@ -72,7 +72,7 @@ wait_link(uint16_t port, double wait_s)
 		if (rte_eth_link_get_nowait(port, &link) == 0 && link.link_status)
 			return 0;
 		rte_delay_us_sleep(10000);
-	} while (rte_rdtsc() < end && !pp_stop_signals);
+	} while (rte_rdtsc() < end && pp_stop_signals < 2);
 	fprintf(stderr,
 		"pp-tgen: port %u: link still down after %.1f s (--link-wait); is the peer "
 		"running?\n",
@@ -270,7 +270,9 @@ tg_setup(struct tg_ctx *x, struct tg_cfg *c)
  * under a peer lcore that may be inside rx/tx_burst (seen as a SEGV in the
  * PMD).  Quiesce, then disconnect: our workers have stopped polling; keep
  * the ports open until the peer has closed its side, so that neither side
- * polls while the other leaves. */
+ * polls while the other leaves.  The first stop signal (which ended the
+ * sending) keeps this wait: a peer told "stop sending" next reads what is
+ * still queued, then leaves; a second signal ends the wait. */
 static void
 wait_peers_gone(double wait_s)
 {
@@ -286,7 +288,7 @@ wait_peers_gone(double wait_s)
 		if (!up)
 			return;
 		rte_delay_us_sleep(10000);
-	} while (rte_rdtsc() < end && !pp_stop_signals);
+	} while (rte_rdtsc() < end && pp_stop_signals < 2);
 }
 
 void

@@ -64,6 +64,7 @@ def test_sample_fed_by_the_generator(build_dir: Path, tmp_path: Path) -> None:
     p = assign_cli(sample_args(db, "0"), build_dir, tmp_path)
     assert p.returncode == 0, p.stderr[-3000:]
     assert "5 measured values stored" in p.stdout, p.stdout
+    assert "does not account for every packet" not in p.stderr, p.stderr[-3000:]
     # nothing left running: the app exited first, then the generator by itself; no socket left
     assert set(harness_processes(tmp_path)) - before == set()
     assert set(Path("/run/pipeplace").glob("asgtg*.sock")) - socks == set()
@@ -82,13 +83,12 @@ def test_sample_fed_by_the_generator(build_dir: Path, tmp_path: Path) -> None:
         t = x["traffic"]
         assert t["source"] == "tgen" and t["label"].startswith("tgen: pp-tgen")
         assert t["generator_contexts"] == [1]
-        # the generator sent exactly the window's packets, nothing lost at the link (back-pressure),
-        # and left cleanly after the app's link went down
-        g = t["generator_tx"]
-        assert g["kind"] == "measured" and g["packets"] == PACKETS and g["link_full"] == 0
-        assert "generator_exit" not in t, t["generator_exit"]
-        assert t["generator_start_s"] > 0 and t["generator_exit_s"] >= 0
-        # every packet the generator sent reached the app, which stopped at exactly --packets
+        # one generator for the whole sample: the first assignment started it, the others found it running
+        # (a failed attempt restarts both processes: only then a second one)
+        if all(json.loads(r[4]).get("attempts") == 1 for r in got):
+            assert t["generator_starts"] == 1, t
+        assert t["link_kept_up"] is True and t["generator_placements"] >= 1
+        # the app stopped at exactly --packets: every packet it received is forwarded, dropped or queued
         assert sum(i["tx_packets"] + i["dropped_packets"] + i["queued_packets"] for i in x["instances"]) \
             == PACKETS
         assert [k["context"] for k in x["tasks"]] == [0, 0, 0]
@@ -104,9 +104,11 @@ def test_sample_fed_by_the_generator(build_dir: Path, tmp_path: Path) -> None:
 
 
 def test_both_processes_exit_cleanly(build_dir: Path) -> None:
-    """In process, to see the exit statuses: the serve app ended by end of
-    input, every generator by itself after the app's link went down; no
-    sanitizer report from the generator."""
+    """In process, to see the exit statuses and the link's accounting: one
+    generator fed every assignment over a link that stayed up; at the end
+    it stopped sending, the serve app drained the link and ended by end of
+    input, the generator left by itself; every packet the generator sent
+    is in some placement's rx or in the app's final drain."""
     topo = restrict_topology(get_machine(), [0])
     opts = DpdkOptions(build_dir=build_dir, packets=PACKETS, warmup=0.05, contexts=[0], traffic="tgen",
                        tgen_contexts=[1], runner="serve")
@@ -116,8 +118,17 @@ def test_both_processes_exit_cleanly(build_dir: Path) -> None:
     assert all(r.status == "ok" and r.value > 0 for r in results), [r.extra.get("reason") for r in results]
     # (a process killed after a failed attempt has no exit status here; a retry is allowed under load)
     assert be.runner.exits and all(rc == 0 for rc in be.runner.exits), be.runner.exits
-    assert len(be.tgen.exits) >= 3 and all(rc == 0 for rc in be.tgen.exits), be.tgen.exits
+    assert be.tgen.exits and all(rc == 0 for rc in be.tgen.exits), be.tgen.exits
     assert not any(m in be.tgen.stderr_at_exit for m in CRASH_MARKS), be.tgen.stderr_at_exit[-3000:]
+    last = be.tgen.sessions[-1]
+    assert last["closed"] is True and last["unaccounted"] == 0, last
+    assert last["generator_tx"]["packets"] == last["app_rx"] + last["app_drained_at_end"] > 0, last
+    # back-pressure: nothing lost at the link while it runs; the stop may catch one burst per queue
+    # waiting for room in the full link, freed unsent (never on the link, not in tx packets)
+    assert last["generator_tx"]["link_full"] <= 32, last
+    if all(r.extra["attempts"] == 1 for r in results):
+        assert be.tgen.starts == 1 and last["placements"] == 3, (be.tgen.starts, last)
+        assert last["app_rx"] == 4 * PACKETS  # the three, and the placement that primed the link
     left = [pid for pid in os.listdir("/proc") if pid.isdigit() and any(
         p.encode() in _cmdline(pid) for p in prefixes)]
     assert left == []
@@ -139,11 +150,11 @@ def test_contexts_overlapping_the_generator_are_refused(build_dir: Path, tmp_pat
     assert harness_processes(tmp_path) == []
 
 
-def test_a_timed_window_is_refused_with_the_generator(build_dir: Path, tmp_path: Path) -> None:
+def test_a_timed_window_is_refused_with_the_generator_and_the_process_runner(build_dir: Path, tmp_path: Path) -> None:
     args = [a for a in sample_args(tmp_path / "d.db", "0") if a not in ("--packets", str(PACKETS))]
-    p = assign_cli(args + ["--duration", "0.2"], build_dir, tmp_path, timeout=60)
+    p = assign_cli(args + ["--duration", "0.2", "--runner", "process"], build_dir, tmp_path, timeout=60)
     assert p.returncode != 0
-    assert "--traffic tgen with --duration 0.2: give --packets N" in p.stderr, p.stderr
+    assert "--traffic tgen with --duration 0.2 and the process runner: give --packets N" in p.stderr, p.stderr
 
 
 def test_options_round_trip_and_old_runs_load_as_pcap() -> None:
@@ -159,3 +170,18 @@ def test_options_round_trip_and_old_runs_load_as_pcap() -> None:
         DpdkOptions(packets=1000, tgen_contexts=[3])
     with pytest.raises(BackendError, match="--traffic 'nic'"):
         DpdkOptions(traffic="nic")
+
+
+def test_a_timed_window_with_the_generator_and_the_serve_runner(build_dir: Path) -> None:
+    """The link stays up, so a timed window is fine with the serve runner:
+    the app's stop flag ends each window while the generator keeps sending,
+    and the link still accounts for every packet at the end."""
+    topo = restrict_topology(get_machine(), [0])
+    opts = DpdkOptions(build_dir=build_dir, duration=0.1, warmup=0.05, contexts=[0], traffic="tgen",
+                       tgen_contexts=[1], runner="serve")
+    with DpdkBackend(topo, Workload("ipfwd-l1", 1), opts, allow_colocate=True) as be:
+        results = [be.measure_one([0, 0, 0]) for _ in range(3)]
+    assert all(r.status == "ok" and r.value > 0 for r in results), [r.extra.get("reason") for r in results]
+    assert all(0.09 < r.extra["window_s"] < 2 for r in results), [r.extra["window_s"] for r in results]
+    last = be.tgen.sessions[-1]
+    assert last["closed"] is True and last["unaccounted"] == 0, last

@@ -85,9 +85,11 @@ def add_dpdk_options(p: argparse.ArgumentParser, *, contexts: bool = True) -> No
                             "--traffic tgen: all but the generator's)")
         g.add_argument("--traffic", choices=TRAFFIC, default="pcap",
                        help="traffic source: pcap = embedded capture replay from memory (net_pcap, inside R); "
-                            "tgen = the traffic generator pp-tgen, a second DPDK process per assignment on "
-                            "--tgen-contexts, sending the window's packets at --rate max with back-pressure over "
-                            "net_memif, one queue per instance (needs --packets, not --duration) (default: pcap)")
+                            "tgen = the traffic generator pp-tgen, a second DPDK process on --tgen-contexts, "
+                            "one per sample with the serve runner (the app keeps the link up between "
+                            "placements; windows are the app's own), sending at --rate max with back-pressure "
+                            "over net_memif, one queue per instance; with --runner process one generator per "
+                            "assignment sending the window's packets (--packets only) (default: pcap)")
         g.add_argument("--tgen-contexts", metavar="LIST",
                        help="with --traffic tgen: the contexts pp-tgen runs on, excluded from the sampling space "
                             "(default: the highest context, here "

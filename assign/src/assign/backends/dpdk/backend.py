@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import sys
 import uuid
 import weakref
 from collections.abc import Sequence
@@ -30,7 +31,7 @@ from ..base import BackendError, MeasureRequest, Result
 from ...placement import placement
 from ...topology import Topology
 from ...workloads import Workload
-from .options import DpdkOptions, default_build_dir
+from .options import DpdkOptions, default_build_dir, tgen_duration_refusal
 from .runners import Outcome, ProcessRunner, RunSpec, ServeRunner, serve_supported, workdir
 from .tgen import TgenTraffic
 from .traffic import TrafficError, build_traffic
@@ -88,6 +89,10 @@ class DpdkBackend:
         if mode == "serve" and self.opts.runner == "serve" and not serve_supported(self.binary):
             raise BackendError(f"--runner serve: {self.binary} --help does not list --serve "
                                f"(use --runner process)")
+        if self.tgen is not None and mode == "process" and self.opts.duration is not None:
+            shutil.rmtree(wdir, ignore_errors=True)
+            raise BackendError(f"backend dpdk: {self.binary} --help does not list --serve; "
+                               + tgen_duration_refusal(self.opts.duration))
         self.runner: ProcessRunner | ServeRunner = ServeRunner(spec) if mode == "serve" else ProcessRunner(spec)
         # the serve process, the generator and the work directory go with the backend, or at the
         # latest at exit; the app first: the generator must not be the side that leaves a live link
@@ -130,27 +135,43 @@ class DpdkBackend:
     def measure_placement(self, doc: dict) -> Result:
         reasons: list[str] = []
         for attempt in (1, 2):
-            if self.tgen is not None:
-                gone = self.tgen.start(self.opts.packets)  # one generator per assignment: see tgen.py
+            serve = isinstance(self.runner, ServeRunner)
+            if self.tgen is not None and (not serve or not self.tgen.alive()):
+                # serve: one generator per sample (tgen.py): the first assignment starts it, a failed
+                # attempt killed it; the app connects to a fresh generator with a fresh process.
+                # process: one generator per assignment, sending exactly the window's packets
+                if serve:
+                    self.runner.restart()
+                gone = self.tgen.start(None if serve else self.opts.packets)
+                if gone is None and serve:
+                    gone = self._prime(doc)
                 if gone is not None:
                     reasons.append(f"attempt {attempt}: {gone}")
                     continue
             out = self.runner.run(doc, self.opts.timeout_s())
+            if self.tgen is not None and out.stats is not None:
+                # what the app took from the link, for the link's accounting
+                self.tgen.fed(int(out.stats.get("total", {}).get("rx_packets", 0)))
             why = out.error or self._check(out.stats, doc)
+            if why is None and self.tgen is not None and serve and not self.tgen.alive():
+                why = f"the generator ended during the window: {self.tgen.abort()}"
+            if why is None and self.tgen is not None and not serve:
+                # the app process has left (its link is down): the generator, idle since its last packet, too
+                sess = self.tgen.finish(0)
+                if not sess["closed"]:
+                    why = f"generator: {sess.get('why_not_closed') or sess}"
+                gen_tx = sess.get("generator_tx")
             if why is None:
                 extra = self._extra(out)
                 extra["attempts"] = attempt
                 if reasons:
                     extra["retried_after"] = reasons[0]
                 if self.tgen is not None:
-                    # the app's link is down: the generator, idle since its last packet, leaves
-                    figures, gen_why = self.tgen.finish()
-                    extra["traffic"]["generator_tx"] = dict(figures, kind="measured")
-                    # measured, outside the app's wall_s: the generator's start and exit
+                    # measured, outside the app's wall_s: the start of the generator that fed this assignment
                     extra["traffic"]["generator_start_s"] = round(self.tgen.start_s, 6)
-                    extra["traffic"]["generator_exit_s"] = round(self.tgen.exit_s, 6)
-                    if gen_why is not None:  # after the window: the app's figures stand, the note says it
-                        extra["traffic"]["generator_exit"] = gen_why
+                    extra["traffic"]["generator_placements"] = self.tgen.placements
+                    if not serve:  # this assignment's own generator: its figures (measured)
+                        extra["traffic"]["generator_tx"] = dict(gen_tx or {}, kind="measured")
                 return Result(float(out.stats["total"]["pps"]), extra=extra)
             if isinstance(self.runner, ServeRunner):
                 self.runner.restart()
@@ -159,11 +180,25 @@ class DpdkBackend:
         return Result.failed("; ".join(reasons), {"kind": "measured", "attempts": 2, "runner": self.runner.mode,
                                                   "traffic": self._traffic_extra()})
 
+    def _prime(self, doc: dict) -> str | None:
+        """A fresh serve process and generator: one placement run and thrown
+        away, so that the link comes up (the app's ports start with its first
+        placement, the generator starts sending when it sees the link) before
+        any window that counts.  None, or why it failed (both killed)."""
+        out = self.runner.run(doc, self.opts.timeout_s())
+        if out.stats is not None:
+            self.tgen.fed(int(out.stats.get("total", {}).get("rx_packets", 0)))
+            self.tgen.placements -= 1  # not a measurement: fed() counts the packets, not the placement
+            return None
+        self.runner.restart()
+        gen = self.tgen.abort()
+        return f"priming the link: {out.error}" + (f"; {gen}" if gen else "")
+
     def _traffic_extra(self) -> dict:
         """Which traffic source fed the app, labelled."""
         if self.tgen is not None:
             return {"source": "tgen", "label": self.tgen.label(), "generator_starts": self.tgen.starts,
-                    "generator_contexts": list(self.tgen.contexts)}
+                    "generator_contexts": list(self.tgen.contexts), "link_kept_up": True}
         return {"source": "pcap", "label": "pcap: net_pcap infinite_rx replay from memory inside R, "
                                            "app tx into net_null"}
 
@@ -229,14 +264,39 @@ class DpdkBackend:
 
 
 def _close(runner: ProcessRunner | ServeRunner, tgen: TgenTraffic | None) -> None:
-    """The app first (its link goes down while the generator, which does not
-    leave, still holds its side), then the generator, then the work directory."""
+    """With the generator: it stops sending first (and keeps its port open),
+    then the app leaves (end of input: it drains what the link still holds,
+    counts it, stops its ports), then the generator leaves by itself; the
+    link's accounting is recorded in tgen.sessions.  Then the work directory."""
     if tgen is None:
         runner.close()
         return
+    if tgen.proc is None:
+        runner.close()
+        tgen.stop()
+        return
+    why = tgen.stop_sending()
+    drained = None
     if isinstance(runner, ServeRunner):
+        before = len(runner.end_reports)
         runner.stop()
-    tgen.stop()
+        # only a report of the process that ends now (none when no process was running)
+        end = runner.end_reports[-1] if len(runner.end_reports) > before else None
+        if end is not None and runner.exits and runner.exits[-1] == 0:
+            drained = int(end.get("drained_packets", 0))
+        elif why is None:
+            why = "the app did not end cleanly (no serve-end report or a non-zero exit)"
+    else:
+        why = why or "process runner: one app process per placement, no link accounting"
+    s = tgen.finish(drained, why)
+    if s.get("closed"):
+        print(f"assign: generator link (measured): {s['generator_tx']['packets']} packets sent = "
+              f"{s['app_rx']} received by {s['placements']} placement(s) + {s['app_drained_at_end']} drained at "
+              f"the end; link closed exactly", file=sys.stderr)
+    elif "why_not_closed" not in s:
+        print(f"assign: warning: the generator's link does not account for every packet: {s}", file=sys.stderr)
+    else:
+        print(f"assign: generator link not accounted: {s['why_not_closed']}", file=sys.stderr)
     runner.close()
 
 

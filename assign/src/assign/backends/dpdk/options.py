@@ -26,6 +26,15 @@ def default_build_dir() -> Path:
     return Path(os.environ.get("PIPEPLACE_BUILD", REPO / "build")).resolve()
 
 
+def tgen_duration_refusal(duration: float) -> str:
+    """Why --traffic tgen cannot have a timed window with one app process per
+    placement (the serve runner can: its link stays up)."""
+    return (f"--traffic tgen with --duration {duration:g} and the process runner: give --packets N instead. "
+            f"With one app process per placement the generator sends exactly the window's packets and is idle "
+            f"before the app disconnects; with a timed window the app would leave while the generator still "
+            f"sends, which crashes DPDK 22.11's memif PMD (see assign/DPDK_BACKEND.md)")
+
+
 @dataclass
 class DpdkOptions:
     """How each assignment is measured.  Everything but `runner`, `timeout`,
@@ -68,12 +77,8 @@ class DpdkOptions:
         if self.traffic not in TRAFFIC:
             raise BackendError(f"--traffic {self.traffic!r}: expected one of {', '.join(TRAFFIC)}")
         if self.traffic == "tgen":
-            if self.duration is not None:
-                raise BackendError(
-                    f"--traffic tgen with --duration {self.duration:g}: give --packets N instead. The generator "
-                    f"sends exactly the window's packets and is idle before the app disconnects; with a timed "
-                    f"window the app would leave while the generator still sends, which crashes DPDK 22.11's "
-                    f"memif PMD (see assign/DPDK_BACKEND.md)")
+            if self.duration is not None and self.runner == "process":
+                raise BackendError(tgen_duration_refusal(self.duration))
             if self.tgen_contexts is None:
                 self.tgen_contexts = default_tgen_contexts()
             if self.contexts is not None:

@@ -168,6 +168,9 @@ class ServeRunner:
         self._sel: selectors.DefaultSelector | None = None
         self._buf = b""
         self.exits: list[int | None] = []  # exit status of each process ended by end of input (None: killed)
+        # per process ended by end of input: its "serve end" report (what its rx queues still held,
+        # drained and counted after the last placement; runtime/README.md), None when it wrote none
+        self.end_reports: list[dict | None] = []
 
     def _start(self) -> None:
         s = self.spec
@@ -194,6 +197,8 @@ class ServeRunner:
                 self.exits.append(None)
                 kill_group(self.proc)
                 cleanup_prefix(self.spec.file_prefix)
+            self._err.flush()
+            self.end_reports.append(serve_end_report(self.errfile))
         if self._sel is not None:
             self._sel.close()
         self._err.close()
@@ -277,6 +282,26 @@ class ServeRunner:
     def close(self) -> None:
         self._stop(kill=False)
         shutil.rmtree(self.spec.workdir, ignore_errors=True)
+
+
+SERVE_END = "pipeplace: serve end: "
+
+
+def serve_end_report(errfile: Path) -> dict | None:
+    """The serve process's last words on stderr: what its ports' rx queues
+    still held after the last placement (drained, counted, freed)."""
+    try:
+        lines = errfile.read_text(errors="replace").splitlines()
+    except OSError:
+        return None
+    for ln in reversed(lines):
+        if ln.startswith(SERVE_END):
+            try:
+                rep = json.loads(ln[len(SERVE_END):])
+            except ValueError:
+                return None
+            return rep if isinstance(rep, dict) else None
+    return None
 
 
 def serve_supported(binary: Path) -> bool:

@@ -5,18 +5,27 @@ memif client (its rx port 0) and transmits into net_null (port 1), as with
 the embedded pcap replay, so the value is still the app's forwarded packets
 per second.
 
-One generator per assignment, sending exactly the window's packets with
-back-pressure (--packets N x instances, --tx-retry: nothing is lost at the
-link, so each app instance receives exactly its --packets N), because DPDK
-22.11's memif PMD unmaps the shared region when the peer leaves, under an
-lcore that may be inside rx/tx burst.  The runtime stops its ports (the
-memif client disconnects) after every placement, so a generator that kept
-sending across placements crashed in the PMD's TX within a few assignments
-here (ASan build).  With a packet count the generator has sent its last
-packet before the app has received it, and the app disconnects only after
-that: the generator's workers are idle (--peer-wait keeps its port open)
-when the link goes down, then it leaves by itself.  Neither side polls
-while the other leaves.
+One generator per sample, not per assignment: it is started before the
+first assignment and sends at --rate max with back-pressure (--tx-retry,
+nothing is lost at the link) until the end of the sample.  The app's serve
+process keeps its ports up between placements (runtime/README.md), so the
+memif link stays connected for the whole sample and each assignment's
+warm-up and window are delimited by the app's own counters, as with the
+pcap replay.  Between placements the memif ring fills and the generator
+waits; the next placement receives that backlog first (in its warm-up).
+
+DPDK 22.11's memif PMD unmaps the shared region when the peer leaves, under
+an lcore that may be inside rx/tx burst, so neither side may poll while the
+other leaves.  The end of a sample is therefore ordered: the generator is
+told to stop sending (SIGINT: its workers stop, it writes its figures and
+keeps its port open, --peer-wait); then the app gets end of input, reads
+what the link still holds (counted: "serve end" on its stderr), stops its
+ports and exits; then the generator sees the link down and leaves.  That
+closes the link's accounting exactly: the generator's tx.packets = the rx
+of every placement the app answered + what it drained at the end
+(`sessions`).  After a failed attempt both processes are killed and the
+next attempt starts both afresh (that generator's accounting is not closed
+and says so).
 """
 from __future__ import annotations
 
@@ -44,6 +53,7 @@ LINK_WAIT_S = 120                   # pp-tgen waits this long for the app to con
 SOCKET_WAIT_S = 60.0                # EAL start of a sanitizer build on a loaded box takes seconds
 EXIT_WAIT_S = 20.0                  # the generator leaves once the app's link is down
 STOP_WAIT_S = 30.0
+PEER_WAIT_S = 3600                  # after SIGINT: the app leaves first (end of the sample), however long it takes
 
 # ipfwd-suitable IPv4/UDP templates per variant (pp-tgen field specs).
 # l1: few destinations (16 in one /24, as ipfwd_traffic.py l1); mem: uniform
@@ -79,10 +89,13 @@ class TgenTraffic:
     sock_path: Path = Path()
     proc: subprocess.Popen | None = None
     starts: int = 0
+    app_rx: int = 0                     # packets the app received from this generator (its answered placements)
+    placements: int = 0                 # placements this generator fed
+    sessions: list[dict] = field(default_factory=list)  # link accounting of each generator that ended
     exits: list[int | None] = field(default_factory=list)  # exit status of each generator that left (None: killed)
     stderr_at_exit: str = ""            # the last one's stderr (sanitizer reports land there)
     start_s: float = 0.0                # measured: start of the last generator until its port was started
-    exit_s: float = 0.0                 # measured: the app's answer until the last generator had left
+    exit_s: float = 0.0                 # measured: the app's exit until the last generator had left
     cache_dir: Path | None = None       # where the default captures live (apps other than ipfwd)
     capture: Path | None = None         # the capture pp-tgen replays (apps other than ipfwd)
     capture_packets: int = 0
@@ -121,9 +134,9 @@ class TgenTraffic:
         self.statsfile = self.workdir / "tgen-stats.json"
 
     def describe(self) -> dict:
-        d = {"source": "pp-tgen over net_memif (a second DPDK process per assignment, memif server), "
-                       "--rate max with back-pressure (--tx-retry), exactly the window's packets, "
-                       "one memif queue per instance",
+        d = {"source": "pp-tgen over net_memif (a second DPDK process per sample, memif server, the link "
+                       "up for the whole sample), --rate max with back-pressure (--tx-retry), "
+                       "one memif queue per instance; windows delimited by the app's counters",
              "sink": "net_null", "packet_bytes": PACKET_SIZE,
              "generator_contexts": list(self.contexts)}
         if self.capture is not None:
@@ -134,10 +147,10 @@ class TgenTraffic:
     def label(self) -> str:
         ctx = ",".join(map(str, self.contexts))
         return (f"tgen: pp-tgen --rate max --tx-retry over net_memif on context(s) {ctx}, one generator "
-                f"per assignment, app tx into net_null")
+                f"per sample, app tx into net_null")
 
     # the generator process -------------------------------------------------
-    def command(self, packets_per_instance: int) -> list[str]:
+    def command(self, packets_per_instance: int | None = None) -> list[str]:
         n = self.workload.instances
         ctx = self.contexts
         # main lcore and one worker per memif queue, spread over the generator's contexts
@@ -146,10 +159,11 @@ class TgenTraffic:
                 "--no-huge", "-m", str(128 + 32 * n + self._capture_mb()),  # hugepages are shared here
                 "--log-level", "lib.eal:warning", "--vdev", self.server_vdev, "--",
                 "--tx-port", "0", "--tx-queues", str(n), "--rate", "max", "--tx-retry",
-                "--packets", str(packets_per_instance * n),  # split evenly over the queues
                 *self._source_args(),
+                # no --packets, no --duration: until told to stop (SIGINT); a count: one assignment's window
+                *([] if packets_per_instance is None else ["--packets", str(packets_per_instance * n)]),
                 "--link-wait", str(LINK_WAIT_S), "--start-after", "0", "--drain", "0",
-                "--peer-wait", str(LINK_WAIT_S), "--stats", str(self.statsfile)]
+                "--peer-wait", str(PEER_WAIT_S), "--stats", str(self.statsfile)]
 
     def _capture_mb(self) -> int:
         """Memory for a replayed capture: pp-tgen holds all of it in mbufs
@@ -167,11 +181,21 @@ class TgenTraffic:
     def alive(self) -> bool:
         return self.proc is not None and self.proc.poll() is None
 
-    def start(self, packets_per_instance: int) -> str | None:
-        """A fresh generator for one assignment, its socket ready for the app;
-        None when it is up, else why not."""
-        if self.proc is not None:  # the previous one did not leave (a failed attempt)
-            self._kill()
+    def ensure(self) -> str | None:
+        """The sample's generator, started if it is not running; None when
+        it is up, else why not."""
+        if self.alive():
+            return None
+        return self.start()
+
+    def start(self, packets_per_instance: int | None = None) -> str | None:
+        """A fresh generator, its socket ready for the app; None when it is
+        up, else why not.  The app must connect afresh too (a new process).
+        With a packet count it sends exactly that per instance and leaves
+        after the app (the process runner: one app process and one generator
+        per assignment, the app's link going down after every placement)."""
+        if self.proc is not None:  # the previous one ended or was left behind by a failed attempt
+            self.abort()
         MEMIF_DIR.mkdir(parents=True, exist_ok=True)
         self.sock_path.unlink(missing_ok=True)
         self.statsfile.unlink(missing_ok=True)
@@ -186,6 +210,7 @@ class TgenTraffic:
         finally:
             err.close()
         self.starts += 1
+        self.app_rx = self.placements = 0
         # The memif socket exists from the vdev probe on, but a client that
         # connects before the server's port is started is refused ("ID 0 not
         # found") and does not retry: wait for the port to be started, as
@@ -204,6 +229,11 @@ class TgenTraffic:
         self.start_s = time.perf_counter() - t0
         return None
 
+    def fed(self, app_rx_packets: int) -> None:
+        """An answered placement received this many packets from the link."""
+        self.app_rx += app_rx_packets
+        self.placements += 1
+
     def _port_started(self) -> bool:
         """Whether pp-tgen's memif port is started (telemetry /ethdev/info,0)."""
         tel = Path("/var/run/dpdk") / self.prefix / "dpdk_telemetry.v2"
@@ -220,34 +250,65 @@ class TgenTraffic:
             return False
         return isinstance(info, dict) and info.get("dev_started") == 1
 
-    def finish(self) -> tuple[dict, str | None]:
-        """After the app answered (its link is down): the generator leaves by
-        itself.  Its figures (measured, generator side), and why not clean."""
-        if self.proc is None:
-            return {}, "traffic generator was not running"
-        t0 = time.perf_counter()
-        try:
-            rc = self.proc.wait(timeout=EXIT_WAIT_S)
-            self.exit_s = time.perf_counter() - t0
-        except subprocess.TimeoutExpired:
-            self._kill()
-            return {}, f"traffic generator did not leave {EXIT_WAIT_S:g} s after the app's link went down (killed)"
-        self.exits.append(rc)
-        try:
-            self.stderr_at_exit = self.errfile.read_text(errors="replace")
-        except OSError:
-            self.stderr_at_exit = ""
-        why = None
-        if rc != 0 or any(m in self.stderr_at_exit for m in SANITIZER_MARKS):
-            why = self._ended()
-        self.proc = None
+    def stop_sending(self) -> str | None:
+        """End of the sample, before the app leaves: SIGINT; the generator's
+        workers stop and it writes its figures, keeping its port open until
+        the app has left.  None when its figures are written, else why not."""
+        if not self.alive():
+            return self._ended() if self.proc is not None else "traffic generator was not running"
+        self.proc.send_signal(signal.SIGINT)
+        end = time.monotonic() + STOP_WAIT_S
+        while not self.statsfile.exists():  # written through a rename: complete once it exists
+            if self.proc.poll() is not None:
+                return self._ended()
+            if time.monotonic() > end:
+                return f"traffic generator wrote no figures {STOP_WAIT_S:g} s after SIGINT"
+            time.sleep(0.005)
+        return None
+
+    def finish(self, app_drained: int | None, why: str | None = None) -> dict:
+        """After the app has left (its link is down): the generator leaves by
+        itself.  Records and returns the link's accounting for this generator:
+        its tx.packets against the app's rx of the placements it fed plus what
+        the app drained at its end (None: unknown); why: a reason known
+        before (the app did not end cleanly)."""
+        figures: dict = {}
+        if self.proc is not None:
+            t0 = time.perf_counter()
+            try:
+                rc = self.proc.wait(timeout=EXIT_WAIT_S)
+                self.exit_s = time.perf_counter() - t0
+                self.exits.append(rc)
+            except subprocess.TimeoutExpired:
+                rc = None
+                self.exits.append(None)
+                why = why or f"traffic generator did not leave {EXIT_WAIT_S:g} s after the app's link went down"
+                kill_group(self.proc)
+            try:
+                self.stderr_at_exit = self.errfile.read_text(errors="replace")
+            except OSError:
+                self.stderr_at_exit = ""
+            if rc != 0 or any(m in self.stderr_at_exit for m in SANITIZER_MARKS):
+                why = why or self._ended()
+            self.proc = None
         cleanup_prefix(self.prefix)
+        self.sock_path.unlink(missing_ok=True)
         try:
             tx = json.loads(self.statsfile.read_text())["tx"]
             figures = {k: tx.get(k) for k in ("packets", "pps", "link_full", "alloc_fail")}
         except (OSError, ValueError, KeyError, TypeError):
-            figures = {}
-        return figures, why
+            why = why or "the generator's figures are missing"
+        s = {"kind": "measured", "placements": self.placements, "generator_tx": figures,
+             "app_rx": self.app_rx, "app_drained_at_end": app_drained}
+        if why is None and app_drained is not None and isinstance(figures.get("packets"), int):
+            s["unaccounted"] = figures["packets"] - self.app_rx - app_drained
+            s["closed"] = s["unaccounted"] == 0
+        else:
+            s["closed"] = False
+        if why is not None:
+            s["why_not_closed"] = why
+        self.sessions.append(s)
+        return s
 
     def _ended(self) -> str:
 
@@ -256,9 +317,14 @@ class TgenTraffic:
         return f"traffic generator (pp-tgen) {state}; stderr: {stderr_tail(self.errfile) or '(empty)'}"
 
     def abort(self) -> str | None:
-        """After a failed attempt: why the generator ended, if it did; killed if not."""
-        why = self._ended() if self.proc is not None else None
+        """After a failed attempt: why the generator ended, if it did; killed
+        if not.  Its link accounting is recorded as not closed."""
+        if self.proc is None:
+            return None
+        why = self._ended() if self.proc.poll() is not None else None
         self._kill()
+        self.sessions.append({"kind": "measured", "placements": self.placements, "app_rx": self.app_rx,
+                              "closed": False, "why_not_closed": why or "killed after a failed attempt"})
         return why
 
     def _kill(self) -> None:
