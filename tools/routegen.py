@@ -82,13 +82,9 @@ def generate(n_routes: int, ports: int, seed: int) -> tuple[np.ndarray, np.ndarr
 
 def rule_lines(prefix: np.ndarray, depth: np.ndarray, next_hop: np.ndarray) -> str:
     p = prefix.astype(np.uint32)
-    octets = [(p >> np.uint32(s)) & np.uint32(0xFF) for s in (24, 16, 8, 0)]
-    cols = [o.astype(str) for o in octets]
-    dotted = np.char.add(np.char.add(np.char.add(np.char.add(np.char.add(np.char.add(
-        cols[0], "."), cols[1]), "."), cols[2]), "."), cols[3])
-    lines = np.char.add(np.char.add(np.char.add(np.char.add(np.char.add(
-        "R", dotted), "/"), depth.astype(str)), " "), next_hop.astype(str))
-    return "\n".join(lines.tolist()) + "\n"
+    octets = [((p >> np.uint32(s)) & np.uint32(0xFF)).tolist() for s in (24, 16, 8, 0)]
+    return "".join(f"R{a}.{b}.{c}.{d}/{n} {h}\n"
+                   for a, b, c, d, n, h in zip(*octets, depth.tolist(), next_hop.tolist()))
 
 
 def write_rules(path: Path, prefix: np.ndarray, depth: np.ndarray, next_hop: np.ndarray,

@@ -4,6 +4,7 @@ Internet table; output packets (MACs from the next hop) compared byte by byte
 with ipfwd_reference.py; route file errors."""
 from __future__ import annotations
 
+import ipaddress
 import subprocess
 import sys
 from collections import Counter
@@ -126,24 +127,34 @@ def test_lpm_random_table_matches_reference(build_dir: Path, file_prefix: str, t
     assert (drops["no_route"] == 0) if default_route else (drops["no_route"] > 100), drops
 
 
+FullTable = tuple[Path, np.ndarray, np.ndarray, np.ndarray]
+
+
 @pytest.fixture(scope="session")
-def full_table(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, np.ndarray, np.ndarray]:
+def full_table(tmp_path_factory: pytest.TempPathFactory) -> FullTable:
     """The full-size generated table (tools/routegen.py defaults), once."""
     path = tmp_path_factory.mktemp("routes") / "full.rules"
     prefix, depth, hop = routegen.generate(1_000_000, 16, 1)
     routegen.write_rules(path, prefix, depth, hop)
-    return path, prefix, depth
+    return path, prefix, depth, hop
 
 
-def test_routegen_table_shape(full_table: tuple[Path, np.ndarray, np.ndarray]) -> None:
-    path, prefix, depth = full_table
+def test_routegen_table_shape(full_table: FullTable) -> None:
+    path, prefix, depth, hop = full_table
     assert prefix.size == 1_000_000
-    assert len(set(zip(prefix.tolist(), depth.tolist()))) == prefix.size  # all distinct
+    key = prefix.astype(np.uint64) << np.uint64(6) | depth.astype(np.uint64)
+    assert np.unique(key).size == prefix.size  # all distinct
     share = np.bincount(depth, minlength=33) / prefix.size
     assert 0.55 < share[24] < 0.65 and share[22] > share[23] > share[21] > share[16] > 0
     assert share[25:].sum() == 0 and share[:8].sum() == 0
     first = prefix >> 24
     assert not np.isin(first, [0, 10, 127]).any() and first.max() < 224
+    assert set(np.unique(hop).tolist()) == set(range(16))
+    # The file says the same as the arrays (read back independently).
+    head = [ln for ln in path.read_text().splitlines()[:5000] if ln.startswith("R")]
+    for ln, p, d, h in zip(head, prefix.tolist(), depth.tolist(), hop.tolist()):
+        net, nh = ln[1:].split()
+        assert ipaddress.IPv4Network(net) == ipaddress.IPv4Network((p, d)) and int(nh) == h
     # Deterministic from the seed, different for another seed.
     again = routegen.generate(1000, 16, 1)
     assert (again[0] == routegen.generate(1000, 16, 1)[0]).all()
@@ -151,9 +162,11 @@ def test_routegen_table_shape(full_table: tuple[Path, np.ndarray, np.ndarray]) -
 
 
 def test_lpm_full_table_matches_reference(build_dir: Path, file_prefix: str, tmp_path: Path,
-                                          full_table: tuple[Path, np.ndarray, np.ndarray]) -> None:
-    path, prefix, depth = full_table
-    table = load_rules(path)
+                                          full_table: FullTable) -> None:
+    path, prefix, depth, hop = full_table
+    table = LongestPrefixTable()  # from the arrays: parsing a million lines in Python is slow
+    for p, d, h in zip(prefix.tolist(), depth.tolist(), hop.tolist()):
+        table.by_len.setdefault(d, {})[p] = h
     assert len(table) == 1_000_000
     rng = np.random.default_rng(12)
     dsts = np.concatenate([routegen.destinations_in(prefix, depth, 12000, rng),
