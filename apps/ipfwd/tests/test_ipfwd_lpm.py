@@ -224,3 +224,12 @@ def test_help_documents_lpm(build_dir: Path) -> None:
                        text=True, timeout=60)
     assert r.returncode == 0
     assert "--lookup hash|lpm" in r.stdout and "--routes FILE" in r.stdout
+
+
+@pytest.mark.parametrize("args,what", [(["--ports", "300"], "--ports 300"),
+                                       (["--routes", "0"], "--routes 0")])
+def test_routegen_bad_values(tmp_path: Path, args: list[str], what: str) -> None:
+    r = subprocess.run([sys.executable, str(Path(routegen.__file__)), str(tmp_path / "r.txt"), *args],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2 and what in r.stderr, r.stderr
+    assert not (tmp_path / "r.txt").exists()
