@@ -33,15 +33,17 @@ int ipfwd_lpm_create(struct ipfwd_lpm *l, const struct ipfwd_routes *r, int sock
 	size_t err_len);
 void ipfwd_lpm_free(struct ipfwd_lpm *l);
 
+#define IPFWD_LPM_MAX_BURST 64
+
 /* FAST PATH: check every packet, look up the valid ones' destinations in
- * one bulk call, rewrite the routed ones.  n <= 64. */
+ * one bulk call, rewrite the routed ones.  n <= IPFWD_LPM_MAX_BURST. */
 static inline void
 ipfwd_lpm_process(const struct ipfwd_lpm *l, struct rte_mbuf **pkts, uint16_t n, uint8_t *verdict)
 {
-	struct rte_ipv4_hdr *ip[64];
-	uint32_t dst[64];
-	uint64_t hop[64];
-	uint16_t idx[64];
+	struct rte_ipv4_hdr *ip[IPFWD_LPM_MAX_BURST];
+	uint32_t dst[IPFWD_LPM_MAX_BURST];
+	uint64_t hop[IPFWD_LPM_MAX_BURST];
+	uint16_t idx[IPFWD_LPM_MAX_BURST];
 	int k = 0;
 	for (uint16_t i = 0; i < n; i++) {
 		verdict[i] = ipfwd_check(pkts[i], &ip[k]);

@@ -20,6 +20,8 @@
 #include "ipfwd_table.h"
 #include "pp_app.h"
 
+_Static_assert(PP_BURST <= IPFWD_LPM_MAX_BURST, "ipfwd_lpm_process takes at most 64 packets");
+
 static const char *const variants[] = { "l1", "mem", NULL };
 static const char *const drop_reasons[IPFWD_N_VERDICTS - 1] = {
 	"not_ipv4",
