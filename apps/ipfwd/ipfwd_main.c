@@ -36,8 +36,18 @@ struct ipfwd_cfg {
 	uint64_t table_entries; /* 0: from the variant and the topology */
 	bool lpm;               /* --lookup lpm */
 	const char *routes_path;
-	struct ipfwd_routes routes; /* read at option time, kept for the process */
+	const struct ipfwd_routes *routes; /* &process_routes once read */
 };
+
+/* The --routes file, read at option time and kept for the whole process
+ * (serve mode builds a FIB from it for every placement); freed at exit. */
+static struct ipfwd_routes process_routes;
+
+static void
+free_process_routes(void)
+{
+	ipfwd_routes_free(&process_routes);
+}
 
 struct ipfwd_state {
 	struct ipfwd_table table;
@@ -79,10 +89,12 @@ ipfwd_parse_opt(void *cfg, int argc, char **argv)
 				c->routes_path);
 			return -1;
 		}
-		if (ipfwd_routes_load(argv[1], &c->routes, err, sizeof(err)) < 0) {
+		if (ipfwd_routes_load(argv[1], &process_routes, err, sizeof(err)) < 0) {
 			fprintf(stderr, "--routes: %s\n", err);
 			return -1;
 		}
+		atexit(free_process_routes);
+		c->routes = &process_routes;
 		c->routes_path = argv[1];
 		return 2;
 	}
@@ -93,9 +105,7 @@ ipfwd_parse_opt(void *cfg, int argc, char **argv)
 	return 2;
 }
 
-/* Options that go together, and the FIB's DPDK memory.  The routes stay
- * in the configuration for the whole process (serve mode builds a FIB
- * from them for every placement). */
+/* Options that go together, and the FIB's DPDK memory. */
 static int64_t
 ipfwd_dpdk_mem_mb(const void *cfg)
 {
@@ -112,7 +122,7 @@ ipfwd_dpdk_mem_mb(const void *cfg)
 		fprintf(stderr, "--table-entries: sizes the hash table; --lookup lpm has none\n");
 		return -1;
 	}
-	return c->lpm ? (int64_t)ipfwd_lpm_mem_mb(&c->routes) : 0;
+	return c->lpm ? (int64_t)ipfwd_lpm_mem_mb(c->routes) : 0;
 }
 
 static int
@@ -128,7 +138,7 @@ ipfwd_setup(void *cfg, const struct pp_setup_info *info, void **app_state)
 	s->cfg = c;
 	if (c->lpm) {
 		char err[512];
-		if (ipfwd_lpm_create(&s->lpm, &c->routes, (int)info->socket_id, err, sizeof(err)) <
+		if (ipfwd_lpm_create(&s->lpm, c->routes, (int)info->socket_id, err, sizeof(err)) <
 			0) {
 			fprintf(stderr, "ipfwd --routes %s: %s\n", c->routes_path, err);
 			free(s);
@@ -212,7 +222,7 @@ ipfwd_stats(void *app_state, void *const *task_states, unsigned n_tasks, json_t 
 	if (s->cfg->lpm) {
 		json_object_set_new(out, "lookup", json_string("lpm"));
 		json_object_set_new(out, "routes_file", json_string(s->cfg->routes_path));
-		json_object_set_new(out, "routes", json_integer((json_int_t)s->cfg->routes.n));
+		json_object_set_new(out, "routes", json_integer((json_int_t)s->cfg->routes->n));
 		json_object_set_new(out, "fib", json_string("rte_fib DIR24_8, 2-byte next hops"));
 		json_object_set_new(out, "l1d_bytes", json_integer((json_int_t)s->l1d_bytes));
 		json_object_set_new(out, "llc_bytes", json_integer((json_int_t)s->llc_bytes));
