@@ -71,6 +71,12 @@ struct pp_app {
 	/* End of a run: free everything setup and task_init made (n_tasks may
 	 * be fewer than instances when a task_init failed).  May be NULL. */
 	void (*teardown)(void *app_state, void **task_states, unsigned n_tasks);
+
+	/* After the options are parsed, before EAL start: the DPDK memory (MiB)
+	 * setup will allocate, added to the runtime's own when it sizes the
+	 * --no-huge fallback and checks the free hugepages; or -1 for options
+	 * that do not go together (after printing why).  May be NULL. */
+	int64_t (*dpdk_mem_mb)(const void *cfg);
 };
 
 /* Burst size used by every stage; process() never sees more. */

@@ -373,6 +373,11 @@ pp_main(int argc, char **argv, const struct pp_app *app)
 		free(app_cfg);
 		return prc > 0 ? 0 : 1;
 	}
+	int64_t app_mb = app->dpdk_mem_mb != NULL ? app->dpdk_mem_mb(app_cfg) : 0;
+	if (app_mb < 0) {
+		free(app_cfg);
+		return 1;
+	}
 	c.run.stats_path = c.stats_path;
 	if (pp_topology_load(&topo, c.topology, err, sizeof(err)) < 0) {
 		fprintf(stderr, "%s\n", err);
@@ -469,7 +474,7 @@ pp_main(int argc, char **argv, const struct pp_app *app)
 	if (c.mbufs == 0)
 		c.mbufs = RTE_MAX(8191u, n_inst * (2 * c.run.ring_size + 3 * PP_BURST) + 4096);
 	uint64_t need_mb = ((uint64_t)c.mbufs * (c.mbuf_data + MBUF_OVERHEAD) >> 20) + 64 +
-		(uint64_t)n_inst * 2 * c.run.ring_size * 8 / (1 << 20);
+		(uint64_t)app_mb + (uint64_t)n_inst * 2 * c.run.ring_size * 8 / (1 << 20);
 	const char *const eal_extra[] = { "--lcores", lcores, NULL };
 	if (pp_eal_start(dashdash, argv, eal_extra, need_mb, "pipeplace") < 0)
 		goto out;

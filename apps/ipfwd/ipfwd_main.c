@@ -2,9 +2,12 @@
  * Variants size the next-hop table from the machine's caches:
  *   l1  - half the L1 data cache (lookups hit L1);
  *   mem - at least 4x the last-level cache (lookups of spread-out
- *         destinations miss every cache). */
+ *         destinations miss every cache).
+ * --lookup lpm replaces the hashed table with longest-prefix match on a
+ * route file (ipfwd_lpm.h); the variant then only names the run. */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,8 +15,12 @@
 #include <rte_malloc.h>
 
 #include "ipfwd_forward.h"
+#include "ipfwd_lpm.h"
+#include "ipfwd_routes.h"
 #include "ipfwd_table.h"
 #include "pp_app.h"
+
+_Static_assert(PP_BURST <= IPFWD_LPM_MAX_BURST, "ipfwd_lpm_process takes at most 64 packets");
 
 static const char *const variants[] = { "l1", "mem", NULL };
 static const char *const drop_reasons[IPFWD_N_VERDICTS - 1] = {
@@ -22,38 +29,100 @@ static const char *const drop_reasons[IPFWD_N_VERDICTS - 1] = {
 	"bad_version_or_ihl",
 	"bad_checksum",
 	"ttl_expired",
+	"no_route",
 };
 
 struct ipfwd_cfg {
 	uint64_t table_entries; /* 0: from the variant and the topology */
+	bool lpm;               /* --lookup lpm */
+	const char *routes_path;
+	const struct ipfwd_routes *routes; /* &process_routes once read */
 };
+
+/* The --routes file, read at option time and kept for the whole process
+ * (serve mode builds a FIB from it for every placement); freed at exit. */
+static struct ipfwd_routes process_routes;
+
+static void
+free_process_routes(void)
+{
+	ipfwd_routes_free(&process_routes);
+}
 
 struct ipfwd_state {
 	struct ipfwd_table table;
+	struct ipfwd_lpm lpm; /* --lookup lpm; table unused then */
+	const struct ipfwd_cfg *cfg;
 	const char *variant;
 	const char *sizing; /* how the table size was chosen */
 	size_t l1d_bytes, llc_bytes;
 };
 
 struct ipfwd_task {
-	const struct ipfwd_table *table;
+	const struct ipfwd_table *table; /* NULL: --lookup lpm */
+	const struct ipfwd_lpm *lpm;
 };
 
 static int
 ipfwd_parse_opt(void *cfg, int argc, char **argv)
 {
 	struct ipfwd_cfg *c = cfg;
-	if (strcmp(argv[0], "--table-entries") != 0)
+	if (strcmp(argv[0], "--table-entries") != 0 && strcmp(argv[0], "--lookup") != 0 &&
+		strcmp(argv[0], "--routes") != 0)
 		return 0;
 	if (argc < 2) {
-		fprintf(stderr, "--table-entries: missing value\n");
+		fprintf(stderr, "%s: missing value\n", argv[0]);
 		return -1;
+	}
+	if (strcmp(argv[0], "--lookup") == 0) {
+		if (strcmp(argv[1], "hash") != 0 && strcmp(argv[1], "lpm") != 0) {
+			fprintf(stderr, "--lookup %s: expected hash or lpm\n", argv[1]);
+			return -1;
+		}
+		c->lpm = strcmp(argv[1], "lpm") == 0;
+		return 2;
+	}
+	if (strcmp(argv[0], "--routes") == 0) {
+		char err[512];
+		if (c->routes_path != NULL) {
+			fprintf(stderr, "--routes %s: given twice (first %s)\n", argv[1],
+				c->routes_path);
+			return -1;
+		}
+		if (ipfwd_routes_load(argv[1], &process_routes, err, sizeof(err)) < 0) {
+			fprintf(stderr, "--routes: %s\n", err);
+			return -1;
+		}
+		atexit(free_process_routes);
+		c->routes = &process_routes;
+		c->routes_path = argv[1];
+		return 2;
 	}
 	uint64_t v;
 	if (pp_parse_u64(argv[0], argv[1], 1, 1ull << 32, &v) < 0)
 		return -1;
 	c->table_entries = v;
 	return 2;
+}
+
+/* Options that go together, and the FIB's DPDK memory. */
+static int64_t
+ipfwd_dpdk_mem_mb(const void *cfg)
+{
+	const struct ipfwd_cfg *c = cfg;
+	if (c->lpm && c->routes_path == NULL) {
+		fprintf(stderr, "--lookup lpm: give the route file with --routes FILE\n");
+		return -1;
+	}
+	if (!c->lpm && c->routes_path != NULL) {
+		fprintf(stderr, "--routes %s: only used with --lookup lpm\n", c->routes_path);
+		return -1;
+	}
+	if (c->lpm && c->table_entries != 0) {
+		fprintf(stderr, "--table-entries: sizes the hash table; --lookup lpm has none\n");
+		return -1;
+	}
+	return c->lpm ? (int64_t)ipfwd_lpm_mem_mb(c->routes) : 0;
 }
 
 static int
@@ -66,6 +135,19 @@ ipfwd_setup(void *cfg, const struct pp_setup_info *info, void **app_state)
 	s->variant = info->variant != NULL ? info->variant : "l1";
 	s->l1d_bytes = info->l1d_bytes;
 	s->llc_bytes = info->llc_bytes;
+	s->cfg = c;
+	if (c->lpm) {
+		char err[512];
+		if (ipfwd_lpm_create(&s->lpm, c->routes, (int)info->socket_id, err, sizeof(err)) <
+			0) {
+			fprintf(stderr, "ipfwd --routes %s: %s\n", c->routes_path, err);
+			free(s);
+			return -ENOMEM;
+		}
+		s->sizing = "--lookup lpm";
+		*app_state = s;
+		return 0;
+	}
 	uint64_t n;
 	if (c->table_entries != 0) {
 		n = c->table_entries;
@@ -110,7 +192,8 @@ ipfwd_task_init(void *app_state, unsigned instance, void **task_state)
 	struct ipfwd_task *t = rte_zmalloc("ipfwd_task", sizeof(*t), RTE_CACHE_LINE_SIZE);
 	if (t == NULL)
 		return -ENOMEM;
-	t->table = &s->table;
+	t->table = s->cfg->lpm ? NULL : &s->table;
+	t->lpm = s->cfg->lpm ? &s->lpm : NULL;
 	*task_state = t;
 	return 0;
 }
@@ -122,6 +205,10 @@ static void
 ipfwd_process(void *task_state, struct rte_mbuf **pkts, uint16_t n, uint8_t *verdict)
 {
 	const struct ipfwd_task *t = task_state;
+	if (t->lpm != NULL) {
+		ipfwd_lpm_process(t->lpm, pkts, n, verdict);
+		return;
+	}
 	for (uint16_t i = 0; i < n; i++)
 		verdict[i] = ipfwd_forward(pkts[i], t->table);
 }
@@ -132,6 +219,16 @@ ipfwd_stats(void *app_state, void *const *task_states, unsigned n_tasks, json_t 
 	(void)task_states;
 	(void)n_tasks;
 	const struct ipfwd_state *s = app_state;
+	if (s->cfg->lpm) {
+		json_object_set_new(out, "lookup", json_string("lpm"));
+		json_object_set_new(out, "routes_file", json_string(s->cfg->routes_path));
+		json_object_set_new(out, "routes", json_integer((json_int_t)s->cfg->routes->n));
+		json_object_set_new(out, "fib", json_string("rte_fib DIR24_8, 2-byte next hops"));
+		json_object_set_new(out, "l1d_bytes", json_integer((json_int_t)s->l1d_bytes));
+		json_object_set_new(out, "llc_bytes", json_integer((json_int_t)s->llc_bytes));
+		return;
+	}
+	json_object_set_new(out, "lookup", json_string("hash"));
 	json_object_set_new(out, "table_entries", json_integer((json_int_t)s->table.n_entries));
 	json_object_set_new(out, "table_bytes",
 		json_integer((json_int_t)(s->table.n_entries * sizeof(struct ipfwd_next_hop))));
@@ -147,7 +244,10 @@ ipfwd_teardown(void *app_state, void **task_states, unsigned n_tasks)
 		rte_free(task_states[i]);
 	struct ipfwd_state *s = app_state;
 	if (s != NULL) {
-		ipfwd_table_free(&s->table);
+		if (s->cfg->lpm)
+			ipfwd_lpm_free(&s->lpm);
+		else
+			ipfwd_table_free(&s->table);
 		free(s);
 	}
 }
@@ -160,6 +260,13 @@ static const struct pp_app ipfwd_app = {
 	.usage = "  --table-entries N   next-hop table entries (default from the variant:\n"
 		 "                      l1: half the L1 data cache, mem: >= 4x the last-level\n"
 		 "                      cache; 16 bytes per entry)\n"
+		 "  --lookup hash|lpm   next-hop lookup (default hash: the variants' hashed\n"
+		 "                      table); lpm: longest-prefix match in DPDK's rte_fib\n"
+		 "                      (DIR24_8) over --routes; no prefix: drop no_route\n"
+		 "  --routes FILE       IPv4 routes for --lookup lpm in l3fwd's rule format:\n"
+		 "                      lines R<address>/<depth> <next hop 0-255>, '#'\n"
+		 "                      comments; next hop k rewrites the MACs to 02:00 + k,\n"
+		 "                      02:01 + k (k as 4 big-endian bytes). IPv4 only\n"
 		 "  variant defaults to l1 when neither the placement nor --variant gives one\n",
 	.cfg_size = sizeof(struct ipfwd_cfg),
 	.parse_opt = ipfwd_parse_opt,
@@ -168,6 +275,7 @@ static const struct pp_app ipfwd_app = {
 	.process = ipfwd_process,
 	.stats = ipfwd_stats,
 	.teardown = ipfwd_teardown,
+	.dpdk_mem_mb = ipfwd_dpdk_mem_mb,
 };
 
 int

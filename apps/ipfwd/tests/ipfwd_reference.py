@@ -3,6 +3,8 @@
 the incremental update the C code uses."""
 from __future__ import annotations
 
+from typing import Callable
+
 HASH_MUL = 0x9E3779B1
 
 
@@ -13,8 +15,11 @@ def checksum(data: bytes) -> int:
     return ~s & 0xFFFF
 
 
-def forward(pkt: bytes, n_entries: int) -> bytes | str:
-    """The packet ipfwd sends, or the name of the reason it drops it."""
+def forward(pkt: bytes, n_entries: int,
+            lpm: Callable[[int], int | None] | None = None) -> bytes | str:
+    """The packet ipfwd sends, or the name of the reason it drops it.
+    lpm: --lookup lpm, the next hop of a destination (None: no route), which
+    then picks the entry instead of the hash (n_entries unused)."""
     if len(pkt) < 14:
         return "truncated"
     if pkt[12:14] != b"\x08\x00":
@@ -36,7 +41,13 @@ def forward(pkt: bytes, n_entries: int) -> bytes | str:
     if pkt[22] <= 1:
         return "ttl_expired"
     dst = int.from_bytes(pkt[30:34], "big")
-    idx = (((dst * HASH_MUL) & 0xFFFFFFFF) * n_entries) >> 32
+    if lpm is None:
+        idx = (((dst * HASH_MUL) & 0xFFFFFFFF) * n_entries) >> 32
+    else:
+        hop = lpm(dst)
+        if hop is None:
+            return "no_route"
+        idx = hop
     ip = bytearray(pkt[14:14 + hl])
     ip[8] -= 1
     ip[10:12] = b"\0\0"
