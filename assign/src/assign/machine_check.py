@@ -190,10 +190,28 @@ def format_table(rows: Sequence[WorkerSummary], test: OnePopulation | None, kind
         lines.append(f"  {name:<28} {r.values[0]:>8} {r.values[1]:>14,.1f} {r.values[2]:>12,.1f}   "
                      f"{r.references[0]:>5} {r.references[1]:>14,.1f} {r.references[2]:>12,.1f}  "
                      f"{'FLAGGED: ' + r.flagged if r.flagged else 'ok'}")
+    lines.append(_test_line(test, kind, "workers"))
+    return lines
+
+
+def _test_line(test: OnePopulation | None, kind: str, which: str) -> str:
     if test is None:
-        lines.append("  Anderson-Darling k-sample test: not run (values from fewer than two workers)")
-    else:
-        lines.append(f"  Anderson-Darling k-sample test on the {kind} values of {test.workers} workers "
-                     f"(are they one population?): statistic {test.statistic:.3f}, p-value {test.pvalue:.3g}"
-                     f"{test.note}; a small p-value says the workers' values differ")
+        return f"  Anderson-Darling k-sample test ({which}): not run (values from fewer than two workers)"
+    return (f"  Anderson-Darling k-sample test on the {kind} values of {test.workers} {which} "
+            f"(are they one population?): statistic {test.statistic:.3f}, p-value {test.pvalue:.3g}"
+            f"{test.note}; a small p-value says the workers' values differ")
+
+
+def run_lines(store, run) -> list[str]:
+    """The per-worker table and the test of a stored cluster run (none for a run
+    measured in one process); with flagged workers, the test again on those kept."""
+    workers = store.workers(run.id)
+    if not workers:
+        return []
+    values = store.values_by_worker(run.id)
+    lines = format_table(summarize(workers, values, store.references(run.id)), anderson_darling(values), run.kind)
+    flagged = {a for a, _, _, f in workers if f}
+    if flagged:
+        kept = {a: v for a, v in values.items() if a not in flagged}
+        lines.append(_test_line(anderson_darling(kept), run.kind, "unflagged workers"))
     return lines

@@ -73,11 +73,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _print_workers(session) -> None:
     """The per-worker table and the one-population test of a cluster run."""
-    from ..machine_check import anderson_darling, format_table, summarize
+    from ..machine_check import run_lines
 
-    store, run = session.store, session.run
-    values = store.values_by_worker(run.id)
-    rows = summarize(store.workers(run.id), values, store.references(run.id))
-    if rows:
-        for line in format_table(rows, anderson_darling(values), run.kind):
-            print(line)
+    for line in run_lines(session.store, session.run):
+        print(line)
