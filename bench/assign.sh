@@ -77,9 +77,9 @@ a=$(now)
 b=$(now)
 refs=$("$PYTHON" -c 'import sqlite3, sys; print(sqlite3.connect(sys.argv[1]).execute(
     "SELECT COUNT(*) FROM reference_measurements").fetchone()[0])' "$work/c2.db")
-echo "  --cluster local:2 --reference-every 0 (no machine check): $(secs "$a" "$b") s; the default check" \
-     "measured $refs references (measured: local:2 with them / without = $(awk -v a="$a" -v b="$b" -v c="$c2_s" \
-     'BEGIN { printf "%.2f", c / (b - a) }'))"
+echo "  --cluster local:2 --reference-every 0 (no machine check): $(secs "$a" "$b") s; with the default check" \
+     "($refs reference measurements, modelled): wall with / without = $(awk -v a="$a" -v b="$b" -v c="$c2_s" \
+     'BEGIN { printf "%.2f", c / (b - a) }') (measured)"
 
 # How cost grows with n: each n a fresh run; estimate best of 3 (wall, from the shell).
 echo "scaling (measured wall times, from the shell, interpreter start included; load average $(cut -d' ' -f1 /proc/loadavg)):"
