@@ -289,6 +289,7 @@ def sample_until(session: Session, n_ok: int, address: str, spec: WorkerSpec, *,
         return 0, 0
     chunk = max(1, session.backend.batch_size)
     added = fails = streak = 0
+    added_by: dict[str, int] = {}  # values added by each worker (taken back when it is flagged)
     label = session.backend.kind
     client = connect(address)
     check = _MachineCheck(session, reference_every > 0, client)
@@ -296,6 +297,12 @@ def sample_until(session: Session, n_ok: int, address: str, spec: WorkerSpec, *,
                desc=f"sampling ({label}, {address})", dynamic_ncols=True, mininterval=0.25)
     try:
         workers = max(1, len(client.scheduler_info()["workers"]))
+        if workers == 1 and reference_every > 0:
+            print("assign sample: the cluster has one worker: no other machine to compare it with, so no "
+                  "reference measurements (the identical-machines check needs two workers, three to tell which "
+                  "one is off)", file=sys.stderr)
+            reference_every = 0
+            check.enabled = False
         spec_f = client.scatter(spec, broadcast=True)
         submitted = nxt           # next draw index to hand out
         commit_at = nxt           # next draw index to store
@@ -330,6 +337,8 @@ def sample_until(session: Session, n_ok: int, address: str, spec: WorkerSpec, *,
             res: ChunkResult = fut.result()
             verdicts = check.add(res)
             if verdicts:
+                for v in verdicts:
+                    added -= added_by.pop(v.worker, 0)
                 _, ok, _, best = store.progress(run.id)  # the flagged workers' stored values no longer count
                 bar.update(ok - bar.n)
                 if any(v.ambiguous for v in verdicts):
@@ -351,6 +360,7 @@ def sample_until(session: Session, n_ok: int, address: str, spec: WorkerSpec, *,
                             continue
                         ok += 1
                         added += 1
+                        added_by[res.address] = added_by.get(res.address, 0) + 1
                         streak = 0
                         best = r[2] if best is None or r[2] > best else best
                     else:
