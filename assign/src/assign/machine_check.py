@@ -28,8 +28,8 @@ of those sds; a false alarm needs S far below s, which a MAD of 20 or more
 values rarely is, and later judgements have more values on both sides.
 Simulated (`bench/machine_check_fp.py`, floor set to 0 so that the noise
 factor alone decides, 10 references a worker): 0 false alarms in 10^5
-judgements of 2 and of 3 identical workers with normal noise, 0 in 2000
-with Student-t(3) noise; one worker of 3 off by 10 noise sds is found in
+judgements each of 2 and of 3 identical workers with normal noise and of 2
+with Student-t(3) noise (0 in 2 x 10^4 of 3); one worker of 3 off by 10 noise sds is found in
 97-100% of judgements, off by 6 sds in about half (at 10 references; more
 references, more found).  The
 floor covers noise so small that S is (near) zero, e.g. the model's
