@@ -219,7 +219,9 @@ def connect(address: str):
 
         cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None,
                                silence_logs=logging.CRITICAL)
-        return Client(cluster)
+        client = Client(cluster)
+        client.wait_for_workers(n)  # every worker takes draws from the first chunks on
+        return client
     try:
         return Client(address, timeout=30)
     except (OSError, TimeoutError) as e:
