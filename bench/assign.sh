@@ -2,6 +2,8 @@
 # Times the main `assign` flow on the model of the UltraSPARC T2, side by side:
 #   sample --n 5000 (ipfwd-mem, model backend), estimate on that sample,
 #   report (all figures), and the model alone (5000 assignments of 24 tasks);
+#   the same sample on dask workers (local:1, local:2, and local:2 without the
+#   identical-machines check's reference measurements: their cost);
 #   then how cost grows with n: sample and estimate wall times from the shell
 #   (interpreter start included) for n = 10^3 .. 10^6 (SCALE_MAX, default 10^6).
 # Usage: bench/assign.sh [N]   (env ASSIGN=path/to/assign, PYTHON=path/to/python,
@@ -63,9 +65,21 @@ for w in 1 2; do
   "$ASSIGN" sample --n "$N" --workload ipfwd-mem --machine ultrasparc-t2 --backend model --db "$work/c$w.db" \
     --quiet --cluster "local:$w" >/dev/null
   b=$(now)
+  [ "$w" = 2 ] && c2_s=$(secs "$a" "$b")
   per=$(awk -v a="$a" -v b="$b" -v s0="$t0" -v s1="$t1" -v n="$N" 'BEGIN { printf "%.0f", ((b - a) - (s1 - s0)) / n * 1e6 }')
   echo "  --cluster local:$w:     $(secs "$a" "$b") s (engine overhead: $per us a draw, start included)"
 done
+# The identical-machines check's cost: the same local:2 run without references, beside the default
+# (10 references a worker at start, then one every 50 draws).
+a=$(now)
+"$ASSIGN" sample --n "$N" --workload ipfwd-mem --machine ultrasparc-t2 --backend model --db "$work/c0.db" \
+  --quiet --cluster local:2 --reference-every 0 >/dev/null 2>&1
+b=$(now)
+refs=$("$PYTHON" -c 'import sqlite3, sys; print(sqlite3.connect(sys.argv[1]).execute(
+    "SELECT COUNT(*) FROM reference_measurements").fetchone()[0])' "$work/c2.db")
+echo "  --cluster local:2 --reference-every 0 (no machine check): $(secs "$a" "$b") s; with the default check" \
+     "($refs reference measurements, modelled): wall with / without = $(awk -v a="$a" -v b="$b" -v c="$c2_s" \
+     'BEGIN { printf "%.2f", c / (b - a) }') (measured)"
 
 # How cost grows with n: each n a fresh run; estimate best of 3 (wall, from the shell).
 echo "scaling (measured wall times, from the shell, interpreter start included; load average $(cut -d' ' -f1 /proc/loadavg)):"

@@ -2,15 +2,21 @@
 store and guarantees as a local run (issue 14)."""
 from __future__ import annotations
 
+import json
 import os
 import signal
+import sqlite3
 import subprocess
 import time
+from importlib import resources
 from pathlib import Path
 
 import psutil
 import pytest
 
+from assign.cluster import WORKER_MODEL_PARAMS_ENV
+from assign.machine_check import REFERENCES_AT_START
+from assign.store import Store
 from cli_helpers import ASSIGN, run_assign
 from kill_soak import count, rows
 
@@ -30,6 +36,55 @@ def test_two_workers_store_exactly_what_one_process_does(local_run: Path, tmp_pa
     r = run_assign(*T2, "--n", "60000", "--seed", "4", "--db", str(db), "--cluster", "local:2", timeout=300)
     assert r.returncode == 0, r.stderr
     assert rows(db) == rows(local_run)
+    with Store(str(db), readonly=True) as st:  # identical workers: checked, none flagged
+        workers, refs = st.workers(1), st.references(1)
+        assert len(workers) == 2 and not any(w[3] for w in workers) and st.excluded_count(1) == 0
+        assert all(len(refs[w[0]]) >= REFERENCES_AT_START for w in workers)
+    assert "FLAGGED" not in r.stdout and "Anderson-Darling" in r.stdout and "modelled values of 2 workers" in r.stdout
+
+
+def test_a_worker_on_a_different_machine_is_stopped_named_and_its_values_flagged(local_run: Path,
+                                                                                 tmp_path: Path,
+                                                                                 monkeypatch) -> None:
+    """Worker "1" of local:3 models a machine 10% slower (its base costs), through the
+    real path: its references and its values come from that model."""
+    params = json.loads(resources.files("assign").joinpath("data", "model_params.json").read_text())
+    for role in params["workloads"]["ipfwd-mem"]["roles"].values():
+        role["base_ns"] *= 1.1
+    (tmp_path / "slower.json").write_text(json.dumps(params))
+    monkeypatch.setenv(WORKER_MODEL_PARAMS_ENV, f"1={tmp_path / 'slower.json'}")
+    db = tmp_path / "odd.db"
+    r = run_assign(*T2, "--n", "20000", "--seed", "4", "--db", str(db), "--cluster", "local:3", timeout=300)
+    assert r.returncode == 0, r.stderr
+    with Store(str(db), readonly=True) as st:
+        workers = st.workers(1)
+        flagged = [w for w in workers if w[3]]
+        assert [w[1] for w in flagged] == ["1"], workers  # that one, named
+        odd = flagged[0][0]
+        by_worker = st.values_by_worker(1)
+        excluded = st.excluded_count(1)
+        assert excluded == len(by_worker[odd]) > 0  # its values kept, left out
+        assert len(st.values(1)) == 20000  # --n values of the unflagged workers
+    assert f"worker 1 ({odd}) differs from the others, stopped" in r.stderr
+    assert f"{excluded} values of flagged workers" in r.stdout and "FLAGGED" in r.stdout
+    con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    kept = con.execute("SELECT idx, assignment, value, status, reason, extra FROM measurements WHERE worker != ? "
+                       "ORDER BY idx", (odd,)).fetchall()
+    slower = con.execute("SELECT idx, value FROM measurements WHERE worker = ?", (odd,)).fetchall()
+    con.close()
+    local = {row[0]: row for row in rows(local_run)}
+    assert all(local[row[0]] == row for row in kept if row[0] in local)  # the others measured as one process
+    assert all(v < local[i][2] for i, v in slower if i in local)  # the slower machine's values are lower
+    est = run_assign("estimate", "--db", str(db))
+    assert est.returncode == 0 and f"{excluded} values of cluster workers flagged" in est.stdout
+
+
+def test_reference_every_goes_with_cluster(tmp_path: Path) -> None:
+    r = run_assign(*T2, "--n", "10", "--db", str(tmp_path / "x.db"), "--reference-every", "20")
+    assert r.returncode == 2 and "--reference-every 20" in r.stderr and "--cluster" in r.stderr, r.stderr
+    r = run_assign(*T2, "--n", "10", "--db", str(tmp_path / "x.db"), "--cluster", "local:1", "--reference-every", "-1")
+    assert r.returncode == 2 and "'-1'" in r.stderr, r.stderr
+    assert not (tmp_path / "x.db").exists()
 
 
 def test_a_worker_killed_mid_run_loses_and_duplicates_nothing(local_run: Path, tmp_path: Path) -> None:

@@ -14,15 +14,21 @@ Addresses: `local:N` starts a LocalCluster of N worker processes here (for
 trying it, and for tests); `tcp://host:8786` connects to a running
 scheduler (assign/README.md says how to start one and its workers).
 
-Not done yet: the check that the workers' machines are identical (a
-reference placement measured by each worker and compared); the sample is
-correct only if they are, and nothing here verifies it.
+The machines must be identical, and that is checked: each worker measures
+the run's reference placement (draw 0) at start and every K draws
+(--reference-every), returned with its rows; the client stores those
+reference measurements as they arrive and judges every worker against the
+others (machine_check.py).  A worker that differs is named on stderr,
+flagged in the store (its values, earlier ones included, are left out of
+the estimate, kept in the database) and given no more draws; the run goes
+on until it holds --n values of unflagged workers.
 """
 from __future__ import annotations
 
+import os
 import sys
 from collections import deque
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -62,49 +68,127 @@ def worker_spec(session: Session, args) -> WorkerSpec:
                       args.model_params, dpdk)
 
 
-_BUILT: dict[str, tuple[Any, Any]] = {}  # per worker process, by repr(spec): the backend stays up between chunks
+# Test and demonstration hook: "NAME=FILE[,NAME=FILE...]" in a worker's environment makes the worker
+# named NAME build the model backend from parameters FILE instead of the run's: a worker whose machine
+# differs, through the real path (its references and values both come from that model).
+WORKER_MODEL_PARAMS_ENV = "ASSIGN_WORKER_MODEL_PARAMS"
+REFERENCE_NOISE_KEYS = 1 << 50  # model noise keys of reference measurements: far from any draw index
 
 
-def _backend(spec: WorkerSpec):
+@dataclass
+class _Worker:
+    """A worker process's state for one run: its backend, and its reference schedule."""
+
+    topo: Any
+    backend: Any
+    reference: Any                 # context indices (1, T) of the reference placement (draw 0)
+    draws: int = 0                 # draws measured so far
+    references: int = 0            # reference measurements so far
+
+
+_BUILT: dict[str, _Worker] = {}  # per worker process, by repr(spec): the backend stays up between chunks
+
+
+def _model_params_here(spec: WorkerSpec, name: str) -> str | None:
+    for item in filter(None, os.environ.get(WORKER_MODEL_PARAMS_ENV, "").split(",")):
+        who, _, path = item.partition("=")
+        if who == name and spec.backend == "model":
+            return path
+    return spec.model_params
+
+
+def _worker_state(spec: WorkerSpec, name: str) -> _Worker:
     key = repr(spec)
     if key not in _BUILT:
         import json
 
         from .backends.registry import make_backend
+        from .sampling import draws
         from .topology import Topology
         from .workloads import Workload
 
         topo = Topology.from_json(json.loads(spec.topology))
         be = make_backend(spec.backend, topo, Workload(spec.workload, spec.instances), seed=spec.seed,
-                          noise=spec.noise, model_params=spec.model_params, allow_colocate=spec.allow_colocate,
-                          dpdk=spec.dpdk)
-        _BUILT[key] = (topo, be)
+                          noise=spec.noise, model_params=_model_params_here(spec, name),
+                          allow_colocate=spec.allow_colocate, dpdk=spec.dpdk)
+        ref = draws(spec.seed, 0, 1, 3 * spec.instances, topo.n_contexts, spec.allow_colocate)
+        _BUILT[key] = _Worker(topo, be, ref)
     return _BUILT[key]
 
 
-def measure_chunk(spec: WorkerSpec, first: int, count: int) -> list[tuple]:
-    """On a worker: draws first .. first+count-1 measured, as rows
-    (idx, assignment JSON, value or None, status, reason, extra JSON)."""
+@dataclass
+class ChunkResult:
+    """What a worker returns for a chunk: who measured it, its reference
+    measurements taken before the chunk, and the chunk's rows."""
+
+    address: str
+    name: str
+    host: str
+    rows: list[tuple]      # (idx, assignment JSON, value or None, status, reason, extra JSON)
+    references: list[tuple] = field(default_factory=list)  # store.add_references rows
+
+
+def _references(w: _Worker, first: int, due: int) -> list[tuple]:
+    """The reference measurements due before draw `first` (store.add_references rows)."""
     import json
 
     from .backends.base import MeasureRequest
+
+    k = due - w.references
+    if k <= 0:
+        return []
+    os_idx = [int(c) for c in w.topo.os_index[w.reference[0]]]
+    assignment = json.dumps(os_idx)
+    if hasattr(w.backend, "measure_array"):
+        # the model: its noise is a function of a key (a draw's index); each reference gets its own key
+        keys = [REFERENCE_NOISE_KEYS + 64 * first + j for j in range(k)]
+        got = [(v, "ok", None) for v in w.backend.measure_array(keys, w.reference.repeat(k, axis=0)).values]
+    else:
+        got = []
+        for _ in range(k):
+            res = w.backend.measure([MeasureRequest(-1, tuple(os_idx))])[0]
+            got.append((res.value if res.status == "ok" else None, res.status, res.reason))
+    rows = [(w.references + j, first, w.draws, assignment, v, st, why) for j, (v, st, why) in enumerate(got)]
+    w.references = due
+    return rows
+
+
+def measure_chunk(spec: WorkerSpec, first: int, count: int, reference_every: int = 0) -> ChunkResult:
+    """On a worker: draws first .. first+count-1 measured, and before them the
+    reference measurements due (REFERENCES_AT_START at the worker's start, then
+    one every `reference_every` of its draws; 0: none)."""
+    import json
+    import socket
+
+    from distributed import get_worker
+
+    from .backends.base import MeasureRequest
+    from .machine_check import REFERENCES_AT_START
     from .sampling import draws
     from .store import json_rows
 
-    topo, be = _backend(spec)
+    me = get_worker()
+    name = str(me.name)
+    w = _worker_state(spec, name)
+    refs: list[tuple] = []
+    if reference_every > 0:
+        refs = _references(w, first, REFERENCES_AT_START + w.draws // reference_every)
+    topo, be = w.topo, w.backend
     ctx = draws(spec.seed, first, count, 3 * spec.instances, topo.n_contexts, spec.allow_colocate)
     idx = range(first, first + count)
     assignments = ["[" + r + "]" for r in json_rows(topo.os_index[ctx])]
     if hasattr(be, "measure_array"):
         batch = be.measure_array(idx, ctx)
-        return [(i, a, v, "ok", None, e) for i, a, v, e in zip(idx, assignments, batch.values, batch.extras_json)]
-    rows = []
-    os_idx = topo.os_index[ctx].tolist()
-    for i, a, contexts in zip(idx, assignments, os_idx):
-        res = be.measure([MeasureRequest(i, tuple(contexts))])[0]
-        rows.append((i, a, res.value if res.status == "ok" else None, res.status, res.reason,
-                     json.dumps(res.extra, separators=(",", ":"))))
-    return rows
+        rows = [(i, a, v, "ok", None, e) for i, a, v, e in zip(idx, assignments, batch.values, batch.extras_json)]
+    else:
+        rows = []
+        os_idx = topo.os_index[ctx].tolist()
+        for i, a, contexts in zip(idx, assignments, os_idx):
+            res = be.measure([MeasureRequest(i, tuple(contexts))])[0]
+            rows.append((i, a, res.value if res.status == "ok" else None, res.status, res.reason,
+                         json.dumps(res.extra, separators=(",", ":"))))
+    w.draws += count
+    return ChunkResult(me.address, name, socket.gethostname(), rows, refs)
 
 
 def check_address(address: str) -> int | None:
@@ -134,18 +218,68 @@ def connect(address: str):
         import logging
 
         cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None,
-                               silence_logs=logging.ERROR)
-        return Client(cluster)
+                               silence_logs=logging.CRITICAL)
+        client = Client(cluster)
+        client.wait_for_workers(n)  # every worker takes draws from the first chunks on
+        return client
     try:
         return Client(address, timeout=30)
     except (OSError, TimeoutError) as e:
         raise ClusterError(f"--cluster {address}: cannot reach the scheduler ({e})") from None
 
 
+class _MachineCheck:
+    """The client's side of the identical-machines check: stores what workers
+    report (their names, their reference measurements), judges them
+    (machine_check.differing_workers) and flags those that differ."""
+
+    def __init__(self, session: Session, enabled: bool, client):
+        self.store, self.run_id, self.client = session.store, session.run.id, client
+        self.enabled = enabled
+        known = self.store.workers(self.run_id)  # a resumed run: its workers, references and flags
+        self.seen = {a for a, _, _, _ in known}
+        self.names = {a: n for a, n, _, _ in known}
+        self.flagged = {a for a, _, _, f in known if f}
+        self.refs = self.store.references(self.run_id)
+
+    def more_coming(self, judged: int) -> bool:
+        """Has the cluster more unflagged workers than the `judged` ones with references?"""
+        return len(set(self.client.scheduler_info()["workers"]) - self.flagged) > judged
+
+    def name(self, address: str) -> str:
+        n = self.names.get(address, address)
+        return address if n == address else f"{n} ({address})"
+
+    def add(self, res: ChunkResult) -> list:
+        """Record a chunk's worker and references; the verdicts of newly flagged workers."""
+        from .machine_check import differing_workers
+
+        if res.address not in self.seen:
+            self.store.add_worker(self.run_id, res.address, res.name, res.host)
+            self.seen.add(res.address)
+            self.names[res.address] = res.name
+        if not res.references:
+            return []
+        self.store.add_references(self.run_id, res.address, res.references)
+        self.refs.setdefault(res.address, []).extend(r[4] for r in res.references if r[5] == "ok")
+        if not self.enabled:
+            return []
+        verdicts = differing_workers(self.refs, self.flagged, self.more_coming)
+        for v in verdicts:
+            why = v.reason()
+            self.store.flag_worker(self.run_id, v.worker, why)
+            self.flagged.add(v.worker)
+            print(f"assign sample: worker {self.name(v.worker)} differs from the others, stopped; its values "
+                  f"are flagged and left out of the estimate: {why}", file=sys.stderr)
+        return verdicts
+
+
 def sample_until(session: Session, n_ok: int, address: str, spec: WorkerSpec, *,
-                 show_progress: bool = True) -> tuple[int, int]:
-    """Like Session.sample_until, with the measurements on the cluster's workers.
-    Returns (values added, failures added)."""
+                 show_progress: bool = True, reference_every: int = 0) -> tuple[int, int]:
+    """Like Session.sample_until, with the measurements on the cluster's workers,
+    until the run holds n_ok values of unflagged workers; reference_every > 0:
+    the identical-machines check (module docstring).  Returns (values added,
+    failures added), flagged workers' values not counted."""
     from distributed import as_completed
     from tqdm import tqdm
 
@@ -157,42 +291,78 @@ def sample_until(session: Session, n_ok: int, address: str, spec: WorkerSpec, *,
         return 0, 0
     chunk = max(1, session.backend.batch_size)
     added = fails = streak = 0
+    added_by: dict[str, int] = {}  # values added by each worker (taken back when it is flagged)
     label = session.backend.kind
     client = connect(address)
+    check = _MachineCheck(session, reference_every > 0, client)
     bar = tqdm(total=n_ok, initial=ok, unit="asg", disable=not show_progress, file=sys.stderr,
                desc=f"sampling ({label}, {address})", dynamic_ncols=True, mininterval=0.25)
     try:
         workers = max(1, len(client.scheduler_info()["workers"]))
+        if workers == 1 and reference_every > 0:
+            print("assign sample: the cluster has one worker: no other machine to compare it with, so no "
+                  "reference measurements (the identical-machines check needs two workers, three to tell which "
+                  "one is off)", file=sys.stderr)
+            reference_every = 0
+            check.enabled = False
         spec_f = client.scatter(spec, broadcast=True)
         submitted = nxt           # next draw index to hand out
         commit_at = nxt           # next draw index to store
-        waiting: dict[int, list[tuple]] = {}
+        waiting: dict[int, ChunkResult] = {}
         in_flight: deque[int] = deque()
         futures = as_completed()
+
+        def allowed() -> list[str] | None:
+            """Workers that may take draws (None: any)."""
+            if not check.flagged:
+                return None
+            good = [a for a in client.scheduler_info()["workers"] if a not in check.flagged]
+            if not good:
+                raise SampleError(f"every worker of the cluster is flagged as differing "
+                                  f"({', '.join(sorted(check.name(a) for a in check.flagged))}); "
+                                  f"{ok} values of unflagged workers stored, all kept")
+            return good
 
         def hand_out() -> None:
             nonlocal submitted
             # enough draws out to reach n_ok if they all succeed, at most 2 chunks a worker ahead
             while len(in_flight) < 2 * workers and ok + (submitted - commit_at) < n_ok:
                 count = min(chunk, n_ok - ok - (submitted - commit_at))
-                futures.add(client.submit(measure_chunk, spec_f, submitted, count, key=f"assign-{run.id}-"
-                                          f"{submitted}-{count}", pure=False))
+                futures.add(client.submit(measure_chunk, spec_f, submitted, count, reference_every,
+                                          key=f"assign-{run.id}-{submitted}-{count}", pure=False,
+                                          workers=allowed()))
                 in_flight.append(submitted)
                 submitted += count
 
         hand_out()
         for fut in futures:
-            rows = fut.result()
-            waiting[rows[0][0]] = rows
+            res: ChunkResult = fut.result()
+            verdicts = check.add(res)
+            if verdicts:
+                for v in verdicts:
+                    added -= added_by.pop(v.worker, 0)
+                _, ok, _, best = store.progress(run.id)  # the flagged workers' stored values no longer count
+                bar.update(ok - bar.n)
+                if any(v.ambiguous for v in verdicts):
+                    a, b = (check.name(v.worker) for v in verdicts[:2])
+                    raise SampleError(f"workers {a} and {b} measure the reference differently and no third "
+                                      f"worker says which machine is off: both flagged, sampling stopped; run "
+                                      f"with three or more workers ({ok} values of unflagged workers kept)")
+            waiting[res.rows[0][0]] = res
             while commit_at in waiting:
-                rows = waiting.pop(commit_at)
+                res = waiting.pop(commit_at)
+                rows = res.rows
                 in_flight.popleft()
-                store.add_rows(run.id, rows)
+                store.add_rows(run.id, rows, worker=res.address)
                 commit_at = rows[-1][0] + 1
+                counted = res.address not in check.flagged
                 for r in rows:
                     if r[3] == "ok":
+                        if not counted:
+                            continue
                         ok += 1
                         added += 1
+                        added_by[res.address] = added_by.get(res.address, 0) + 1
                         streak = 0
                         best = r[2] if best is None or r[2] > best else best
                     else:

@@ -24,6 +24,7 @@ class ReportInput:
     threshold: float | None = None
     baselines: list[Baseline] = field(default_factory=list)
     facts: list[tuple[str, str]] = field(default_factory=list)
+    workers: list[str] = field(default_factory=list)  # a cluster run: machine_check.run_lines
 
 
 @dataclass
@@ -142,6 +143,8 @@ figure {{ margin: 0; }} img {{ width: 100%; }}
 <table>{facts}</table>
 <h2>EVT estimate of the optimum</h2>
 <pre>{e(est_text)}</pre>
+{f"<h2>Cluster workers: are they identical machines?</h2><pre>{e(chr(10).join(inp.workers))}</pre>"
+ if inp.workers else ""}
 <h2>Baselines (scored by the same backend: {e(inp.value_label)})</h2>
 <table><tr><th>assignment</th><th>packets/s</th><th>note</th></tr>{rows}</table>
 <h2>Figures</h2>

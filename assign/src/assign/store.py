@@ -1,8 +1,13 @@
 """The results database (SQLite).
 
 Tables: runs (what was sampled, on what, by which backend), measurements
-(one row per draw, value or failure with its reason), estimates (what
-`assign iterate` concluded at each step).  Measurements are inserted as
+(one row per draw, value or failure with its reason, and the cluster worker
+that measured it), estimates (what `assign iterate` concluded at each step),
+and for `sample --cluster` workers (each worker of a run, and whether its
+values are flagged: measured on a machine that differs from the others) and
+reference_measurements (the reference placement each worker measures at
+start and every K draws; see machine_check.py).  Flagged values are kept,
+never deleted, and left out of values(), progress() and best().  Measurements are inserted as
 they come, one transaction per backend batch (one measurement for the dpdk
 backend, up to the model's batch_size for the model), and never updated or
 deleted (triggers refuse it), so a killed process loses at most the batch in
@@ -48,6 +53,7 @@ CREATE TABLE IF NOT EXISTS measurements (
     reason TEXT,
     extra TEXT,                      -- JSON: per-instance / per-task data from the backend
     measured_at TEXT NOT NULL,
+    worker TEXT,                     -- dask worker address (sample --cluster); NULL: measured in-process
     PRIMARY KEY (run_id, idx),
     CHECK ((status = 'ok') = (value IS NOT NULL))
 );
@@ -69,6 +75,34 @@ CREATE TABLE IF NOT EXISTS baselines (
     measured_at TEXT NOT NULL,
     PRIMARY KEY (run_id, name)
 );
+CREATE TABLE IF NOT EXISTS workers (
+    run_id INTEGER NOT NULL REFERENCES runs(id),
+    address TEXT NOT NULL,           -- dask worker address, as measurements.worker names it
+    name TEXT NOT NULL,              -- its dask name (dask worker --name; 0, 1, ... for local:N)
+    host TEXT NOT NULL,
+    first_seen TEXT NOT NULL,
+    flagged TEXT,                    -- why its values are left out (its machine differs); NULL: not flagged
+    flagged_at TEXT,
+    PRIMARY KEY (run_id, address)
+);
+CREATE TABLE IF NOT EXISTS reference_measurements (
+    run_id INTEGER NOT NULL REFERENCES runs(id),
+    worker TEXT NOT NULL,            -- dask worker address
+    seq INTEGER NOT NULL,            -- the worker's reference count (0: its first)
+    at_idx INTEGER NOT NULL,         -- the draw the worker was about to measure
+    worker_draws INTEGER NOT NULL,   -- draws that worker had measured before it
+    assignment TEXT NOT NULL,        -- JSON list: PU os_index per task (the run's draw 0)
+    value REAL,
+    status TEXT NOT NULL CHECK (status IN ('ok', 'failed')),
+    reason TEXT,
+    measured_at TEXT NOT NULL,
+    CHECK ((status = 'ok') = (value IS NOT NULL))
+);
+CREATE INDEX IF NOT EXISTS reference_measurements_run ON reference_measurements (run_id, worker);
+CREATE TRIGGER IF NOT EXISTS references_keep_update BEFORE UPDATE ON reference_measurements
+BEGIN SELECT RAISE(ABORT, 'stored measurements are never changed'); END;
+CREATE TRIGGER IF NOT EXISTS references_keep_delete BEFORE DELETE ON reference_measurements
+BEGIN SELECT RAISE(ABORT, 'stored measurements are never deleted'); END;
 CREATE TRIGGER IF NOT EXISTS measurements_keep_update BEFORE UPDATE ON measurements
 BEGIN SELECT RAISE(ABORT, 'stored measurements are never changed'); END;
 CREATE TRIGGER IF NOT EXISTS measurements_keep_delete BEFORE DELETE ON measurements
@@ -83,7 +117,13 @@ class StoreError(ValueError):
     """The database is missing, unreadable, or has no such run."""
 
 
-SCHEMA_VERSION = 1  # PRAGMA user_version; 0: written before it was recorded (the same tables)
+SCHEMA_VERSION = 2  # PRAGMA user_version; 0: written before it was recorded (the tables of 1)
+# 2: measurements.worker, tables workers and reference_measurements (sample --cluster's machine check).
+# An older store is migrated when opened for writing (a column and two tables added, nothing else
+# touched); opened read-only it is read as it is (no worker ever flagged).
+# a measurement of an unflagged worker (not a correlated subquery: SQLite evaluates it once a query)
+_UNFLAGGED = ("(worker IS NULL OR worker NOT IN "
+              "(SELECT address FROM workers WHERE run_id={run} AND flagged IS NOT NULL))")
 
 
 def _check_header(path: str) -> None:
@@ -173,17 +213,29 @@ class Store:
                                  f"{', '.join(sorted(tables)) or 'none'}); give another --db")
             if not readonly:
                 self.db.execute("PRAGMA journal_mode=WAL")
+                if exists and "measurements" in tables and not self._has_worker_column():
+                    with self.db:  # schema 2: the column before SCHEMA's tables and triggers
+                        self.db.execute("ALTER TABLE measurements ADD COLUMN worker TEXT")
                 self.db.executescript(SCHEMA)
                 if version < SCHEMA_VERSION:
                     self.db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
             else:
                 self.db.execute("SELECT 1 FROM runs LIMIT 1")
+            # a read-only store of schema < 2 has no workers: nothing in it is flagged
+            self._workers = self._has_worker_column()
         except StoreError:
             self.db.close()
             raise
         except sqlite3.DatabaseError as e:
             self.db.close()
             raise StoreError(f"{path} is not an assign results database, or is damaged: {e}") from None
+
+    def _unflagged(self, run_id: int) -> str:
+        """SQL condition: a measurement of run_id not left out (its worker not flagged)."""
+        return _UNFLAGGED.format(run=int(run_id)) if self._workers else "1"
+
+    def _has_worker_column(self) -> bool:
+        return any(r[1] == "worker" for r in self.db.execute("PRAGMA table_info(measurements)"))
 
     def close(self) -> None:
         self.db.close()
@@ -264,27 +316,93 @@ class Store:
         """Store a batch of successful measurements given as JSON text, in one transaction."""
         self.add_rows(run_id, zip(idx, assignments_json, values, repeat("ok"), repeat(None), extras_json))
 
-    def add_rows(self, run_id: int, rows: Iterable[tuple[int, str, float | None, str, str | None, str]]) -> None:
-        """Store (idx, assignment JSON, value, status, reason, extra JSON) rows in one transaction."""
+    def add_rows(self, run_id: int, rows: Iterable[tuple[int, str, float | None, str, str | None, str]],
+                 worker: str | None = None) -> None:
+        """Store (idx, assignment JSON, value, status, reason, extra JSON) rows in one
+        transaction; `worker`: the cluster worker that measured them."""
         now = _now()
         with self.db:
             self.db.executemany(
-                "INSERT INTO measurements (run_id, idx, assignment, value, status, reason, extra, measured_at) "
-                "VALUES (?,?,?,?,?,?,?,?)",
-                ((run_id, i, a, v, st, why, e, now) for i, a, v, st, why, e in rows))
+                "INSERT INTO measurements (run_id, idx, assignment, value, status, reason, extra, measured_at, "
+                "worker) VALUES (?,?,?,?,?,?,?,?,?)",
+                ((run_id, i, a, v, st, why, e, now, worker) for i, a, v, st, why, e in rows))
 
     def progress(self, run_id: int) -> tuple[int, int, int, float | None]:
-        """(next idx, ok count, failed count, best value) of a run."""
+        """(next idx, ok count, failed count, best value) of a run; the counts and
+        the best leave out the values of flagged workers (next idx does not)."""
+        keep = self._unflagged(run_id)
         nxt, ok, failed, best = self.db.execute(
-            "SELECT COALESCE(MAX(idx) + 1, 0), SUM(status='ok'), SUM(status='failed'), MAX(value) "
+            f"SELECT COALESCE(MAX(idx) + 1, 0), SUM(status='ok' AND {keep}), "
+            f"SUM(status='failed' AND {keep}), MAX(CASE WHEN {keep} THEN value END) "
             "FROM measurements WHERE run_id=?", (run_id,)).fetchone()
         return int(nxt), int(ok or 0), int(failed or 0), best
 
     def values(self, run_id: int, limit: int | None = None) -> list[float]:
-        """Successful values in draw order (failures are never values)."""
-        q = "SELECT value FROM measurements WHERE run_id=? AND status='ok' ORDER BY idx"
+        """Successful values in draw order (failures are never values), without
+        the values of flagged workers (excluded_count says how many those are)."""
+        q = (f"SELECT value FROM measurements WHERE run_id=? AND status='ok' AND {self._unflagged(run_id)} "
+             "ORDER BY idx")
         rows = self.db.execute(q + (" LIMIT ?" if limit else ""), (run_id, limit) if limit else (run_id,))
         return [r[0] for r in rows]
+
+    def excluded_count(self, run_id: int) -> int:
+        """Successful values left out because their worker is flagged."""
+        if not self._workers:
+            return 0
+        return int(self.db.execute(f"SELECT COUNT(*) FROM measurements WHERE run_id=? AND status='ok' AND NOT "
+                                   f"{self._unflagged(run_id)}", (run_id,)).fetchone()[0])
+
+    def values_by_worker(self, run_id: int) -> dict[str, list[float]]:
+        """Successful values of a cluster run by worker address, flagged ones included
+        (values measured in-process are not listed)."""
+        if not self._workers:
+            return {}
+        out: dict[str, list[float]] = {}
+        for w, v in self.db.execute("SELECT worker, value FROM measurements WHERE run_id=? AND status='ok' AND "
+                                    "worker IS NOT NULL ORDER BY idx", (run_id,)):
+            out.setdefault(w, []).append(v)
+        return out
+
+    # cluster workers and their reference measurements -----------------------
+    def add_worker(self, run_id: int, address: str, name: str, host: str) -> None:
+        """A worker of a cluster run, once (a worker seen again keeps its row and flag)."""
+        with self.db:
+            self.db.execute("INSERT OR IGNORE INTO workers (run_id, address, name, host, first_seen) "
+                            "VALUES (?,?,?,?,?)", (run_id, address, name, host, _now()))
+
+    def flag_worker(self, run_id: int, address: str, why: str) -> None:
+        """Leave out a worker's values (all of them in this run, before and after), saying why."""
+        with self.db:
+            self.db.execute("UPDATE workers SET flagged=?, flagged_at=? WHERE run_id=? AND address=? AND "
+                            "flagged IS NULL", (why, _now(), run_id, address))
+
+    def workers(self, run_id: int) -> list[tuple[str, str, str, str | None]]:
+        """(address, name, host, flagged reason or None) of a run's workers, in order of appearance."""
+        if not self._workers:
+            return []
+        return list(self.db.execute("SELECT address, name, host, flagged FROM workers WHERE run_id=? "
+                                    "ORDER BY first_seen, address", (run_id,)))
+
+    def add_references(self, run_id: int, worker: str,
+                       rows: Sequence[tuple[int, int, int, str, float | None, str, str | None]]) -> None:
+        """(seq, at_idx, worker_draws, assignment JSON, value, status, reason) reference
+        measurements of one worker, in one transaction."""
+        now = _now()
+        with self.db:
+            self.db.executemany(
+                "INSERT INTO reference_measurements (run_id, worker, seq, at_idx, worker_draws, assignment, value, "
+                "status, reason, measured_at) VALUES (?,?,?,?,?,?,?,?,?,?)",
+                [(run_id, worker, *r, now) for r in rows])
+
+    def references(self, run_id: int) -> dict[str, list[float]]:
+        """Successful reference values by worker address, in the order measured."""
+        if not self._workers:
+            return {}
+        out: dict[str, list[float]] = {}
+        for w, v in self.db.execute("SELECT worker, value FROM reference_measurements WHERE run_id=? AND "
+                                    "status='ok' ORDER BY rowid", (run_id,)):
+            out.setdefault(w, []).append(v)
+        return out
 
     def measurements(self, run_id: int) -> list[Measurement]:
         rows = self.db.execute(
@@ -295,7 +413,8 @@ class Store:
     def best(self, run_id: int) -> Measurement | None:
         r = self.db.execute(
             "SELECT idx, assignment, value, status, reason, extra FROM measurements "
-            "WHERE run_id=? AND status='ok' ORDER BY value DESC, idx LIMIT 1", (run_id,)).fetchone()
+            f"WHERE run_id=? AND status='ok' AND {self._unflagged(run_id)} ORDER BY value DESC, idx LIMIT 1",
+            (run_id,)).fetchone()
         return None if r is None else Measurement(r[0], json.loads(r[1]), r[2], r[3], r[4], json.loads(r[5] or "{}"))
 
     def failures(self, run_id: int) -> list[tuple[int, str]]:

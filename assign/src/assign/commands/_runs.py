@@ -45,16 +45,18 @@ def run_values(store: Store, args: argparse.Namespace) -> tuple[Run, list[float]
     return run, values
 
 
-def load_values(args: argparse.Namespace) -> tuple[list[float], str, str]:
-    """(values, label, where) from --db/--run or --csv."""
+def load_values(args: argparse.Namespace) -> tuple[list[float], str, str, int]:
+    """(values, label, where, values left out) from --db/--run or --csv; left out:
+    the values of cluster workers flagged as differing (store.excluded_count)."""
     if args.csv:
         from ..valuefile import read_values
 
         if args.run is not None:
             raise ValueError("--run goes with --db, not with --csv")
-        return read_values(args.csv), args.kind, args.csv
+        return read_values(args.csv), args.kind, args.csv, 0
     from ..store import Store
 
     with Store(args.db, readonly=True) as store:
         run, values = run_values(store, args)
-    return values, run.kind, f"{args.db} run {run.id}"
+        excluded = store.excluded_count(run.id)
+    return values, run.kind, f"{args.db} run {run.id}", excluded

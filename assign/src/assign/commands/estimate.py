@@ -31,7 +31,7 @@ def register(sub) -> argparse.ArgumentParser:
 def run(args: argparse.Namespace) -> int:
     from ..evt import EstimateError, estimate
 
-    values, label, where = load_values(args)
+    values, label, where, excluded = load_values(args)
     try:
         est = estimate(values, threshold=args.threshold, confidence=args.confidence, cross_checks=args.cross_check)
     except EstimateError as e:
@@ -40,8 +40,10 @@ def run(args: argparse.Namespace) -> int:
         d = est.to_dict()
         d["source"] = where
         d["value_kind"] = label
+        d["excluded_flagged_values"] = excluded
         print(json.dumps(d, indent=2))
     else:
-        print(f"source: {where} ({len(values)} {label} values)")
+        left_out = f"; {excluded} values of cluster workers flagged as differing left out" if excluded else ""
+        print(f"source: {where} ({len(values)} {label} values{left_out})")
         print(est.format_text(label))
     return 0

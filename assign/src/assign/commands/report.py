@@ -22,6 +22,7 @@ def register(sub) -> argparse.ArgumentParser:
 def run(args: argparse.Namespace) -> int:
     from ..baselines import scored
     from ..evt import EstimateError, estimate
+    from ..machine_check import run_lines
     from ..report import ReportInput, build
     from ..store import Store
 
@@ -33,15 +34,22 @@ def run(args: argparse.Namespace) -> int:
             est = None
         baselines = scored(store, run, values, est)
         failures = store.failures(run.id)
+        excluded = store.excluded_count(run.id)
+        workers = run_lines(store, run)
     facts = [
         ("sample", run.label()),
         ("database", os.path.abspath(args.db)),
         ("machine", f"{run.machine}"),
         ("backend", f"{run.backend} ({run.kind}) {json.dumps(run.params)}"),
-        ("values", f"{len(values)} {run.kind}, {len(failures)} failed measurements (not counted)"),
+        ("values", f"{len(values)} {run.kind}, {len(failures)} failed measurements (not counted)"
+                   + (f", {excluded} values of cluster workers flagged as differing (left out)" if excluded
+                      else "")),
     ]
     out = build(ReportInput(f"assign report: {run.workload} x{run.instances} on {run.machine} ({run.kind})",
-                            run.kind, values, args.confidence, args.threshold, baselines, facts), args.out)
+                            run.kind, values, args.confidence, args.threshold, baselines, facts, workers),
+                args.out)
+    for line in workers:
+        print(line)
     if est is None:
         print(out.estimate_text)
     print(f"report: {os.path.abspath(out.html)}")
