@@ -142,6 +142,12 @@ stateful_parse_opt(void *cfgp, int argc, char **argv)
 	const char *o = argv[0], *v = argc > 1 ? argv[1] : NULL;
 
 	if (strcmp(o, "--dpi") == 0) {
+#ifndef STATEFUL_HAVE_NDPI
+		fprintf(stderr,
+			"stateful: --dpi: this build lacks nDPI (libndpi was not found "
+			"when it was configured; install libndpi-dev and rebuild)\n");
+		return -1;
+#endif
 		cfg->dpi = true;
 		return 1;
 	}
@@ -223,14 +229,6 @@ stateful_setup(void *cfgp, const struct pp_setup_info *info, void **app_state)
 			"need --dpi\n");
 		return -EINVAL;
 	}
-#ifndef STATEFUL_HAVE_NDPI
-	if (cfg->dpi) {
-		fprintf(stderr,
-			"stateful: --dpi: this build lacks nDPI (libndpi was not found "
-			"when it was configured; install libndpi-dev and rebuild)\n");
-		return -EINVAL;
-	}
-#endif
 	if (flow_hasher_init(&hasher, cfg->hash != NULL ? cfg->hash : "nprobe", cfg->hash_key, err,
 		    sizeof(err)) != 0) {
 		fprintf(stderr, "stateful: %s\n", err);
