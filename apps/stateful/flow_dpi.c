@@ -15,6 +15,7 @@
 #define STATE_CACHE 64 /* per-lcore cache of the state pool */
 
 struct flow_dpi {
+	uint64_t setup_allocs; /* nDPI heap allocations when the last module was made */
 	struct rte_mempool *states;
 	struct ndpi_detection_module_struct *names; /* read-only after set-up */
 	struct flow_dpi_cfg cfg;
@@ -128,6 +129,9 @@ flow_dpi_worker_create(struct flow_dpi *d, int socket_id)
 		flow_dpi_worker_free(w);
 		return NULL;
 	}
+	/* Workers are made before any packet: what nDPI allocates from now on
+	 * is what the packets cost. */
+	d->setup_allocs = atomic_load(&heap_allocs);
 	return w;
 }
 
@@ -299,8 +303,9 @@ flow_dpi_stats(const struct flow_dpi *d, struct flow_dpi_worker *const *w, unsig
 	json_object_set_new(x, "ndpi_cycles", json_integer((json_int_t)cycles));
 	json_object_set_new(x, "ndpi_cycles_per_inspected_packet",
 		json_real(packets ? (double)cycles / (double)packets : 0));
-	json_object_set_new(
-		x, "ndpi_heap_allocs", json_integer((json_int_t)atomic_load(&heap_allocs)));
+	json_object_set_new(x, "ndpi_heap_allocs_setup", json_integer((json_int_t)d->setup_allocs));
+	json_object_set_new(x, "ndpi_heap_allocs_packets",
+		json_integer((json_int_t)(atomic_load(&heap_allocs) - d->setup_allocs)));
 	json_object_set_new(
 		x, "ndpi_heap_frees", json_integer((json_int_t)atomic_load(&heap_frees)));
 	json_object_set_new(x, "flows_by_application", by);

@@ -24,7 +24,8 @@
  * set_ndpi_free / set_ndpi_flow_malloc hooks that count them: they happen
  * only while a flow is inspected, so at most max_*_packets times per flow,
  * and are all freed (ndpi_free_flow_data) when the flow's detection is
- * settled.  The counts are in the statistics (ndpi_heap_allocs).  The
+ * settled.  The counts are in the statistics (ndpi_heap_allocs_packets:
+ * after set-up; ndpi_heap_allocs_setup: the modules themselves).  The
  * detection modules themselves are allocated at set-up.
  */
 #ifndef STATEFUL_FLOW_DPI_H
