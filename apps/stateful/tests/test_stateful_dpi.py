@@ -231,3 +231,46 @@ def test_bad_dpi_options_are_refused(build_dir: Path, tmp_path: Path, file_prefi
     # The runtime exits 1 on any option error (as for the other options).
     assert run.returncode != 0, (run.returncode, run.stderr[-2000:])
     assert message in run.stderr, run.stderr[-2000:]
+
+
+def test_dpi_application_in_ipfix_records(build_dir: Path, shared_dir: Path, tmp_path: Path,
+                                          file_prefix: str) -> None:
+    """With --dpi and --ipfix-file every record carries applicationId (engine
+    20, ntop's PEN 35632, nDPI master and app ids) and applicationName, the
+    name the statistics count."""
+    assert shutil.which("ipfixDump"), "ipfixDump missing: run tools/setup.sh (libfixbuf-tools)"
+    caps = list(ethernet_captures(shared_dir / "data" / "pcaps" / "tcpdump-tests"))
+    frames = [f for _name, fs in caps for f in fs]
+    pcap = tmp_path / "tcpudp.pcap"
+    write_pcap(pcap, frames)
+    ipfix = tmp_path / "flows.ipfix"
+    run = run_app(build_dir, tmp_path, file_prefix, pcap,
+                  ["--dpi", "--ipfix-file", str(ipfix)], duration_s=2.0)
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert not sanitizer_reports(run.stderr), run.stderr[-3000:]
+    dpi = run.stats["app_stats"]["dpi"]
+    dump = subprocess.run(["ipfixDump", "--hexdump=16", "--in", str(ipfix)],
+                          capture_output=True, text=True, timeout=120, check=True).stdout
+    records: list[dict[str, str]] = []
+    for line in dump.splitlines():
+        if line.startswith("--- data record"):
+            records.append({})
+        elif records and " : " in line:
+            name, value = line.split(" : ", 1)
+            records[-1][name.split()[-1]] = value.split(")", 1)[-1].strip()
+    assert len(records) >= 100
+    name_of: dict[tuple[int, int], set[str]] = collections.defaultdict(set)
+    for r in records:
+        assert "applicationId" in r and "applicationName" in r, r
+        raw = bytes.fromhex(r["applicationId"].removeprefix("0x"))
+        assert len(raw) == 9 and raw[0] == 20 and int.from_bytes(raw[1:5], "big") == 35632, r
+        name_of[(int.from_bytes(raw[5:7], "big"), int.from_bytes(raw[7:9], "big"))].add(
+            r["applicationName"])
+    # One name per (master, app) id pair, only names the statistics count,
+    # and the protocols these captures are known to hold.
+    assert all(len(v) == 1 for v in name_of.values()), name_of
+    names = set().union(*name_of.values())
+    assert names <= set(dpi["flows_by_application"]) | {"NotInspected"}, (
+        names - set(dpi["flows_by_application"]))
+    assert {"DNS", "BGP"} <= names, names
+    assert name_of[(0, 0)] == {"Unknown"}, name_of[(0, 0)]
