@@ -64,10 +64,6 @@ ALLOWLIST: list[tuple[str, str, Callable[[FlowProps], bool]]] = [
      "the app gives nDPI the first segment only, the IP datagram looks cut and "
      "nDPI cannot use it, where ndpiReader reads the whole frame",
      lambda p: p.longest > MBUF_SIZE),
-    ("ndpiReader drops some packets",
-     "some frames of the flow are cut by the snap length or are non-first "
-     "fragments: ndpiReader ignores those, the app gives nDPI all of them",
-     lambda p: p.unreadable > 0),
 ]
 
 
