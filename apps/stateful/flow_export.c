@@ -25,9 +25,24 @@ struct export_elem {
 	uint64_t first_tsc, last_tsc;
 	uint64_t packets[2], bytes[2]; /* [0]: initiator -> responder */
 	uint16_t sport, dport, vlan;
-	uint8_t family, proto, dflags[2], reason, pad[3];
+	uint16_t app_master, app_proto; /* detected application (--dpi) */
+	uint8_t family, proto, dflags[2], reason, app_status, pad[2];
 };
 _Static_assert(sizeof(struct export_elem) % 4 == 0, "rte_ring elements are 4-byte multiples");
+
+/* The application (--dpi): applicationId (IE 95, RFC 6759) is the
+ * classification engine id 20 (PANA-L7-PEN), ntop's enterprise number 35632
+ * (nDPI's registry) and a 4-byte selector: nDPI master id, nDPI app id (both
+ * big-endian); applicationName (IE 96) is nDPI's "master.app" name, NUL
+ * padded.  A flow nDPI did not inspect (no free state) has selector 0.0 and
+ * the name "NotInspected". */
+#define APP_ENGINE_PANA_L7_PEN 20
+#define APP_PEN_NTOP 35632
+#define APP_NAME_LEN 32
+struct __attribute__((packed)) ipfix_app {
+	uint8_t id[9]; /* engine, PEN, master, app */
+	char name[APP_NAME_LEN];
+};
 
 /* The internal (and export) record layouts, in template order, packed:
  * libfixbuf copies fields by their template lengths, with no padding. */
@@ -36,6 +51,7 @@ struct __attribute__((packed)) ipfix_v4 {
 	uint32_t src, dst;
 	uint16_t sport, dport, vlan, tcp_flags;
 	uint8_t proto, end_reason;
+	struct ipfix_app app; /* with --dpi only: the last fields */
 };
 
 struct __attribute__((packed)) ipfix_v6 {
@@ -43,13 +59,17 @@ struct __attribute__((packed)) ipfix_v6 {
 	uint8_t src[16], dst[16];
 	uint16_t sport, dport, vlan, tcp_flags;
 	uint8_t proto, end_reason;
+	struct ipfix_app app; /* with --dpi only: the last fields */
 };
+
+#define SPEC_DPI 1 /* spec flag: only in the templates of a --dpi run */
 
 static fbInfoElementSpec_t v4_spec[] = { { "flowStartMilliseconds", 8, 0 },
 	{ "flowEndMilliseconds", 8, 0 }, { "packetDeltaCount", 8, 0 }, { "octetDeltaCount", 8, 0 },
 	{ "sourceIPv4Address", 4, 0 }, { "destinationIPv4Address", 4, 0 },
 	{ "sourceTransportPort", 2, 0 }, { "destinationTransportPort", 2, 0 }, { "vlanId", 2, 0 },
 	{ "tcpControlBits", 2, 0 }, { "protocolIdentifier", 1, 0 }, { "flowEndReason", 1, 0 },
+	{ "applicationId", 9, SPEC_DPI }, { "applicationName", APP_NAME_LEN, SPEC_DPI },
 	FB_IESPEC_NULL };
 
 static fbInfoElementSpec_t v6_spec[] = { { "flowStartMilliseconds", 8, 0 },
@@ -57,6 +77,7 @@ static fbInfoElementSpec_t v6_spec[] = { { "flowStartMilliseconds", 8, 0 },
 	{ "sourceIPv6Address", 16, 0 }, { "destinationIPv6Address", 16, 0 },
 	{ "sourceTransportPort", 2, 0 }, { "destinationTransportPort", 2, 0 }, { "vlanId", 2, 0 },
 	{ "tcpControlBits", 2, 0 }, { "protocolIdentifier", 1, 0 }, { "flowEndReason", 1, 0 },
+	{ "applicationId", 9, SPEC_DPI }, { "applicationName", APP_NAME_LEN, SPEC_DPI },
 	FB_IESPEC_NULL };
 
 #define TID_V4 256
@@ -94,6 +115,8 @@ struct flow_exporter {
 	pthread_t thread;
 	bool thread_started;
 	atomic_bool stop;
+	flow_app_name_fn app_name; /* NULL: no --dpi */
+	void *app_name_arg;
 	uint64_t tsc0, hz, epoch_ms0;
 	double template_interval_s;
 	/* Written by the writer, read by anyone (relaxed atomics). */
@@ -127,7 +150,10 @@ flow_export_hook(
 	e.dflags[0] = r->dflags[0];
 	e.dflags[1] = r->dflags[1];
 	e.reason = (uint8_t)why;
-	e.pad[0] = e.pad[1] = e.pad[2] = 0;
+	e.app_master = r->app_master;
+	e.app_proto = r->app_proto;
+	e.app_status = r->app_status;
+	e.pad[0] = e.pad[1] = 0;
 	if (rte_ring_mp_enqueue_elem(x->ring, &e, sizeof(e)) != 0)
 		c->export_dropped++;
 	else
@@ -251,6 +277,28 @@ append_one(struct flow_exporter *x, const struct export_elem *e, unsigned dir)
 	unsigned i;
 	const uint8_t *src = dir ? e->dst : e->src, *dst = dir ? e->src : e->dst;
 	uint64_t start = tsc_to_ms(x, e->first_tsc), end = tsc_to_ms(x, e->last_tsc);
+	struct ipfix_app app = { .id = { 0 } };
+	size_t app_len = 0;
+
+	if (x->app_name != NULL) {
+		bool inspected = e->app_status == FLOW_APP_DONE;
+		uint16_t m = inspected ? e->app_master : 0, a = inspected ? e->app_proto : 0;
+
+		app.id[0] = APP_ENGINE_PANA_L7_PEN;
+		app.id[1] = (uint8_t)(APP_PEN_NTOP >> 24);
+		app.id[2] = (uint8_t)(APP_PEN_NTOP >> 16);
+		app.id[3] = (uint8_t)(APP_PEN_NTOP >> 8);
+		app.id[4] = (uint8_t)APP_PEN_NTOP;
+		app.id[5] = (uint8_t)(m >> 8);
+		app.id[6] = (uint8_t)m;
+		app.id[7] = (uint8_t)(a >> 8);
+		app.id[8] = (uint8_t)a;
+		if (inspected)
+			x->app_name(x->app_name_arg, m, a, app.name, sizeof(app.name));
+		else
+			snprintf(app.name, sizeof(app.name), "NotInspected");
+		app_len = sizeof(app);
+	}
 
 	if (e->family == 4) {
 		v4 = (struct ipfix_v4){
@@ -267,8 +315,9 @@ append_one(struct flow_exporter *x, const struct export_elem *e, unsigned dir)
 			.proto = e->proto,
 			.end_reason = e->reason,
 		};
+		v4.app = app;
 		rec = (const uint8_t *)&v4;
-		len = sizeof(v4);
+		len = sizeof(v4) - sizeof(app) + app_len;
 		tid = TID_V4;
 	} else {
 		v6 = (struct ipfix_v6){
@@ -285,8 +334,9 @@ append_one(struct flow_exporter *x, const struct export_elem *e, unsigned dir)
 		};
 		memcpy(v6.src, src, 16);
 		memcpy(v6.dst, dst, 16);
+		v6.app = app;
 		rec = (const uint8_t *)&v6;
-		len = sizeof(v6);
+		len = sizeof(v6) - sizeof(app) + app_len;
 		tid = TID_V6;
 	}
 	for (i = 0; i < x->n_sinks; i++) {
@@ -357,6 +407,7 @@ static int
 sink_open(struct flow_exporter *x, int fd, const char *file, const char *what, uint32_t domain,
 	char *err, size_t errlen)
 {
+	uint32_t flags = x->app_name != NULL ? SPEC_DPI : 0;
 	struct sink *s = &x->sinks[x->n_sinks];
 	fbExporter_t *exp;
 	fbTemplate_t *t4, *t6;
@@ -368,8 +419,8 @@ sink_open(struct flow_exporter *x, int fd, const char *file, const char *what, u
 	fbSessionSetDomain(s->session, domain); /* before the templates: they are per domain */
 	t4 = fbTemplateAlloc(x->model);
 	t6 = fbTemplateAlloc(x->model);
-	if (!fbTemplateAppendSpecArray(t4, v4_spec, 0, &gerr) ||
-		!fbTemplateAppendSpecArray(t6, v6_spec, 0, &gerr) ||
+	if (!fbTemplateAppendSpecArray(t4, v4_spec, flags, &gerr) ||
+		!fbTemplateAppendSpecArray(t6, v6_spec, flags, &gerr) ||
 		!fbSessionAddTemplate(s->session, TRUE, TID_V4, t4, &gerr) ||
 		!fbSessionAddTemplate(s->session, FALSE, TID_V4, t4, &gerr) ||
 		!fbSessionAddTemplate(s->session, TRUE, TID_V6, t6, &gerr) ||
@@ -459,6 +510,8 @@ flow_export_create(const struct flow_export_cfg *cfg, int socket_id, char *err, 
 	}
 	pthread_mutex_init(&x->err_lock, NULL);
 	x->template_interval_s = cfg->template_interval_s;
+	x->app_name = cfg->app_name;
+	x->app_name_arg = cfg->app_name_arg;
 	x->hz = rte_get_tsc_hz();
 	clock_gettime(CLOCK_REALTIME, &now);
 	x->tsc0 = rte_rdtsc();

@@ -23,12 +23,20 @@
 
 struct flow_exporter;
 
+/* The name of a detected application, for the writer thread. */
+typedef const char *(*flow_app_name_fn)(
+	void *arg, uint16_t master, uint16_t app, char *buf, size_t size);
+
 struct flow_export_cfg {
 	const char *collector;      /* "HOST:PORT" (UDP), or NULL */
 	const char *file;           /* IPFIX file path, or NULL */
 	uint32_t queue_size;        /* ring elements (power of two not needed) */
 	double template_interval_s; /* > 0 */
 	uint32_t observation_domain;
+	/* --dpi: export the application too (applicationId, applicationName);
+	 * NULL: no application fields in the templates. */
+	flow_app_name_fn app_name;
+	void *app_name_arg;
 };
 
 /* Checks the addresses (resolves HOST, parses PORT), opens the exporters

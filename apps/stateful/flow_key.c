@@ -185,11 +185,13 @@ flow_parse_frame(const uint8_t *data, size_t len, struct flow_pkt *out)
 		type = rd16(data + off + 2);
 		off += 4;
 	}
+	if (type != ETHER_TYPE_IPV4 && type != ETHER_TYPE_IPV6)
+		return FLOW_PARSE_NOT_IP;
+	out->l3 = data + off;
+	out->l3_len = (uint16_t)(len - off < UINT16_MAX ? len - off : UINT16_MAX);
 	if (type == ETHER_TYPE_IPV4)
 		return parse_ipv4(data + off, len - off, out);
-	if (type == ETHER_TYPE_IPV6)
-		return parse_ipv6(data + off, len - off, out);
-	return FLOW_PARSE_NOT_IP;
+	return parse_ipv6(data + off, len - off, out);
 }
 
 const char *

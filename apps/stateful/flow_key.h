@@ -41,6 +41,8 @@ struct flow_pkt {
 	struct flow_key key;
 	uint8_t dir;       /* 0: source is the key's lo endpoint, 1: hi */
 	uint8_t tcp_flags; /* 0 unless TCP with a complete header */
+	uint16_t l3_len;   /* bytes from l3 to the end of the frame (capped at 65535) */
+	const uint8_t *l3; /* the IP header in the frame (application detection) */
 };
 
 /* Read an Ethernet frame (optionally 802.1Q / 802.1ad / QinQ tagged).

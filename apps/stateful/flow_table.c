@@ -67,6 +67,14 @@ flow_table_set_end_hook(struct flow_table *t, uint64_t active_tsc, flow_end_fn f
 }
 
 void
+flow_table_set_inspector(
+	struct flow_table *t, flow_app_packet_fn on_packet, flow_app_finish_fn on_finish)
+{
+	t->on_app_packet = on_packet;
+	t->on_app_finish = on_finish;
+}
+
+void
 flow_table_free(struct flow_table *t)
 {
 	if (t == NULL)
@@ -84,6 +92,14 @@ is_idle(const struct flow_table *t, const struct flow_record *r, uint64_t now)
 	return t->idle_tsc != 0 && (int64_t)(now - r->last_tsc) > (int64_t)t->idle_tsc;
 }
 
+/* Settle the flow's application before it is reported or reused. */
+static inline void
+app_finish(struct flow_table *t, struct flow_record *r, struct flow_counters *c)
+{
+	if (t->on_app_finish != NULL && r->app_status < FLOW_APP_DONE)
+		t->on_app_finish(r, c);
+}
+
 static inline void
 release(struct flow_table *t, uint32_t idx)
 {
@@ -95,9 +111,10 @@ static inline void account(
 	struct flow_record *r, const struct flow_pkt *p, uint32_t wire_len, uint64_t now);
 
 static inline void
-flow_end(struct flow_table *t, const struct flow_record *r, enum flow_end_reason why,
+flow_end(struct flow_table *t, struct flow_record *r, enum flow_end_reason why,
 	struct flow_counters *c)
 {
+	app_finish(t, r, c);
 	if (t->on_end != NULL) {
 		c->ended[why]++;
 		t->on_end(r, why, c, t->on_end_arg);
@@ -194,6 +211,8 @@ flow_table_update(struct flow_table *t, const struct flow_pkt *p, uint32_t hash,
 				r->first_tsc = now;
 			}
 			account(r, p, wire_len, now);
+			if (t->on_app_packet != NULL && r->app_status < FLOW_APP_DONE)
+				t->on_app_packet(r, p, now, c);
 			res = FLOW_UPDATE_HIT;
 			c->hits++;
 			if (t->on_end != NULL && r->state == FLOW_STATE_CLOSED) {
@@ -231,6 +250,8 @@ flow_table_update(struct flow_table *t, const struct flow_pkt *p, uint32_t hash,
 	}
 	r = &t->pool[idx];
 	flow_init(r, p, hash, wire_len, now);
+	if (t->on_app_packet != NULL)
+		t->on_app_packet(r, p, now, c);
 	c->created++;
 	res = FLOW_UPDATE_CREATED;
 	if (t->on_end != NULL && r->state == FLOW_STATE_CLOSED) {

@@ -68,7 +68,22 @@ struct flow_record {
 	uint64_t packets[2];
 	uint64_t bytes[2];
 	uint8_t dflags[2]; /* TCP flags per direction (OR) */
+	/* Application detection (flow_dpi.h); all zero without an inspector. */
+	void *app_state;     /* per-flow detector state while inspecting */
+	uint16_t app_master; /* detected protocol: master (e.g. TLS) ... */
+	uint16_t app_proto;  /* ... and application (e.g. Google) ids */
+	uint8_t app_status;  /* enum flow_app_status */
+	uint8_t app_packets; /* packets the detector has seen */
 } __rte_cache_aligned;
+_Static_assert(sizeof(struct flow_record) == 2 * RTE_CACHE_LINE_SIZE, "flow_record: two lines");
+
+/* Where a flow's application detection stands. */
+enum flow_app_status {
+	FLOW_APP_FRESH = 0,     /* not looked at yet */
+	FLOW_APP_INSPECTING,    /* app_state holds the detector's state */
+	FLOW_APP_DONE,          /* app_master/app_proto final */
+	FLOW_APP_NOT_INSPECTED, /* no detector state was free at creation */
+};
 
 /* Why a flow ended: the values of IPFIX flowEndReason (IE 136). */
 enum flow_end_reason {
@@ -107,6 +122,18 @@ struct flow_table;
 typedef void (*flow_end_fn)(
 	const struct flow_record *r, enum flow_end_reason why, struct flow_counters *c, void *arg);
 
+/* Application detection hooks (flow_table_set_inspector), called under the
+ * bucket lock.  c is the calling task's counters: a caller that embeds them
+ * in its own state finds that state with container_of.  FAST PATH.
+ * on_packet: for every accounted packet of a flow whose app_status is below
+ * FLOW_APP_DONE (the record is already updated with the packet).
+ * on_finish: when a flow whose app_status is below FLOW_APP_DONE ends or its
+ * record is reclaimed, before the end hook sees it; it must settle the
+ * application and release app_state. */
+typedef void (*flow_app_packet_fn)(
+	struct flow_record *r, const struct flow_pkt *p, uint64_t now, struct flow_counters *c);
+typedef void (*flow_app_finish_fn)(struct flow_record *r, struct flow_counters *c);
+
 struct rte_ring;
 
 struct flow_table {
@@ -120,6 +147,9 @@ struct flow_table {
 	flow_end_fn on_end;
 	void *on_end_arg;
 	uint64_t active_tsc; /* 0: no active timeout */
+	/* Application detection (flow_table_set_inspector); NULL without. */
+	flow_app_packet_fn on_app_packet;
+	flow_app_finish_fn on_app_finish;
 };
 
 enum flow_update {
@@ -142,6 +172,11 @@ void flow_table_free(struct flow_table *t);
  * (no free record: the least recently seen flow of the packet's bucket is
  * reported and reused).  Set before any update. */
 void flow_table_set_end_hook(struct flow_table *t, uint64_t active_tsc, flow_end_fn fn, void *arg);
+
+/* Run an application detector on the flows (see flow_app_packet_fn).  Set
+ * before any update. */
+void flow_table_set_inspector(
+	struct flow_table *t, flow_app_packet_fn on_packet, flow_app_finish_fn on_finish);
 
 /* Find the packet's flow (creating it if new) and account one packet of
  * wire_len bytes seen at now.  Takes the bucket's lock.  Thread-safe. */

@@ -15,6 +15,9 @@
 #include <rte_mbuf.h>
 #include <rte_prefetch.h>
 
+#ifdef STATEFUL_HAVE_NDPI
+#include "flow_dpi.h"
+#endif
 #include "flow_export.h"
 #include "flow_hash.h"
 #include "flow_key.h"
@@ -45,6 +48,10 @@ struct stateful_cfg {
 	bool active_timeout_set;
 	uint64_t export_queue;      /* 0: default */
 	double template_interval_s; /* 0: default */
+	bool dpi;                   /* --dpi */
+	uint64_t dpi_tcp_packets;   /* 0: default */
+	uint64_t dpi_udp_packets;   /* 0: default */
+	uint64_t dpi_flows;         /* 0: default */
 };
 
 struct stateful_state {
@@ -54,6 +61,10 @@ struct stateful_state {
 	unsigned n_instances;
 	FILE *dump;                     /* opened at set-up so a bad path fails early */
 	struct flow_exporter *exporter; /* NULL: no export */
+#ifdef STATEFUL_HAVE_NDPI
+	struct flow_dpi *dpi;                               /* NULL: no --dpi */
+	struct flow_dpi_worker *dpi_workers[RTE_MAX_LCORE]; /* by instance */
+#endif
 };
 
 struct stateful_task {
@@ -63,7 +74,30 @@ struct stateful_task {
 	uint64_t malformed; /* headers cut or inconsistent: forwarded untracked */
 	uint32_t sweep_cursor;
 	unsigned instance;
+#ifdef STATEFUL_HAVE_NDPI
+	struct flow_dpi_worker *dpi; /* NULL: no --dpi */
+#endif
 } __rte_cache_aligned;
+
+#ifdef STATEFUL_HAVE_NDPI
+/* The table's inspector hooks: c is the task's own counters. */
+static void
+dpi_on_packet(
+	struct flow_record *r, const struct flow_pkt *p, uint64_t now, struct flow_counters *c)
+{
+	struct stateful_task *t = container_of(c, struct stateful_task, c);
+
+	flow_dpi_packet(t->dpi, r, p, now);
+}
+
+static void
+dpi_on_finish(struct flow_record *r, struct flow_counters *c)
+{
+	struct stateful_task *t = container_of(c, struct stateful_task, c);
+
+	flow_dpi_finish(t->dpi, r);
+}
+#endif
 
 static const char stateful_usage[] =
 	"  --hash nprobe|keyed  flow hash (default nprobe: the source paper's, from\n"
@@ -88,7 +122,18 @@ static const char stateful_usage[] =
 	"                       timeout is nProbe's -d\n"
 	"  --export-queue N     ended flows queued for the IPFIX writer (default 65536);\n"
 	"                       when full they are counted in export_dropped_queue_full\n"
-	"  --template-interval S  resend the IPFIX templates every S s (default 60)\n";
+	"  --template-interval S  resend the IPFIX templates every S s (default 60)\n"
+	"  --dpi                application detection with nDPI on the first packets of\n"
+	"                       each flow (ndpiReader's loop); per-application flow\n"
+	"                       counts in the statistics (dpi), the application in\n"
+	"                       the IPFIX records (applicationId, applicationName)\n"
+	"                       and in --dump-flows. Needs a build with libndpi-dev\n"
+	"  --dpi-tcp-packets N  give up on a TCP flow once it had more than N packets\n"
+	"                       (1..254, default 80; ndpiReader's -T, same count)\n"
+	"  --dpi-udp-packets N  same for UDP and other flows (default 24, ndpiReader -U)\n"
+	"  --dpi-flows N        nDPI flow states preallocated (default 16384): flows\n"
+	"                       being inspected at once; a flow that finds none free\n"
+	"                       is counted in dpi.flows_not_inspected\n";
 
 static int
 stateful_parse_opt(void *cfgp, int argc, char **argv)
@@ -96,11 +141,23 @@ stateful_parse_opt(void *cfgp, int argc, char **argv)
 	struct stateful_cfg *cfg = cfgp;
 	const char *o = argv[0], *v = argc > 1 ? argv[1] : NULL;
 
+	if (strcmp(o, "--dpi") == 0) {
+#ifndef STATEFUL_HAVE_NDPI
+		fprintf(stderr,
+			"stateful: --dpi: this build lacks nDPI (libndpi was not found "
+			"when it was configured; install libndpi-dev and rebuild)\n");
+		return -1;
+#endif
+		cfg->dpi = true;
+		return 1;
+	}
 	if (strcmp(o, "--hash") != 0 && strcmp(o, "--hash-key") != 0 &&
-		strcmp(o, "--idle-timeout") != 0 && strcmp(o, "--max-flows") != 0 &&
-		strcmp(o, "--dump-flows") != 0 && strcmp(o, "--ipfix-collector") != 0 &&
-		strcmp(o, "--ipfix-file") != 0 && strcmp(o, "--active-timeout") != 0 &&
-		strcmp(o, "--export-queue") != 0 && strcmp(o, "--template-interval") != 0)
+		strcmp(o, "--dpi-tcp-packets") != 0 && strcmp(o, "--dpi-udp-packets") != 0 &&
+		strcmp(o, "--dpi-flows") != 0 && strcmp(o, "--idle-timeout") != 0 &&
+		strcmp(o, "--max-flows") != 0 && strcmp(o, "--dump-flows") != 0 &&
+		strcmp(o, "--ipfix-collector") != 0 && strcmp(o, "--ipfix-file") != 0 &&
+		strcmp(o, "--active-timeout") != 0 && strcmp(o, "--export-queue") != 0 &&
+		strcmp(o, "--template-interval") != 0)
 		return 0;
 	if (v == NULL) {
 		fprintf(stderr, "stateful: %s needs a value\n", o);
@@ -124,6 +181,15 @@ stateful_parse_opt(void *cfgp, int argc, char **argv)
 		if (pp_parse_u64(o, v, 1, MAX_MAX_FLOWS, &n) < 0)
 			return -1;
 		cfg->max_flows = (uint32_t)n;
+	} else if (strcmp(o, "--dpi-tcp-packets") == 0) {
+		if (pp_parse_u64(o, v, 1, 254, &cfg->dpi_tcp_packets) < 0)
+			return -1;
+	} else if (strcmp(o, "--dpi-udp-packets") == 0) {
+		if (pp_parse_u64(o, v, 1, 254, &cfg->dpi_udp_packets) < 0)
+			return -1;
+	} else if (strcmp(o, "--dpi-flows") == 0) {
+		if (pp_parse_u64(o, v, 1, 1u << 24, &cfg->dpi_flows) < 0)
+			return -1;
 	} else if (strcmp(o, "--ipfix-collector") == 0) {
 		cfg->ipfix_collector = v;
 	} else if (strcmp(o, "--ipfix-file") == 0) {
@@ -157,6 +223,12 @@ stateful_setup(void *cfgp, const struct pp_setup_info *info, void **app_state)
 	char err[256];
 	double idle_s = cfg->idle_timeout_set ? cfg->idle_timeout_s : DEFAULT_IDLE_TIMEOUT_S;
 
+	if (!cfg->dpi && (cfg->dpi_tcp_packets || cfg->dpi_udp_packets || cfg->dpi_flows)) {
+		fprintf(stderr,
+			"stateful: --dpi-tcp-packets, --dpi-udp-packets and --dpi-flows "
+			"need --dpi\n");
+		return -EINVAL;
+	}
 	if (flow_hasher_init(&hasher, cfg->hash != NULL ? cfg->hash : "nprobe", cfg->hash_key, err,
 		    sizeof(err)) != 0) {
 		fprintf(stderr, "stateful: %s\n", err);
@@ -191,6 +263,29 @@ stateful_setup(void *cfgp, const struct pp_setup_info *info, void **app_state)
 		rte_free(st);
 		return -ENOMEM;
 	}
+#ifdef STATEFUL_HAVE_NDPI
+	if (cfg->dpi) {
+		struct flow_dpi_cfg dc = {
+			.max_tcp_packets = cfg->dpi_tcp_packets ? (uint32_t)cfg->dpi_tcp_packets
+								: FLOW_DPI_DEFAULT_TCP_PACKETS,
+			.max_udp_packets = cfg->dpi_udp_packets ? (uint32_t)cfg->dpi_udp_packets
+								: FLOW_DPI_DEFAULT_UDP_PACKETS,
+			.states =
+				cfg->dpi_flows ? (uint32_t)cfg->dpi_flows : FLOW_DPI_DEFAULT_STATES,
+		};
+
+		st->dpi = flow_dpi_create(&dc, (int)info->socket_id, err, sizeof(err));
+		if (st->dpi == NULL) {
+			fprintf(stderr, "stateful: %s\n", err);
+			flow_table_free(st->table);
+			if (st->dump != NULL)
+				fclose(st->dump);
+			rte_free(st);
+			return -ENOMEM;
+		}
+		flow_table_set_inspector(st->table, dpi_on_packet, dpi_on_finish);
+	}
+#endif
 	if (cfg->ipfix_collector != NULL || cfg->ipfix_file != NULL) {
 		struct flow_export_cfg xc = {
 			.collector = cfg->ipfix_collector,
@@ -201,6 +296,10 @@ stateful_setup(void *cfgp, const struct pp_setup_info *info, void **app_state)
 				? cfg->template_interval_s
 				: DEFAULT_TEMPLATE_INTERVAL_S,
 			.observation_domain = 1,
+#ifdef STATEFUL_HAVE_NDPI
+			.app_name = st->dpi != NULL ? flow_dpi_name : NULL,
+			.app_name_arg = st->dpi,
+#endif
 		};
 		double active_s =
 			cfg->active_timeout_set ? cfg->active_timeout_s : DEFAULT_ACTIVE_TIMEOUT_S;
@@ -208,6 +307,9 @@ stateful_setup(void *cfgp, const struct pp_setup_info *info, void **app_state)
 		st->exporter = flow_export_create(&xc, (int)info->socket_id, err, sizeof(err));
 		if (st->exporter == NULL) {
 			fprintf(stderr, "stateful: %s\n", err);
+#ifdef STATEFUL_HAVE_NDPI
+			flow_dpi_free(st->dpi);
+#endif
 			flow_table_free(st->table);
 			if (st->dump != NULL)
 				fclose(st->dump);
@@ -233,6 +335,21 @@ stateful_task_init(void *app_state, unsigned instance, void **task_state)
 		return -ENOMEM;
 	t->table = st->table;
 	t->instance = instance;
+#ifdef STATEFUL_HAVE_NDPI
+	if (st->dpi != NULL) {
+		if (instance >= RTE_MAX_LCORE) {
+			rte_free(t);
+			return -EINVAL;
+		}
+		t->dpi = flow_dpi_worker_create(st->dpi, (int)st->socket_id);
+		if (t->dpi == NULL) {
+			fprintf(stderr, "stateful: --dpi: cannot create nDPI's detection module\n");
+			rte_free(t);
+			return -ENOMEM;
+		}
+		st->dpi_workers[instance] = t->dpi;
+	}
+#endif
 	/* Instances start their sweeps apart so they rarely meet on a lock. */
 	t->sweep_cursor = st->n_instances
 		? (uint32_t)(((uint64_t)instance * FLOW_TABLE_BUCKETS) / st->n_instances)
@@ -280,6 +397,19 @@ stateful_process(void *task_state, struct rte_mbuf **pkts, uint16_t n, uint8_t *
 	flow_table_sweep(tab, &t->sweep_cursor, SWEEP_PER_BURST, now, &t->c);
 }
 
+/* After the tasks stopped: settle the application of every flow still being
+ * inspected (as ndpiReader does at the end of a capture). */
+static void
+dpi_finish_all(const struct stateful_state *st)
+{
+#ifdef STATEFUL_HAVE_NDPI
+	if (st->dpi != NULL && st->dpi_workers[0] != NULL)
+		flow_dpi_finish_all(st->dpi_workers[0], st->table);
+#else
+	(void)st;
+#endif
+}
+
 static void
 export_stats(const struct stateful_state *st, const struct flow_counters *sum, json_t *out)
 {
@@ -291,8 +421,10 @@ export_stats(const struct stateful_state *st, const struct flow_counters *sum, j
 
 	/* After the tasks stopped (not on a SIGUSR1 snapshot): report the flows
 	 * still in the table and wait for the writer, so the figures are final. */
-	if (__atomic_load_n(&pp_stop_flag, __ATOMIC_ACQUIRE))
+	if (__atomic_load_n(&pp_stop_flag, __ATOMIC_ACQUIRE)) {
+		dpi_finish_all(st);
 		flow_export_finish(st->exporter, st->table);
+	}
 	flow_export_get_stats(st->exporter, &xs);
 	for (k = 1; k < 6; k++)
 		json_object_set_new(ended, reasons[k], json_integer((json_int_t)sum->ended[k]));
@@ -381,16 +513,29 @@ stateful_stats(void *app_state, void *const *task_states, unsigned n_tasks, json
 	if (st->exporter != NULL)
 		export_stats(st, &sum, out);
 	json_object_set_new(out, "malformed_packets", json_integer((json_int_t)malformed));
+#ifdef STATEFUL_HAVE_NDPI
+	if (st->dpi != NULL) {
+		if (__atomic_load_n(&pp_stop_flag, __ATOMIC_ACQUIRE))
+			dpi_finish_all(st);
+		flow_dpi_stats(st->dpi, st->dpi_workers, st->n_instances, out);
+	}
+#endif
 }
 
 static const char *const proto_names[256] = {
 	[1] = "icmp", [6] = "tcp", [17] = "udp", [58] = "icmpv6", [132] = "sctp"
 };
 
+struct dump_ctx {
+	const struct stateful_state *st;
+	json_t *flows;
+};
+
 static void
 dump_one(const struct flow_record *r, void *arg)
 {
-	json_t *flows = arg, *f = json_object();
+	const struct dump_ctx *d = arg;
+	json_t *flows = d->flows, *f = json_object();
 	/* The initiator (first packet's sender) is reported as the source. */
 	bool src_hi = r->init_dir == 1;
 	char src[64], dst[64];
@@ -417,6 +562,23 @@ dump_one(const struct flow_record *r, void *arg)
 	json_object_set_new(f, "last_seen_tsc", json_integer((json_int_t)r->last_tsc));
 	json_object_set_new(f, "tcp_flags", json_integer(r->tcp_flags));
 	json_object_set_new(f, "state", json_string(flow_state_name((enum flow_state)r->state)));
+#ifdef STATEFUL_HAVE_NDPI
+	if (d->st->dpi != NULL) {
+		char name[64];
+
+		if (r->app_status == FLOW_APP_DONE) {
+			json_object_set_new(f, "application",
+				json_string(flow_dpi_name(d->st->dpi, r->app_master, r->app_proto,
+					name, sizeof(name))));
+			json_object_set_new(
+				f, "application_master_id", json_integer(r->app_master));
+			json_object_set_new(f, "application_id", json_integer(r->app_proto));
+		} else {
+			json_object_set_new(f, "application", json_string("NotInspected"));
+		}
+		json_object_set_new(f, "application_packets", json_integer(r->app_packets));
+	}
+#endif
 	json_array_append_new(flows, f);
 }
 
@@ -424,8 +586,10 @@ static void
 dump_flows(const struct stateful_state *st)
 {
 	json_t *root = json_object(), *flows = json_array();
+	struct dump_ctx d = { .st = st, .flows = flows };
 
-	flow_table_foreach(st->table, dump_one, flows);
+	dpi_finish_all(st);
+	flow_table_foreach(st->table, dump_one, &d);
 	json_object_set_new(root, "app", json_string("stateful"));
 	json_object_set_new(root, "kind", json_string("measured"));
 	json_object_set_new(root, "hash",
@@ -455,8 +619,16 @@ stateful_teardown(void *app_state, void **task_states, unsigned n_tasks)
 		flow_export_finish(st->exporter, st->table);
 		flow_export_free(st->exporter);
 	}
-	for (i = 0; i < n_tasks; i++)
+	for (i = 0; i < n_tasks; i++) {
+#ifdef STATEFUL_HAVE_NDPI
+		if (task_states[i] != NULL)
+			flow_dpi_worker_free(((struct stateful_task *)task_states[i])->dpi);
+#endif
 		rte_free(task_states[i]);
+	}
+#ifdef STATEFUL_HAVE_NDPI
+	flow_dpi_free(st->dpi);
+#endif
 	flow_table_free(st->table);
 	rte_free(st);
 }

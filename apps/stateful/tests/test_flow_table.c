@@ -547,10 +547,85 @@ test_end_hook(void)
 	flow_table_free(t);
 }
 
+/* The inspector hooks: a fake detector that settles a flow on its third
+ * packet; finish settles the rest when they end, before the end hook. */
+struct inspector_log {
+	unsigned packets, finished, settled_before_end, ended;
+};
+static struct inspector_log ilog;
+
+static void
+fake_packet(struct flow_record *r, const struct flow_pkt *p, uint64_t now, struct flow_counters *c)
+{
+	(void)p;
+	(void)now;
+	(void)c;
+	ilog.packets++;
+	r->app_status = FLOW_APP_INSPECTING;
+	if (++r->app_packets == 3) {
+		r->app_status = FLOW_APP_DONE;
+		r->app_proto = 7;
+	}
+}
+
+static void
+fake_finish(struct flow_record *r, struct flow_counters *c)
+{
+	(void)c;
+	ilog.finished++;
+	r->app_status = FLOW_APP_DONE;
+	r->app_proto = 1;
+}
+
+static void
+inspected_end(
+	const struct flow_record *r, enum flow_end_reason why, struct flow_counters *c, void *arg)
+{
+	(void)why;
+	(void)c;
+	(void)arg;
+	ilog.ended++;
+	ilog.settled_before_end += r->app_status == FLOW_APP_DONE;
+}
+
+static void
+test_inspector(void)
+{
+	struct flow_table *t = flow_table_create(8, 1000, &nprobe_hasher, 0);
+	struct flow_counters c = { 0 };
+	struct flow_pkt a = pkt_v4(IP(10, 0, 0, 1), IP(10, 0, 0, 2), 17, 1000, 53, 0);
+	struct flow_pkt b = pkt_v4(IP(10, 0, 0, 3), IP(10, 0, 0, 4), 17, 2000, 53, 0);
+	uint32_t cursor = 0, k;
+
+	CHECK(t != NULL);
+	if (t == NULL)
+		return;
+	memset(&ilog, 0, sizeof(ilog));
+	flow_table_set_inspector(t, fake_packet, fake_finish);
+	flow_table_set_end_hook(t, 0, inspected_end, NULL);
+	/* Flow a: five packets, the detector sees three, then no more. */
+	for (k = 0; k < 5; k++)
+		upd(t, &a, 60, 10 + k, &c);
+	CHECK(ilog.packets == 3 && ilog.finished == 0);
+	CHECK(find(t, &a.key)->app_proto == 7 && find(t, &a.key)->app_packets == 3);
+	/* Flow b: one packet, still inspecting when it expires: finish settles
+	 * it before the end hook reports it. */
+	upd(t, &b, 60, 20, &c);
+	CHECK(ilog.packets == 4);
+	for (k = 0; k < FLOW_TABLE_BUCKETS; k += 256)
+		flow_table_sweep(t, &cursor, 256, 5000, &c);
+	CHECK(ilog.finished == 1 && ilog.ended == 2 && ilog.settled_before_end == 2);
+	/* A new flow on a recycled record starts fresh. */
+	upd(t, &b, 60, 6000, &c);
+	CHECK(find(t, &b.key)->app_packets == 1 && find(t, &b.key)->app_proto == 0);
+	flow_table_free(t);
+}
+
 static const struct {
 	const char *name;
 	void (*fn)(void);
 } tests[] = {
+	{ "inspector", test_inspector },
 	{ "key_extraction", test_key_extraction },
 	{ "nprobe_hash", test_nprobe_hash },
 	{ "keyed_hash", test_keyed_hash },
