@@ -16,7 +16,7 @@ for arg in "$@"; do
   case "$arg" in
     --asan) want_asan=1 ;;
     --fuzz) want_fuzz=1 ;;
-    -h|--help) sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "setup: unknown option '$arg' (see --help)" >&2; exit 2 ;;
   esac
 done
