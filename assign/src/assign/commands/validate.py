@@ -38,7 +38,7 @@ def compare(predicted, measured) -> dict:
     me = np.asarray(measured, dtype=float)
     err = np.abs(pr / me - 1.0) * 100.0
     top = np.argsort(-pr)[:10]
-    rho = spearmanr(pr, me).statistic if me.size > 1 else float("nan")
+    rho = float(spearmanr(pr, me)[0]) if me.size > 1 else float("nan")
     return {"n": int(me.size), "median_abs_err_pct": float(np.median(err)),
             "p90_abs_err_pct": float(np.percentile(err, 90)), "spearman": float(rho),
             "top10_holds_best": bool(int(np.argmax(me)) in set(top.tolist()))}
