@@ -120,3 +120,15 @@ def test_characterization_of_another_workload_refused(tmp_path: Path) -> None:
     r = run_assign("calibrate", "--workload", "ipfwd-l1", "--characterization", str(char),
                    "--out", str(tmp_path / "o.json"))
     assert r.returncode == 2 and f"--characterization {char} is for workload 'stateful'" in r.stderr, r.stderr
+
+
+def test_guided_search_estimates_from_the_iid_draws_alone(tmp_path: Path) -> None:
+    out = tmp_path / "s.json"
+    r = run_assign("search", "--guide", "model", "--budget", "400", "--guide-share", "0.1", "--pool", "5000",
+                   "--workload", "ipfwd-mem", "--machine", "ultrasparc-t2", "--json", str(out))
+    assert r.returncode == 0, r.stderr
+    assert "from the 360 iid draws alone" in r.stdout
+    s = json.loads(out.read_text())
+    assert s["guided"] == 40 and s["iid"] == 360 and s["estimate"]["n"] == 360
+    # the model ranks the candidates it then measures (with noise): its picks beat the iid best
+    assert s["best_guided"] > s["best_iid"] and s["best"] == s["best_guided"]
