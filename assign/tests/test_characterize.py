@@ -93,7 +93,7 @@ def test_parameter_file_for_another_workload_refused(tmp_path: Path) -> None:
     r = run_assign("validate", "--workload", "ipfwd-l1", "--model-params", str(path), "--n", "5")
     assert r.returncode == 2 and "calibrated for workload 'stateful', not 'ipfwd-l1'" in r.stderr, r.stderr
     r = run_assign("sample", "--backend", "model", "--model-params", str(path), "--workload", "ipfwd-l1",
-                   "--n", "5", "--instances", "1", "--db", str(tmp_path / "s.db"))
+                   "--n", "5", "--instances", "1", "--allow-colocate", "--db", str(tmp_path / "s.db"))
     assert r.returncode == 2 and "calibrated for workload 'stateful'" in r.stderr, r.stderr
 
 
@@ -124,11 +124,11 @@ def test_characterization_of_another_workload_refused(tmp_path: Path) -> None:
 
 def test_guided_search_estimates_from_the_iid_draws_alone(tmp_path: Path) -> None:
     out = tmp_path / "s.json"
-    r = run_assign("search", "--guide", "model", "--budget", "400", "--guide-share", "0.1", "--pool", "5000",
+    r = run_assign("search", "--guide", "model", "--budget", "500", "--guide-share", "0.1", "--pool", "5000",
                    "--workload", "ipfwd-mem", "--machine", "ultrasparc-t2", "--json", str(out))
     assert r.returncode == 0, r.stderr
-    assert "from the 360 iid draws alone" in r.stdout
+    assert "from the 450 iid draws alone" in r.stdout
     s = json.loads(out.read_text())
-    assert s["guided"] == 40 and s["iid"] == 360 and s["estimate"]["n"] == 360
+    assert s["guided"] == 50 and s["iid"] == 450 and s["estimate"]["n"] == 450
     # the model ranks the candidates it then measures (with noise): its picks beat the iid best
     assert s["best_guided"] > s["best_iid"] and s["best"] == s["best_guided"]
