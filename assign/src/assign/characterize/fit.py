@@ -4,16 +4,17 @@ few measured placements (`assign calibrate`), and random placements of 1 to
 seeds; validation also skips any placement calibration used).
 
 What each parameter comes from:
-  base_ns (R, P, T)      characterize: work cycles per packet alone / TSC rate,
-                         times one scale factor fitted on the placements
-                         (the profile build and the default build differ)
+  base_ns (R, P, T)      characterize: work cycles per packet alone (median of
+                         the repetitions) / TSC rate, times one scale factor
+                         fitted on the placements (the profile build and the
+                         default build differ)
   pu                     "pu_sharing": "timeshare": tasks on one context add
                          their costs (round-robin polling), measured by the
                          characterization's pu slowdowns
-  demand / residual at a level L beside the context (chip here):
-                         characterize: demand_L(Y) = mean over X of
-                         (slowdown of X with Y at L) - 1, residual_L = 1,
-                         sensitivity_L = 0
+  residual at a level L beside the context (chip here): demand_L = 1 per
+                         task, sensitivity_L = 0, residual_L fitted on the
+                         placements: a task slows by residual_L per task
+                         running on another context that shares L
   comm_ns at level L     fitted on the placements (least squares on log throughput)
   everything else        kept from the packaged defaults, "not calibrated"
 """
@@ -73,7 +74,8 @@ def initial_params(char: dict, defaults: dict) -> tuple[dict, dict[str, str]]:
     p["pu_sharing"] = "timeshare"
     status["pu_sharing"] = "calibrated (timeshare: characterize's pu slowdowns, measured)"
     for r in ROLES:
-        p["roles"][r]["base_ns"] = char["roles"][r]["cycles_per_packet"] / hz * 1e9
+        cpp = char["roles"][r].get("median_cycles_per_packet", char["roles"][r]["cycles_per_packet"])
+        p["roles"][r]["base_ns"] = cpp / hz * 1e9
         status[f"roles.{r}.base_ns"] = "calibrated (characterize: cycles per packet alone, measured; scale fitted)"
         p["roles"][r]["demand"]["pu"] = 1.0
         p["roles"][r]["sensitivity"]["pu"] = 0.0
@@ -83,14 +85,11 @@ def initial_params(char: dict, defaults: dict) -> tuple[dict, dict[str, str]]:
     present = [lvl for lvl in char["sharing"] if lvl != "pu"]
     for lvl in CONTENTION_LEVELS[1:]:
         if lvl in present:
-            pairs = char["sharing"][lvl]
             for y in ROLES:
-                s = [pairs[f"{x}+{y}"] - 1.0 for x in ROLES if x != y and f"{x}+{y}" in pairs]
-                p["roles"][y]["demand"][lvl] = max(0.0, float(np.mean(s))) if s else 0.0
+                p["roles"][y]["demand"][lvl] = 1.0
                 p["roles"][y]["sensitivity"][lvl] = 0.0
-                status[f"roles.{y}.demand.{lvl}"] = "calibrated (characterize: slowdown of the other roles, measured)"
-            p["residual"][lvl] = 1.0
-            status[f"residual.{lvl}"] = "calibrated (1: slowdown = 1 + co-runners' demand)"
+                status[f"roles.{y}.demand.{lvl}"] = "calibrated (1 per task: residual carries the effect)"
+            p["residual"][lvl] = 0.0
         else:
             for r in ROLES:
                 status[f"roles.{r}.demand.{lvl}"] = "not calibrated (default kept: no two contexts here share " \
@@ -125,24 +124,28 @@ def fit(topo: Topology, workload: str, char: dict, defaults: dict,
         q = {**params, "roles": {r: dict(params["roles"][r]) for r in ROLES}, "comm_ns": dict(params["comm_ns"])}
         for r in ROLES:
             q["roles"][r]["base_ns"] = base0[r] * float(np.exp(x[0]))
+        q["residual"] = dict(params["residual"])
         for i, lvl in enumerate(present):
-            q["comm_ns"][lvl] = float(x[1 + i])
+            q["comm_ns"][lvl] = float(x[1 + 2 * i])
+            q["residual"][lvl] = float(x[2 + 2 * i])
         return q
 
     def residuals(x: np.ndarray) -> np.ndarray:
         return np.log(predict(topo, workload, with_x(x), placements)) - np.log(measured_arr)
 
-    x0 = np.array([0.0] + [float(params["comm_ns"].get(lvl, 0.0)) for lvl in present])
-    lo = np.array([np.log(0.1)] + [0.0] * len(present))
-    hi = np.array([np.log(10.0)] + [10.0 * max(base0.values())] * len(present))
+    x0 = np.array([0.0] + [v for lvl in present for v in (float(params["comm_ns"].get(lvl, 0.0)), 0.05)])
+    lo = np.array([np.log(0.1)] + [0.0, 0.0] * len(present))
+    hi = np.array([np.log(10.0)] + [20.0 * max(base0.values()), 10.0] * len(present))
     sol = least_squares(residuals, np.clip(x0, lo, hi), bounds=(lo, hi), diff_step=1e-2)
     params = with_x(sol.x)
     for lvl in present:
         status[f"comm_ns.{lvl}"] = f"calibrated (fitted on {len(placements)} measured placements)"
+        status[f"residual.{lvl}"] = f"calibrated (fitted on {len(placements)} measured placements)"
     pred = predict(topo, workload, params, placements)
     err = np.abs(pred / measured_arr - 1.0) * 100.0
     log(f"fit: scale on base_ns {np.exp(sol.x[0]):.3f}, "
-        + ", ".join(f"comm_ns.{lvl} {params['comm_ns'][lvl]:.1f}" for lvl in present)
+        + ", ".join(f"comm_ns.{lvl} {params['comm_ns'][lvl]:.1f}, residual.{lvl} {params['residual'][lvl]:.3f}"
+                    for lvl in present)
         + f"; median abs error on the calibration placements {np.median(err):.1f}% (estimated)")
     not_cal = sorted(k for k, v in status.items() if v.startswith("not calibrated"))
     tree = topo.to_json()["tree"]
