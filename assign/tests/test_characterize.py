@@ -47,7 +47,7 @@ def test_characterize_calibrate_validate_end_to_end(profile_build: Path, build_d
 
     params = tmp_path / "params.json"
     r = run_assign("calibrate", "--workload", "ipfwd-l1", "--characterization", str(char), "--out", str(params),
-                   "--placements", "3", "--placement-packets", "5000", "--app-build", str(build_dir), timeout=300)
+                   "--placements", "3", "--placement-packets", "50000", "--app-build", str(build_dir), timeout=300)
     assert r.returncode == 0, r.stderr
     p = json.loads(params.read_text())
     assert p["calibrated_for"]["workload"] == "ipfwd-l1"
@@ -57,11 +57,13 @@ def test_characterize_calibrate_validate_end_to_end(profile_build: Path, build_d
 
     val = tmp_path / "val.json"
     r = run_assign("validate", "--workload", "ipfwd-l1", "--model-params", str(params), "--n", "5",
-                   "--packets", "5000", "--build", str(build_dir), "--json", str(val),
+                   "--packets", "50000", "--build", str(build_dir), "--json", str(val),
                    "--plot", str(tmp_path / "v.png"), timeout=300)
     assert r.returncode == 0, r.stderr
     v = json.loads(val.read_text())
-    assert v["n"] == 5 and v["median_abs_err_pct"] >= 0 and v["p90_abs_err_pct"] >= v["median_abs_err_pct"]
+    # a placement whose window a loaded machine starved twice is left out and listed, never a value
+    assert v["n"] + len(v["not_measured"]) == 5 and v["n"] >= 3
+    assert 0 <= v["median_abs_err_pct"] <= v["p90_abs_err_pct"]
     assert -1.0 <= v["spearman"] <= 1.0 and isinstance(v["top10_holds_best"], bool)
     used = {(q["instances"], tuple(q["contexts"])) for q in p["calibration"]["placements"]}
     assert not used & {(q["instances"], tuple(q["contexts"])) for q in v["placements"]}
