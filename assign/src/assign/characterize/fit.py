@@ -134,7 +134,7 @@ def fit(topo: Topology, workload: str, char: dict, defaults: dict,
         return np.log(predict(topo, workload, with_x(x), placements)) - np.log(measured_arr)
 
     x0 = np.array([0.0] + [v for lvl in present for v in (float(params["comm_ns"].get(lvl, 0.0)), 0.05)])
-    lo = np.array([np.log(0.1)] + [0.0, 0.0] * len(present))
+    lo = np.array([np.log(0.01)] + [0.0, 0.0] * len(present))
     hi = np.array([np.log(10.0)] + [20.0 * max(base0.values()), 10.0] * len(present))
     sol = least_squares(residuals, np.clip(x0, lo, hi), bounds=(lo, hi), diff_step=1e-2)
     params = with_x(sol.x)
