@@ -116,6 +116,8 @@ def plot(predicted, measured, figs: dict, workload: str, path: str) -> None:
     lo, hi = min(min(measured), min(predicted)), max(max(measured), max(predicted))
     ax.plot([lo, hi], [lo, hi], "k-", lw=0.8, label="predicted = measured")
     ax.fill_between([lo, hi], [lo * 0.9, hi * 0.9], [lo * 1.1, hi * 1.1], color="C2", alpha=0.15, label="+-10%")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
     ax.set_xlabel("throughput, packets/s (measured)")
     ax.set_ylabel("throughput, packets/s (modelled)")
     ax.set_title(f"{workload}: median err {figs['median_abs_err_pct']:.1f}%, "
