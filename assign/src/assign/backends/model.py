@@ -49,6 +49,8 @@ class ModelParams:
     comm_ns: np.ndarray       # (len(LEVELS),) cost per packet by distance
     noise_rel_sd: float
     pu_timeshare: bool = False  # "pu_sharing": "timeshare": tasks on one context add their costs
+    span_factor: float = 1.0    # an instance's rate times span_factor ** (its distinct contexts - 1)
+    context_share: dict | None = None  # PU os_index -> share of its time the tasks get (other load takes the rest)
 
     @staticmethod
     def from_dict(d: dict, where: str) -> "ModelParams":
@@ -60,6 +62,12 @@ class ModelParams:
             resid = np.array([float(d.get("residual", {}).get(lvl, 0.0)) for lvl in CONTENTION_LEVELS])
             comm = np.array([float(d["comm_ns"][lvl]) for lvl in LEVELS])
             noise = float(d.get("noise_rel_sd", 0.0))
+            span = float(d.get("span_factor", 1.0))
+            if not 0 < span <= 1:
+                raise ValueError(f"span_factor {span} (expected 0 < span_factor <= 1)")
+            share = {int(k): float(v) for k, v in d.get("context_share", {}).items()} or None
+            if share and not all(0 < v <= 1 for v in share.values()):
+                raise ValueError("context_share values must be in (0, 1]")
             sharing = d.get("pu_sharing", "demand")
             if sharing not in ("demand", "timeshare"):
                 raise ValueError(f"pu_sharing {sharing!r} (known: demand, timeshare)")
@@ -67,7 +75,7 @@ class ModelParams:
             raise ModelError(f"model parameters {where}: missing or bad entry {e}") from None
         if (base <= 0).any() or (demand < 0).any() or (sens < 0).any() or (resid < 0).any() or (comm < 0).any() or noise < 0:
             raise ModelError(f"model parameters {where}: costs must be > 0, demands/sensitivities/noise >= 0")
-        return ModelParams(base, demand, sens, resid, comm, noise, sharing == "timeshare")
+        return ModelParams(base, demand, sens, resid, comm, noise, sharing == "timeshare", span, share)
 
 
 def load_params(workload: str, path: str | None = None, topo: Topology | None = None) -> ModelParams:
@@ -166,6 +174,15 @@ class ModelBackend:
             # tasks in turn, so each of them waits for the work of all
             group = ids[0][ctx] + row_offset
             cost = np.bincount(group.ravel(), weights=cost.ravel(), minlength=b * n_ids)[group]
+        if self.params.context_share:
+            share = np.array([self.params.context_share.get(int(o), 1.0) for o in self.topo.os_index])
+            cost = cost / share[ctx]
+        if self.params.span_factor != 1.0:
+            # an instance spread over k contexts runs k-1 factors slower: its stages make
+            # progress only while all of their contexts run them (other load time-slices each)
+            c3 = ctx.reshape(b, -1, 3)
+            k = 1 + (c3[..., 1] != c3[..., 0]) + ((c3[..., 2] != c3[..., 0]) & (c3[..., 2] != c3[..., 1]))
+            cost = cost / np.repeat(self.params.span_factor ** (k - 1), 3, axis=1)
         slowest = cost.reshape(b, -1, 3).max(axis=2)
         throughput = (1e9 / slowest).sum(axis=1)
         return throughput, cost

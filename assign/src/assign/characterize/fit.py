@@ -16,6 +16,17 @@ What each parameter comes from:
                          placements: a task slows by residual_L per task
                          running on another context that shares L
   comm_ns at level L     fitted on the placements (least squares on log throughput)
+  context_share          fitted on the placements: the share of each context's
+                         time the workload's tasks get (a task's cost is divided
+                         by it); on a machine shared with other load, the
+                         contexts differ many times over (characterize's
+                         role-pair slowdowns)
+  span_factor            fitted on the placements: an instance spread over k
+                         contexts runs at span_factor ** (k - 1) of its rate
+                         (characterize's role-pair slowdowns: an instance split
+                         over two contexts of a machine with other load is many
+                         times slower, its stages run only while both contexts
+                         give them time)
   everything else        kept from the packaged defaults, "not calibrated"
 """
 from __future__ import annotations
@@ -125,6 +136,8 @@ def fit(topo: Topology, workload: str, char: dict, defaults: dict,
         for r in ROLES:
             q["roles"][r]["base_ns"] = base0[r] * float(np.exp(x[0]))
         q["residual"] = dict(params["residual"])
+        q["span_factor"] = float(np.exp(x[-1 - n_ctx]))
+        q["context_share"] = {str(o): float(np.exp(v)) for o, v in zip(os_idx, x[len(x) - n_ctx:])}
         for i, lvl in enumerate(present):
             q["comm_ns"][lvl] = float(x[1 + 2 * i])
             q["residual"][lvl] = float(x[2 + 2 * i])
@@ -133,17 +146,25 @@ def fit(topo: Topology, workload: str, char: dict, defaults: dict,
     def residuals(x: np.ndarray) -> np.ndarray:
         return np.log(predict(topo, workload, with_x(x), placements)) - np.log(measured_arr)
 
-    x0 = np.array([0.0] + [v for lvl in present for v in (float(params["comm_ns"].get(lvl, 0.0)), 0.05)])
-    lo = np.array([np.log(0.01)] + [0.0, 0.0] * len(present))
-    hi = np.array([np.log(10.0)] + [20.0 * max(base0.values()), 10.0] * len(present))
+    os_idx = [int(o) for o in topo.os_index]
+    n_ctx = len(os_idx)
+    # comm and residual beside the context start at 0 and may grow only a little: with a handful of
+    # noisy placements they trade off against the scale and the shares (a fit to the bounds otherwise)
+    x0 = np.array([0.0] + [0.0, 0.0] * len(present) + [np.log(0.5)] + [0.0] * n_ctx)
+    lo = np.array([np.log(0.01)] + [0.0, 0.0] * len(present) + [np.log(1e-3)] + [np.log(1e-3)] * n_ctx)
+    hi = np.array([np.log(100.0)] + [0.5 * max(base0.values()), 0.1] * len(present) + [0.0] + [0.0] * n_ctx)
     sol = least_squares(residuals, np.clip(x0, lo, hi), bounds=(lo, hi), diff_step=1e-2)
     params = with_x(sol.x)
+    status["span_factor"] = f"calibrated (fitted on {len(placements)} measured placements)"
+    status["context_share"] = f"calibrated (fitted on {len(placements)} measured placements; the machine's " \
+                              f"other load at the time)"
     for lvl in present:
         status[f"comm_ns.{lvl}"] = f"calibrated (fitted on {len(placements)} measured placements)"
         status[f"residual.{lvl}"] = f"calibrated (fitted on {len(placements)} measured placements)"
     pred = predict(topo, workload, params, placements)
     err = np.abs(pred / measured_arr - 1.0) * 100.0
-    log(f"fit: scale on base_ns {np.exp(sol.x[0]):.3f}, "
+    log(f"fit: scale on base_ns {np.exp(sol.x[0]):.3f}, span_factor {params['span_factor']:.3f}, context_share "
+        + ", ".join(f"{o}: {v:.3f}" for o, v in params["context_share"].items()) + ", "
         + ", ".join(f"comm_ns.{lvl} {params['comm_ns'][lvl]:.1f}, residual.{lvl} {params['residual'][lvl]:.3f}"
                     for lvl in present)
         + f"; median abs error on the calibration placements {np.median(err):.1f}% (estimated)")
