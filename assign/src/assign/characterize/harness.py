@@ -159,7 +159,10 @@ class Harness:
                 f"{roles[r]['floor_cycles_per_packet']:.1f} subtracted), 95% CI +-{ci[r]:.2f}% after "
                 f"{len(reps)} repetitions{'' if ci[r] <= self.s.target_ci_pct else ' (cap reached)'}")
             log("    breakdown (measured, cycles/packet): " + ", ".join(f"{c} {bd[c]:.1f}" for c in CATEGORIES)
-                + f"; work {work_sum:.1f} vs runtime busy counter {runtime:.1f}")
+                + f"; work {work_sum:.1f} vs the runtime's busy counter {runtime:.1f} "
+                + (f"({(work_sum - runtime) / runtime * 100:+.1f}%, "
+                   f"{'within' if abs(work_sum - runtime) <= 0.05 * runtime else 'NOT within'} 5%)"
+                   if runtime else "(no busy cycles)"))
 
         sharing: dict[str, dict[str, float]] = {}
         others = {x: [r for r in ROLES if r != x] for x in ROLES}
