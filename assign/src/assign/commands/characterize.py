@@ -43,7 +43,7 @@ def register(sub) -> argparse.ArgumentParser:
                        description="Characterize a workload on this machine (dpdk, one instance, all figures "
                                    "measured): the timer floor (TSC rate, cost of a TSC read, of a loop "
                                    "iteration, of a profile mark); for each role R, P, T the work cycles per "
-                                   "packet alone, repeated until the 95%% CI half-width meets --target-ci or "
+                                   "packet alone, repeated until the 95% CI half-width meets --target-ci or "
                                    "--max-reps; the CPU time of each task by category (empty poll, receive, "
                                    "ring, process, transmit, back-pressure wait) per packet; the slowdown of "
                                    "each role when it shares each level of the topology (pu: the same context "
