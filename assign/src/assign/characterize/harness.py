@@ -83,6 +83,7 @@ class Harness:
             self.level_ctx.setdefault(LEVELS[int(dist[i])], os_idx[i])
         self.away = os_idx[int(np.argmax(dist))] if len(os_idx) > 1 else None
         self.floor: dict = {}
+        self._pair_cache: dict[tuple[int, int, int], dict[str, dict]] = {}
 
     def close(self) -> None:
         self.backend.close()
@@ -106,6 +107,13 @@ class Harness:
                                     "window_s": float(stats.get("duration_s", 0.0)), "kind": "measured"})
                 return stats
         raise BackendError(f"characterize: run {what} on contexts {contexts} failed 3 times: {why}")
+
+    def pair_run(self, contexts: tuple[int, int, int], what: str) -> dict[str, dict]:
+        """roles_of one run per placement: X+Y and Y+X on one context (pu), and X+Y and Z+Y
+        beside it, are the same placement, measured once (the figure is the instance's)."""
+        if contexts not in self._pair_cache:
+            self._pair_cache[contexts] = self.roles_of(self.run(contexts, what))
+        return self._pair_cache[contexts]
 
     def roles_of(self, stats: dict) -> dict[str, dict]:
         """Per role of instance 0: work cycles per packet (floor subtracted),
@@ -172,7 +180,7 @@ class Harness:
                 for y in others[x]:
                     z = next(r for r in ROLES if r not in (x, y))
                     ctx = {x: a, y: a, z: self.away}
-                    got = self.roles_of(self.run(tuple(ctx[r] for r in ROLES), f"pu {x}+{y}"))
+                    got = self.pair_run(tuple(ctx[r] for r in ROLES), f"pu {x}+{y}")
                     pu[f"{x}+{y}"] = pps0 / got[x]["pps"]
             sharing["pu"] = pu
         for kind in STRESSORS:
@@ -186,7 +194,7 @@ class Harness:
                 for y in others[x]:
                     ctx = {r: a for r in ROLES}
                     ctx[y] = b
-                    got = self.roles_of(self.run(tuple(ctx[r] for r in ROLES), f"{level} {x}+{y}"))
+                    got = self.pair_run(tuple(ctx[r] for r in ROLES), f"{level} {x}+{y}")
                     lv[f"{x}+{y}"] = pps0 / got[x]["pps"]
             for kind in STRESSORS:
                 with Stressor(self.s.build, kind, b):
