@@ -107,6 +107,13 @@ pp_stats_build(const struct pp_app *app, void *app_state, void *const *task_stat
 				json_integer((json_int_t)rd(&tk->ctr->empty_polls)));
 			json_object_set_new(
 				jt, "cycles", json_integer((json_int_t)rd(&tk->ctr->cycles)));
+#ifdef PP_PROFILE
+			json_t *jp = json_object();
+			for (int k = 0; k < PP_PROF_N; k++)
+				json_object_set_new(jp, pp_prof_name(k),
+					json_integer((json_int_t)rd(&tk->ctr->prof[k])));
+			json_object_set_new(jt, "profile", jp);
+#endif
 			json_array_append_new(tasks, jt);
 		}
 	}

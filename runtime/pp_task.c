@@ -3,6 +3,7 @@
  * P dequeues no more than the P->T ring can hold, so a ring enqueue never
  * fails and nothing is dropped for lack of room. */
 #include "pp_task.h"
+#include "pp_profile.h"
 
 #include <sched.h>
 
@@ -68,6 +69,7 @@ poll_r(struct pp_task *t)
 	struct pp_instance_rt *in = t->inst;
 	struct pp_task_counters *c = t->ctr;
 	struct rte_mbuf *pkts[PP_BURST];
+	PP_PROF_START(pt);
 
 	if (stopping() || (in->packet_limit != 0 && c->packets >= in->packet_limit)) {
 		finish(t);
@@ -82,15 +84,18 @@ poll_r(struct pp_task *t)
 		: rte_eth_rx_burst(in->place.rx.port, in->place.rx.queue, pkts, (uint16_t)want);
 	if (n == 0) {
 		bump(&c->empty_polls, 1);
+		PP_PROF_MARK(c, pt, want == 0 ? PP_PROF_BACKPRESSURE : PP_PROF_EMPTY_POLL);
 		return;
 	}
 	for (unsigned i = 0; i < n; i++)
 		repair_chain(pkts[i], c);
+	PP_PROF_MARK(c, pt, PP_PROF_RECEIVE);
 	/* Single producer and room checked above: all n go in. */
 	rte_ring_sp_enqueue_burst(in->r_to_p, (void **)pkts, n, NULL);
 	bump(&c->packets, n);
 	bump(&c->bursts, 1);
 	bump(&c->cycles, rte_rdtsc() - t0);
+	PP_PROF_MARK(c, pt, PP_PROF_RING);
 }
 
 static void
@@ -100,6 +105,7 @@ poll_p(struct pp_task *t)
 	struct pp_task_counters *c = t->ctr;
 	struct rte_mbuf *pkts[PP_BURST], *fwd[PP_BURST], *drop[PP_BURST];
 	bool r_done = upstream_done(t); /* read before the dequeue: see below */
+	PP_PROF_START(pt);
 
 	unsigned want = RTE_MIN((unsigned)PP_BURST, rte_ring_free_count(in->p_to_t));
 	uint64_t t0 = rte_rdtsc();
@@ -112,8 +118,10 @@ poll_p(struct pp_task *t)
 			finish(t);
 		else
 			bump(&c->empty_polls, 1);
+		PP_PROF_MARK(c, pt, want == 0 ? PP_PROF_BACKPRESSURE : PP_PROF_EMPTY_POLL);
 		return;
 	}
+	PP_PROF_MARK(c, pt, PP_PROF_RING);
 	for (unsigned i = 0; i < n; i++)
 		rte_prefetch0(rte_pktmbuf_mtod(pkts[i], void *));
 	in->app->process(in->app_task_state, pkts, (uint16_t)n, t->verdict);
@@ -131,11 +139,13 @@ poll_p(struct pp_task *t)
 	}
 	if (nd != 0)
 		rte_pktmbuf_free_bulk(drop, nd);
+	PP_PROF_MARK(c, pt, PP_PROF_PROCESS);
 	if (nf != 0)
 		rte_ring_sp_enqueue_burst(in->p_to_t, (void **)fwd, nf, NULL);
 	bump(&c->packets, n);
 	bump(&c->bursts, 1);
 	bump(&c->cycles, rte_rdtsc() - t0);
+	PP_PROF_MARK(c, pt, PP_PROF_RING);
 }
 
 static void
@@ -145,6 +155,7 @@ poll_t(struct pp_task *t)
 	struct pp_task_counters *c = t->ctr;
 	bool p_done = upstream_done(t);
 	uint64_t t0 = rte_rdtsc();
+	PP_PROF_START(pt);
 
 	if (t->n_held == 0) {
 		unsigned n =
@@ -154,10 +165,12 @@ poll_t(struct pp_task *t)
 				finish(t);
 			else
 				bump(&c->empty_polls, 1);
+			PP_PROF_MARK(c, pt, PP_PROF_EMPTY_POLL);
 			return;
 		}
 		t->n_held = (uint16_t)n;
 		t->held_off = 0;
+		PP_PROF_MARK(c, pt, PP_PROF_RING);
 	}
 	struct rte_mbuf **pkts = &t->held[t->held_off];
 	uint64_t bytes = 0;
@@ -181,12 +194,14 @@ poll_t(struct pp_task *t)
 				t->n_held = 0;
 			}
 		}
+		PP_PROF_MARK(c, pt, PP_PROF_BACKPRESSURE);
 		return;
 	}
 	bump(&c->packets, sent);
 	bump(&c->bytes, bytes);
 	bump(&c->bursts, 1);
 	bump(&c->cycles, rte_rdtsc() - t0);
+	PP_PROF_MARK(c, pt, PP_PROF_TRANSMIT);
 }
 
 int

@@ -14,6 +14,7 @@
 
 #include "pp_app.h"
 #include "pp_placement.h"
+#include "pp_profile.h"
 
 #define PP_MAX_DROP_REASONS 30 /* app reasons + the runtime's own */
 
@@ -28,6 +29,7 @@ struct pp_task_counters {
 	uint64_t done_tsc;                     /* when the task finished draining */
 	uint32_t done;        /* set once, release; the task will not move packets again */
 	int32_t observed_cpu; /* CPU the task's lcore found itself on after pinning */
+	PP_PROFILE_COUNTERS   /* -Dprofile=true only: TSC cycles by category (pp_profile.h) */
 } __rte_cache_aligned;
 
 struct pp_instance_rt;

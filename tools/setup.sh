@@ -5,6 +5,7 @@
 #
 #   tools/setup.sh            release build in build/
 #   tools/setup.sh --asan     also the ASan+UBSan build in build-asan/ (tests use it)
+#                             and build-profile/ (-Dprofile=true, for assign characterize)
 #   tools/setup.sh --fuzz     also the clang libFuzzer build in build-fuzz/
 set -euo pipefail
 
@@ -87,6 +88,8 @@ configure build
 if ((want_asan)); then
   configure build-asan -Dbuildtype=debugoptimized \
     -Db_sanitize=address,undefined -Db_lundef=false
+  # per-category TSC accounting in the poll loops, for assign characterize (and its tests)
+  configure build-profile -Dprofile=true
 fi
 if ((want_fuzz)); then
   CC=clang configure build-fuzz -Dbuildtype=debugoptimized -Dfuzz=true \

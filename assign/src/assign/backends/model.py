@@ -48,6 +48,9 @@ class ModelParams:
     residual: np.ndarray      # (levels,) slowdown per unit of co-runner demand below capacity
     comm_ns: np.ndarray       # (len(LEVELS),) cost per packet by distance
     noise_rel_sd: float
+    pu_timeshare: bool = False  # "pu_sharing": "timeshare": tasks on one context add their costs
+    span_factor: float = 1.0    # an instance's rate times span_factor ** (its distinct contexts - 1)
+    context_share: dict | None = None  # PU os_index -> share of its time the tasks get (other load takes the rest)
 
     @staticmethod
     def from_dict(d: dict, where: str) -> "ModelParams":
@@ -59,15 +62,27 @@ class ModelParams:
             resid = np.array([float(d.get("residual", {}).get(lvl, 0.0)) for lvl in CONTENTION_LEVELS])
             comm = np.array([float(d["comm_ns"][lvl]) for lvl in LEVELS])
             noise = float(d.get("noise_rel_sd", 0.0))
+            span = float(d.get("span_factor", 1.0))
+            if not 0 < span <= 1:
+                raise ValueError(f"span_factor {span} (expected 0 < span_factor <= 1)")
+            share = {int(k): float(v) for k, v in d.get("context_share", {}).items()} or None
+            if share and not all(0 < v <= 1 for v in share.values()):
+                raise ValueError("context_share values must be in (0, 1]")
+            sharing = d.get("pu_sharing", "demand")
+            if sharing not in ("demand", "timeshare"):
+                raise ValueError(f"pu_sharing {sharing!r} (known: demand, timeshare)")
         except (KeyError, TypeError, ValueError) as e:
             raise ModelError(f"model parameters {where}: missing or bad entry {e}") from None
         if (base <= 0).any() or (demand < 0).any() or (sens < 0).any() or (resid < 0).any() or (comm < 0).any() or noise < 0:
             raise ModelError(f"model parameters {where}: costs must be > 0, demands/sensitivities/noise >= 0")
-        return ModelParams(base, demand, sens, resid, comm, noise)
+        return ModelParams(base, demand, sens, resid, comm, noise, sharing == "timeshare", span, share)
 
 
-def load_params(workload: str, path: str | None = None) -> ModelParams:
-    """Parameters of one workload from the packaged data file (or `path`)."""
+def load_params(workload: str, path: str | None = None, topo: Topology | None = None) -> ModelParams:
+    """Parameters of one workload from the packaged data file (or `path`).
+    A file written by `assign calibrate` names the workload and machine it
+    was fitted for ("calibrated_for"); with `topo`, another machine's or
+    another workload's file is refused."""
     if path is None:
         text = resources.files("assign").joinpath("data", PARAMS_FILE).read_text()
         where = f"(packaged {PARAMS_FILE})"
@@ -82,6 +97,15 @@ def load_params(workload: str, path: str | None = None) -> ModelParams:
         data = json.loads(text)
     except json.JSONDecodeError as e:
         raise ModelError(f"model parameters {where}: invalid JSON at line {e.lineno}: {e.msg}") from None
+    cal = data.get("calibrated_for") if isinstance(data, dict) else None
+    if cal is not None:
+        if cal.get("workload") != workload:
+            raise ModelError(f"model parameters {where} were calibrated for workload {cal.get('workload')!r}, "
+                             f"not {workload!r} (run assign calibrate --workload {workload})")
+        if topo is not None and cal.get("machine") != topo.to_json()["tree"]:
+            raise ModelError(f"model parameters {where} were calibrated for another machine (hwloc topology "
+                             f"{cal.get('machine_summary', '?')}), not machine {topo.name} ({topo.summary()}); "
+                             f"calibrate on this machine, or leave out --model-params")
     if workload not in data.get("workloads", {}):
         raise ModelError(f"model parameters {where} have no entry for workload {workload!r}")
     return ModelParams.from_dict(data["workloads"][workload], f"{where} [{workload}]")
@@ -126,9 +150,15 @@ class ModelBackend:
         row_offset = (np.arange(b, dtype=np.int64) * n_ids)[:, None]
         slowdown = np.ones((b, t))
         for k, lvl in enumerate(self._level_index):
+            if self.params.pu_timeshare and CONTENTION_LEVELS[k] == "pu":
+                continue  # the context's time is shared below, not scaled
             group = ids[lvl][ctx] + row_offset
             d = np.broadcast_to(self._demand[k], (b, t))
             total = np.bincount(group.ravel(), weights=d.ravel(), minlength=b * n_ids)[group]
+            if self.params.pu_timeshare:
+                # tasks on one context take turns: only tasks on other contexts contend with i
+                same = ids[0][ctx] + row_offset
+                total = total - np.bincount(same.ravel(), weights=d.ravel(), minlength=b * n_ids)[same] + d
             overload = np.maximum(total - 1.0, 0.0)
             slowdown *= 1.0 + self._sens[k] * overload + self.params.residual[k] * (total - d)
         cost = self._base * slowdown
@@ -139,6 +169,20 @@ class ModelBackend:
             pay = comm[self.topo.distance(a, c)]
             cost[:, src::3] += pay
             cost[:, src + 1::3] += pay
+        if self.params.pu_timeshare:
+            # round-robin polling: a context serves one burst of each of its
+            # tasks in turn, so each of them waits for the work of all
+            group = ids[0][ctx] + row_offset
+            cost = np.bincount(group.ravel(), weights=cost.ravel(), minlength=b * n_ids)[group]
+        if self.params.context_share:
+            share = np.array([self.params.context_share.get(int(o), 1.0) for o in self.topo.os_index])
+            cost = cost / share[ctx]
+        if self.params.span_factor != 1.0:
+            # an instance spread over k contexts runs k-1 factors slower: its stages make
+            # progress only while all of their contexts run them (other load time-slices each)
+            c3 = ctx.reshape(b, -1, 3)
+            k = 1 + (c3[..., 1] != c3[..., 0]) + ((c3[..., 2] != c3[..., 0]) & (c3[..., 2] != c3[..., 1]))
+            cost = cost / np.repeat(self.params.span_factor ** (k - 1), 3, axis=1)
         slowest = cost.reshape(b, -1, 3).max(axis=2)
         throughput = (1e9 / slowest).sum(axis=1)
         return throughput, cost

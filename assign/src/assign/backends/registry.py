@@ -20,7 +20,7 @@ def make_backend(name: str, topo, workload, *, seed: int = 0, noise: float | Non
     if name == "model":
         from .model import ModelBackend, load_params
 
-        return ModelBackend(topo, workload, load_params(workload.name, model_params), noise, seed)
+        return ModelBackend(topo, workload, load_params(workload.name, model_params, topo), noise, seed)
     if name == "dpdk":
         from .dpdk.backend import DpdkBackend
 

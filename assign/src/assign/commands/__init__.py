@@ -12,4 +12,4 @@ what it needs (scipy, matplotlib, the backends) inside `run`.
 from __future__ import annotations
 
 NAMES = ("topology", "count", "enumerate", "sample", "estimate", "iterate", "report", "baselines", "best",
-         "noise", "compare")
+         "noise", "compare", "characterize", "calibrate", "validate", "search")

@@ -1,0 +1,189 @@
+"""Model parameters for this machine, fitted from a characterization and a
+few measured placements (`assign calibrate`), and random placements of 1 to
+4 co-located instances (calibration and validation draw them with different
+seeds; validation also skips any placement calibration used).
+
+What each parameter comes from:
+  base_ns (R, P, T)      characterize: work cycles per packet alone (median of
+                         the repetitions) / TSC rate, times one scale factor
+                         fitted on the placements (the profile build and the
+                         default build differ)
+  pu                     "pu_sharing": "timeshare": tasks on one context add
+                         their costs (round-robin polling), measured by the
+                         characterization's pu slowdowns
+  residual at a level L beside the context (chip here): demand_L = 1 per
+                         task, sensitivity_L = 0, residual_L fitted on the
+                         placements: a task slows by residual_L per task
+                         running on another context that shares L
+  comm_ns at level L     fitted on the placements (least squares on log throughput)
+  context_share          fitted on the placements: the share of each context's
+                         time the workload's tasks get (a task's cost is divided
+                         by it); on a machine shared with other load, the
+                         contexts differ many times over (characterize's
+                         role-pair slowdowns)
+  span_factor            fitted on the placements: an instance spread over k
+                         contexts runs at span_factor ** (k - 1) of its rate
+                         (characterize's role-pair slowdowns: an instance split
+                         over two contexts of a machine with other load is many
+                         times slower, its stages run only while both contexts
+                         give them time)
+  everything else        kept from the packaged defaults, "not calibrated"
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from ..backends.model import CONTENTION_LEVELS, ModelBackend, ModelParams
+from ..topology import LEVELS, Topology
+from ..workloads import ROLES, Workload
+
+CAL_SEED = 7001   # draws of the calibration placements
+VAL_SEED = 7002   # draws of the validation placements
+MAX_INSTANCES = 4
+
+
+def random_placements(topo: Topology, seed: int, n: int, skip: set[tuple] = frozenset()) -> list[tuple[int, tuple]]:
+    """n placements (instances, PU os_index per task), instances uniform in
+    1..4 and each task on a uniform context (co-location allowed), draw i a
+    function of (seed, i); placements in `skip` are left out."""
+    out: list[tuple[int, tuple]] = []
+    i = 0
+    os_idx = topo.os_index
+    while len(out) < n:
+        rng = np.random.default_rng([seed, i])
+        k = int(rng.integers(1, MAX_INSTANCES + 1))
+        ctx = tuple(int(os_idx[c]) for c in rng.integers(0, topo.n_contexts, size=3 * k))
+        i += 1
+        if (k, ctx) in skip or (k, ctx) in out:
+            continue
+        out.append((k, ctx))
+        if i > 100 * n + 1000:
+            raise ValueError(f"cannot draw {n} distinct placements on {topo.n_contexts} contexts")
+    return out
+
+
+def predict(topo: Topology, workload: str, params: dict, placements: list[tuple[int, tuple]]) -> np.ndarray:
+    """Noise-free modelled throughput (packets/s) of each placement."""
+    mp = ModelParams.from_dict(params, "(calibration)")
+    lut = {int(o): i for i, o in enumerate(topo.os_index)}
+    out = np.empty(len(placements))
+    for j, (k, ctx) in enumerate(placements):
+        be = ModelBackend(topo, Workload(workload, k), mp, noise_rel_sd=0.0)
+        out[j] = be.predict(np.array([[lut[c] for c in ctx]]))[0][0]
+    return out
+
+
+def initial_params(char: dict, defaults: dict) -> tuple[dict, dict[str, str]]:
+    """Parameters from the characterization alone, and the status of each."""
+    import copy
+
+    p = copy.deepcopy(defaults)
+    status: dict[str, str] = {}
+    hz = float(char["timer"]["tsc_hz"])
+    p["pu_sharing"] = "timeshare"
+    status["pu_sharing"] = "calibrated (timeshare: characterize's pu slowdowns, measured)"
+    for r in ROLES:
+        cpp = char["roles"][r].get("median_cycles_per_packet", char["roles"][r]["cycles_per_packet"])
+        p["roles"][r]["base_ns"] = cpp / hz * 1e9
+        status[f"roles.{r}.base_ns"] = "calibrated (characterize: cycles per packet alone, measured; scale fitted)"
+        p["roles"][r]["demand"]["pu"] = 1.0
+        p["roles"][r]["sensitivity"]["pu"] = 0.0
+    p.setdefault("residual", {})["pu"] = 0.0
+    p["comm_ns"]["pu"] = 0.0
+    status["comm_ns.pu"] = "calibrated (0: a ring within one context is in the measured cycles per packet)"
+    present = [lvl for lvl in char["sharing"] if lvl != "pu"]
+    for lvl in CONTENTION_LEVELS[1:]:
+        if lvl in present:
+            for y in ROLES:
+                p["roles"][y]["demand"][lvl] = 1.0
+                p["roles"][y]["sensitivity"][lvl] = 0.0
+                status[f"roles.{y}.demand.{lvl}"] = "calibrated (1 per task: residual carries the effect)"
+            p["residual"][lvl] = 0.0
+        else:
+            for r in ROLES:
+                status[f"roles.{r}.demand.{lvl}"] = "not calibrated (default kept: no two contexts here share " \
+                                                   f"only level {lvl})"
+                status[f"roles.{r}.sensitivity.{lvl}"] = status[f"roles.{r}.demand.{lvl}"]
+            status[f"residual.{lvl}"] = status[f"roles.R.demand.{lvl}"]
+    for lvl in LEVELS[1:]:
+        if lvl not in present:
+            status[f"comm_ns.{lvl}"] = f"not calibrated (default kept: no two contexts here share only level {lvl})"
+    status["noise_rel_sd"] = "not calibrated (default kept; assign noise measures it)"
+    return p, status
+
+
+def fit(topo: Topology, workload: str, char: dict, defaults: dict,
+        measure: Callable[[int, tuple], float], n_placements: int, log=print) -> dict:
+    """The calibrated parameter file (dict) for `workload` on `topo`."""
+    from scipy.optimize import least_squares
+
+    params, status = initial_params(char, defaults)
+    present = [lvl for lvl in char["sharing"] if lvl != "pu"]
+    placements = random_placements(topo, CAL_SEED, n_placements)
+    measured = []
+    for j, (k, ctx) in enumerate(placements):
+        v = measure(k, ctx)
+        measured.append(v)
+        log(f"calibration placement {j + 1}/{len(placements)}: {k} instance(s) on {list(ctx)}: "
+            f"{v:,.0f} packets/s (measured)")
+    measured_arr = np.asarray(measured, dtype=float)
+    base0 = {r: params["roles"][r]["base_ns"] for r in ROLES}
+
+    def with_x(x: np.ndarray) -> dict:
+        q = {**params, "roles": {r: dict(params["roles"][r]) for r in ROLES}, "comm_ns": dict(params["comm_ns"])}
+        for r in ROLES:
+            q["roles"][r]["base_ns"] = base0[r] * float(np.exp(x[0]))
+        q["residual"] = dict(params["residual"])
+        q["span_factor"] = float(np.exp(x[-1 - n_ctx]))
+        q["context_share"] = {str(o): float(np.exp(v)) for o, v in zip(os_idx, x[len(x) - n_ctx:])}
+        for i, lvl in enumerate(present):
+            q["comm_ns"][lvl] = float(x[1 + 2 * i])
+            q["residual"][lvl] = float(x[2 + 2 * i])
+        return q
+
+    def residuals(x: np.ndarray) -> np.ndarray:
+        return np.log(predict(topo, workload, with_x(x), placements)) - np.log(measured_arr)
+
+    os_idx = [int(o) for o in topo.os_index]
+    n_ctx = len(os_idx)
+    # comm and residual beside the context start at 0 and may grow only a little: with a handful of
+    # noisy placements they trade off against the scale and the shares (a fit to the bounds otherwise)
+    x0 = np.array([0.0] + [0.0, 0.0] * len(present) + [np.log(0.5)] + [0.0] * n_ctx)
+    lo = np.array([np.log(0.01)] + [0.0, 0.0] * len(present) + [np.log(1e-3)] + [np.log(1e-3)] * n_ctx)
+    hi = np.array([np.log(100.0)] + [0.5 * max(base0.values()), 0.1] * len(present) + [0.0] + [0.0] * n_ctx)
+    sol = least_squares(residuals, np.clip(x0, lo, hi), bounds=(lo, hi), diff_step=1e-2)
+    params = with_x(sol.x)
+    status["span_factor"] = f"calibrated (fitted on {len(placements)} measured placements)"
+    status["context_share"] = f"calibrated (fitted on {len(placements)} measured placements; the machine's " \
+                              f"other load at the time)"
+    for lvl in present:
+        status[f"comm_ns.{lvl}"] = f"calibrated (fitted on {len(placements)} measured placements)"
+        status[f"residual.{lvl}"] = f"calibrated (fitted on {len(placements)} measured placements)"
+    pred = predict(topo, workload, params, placements)
+    err = np.abs(pred / measured_arr - 1.0) * 100.0
+    log(f"fit: scale on base_ns {np.exp(sol.x[0]):.3f}, span_factor {params['span_factor']:.3f}, context_share "
+        + ", ".join(f"{o}: {v:.3f}" for o, v in params["context_share"].items()) + ", "
+        + ", ".join(f"comm_ns.{lvl} {params['comm_ns'][lvl]:.1f}, residual.{lvl} {params['residual'][lvl]:.3f}"
+                    for lvl in present)
+        + f"; median abs error on the calibration placements {np.median(err):.1f}% (estimated)")
+    not_cal = sorted(k for k, v in status.items() if v.startswith("not calibrated"))
+    tree = topo.to_json()["tree"]
+    return {
+        "about": "Model parameters calibrated by assign calibrate for one workload on one machine "
+                 "(see assign/README.md, 'characterize, calibrate, validate'); status says where each "
+                 "parameter comes from, not_calibrated lists those kept from the packaged defaults.",
+        "calibrated_for": {"workload": workload, "machine": tree, "machine_summary": topo.summary()},
+        "workloads": {workload: params},
+        "calibration": {
+            "status": status, "not_calibrated": not_cal,
+            "scale": float(np.exp(sol.x[0])),
+            "placements": [{"instances": k, "contexts": list(c), "measured_pps": m, "modelled_pps": float(p)}
+                           for (k, c), m, p in zip(placements, measured, pred)],
+            "median_abs_err_pct": float(np.median(err)),
+            "pressure_point": char.get("pressure_point"),
+            "characterization": {"roles": {r: {"cycles_per_packet": char["roles"][r]["cycles_per_packet"]}
+                                           for r in ROLES}, "tsc_hz": char["timer"]["tsc_hz"]},
+        },
+    }

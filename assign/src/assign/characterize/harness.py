@@ -1,0 +1,236 @@
+"""The measured runs of `assign characterize`.
+
+One instance (R, P, T) of the workload runs with the real app of a build
+made with `-Dprofile=true` (runtime/pp_profile.h), whose statistics give
+each task's TSC cycles by category.  With contexts a (the first of the
+machine) and b_L (a context sharing level L with a, for each level the
+topology offers):
+
+  baseline      R, P, T all on a, nothing else running anywhere: each
+                role's work cycles per packet (receive + ring + process +
+                transmit, the profile floor subtracted), repeated until the
+                95% CI half-width is <= the target or the repetition cap
+  pu, role Y    X and Y on a, the third role on another context: the
+                instance's throughput ratio, baseline / this
+  L, role Y     X and the third role on a, Y on b_L: the instance's
+                throughput ratio, baseline / this (a role's own cycles per
+                packet are no measure here: with its neighbour running
+                beside it, its bursts fill less and per-burst costs spread
+                over fewer packets, though it is not slower)
+  pu, stressor  baseline placement and pp-stressor on a: throughput ratio
+                (the stressor takes a's time through the OS scheduler)
+  L, stressor   baseline placement and pp-stressor on b_L: W_X / W0_X, X's
+                own work cycles per packet (bursts fill as in the baseline)
+
+Every figure is measured; the slowdowns are ratios of measured figures.
+"""
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from ..backends.base import BackendError
+from ..backends.dpdk.backend import DpdkBackend
+from ..backends.dpdk.options import DpdkOptions
+from ..topology import LEVELS, Topology
+from ..workloads import ROLES, Workload
+from .probes import STRESSORS, Stressor, timer_floor
+
+CATEGORIES = ("empty_poll", "receive", "ring", "process", "transmit", "backpressure_wait")
+WORK = ("receive", "ring", "process", "transmit")
+# profile marks in a poll that moved packets, by role (runtime/pp_task.c)
+MARKS_PER_BUSY_POLL = {"R": 2, "P": 3, "T": 2}
+PRESSURE_WORDS = {"mem": "memory", "compute": "compute", "role": "neighbours"}
+
+
+@dataclass
+class Settings:
+    build: Path
+    packets: int = 200_000          # window per run, packets of the instance
+    min_reps: int = 3
+    max_reps: int = 10
+    target_ci_pct: float = 1.0
+    runs: list[dict] = field(default_factory=list)  # wall and window of every run (the harness's overhead)
+
+
+def ci_halfwidth_pct(values: list[float]) -> float:
+    """95% confidence half-width of the mean, in percent of the mean (t distribution)."""
+    from scipy import stats
+
+    v = np.asarray(values, dtype=float)
+    if v.size < 2 or v.mean() == 0:
+        return math.inf
+    return float(stats.t.ppf(0.975, v.size - 1) * v.std(ddof=1) / math.sqrt(v.size) / v.mean() * 100.0)
+
+
+class Harness:
+    def __init__(self, topo: Topology, workload: str, settings: Settings):
+        self.topo = topo
+        self.s = settings
+        self.workload = Workload(workload, 1)
+        self.backend = DpdkBackend(topo, self.workload,
+                                   DpdkOptions(build_dir=settings.build, packets=settings.packets, warmup=0.0))
+        os_idx = [int(o) for o in topo.os_index]
+        self.a = os_idx[0]
+        # one context per level it shares with a (the first found), lowest level first
+        dist = topo.distance(np.zeros(len(os_idx), dtype=np.int64), np.arange(len(os_idx)))
+        self.level_ctx: dict[str, int] = {}
+        for i in range(1, len(os_idx)):
+            self.level_ctx.setdefault(LEVELS[int(dist[i])], os_idx[i])
+        self.away = os_idx[int(np.argmax(dist))] if len(os_idx) > 1 else None
+        self.floor: dict = {}
+        self._pair_cache: dict[tuple[int, int, int], dict[str, dict]] = {}
+
+    def close(self) -> None:
+        self.backend.close()
+
+    # one run ---------------------------------------------------------------
+    def run(self, contexts: tuple[int, int, int], what: str) -> dict:
+        doc = self.backend.placement(list(contexts))
+        why = ""
+        for _ in (1, 2, 3):  # a window starved by other load on a shared machine is retried
+            t0 = time.monotonic()
+            out = self.backend.runner.run(doc, self.backend.opts.timeout_s())
+            wall = time.monotonic() - t0
+            why = out.error or self.backend._check(out.stats, doc)
+            if why is None:
+                stats = out.stats
+                if "profile" not in stats["tasks"][0]:
+                    raise BackendError(f"characterize: the app of build {self.s.build} has no per-category "
+                                       f"profile: use a build configured with -Dprofile=true "
+                                       f"(tools/setup.sh --asan makes build-profile/)")
+                self.s.runs.append({"what": what, "wall_s": round(wall, 4),
+                                    "window_s": float(stats.get("duration_s", 0.0)), "kind": "measured"})
+                return stats
+        raise BackendError(f"characterize: run {what} on contexts {contexts} failed 3 times: {why}")
+
+    def pair_run(self, contexts: tuple[int, int, int], what: str) -> dict[str, dict]:
+        """roles_of one run per placement: X+Y and Y+X on one context (pu), and X+Y and Z+Y
+        beside it, are the same placement, measured once (the figure is the instance's)."""
+        if contexts not in self._pair_cache:
+            self._pair_cache[contexts] = self.roles_of(self.run(contexts, what))
+        return self._pair_cache[contexts]
+
+    def roles_of(self, stats: dict) -> dict[str, dict]:
+        """Per role of instance 0: work cycles per packet (floor subtracted),
+        the breakdown per packet and the runtime's own busy-cycle counter."""
+        mark = float(self.floor.get("mark_cycles", 0.0))
+        out = {}
+        for t in stats["tasks"]:
+            if t["instance"] != 0:
+                continue
+            n = max(int(t["packets"]), 1)
+            prof = t["profile"]
+            per_poll = MARKS_PER_BUSY_POLL[t["role"]] * mark * max(int(t["bursts"]), 1) / n
+            work = sum(prof[c] for c in WORK) / n - per_poll
+            out[t["role"]] = {"work": work, "breakdown": {c: prof[c] / n for c in CATEGORIES},
+                              "runtime_cycles": t["cycles"] / n, "floor": per_poll,
+                              "pps": float(stats["total"]["pps"])}
+        return out
+
+    # the characterization ------------------------------------------------------
+    def characterize(self, log=print) -> dict:
+        a = self.a
+        self.floor = timer_floor(self.s.build, a)
+        log(f"timer floor (measured on context {a}): TSC {self.floor['tsc_hz'] / 1e9:.3f} GHz, "
+            f"one TSC read {self.floor['rdtsc_cycles']} cycles, empty loop {self.floor['loop_cycles']:.2f} "
+            f"cycles/iteration, one profile mark {self.floor['mark_cycles']:.2f} cycles")
+        base = (a, a, a)
+        reps: list[dict] = []
+        while True:
+            reps.append(self.roles_of(self.run(base, "baseline")))
+            ci = {r: ci_halfwidth_pct([x[r]["work"] for x in reps]) for r in ROLES}
+            if len(reps) >= self.s.min_reps and (max(ci.values()) <= self.s.target_ci_pct
+                                                 or len(reps) >= self.s.max_reps):
+                break
+        w0 = {r: float(np.mean([x[r]["work"] for x in reps])) for r in ROLES}
+        pps0 = float(np.mean([x["R"]["pps"] for x in reps]))
+        roles = {}
+        for r in ROLES:
+            bd = {c: float(np.mean([x[r]["breakdown"][c] for x in reps])) for c in CATEGORIES}
+            runtime = float(np.mean([x[r]["runtime_cycles"] for x in reps]))
+            work_sum = sum(bd[c] for c in WORK)
+            roles[r] = {"cycles_per_packet": w0[r], "ci_halfwidth_pct": ci[r], "repetitions": len(reps),
+                        "median_cycles_per_packet": float(np.median([x[r]["work"] for x in reps])),
+                        "ci_target_met": ci[r] <= self.s.target_ci_pct,
+                        "breakdown": bd, "total_cycles_per_packet": sum(bd.values()),
+                        "runtime_busy_cycles_per_packet": runtime,
+                        "breakdown_vs_runtime_pct": (work_sum - runtime) / runtime * 100.0 if runtime else None,
+                        "floor_cycles_per_packet": float(np.mean([x[r]["floor"] for x in reps])),
+                        "ns_per_packet": w0[r] / self.floor["tsc_hz"] * 1e9,
+                        "kind": "measured"}
+            log(f"{r}: {w0[r]:8.1f} cycles/packet (measured, alone, profile floor "
+                f"{roles[r]['floor_cycles_per_packet']:.1f} subtracted), 95% CI +-{ci[r]:.2f}% after "
+                f"{len(reps)} repetitions{'' if ci[r] <= self.s.target_ci_pct else ' (cap reached)'}")
+            log("    breakdown (measured, cycles/packet): " + ", ".join(f"{c} {bd[c]:.1f}" for c in CATEGORIES)
+                + f"; work {work_sum:.1f} vs the runtime's busy counter {runtime:.1f} "
+                + (f"({(work_sum - runtime) / runtime * 100:+.1f}%, "
+                   f"{'within' if abs(work_sum - runtime) <= 0.05 * runtime else 'NOT within'} 5%)"
+                   if runtime else "(no busy cycles)"))
+
+        sharing: dict[str, dict[str, float]] = {}
+        others = {x: [r for r in ROLES if r != x] for x in ROLES}
+        if self.away is not None:
+            pu: dict[str, float] = {}
+            for x in ROLES:
+                for y in others[x]:
+                    z = next(r for r in ROLES if r not in (x, y))
+                    ctx = {x: a, y: a, z: self.away}
+                    got = self.pair_run(tuple(ctx[r] for r in ROLES), f"pu {x}+{y}")
+                    pu[f"{x}+{y}"] = pps0 / got[x]["pps"]
+            sharing["pu"] = pu
+        for kind in STRESSORS:
+            with Stressor(self.s.build, kind, a):
+                got = self.roles_of(self.run(base, f"pu {kind} stressor"))
+            for x in ROLES:
+                sharing.setdefault("pu", {})[f"{x}+{kind}"] = pps0 / got[x]["pps"]
+        for level, b in self.level_ctx.items():
+            lv: dict[str, float] = {}
+            for x in ROLES:
+                for y in others[x]:
+                    ctx = {r: a for r in ROLES}
+                    ctx[y] = b
+                    got = self.pair_run(tuple(ctx[r] for r in ROLES), f"{level} {x}+{y}")
+                    lv[f"{x}+{y}"] = pps0 / got[x]["pps"]
+            for kind in STRESSORS:
+                with Stressor(self.s.build, kind, b):
+                    got = self.roles_of(self.run(base, f"{level} {kind} stressor"))
+                for x in ROLES:
+                    lv[f"{x}+{kind}"] = got[x]["work"] / w0[x]
+            sharing[level] = lv
+        for level, pairs in sharing.items():
+            log(f"slowdown sharing {level} (measured ratio): "
+                + ", ".join(f"{k} {v:.3f}" for k, v in pairs.items()))
+        pressure, scores = pressure_point(sharing)
+        log(f"pressure point: {pressure} (mean slowdown by co-runner kind, measured: "
+            + ", ".join(f"{k} {v:.3f}" for k, v in scores.items()) + ")")
+        return {"workload": self.workload.name, "machine": self.topo.to_json()["tree"],
+                "contexts": {"a": a, "levels": self.level_ctx, "away": self.away},
+                "timer": self.floor, "roles": roles, "sharing": sharing,
+                "sharing_kind": "measured (ratio of measured figures)",
+                "pressure_point": pressure, "pressure_scores": scores,
+                "settings": {"packets": self.s.packets, "min_reps": self.s.min_reps,
+                             "max_reps": self.s.max_reps, "target_ci_pct": self.s.target_ci_pct},
+                "runs": self.s.runs}
+
+
+def pressure_point(sharing: dict[str, dict[str, float]]) -> tuple[str, dict[str, float]]:
+    """One word: the co-runner kind (memory stressor, compute stressor,
+    neighbouring roles) with the highest mean slowdown on the levels beside
+    the context; "context" when the machine has no such level."""
+    scores: dict[str, list[float]] = {}
+    for level, pairs in sharing.items():
+        if level == "pu":
+            continue
+        for key, v in pairs.items():
+            other = key.split("+", 1)[1]
+            word = PRESSURE_WORDS.get(other, PRESSURE_WORDS["role"])
+            scores.setdefault(word, []).append(v)
+    if not scores:
+        return "context", {}
+    mean = {k: float(np.mean(v)) for k, v in scores.items()}
+    return max(mean, key=mean.get), mean

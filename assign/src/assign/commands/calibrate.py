@@ -1,0 +1,91 @@
+"""`assign calibrate`: the model backend's parameters fitted for this machine
+(characterize, then a few measured placements; see characterize/fit.py)."""
+from __future__ import annotations
+
+import argparse
+import json
+
+from ._args import at_least
+from ._options import add_dpdk_options
+from .characterize import add_characterize_options
+
+at_least_three = at_least(3, "{text!r}: the fit needs at least 3 measured placements")
+
+
+def register(sub) -> argparse.ArgumentParser:
+    p = sub.add_parser("calibrate", help="fit the model's parameters for this machine (characterize + placements)",
+                       description="Fit the model backend's parameters for one workload on this machine: base costs "
+                                   "and sharing from a characterization (--characterization FILE from assign "
+                                   "characterize --json, or one run now), the rest (a scale on the base costs, "
+                                   "the communication cost between contexts) from --placements measured random "
+                                   "placements of 1 to 4 co-located instances. Parameters of levels this machine "
+                                   "lacks keep their packaged defaults and are marked 'not calibrated' in the file "
+                                   "and the output. Use the file with --backend model --model-params FILE.")
+    p.add_argument("--workload", required=True, metavar="NAME", help="the workload")
+    p.add_argument("--out", required=True, metavar="FILE", help="the calibrated parameter file to write")
+    p.add_argument("--characterization", metavar="FILE",
+                   help="assign characterize --json output for this workload and machine (default: characterize now)")
+    p.add_argument("--placements", type=at_least_three, default=8, metavar="N",
+                   help="measured placements for the parameters characterize leaves unidentified (default: 8)")
+    add_characterize_options(p)
+    g = p.add_argument_group("placements (dpdk backend, default build, measured)")
+    g.add_argument("--placement-packets", type=at_least(1), default=100_000, metavar="N",
+                   help="window of each calibration placement: N packets per instance (default: 100,000)")
+    g.add_argument("--app-build", metavar="DIR", help="Meson build of the measured placements "
+                                                      "(default: $PIPEPLACE_BUILD or build/)")
+    return p
+
+
+def load_characterization(path: str, workload: str, topo) -> dict:
+    try:
+        with open(path) as f:
+            char = json.load(f)
+    except OSError as e:
+        raise ValueError(f"--characterization {path}: cannot read: {e.strerror}") from None
+    except json.JSONDecodeError as e:
+        raise ValueError(f"--characterization {path}: invalid JSON at line {e.lineno}: {e.msg}") from None
+    if not isinstance(char, dict) or "roles" not in char or "sharing" not in char or "timer" not in char:
+        raise ValueError(f"--characterization {path}: not an assign characterize --json file")
+    if char.get("workload") != workload:
+        raise ValueError(f"--characterization {path} is for workload {char.get('workload')!r}, not {workload!r}")
+    if char.get("machine") != topo.to_json()["tree"]:
+        raise ValueError(f"--characterization {path} was measured on another machine (its hwloc topology "
+                         f"differs from this one's: {topo.summary()})")
+    return char
+
+
+def run(args: argparse.Namespace) -> int:
+    from importlib import resources
+    from pathlib import Path
+
+    from ..backends.dpdk.options import DpdkOptions
+    from ..characterize.fit import fit
+    from ..characterize.meter import PlacementMeter
+    from ..topology import get_machine
+    from ..workloads import Workload
+    from .characterize import characterize
+
+    Workload(args.workload, 1)
+    topo = get_machine("local")
+    if args.characterization:
+        char = load_characterization(args.characterization, args.workload, topo)
+        print(f"characterization from {args.characterization}")
+    else:
+        char = characterize(args)
+    defaults = json.loads(resources.files("assign").joinpath("data", "model_params.json").read_text())
+    meter = PlacementMeter(topo, args.workload,
+                           DpdkOptions(build_dir=Path(args.app_build) if args.app_build else None,
+                                       packets=args.placement_packets, warmup=0.0))
+    try:
+        doc = fit(topo, args.workload, char, defaults["workloads"][args.workload], meter, args.placements)
+    finally:
+        meter.close()
+    with open(args.out, "w") as f:
+        json.dump(doc, f, indent=2)
+    status = doc["calibration"]["status"]
+    for key, why in status.items():
+        print(f"  {key}: {why}")
+    print(f"not calibrated ({len(doc['calibration']['not_calibrated'])}): "
+          + (", ".join(doc["calibration"]["not_calibrated"]) or "none"))
+    print(f"calibrated parameters for {args.workload} on this machine written to {args.out}")
+    return 0

@@ -1,0 +1,128 @@
+"""`assign validate`: the calibrated model against measured placements it was not fitted on."""
+from __future__ import annotations
+
+import argparse
+import json
+
+from ._args import at_least
+
+MIN_N = 5
+at_least_n = at_least(MIN_N, "{text!r}: validation needs at least " + str(MIN_N)
+                      + " placements (a rank correlation and a p90 of fewer mean nothing)")
+
+
+def register(sub) -> argparse.ArgumentParser:
+    p = sub.add_parser("validate", help="compare the model's predictions with measured placements",
+                       description="Measure --n random placements of 1 to 4 co-located instances on this machine "
+                                   "(dpdk, measured; none of those assign calibrate used) and compare them with "
+                                   "the model's predictions (modelled, noise-free) with --model-params: median "
+                                   "and 90th-percentile absolute error in percent, Spearman rank correlation "
+                                   "(scipy), and whether the model's top 10 holds the measured best.")
+    p.add_argument("--workload", required=True, metavar="NAME", help="the workload")
+    p.add_argument("--model-params", required=True, metavar="FILE", help="parameters from assign calibrate")
+    p.add_argument("--n", type=at_least_n, required=True, help=f"placements to measure (at least {MIN_N})")
+    p.add_argument("--json", metavar="FILE", help="write the figures and every placement as JSON")
+    p.add_argument("--plot", metavar="FILE", help="predicted-vs-measured figure")
+    p.add_argument("--packets", type=at_least(1), default=100_000, metavar="N",
+                   help="window of each placement: N packets per instance (default: 100,000)")
+    p.add_argument("--build", metavar="DIR", help="Meson build of the apps (default: $PIPEPLACE_BUILD or build/)")
+    return p
+
+
+def compare(predicted, measured) -> dict:
+    """The validation figures of paired predictions and measurements."""
+    import numpy as np
+    from scipy.stats import spearmanr
+
+    pr = np.asarray(predicted, dtype=float)
+    me = np.asarray(measured, dtype=float)
+    err = np.abs(pr / me - 1.0) * 100.0
+    top = np.argsort(-pr)[:10]
+    rho = float(spearmanr(pr, me)[0]) if me.size > 1 else float("nan")
+    return {"n": int(me.size), "median_abs_err_pct": float(np.median(err)),
+            "p90_abs_err_pct": float(np.percentile(err, 90)), "spearman": float(rho),
+            "top10_holds_best": bool(int(np.argmax(me)) in set(top.tolist()))}
+
+
+def run(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from ..backends.base import BackendError
+    from ..backends.dpdk.options import DpdkOptions
+    from ..backends.model import load_params
+    from ..characterize.fit import VAL_SEED, predict, random_placements
+    from ..characterize.meter import PlacementMeter
+    from ..topology import get_machine
+    from ..workloads import Workload
+
+    Workload(args.workload, 1)
+    topo = get_machine("local")
+    load_params(args.workload, args.model_params, topo)  # refuses another machine's or workload's file
+    with open(args.model_params) as f:
+        doc = json.load(f)
+    params = doc["workloads"][args.workload]
+    used = {(p["instances"], tuple(p["contexts"])) for p in doc.get("calibration", {}).get("placements", [])}
+    placements = random_placements(topo, VAL_SEED, args.n, skip=used)
+    predicted = predict(topo, args.workload, params, placements)
+    meter = PlacementMeter(topo, args.workload, DpdkOptions(build_dir=Path(args.build) if args.build else None,
+                                                            packets=args.packets, warmup=0.0))
+    measured, kept, failed = [], [], []
+    try:
+        for j, (k, ctx) in enumerate(placements):
+            try:
+                measured.append(meter(k, ctx))
+            except BackendError as e:  # failed twice (a window starved by other load): left out, said
+                failed.append({"instances": k, "contexts": list(ctx), "reason": str(e)})
+                print(f"placement {j + 1}/{len(placements)}: {k} instance(s) on {list(ctx)}: not measured, "
+                      f"left out: {e}")
+                continue
+            kept.append(j)
+            print(f"placement {j + 1}/{len(placements)}: {k} instance(s) on {list(ctx)}: "
+                  f"{measured[-1]:,.0f} packets/s measured, {predicted[j]:,.0f} modelled")
+    finally:
+        meter.close()
+    need = max(3, (len(placements) + 1) // 2)
+    if len(measured) < need:
+        raise BackendError(f"only {len(measured)} of {len(placements)} placements were measured (at least "
+                           f"{need} needed); first failure: {failed[0]['reason'] if failed else '-'}")
+    placements = [placements[j] for j in kept]
+    predicted = predicted[kept]
+    figs = compare(predicted, measured)
+    print(f"{args.workload}: n {figs['n']}, median abs error {figs['median_abs_err_pct']:.1f}% (goal <= 10), "
+          f"p90 abs error {figs['p90_abs_err_pct']:.1f}% (goal <= 15), Spearman {figs['spearman']:.3f} "
+          f"(goal >= 0.8), model's top 10 holds the measured best: {'yes' if figs['top10_holds_best'] else 'no'} "
+          f"(errors: modelled vs measured)")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"workload": args.workload, "model_params": args.model_params, **figs,
+                       "kind": "modelled vs measured", "not_measured": failed,
+                       "placements": [{"instances": k, "contexts": list(c), "measured_pps": m, "modelled_pps": float(p)}
+                                      for (k, c), m, p in zip(placements, measured, predicted)]}, f, indent=2)
+        print(f"written to {args.json}")
+    if args.plot:
+        plot(predicted, measured, figs, args.workload, args.plot)
+        print(f"figure written to {args.plot}")
+    return 0
+
+
+def plot(predicted, measured, figs: dict, workload: str, path: str) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(5.5, 5))
+    ax.plot(measured, predicted, "o", ms=4, label="placement")
+    lo, hi = min(min(measured), min(predicted)), max(max(measured), max(predicted))
+    ax.plot([lo, hi], [lo, hi], "k-", lw=0.8, label="predicted = measured")
+    ax.fill_between([lo, hi], [lo * 0.9, hi * 0.9], [lo * 1.1, hi * 1.1], color="C2", alpha=0.15, label="+-10%")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("throughput, packets/s (measured)")
+    ax.set_ylabel("throughput, packets/s (modelled)")
+    ax.set_title(f"{workload}: median err {figs['median_abs_err_pct']:.1f}%, "
+                 f"Spearman {figs['spearman']:.2f}")
+    ax.legend(fontsize="small")
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
