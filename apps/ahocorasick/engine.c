@@ -39,6 +39,13 @@ struct ac_engine *
 ac_engine_build(enum ac_engine_kind kind, const struct ac_keyword *kw, uint32_t n_kw, char *err,
 	size_t errlen)
 {
+	return ac_engine_build_opt(kind, kw, n_kw, false, err, errlen);
+}
+
+struct ac_engine *
+ac_engine_build_opt(enum ac_engine_kind kind, const struct ac_keyword *kw, uint32_t n_kw,
+	bool single_match, char *err, size_t errlen)
+{
 	struct ac_engine *e = calloc(1, sizeof(*e));
 
 	if (e == NULL)
@@ -48,7 +55,8 @@ ac_engine_build(enum ac_engine_kind kind, const struct ac_keyword *kw, uint32_t 
 		e->dfa = ac_dfa_build(kw, n_kw, err, errlen);
 	else
 		e->hs = hs_engine_build(kw, n_kw,
-			kind == AC_ENGINE_HS ? HS_COMPILE_REGEX : HS_COMPILE_LITERAL, err, errlen);
+			kind == AC_ENGINE_HS ? HS_COMPILE_REGEX : HS_COMPILE_LITERAL, single_match,
+			err, errlen);
 	if (e->dfa == NULL && e->hs == NULL) {
 		free(e);
 		return NULL;

@@ -6,6 +6,7 @@
 #ifndef AC_ENGINE_H
 #define AC_ENGINE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -28,6 +29,11 @@ const char *ac_engine_kind_name(enum ac_engine_kind kind);
 
 struct ac_engine *ac_engine_build(enum ac_engine_kind kind, const struct ac_keyword *kw,
 	uint32_t n_kw, char *err, size_t errlen);
+/* single_match: report each keyword at most once per scan where the
+ * engine can (Hyperscan's HS_FLAG_SINGLEMATCH); the AC automaton reports
+ * every occurrence regardless (rules mode dedupes with a bitmap). */
+struct ac_engine *ac_engine_build_opt(enum ac_engine_kind kind, const struct ac_keyword *kw,
+	uint32_t n_kw, bool single_match, char *err, size_t errlen);
 void ac_engine_free(struct ac_engine *e);
 struct ac_scratch *ac_scratch_new(const struct ac_engine *e, char *err, size_t errlen);
 void ac_scratch_free(struct ac_scratch *s);

@@ -30,6 +30,7 @@ struct ac_filter {
 	const char *const *classtypes; /* NULL: every class */
 	unsigned n_classtypes;
 	bool enabled_only; /* ignore commented-out ("# alert ...") rules */
+	bool keep_all;     /* rules mode: keep rules without a usable content too */
 };
 
 struct ac_ruleset {

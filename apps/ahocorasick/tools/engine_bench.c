@@ -177,7 +177,7 @@ main(int argc, char **argv)
 	struct corpus *cs = corp[0].n ? corp : &corp[1];
 
 	const char *set_name[2] = { "dos", "all" };
-	struct ac_filter dos = { ac_dos_classtypes, ac_n_dos_classtypes, false };
+	struct ac_filter dos = { ac_dos_classtypes, ac_n_dos_classtypes, false, false };
 	if (json)
 		printf("[\n");
 	else
