@@ -228,7 +228,7 @@ ac_verifier_build(struct ac_verifier *v, const struct ac_ruleset *rs, const stru
 			; /* why set */
 		else if ((rc = compile_pcres(vr, r, why, sizeof(why))) < 0)
 			goto oom;
-		else if (r->n_contents == 0 && vr->n_p == 0)
+		else if (rc == 0 && r->n_contents == 0 && vr->n_p == 0)
 			snprintf(why, sizeof(why),
 				"nothing left to evaluate (no content, no usable pcre; "
 				"cannot evaluate: %s)",
