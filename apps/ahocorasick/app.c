@@ -61,9 +61,9 @@ struct ac_state {
 	unsigned socket_id;
 	double build_s;
 	char set_name[512];
-	struct ac_vars vars;         /* rules mode */
-	struct ac_verifier ver;      /* rules mode */
-	struct ac_alert_log log;     /* rules mode with --alert-log */
+	struct ac_vars vars;     /* rules mode */
+	struct ac_verifier ver;  /* rules mode */
+	struct ac_alert_log log; /* rules mode with --alert-log */
 	bool log_on;
 };
 
@@ -113,7 +113,8 @@ static const char ac_usage[] =
 	"                        nocase/offset/depth/distance/within/negation, pcre\n"
 	"                        flags ismxAB, protocol, addresses, ports), alerts per\n"
 	"                        sid; keywords: every occurrence of every content\n"
-	"                        keyword (the paper's benchmark; assign uses it)\n" AC_RULE_OPTS_USAGE
+	"                        keyword (the paper's benchmark; assign uses "
+	"it)\n" AC_RULE_OPTS_USAGE
 	"  --alert-log FILE      rules mode: alerts as JSON lines (eve.json-like:\n"
 	"                        timestamp, src_ip/src_port/dest_ip/dest_port, proto,\n"
 	"                        alert.signature_id/rev/signature/category/action/\n"
@@ -122,7 +123,8 @@ static const char ac_usage[] =
 	"  --on-alert V          rules mode: forward (default), drop (drop reason\n"
 	"                        rule_alert) or mark (DSCP, see --mark-dscp) packets\n"
 	"                        with at least one alert\n"
-	"  --verdict V           keywords mode: forward (default): count only; drop-on-match: drop\n"
+	"  --verdict V           keywords mode: forward (default): count only; drop-on-match: "
+	"drop\n"
 	"                        packets with at least one match (drop reason\n"
 	"                        keyword_match); mark: forward, and set the IPv4 DSCP\n"
 	"                        of packets with a match (header checksum updated)\n"
@@ -166,9 +168,9 @@ ac_parse_opt(void *cfgp, int argc, char **argv)
 		cfg->scan_all_frames = true;
 		return 1;
 	}
-	if (strcmp(o, "--verdict") != 0 && strcmp(o, "--mark-dscp") != 0 && strcmp(o, "--top") != 0 &&
-		strcmp(o, "--mode") != 0 && strcmp(o, "--alert-log") != 0 &&
-		strcmp(o, "--on-alert") != 0)
+	if (strcmp(o, "--verdict") != 0 && strcmp(o, "--mark-dscp") != 0 &&
+		strcmp(o, "--top") != 0 && strcmp(o, "--mode") != 0 &&
+		strcmp(o, "--alert-log") != 0 && strcmp(o, "--on-alert") != 0)
 		return 0;
 	if (argc < 2 || argv[1][0] == '\0') {
 		fprintf(stderr, "%s needs a value\n", o);
@@ -244,15 +246,18 @@ ac_setup(void *cfgp, const struct pp_setup_info *info, void **app_state)
 		st->kind = (enum ac_engine_kind)ac_engine_kind_parse(info->variant);
 	bool rules = cfg->mode == MODE_RULES;
 	if (rules && cfg->scan_all_frames) {
-		fprintf(stderr, "ahocorasick: --scan-all-frames is for --mode keywords only (rules "
-				"need the IPv4 TCP/UDP header)\n");
+		fprintf(stderr,
+			"ahocorasick: --scan-all-frames is for --mode keywords only (rules "
+			"need the IPv4 TCP/UDP header)\n");
 		free(st);
 		return -EINVAL;
 	}
-	if (!rules && (cfg->alert_log != NULL || cfg->rules.vars_path != NULL ||
-			      cfg->rules.list_unsupported)) {
-		fprintf(stderr, "ahocorasick: --alert-log, --vars and --list-unsupported are for "
-				"--mode rules only\n");
+	if (!rules &&
+		(cfg->alert_log != NULL || cfg->rules.vars_path != NULL ||
+			cfg->rules.list_unsupported)) {
+		fprintf(stderr,
+			"ahocorasick: --alert-log, --vars and --list-unsupported are for "
+			"--mode rules only\n");
 		free(st);
 		return -EINVAL;
 	}
@@ -296,7 +301,8 @@ ac_setup(void *cfgp, const struct pp_setup_info *info, void **app_state)
 		st->log_on = true;
 	}
 	if (st->engine == NULL)
-		fprintf(stderr, "ahocorasick: no fast pattern: every rule verified on every packet\n");
+		fprintf(stderr,
+			"ahocorasick: no fast pattern: every rule verified on every packet\n");
 	else if (st->kind == AC_ENGINE_AC)
 		fprintf(stderr,
 			"ahocorasick: engine ac: %u states x %u input classes, %u-byte entries, "
@@ -494,7 +500,8 @@ process_rules(struct ac_task *t, struct rte_mbuf **pkts, uint16_t n, uint8_t *ve
 		packet_meta(frame, &pl, &meta);
 		const uint8_t *data = frame + pl.off;
 		if (t->engine != NULL)
-			ac_engine_scan(t->engine, t->scratch, data, pl.len, ac_vscratch_on_match, t->vs);
+			ac_engine_scan(
+				t->engine, t->scratch, data, pl.len, ac_vscratch_on_match, t->vs);
 		t->candidates += t->vs->n_cand;
 		t->bytes_scanned += pl.len;
 		t->cur = &meta;
@@ -676,9 +683,9 @@ stats_rules(struct ac_state *st, void *const *task_states, unsigned n_tasks, jso
 		/* Remember each rule's msg before sorting. */
 		qsort(per, v->n_rules, sizeof(*per), sid_cmp);
 		for (uint32_t j = 0; j < v->n_rules && j < want && per[j].n > 0; j++)
-			json_array_append_new(top, json_pack("{s:I, s:I}", "sid",
-							   (json_int_t)per[j].sid, "alerts",
-							   (json_int_t)per[j].n));
+			json_array_append_new(top,
+				json_pack("{s:I, s:I}", "sid", (json_int_t)per[j].sid, "alerts",
+					(json_int_t)per[j].n));
 	}
 	free(per);
 	json_t *unscanned = json_object();

@@ -19,9 +19,9 @@ struct ac_rule_opts {
 	bool dos;
 	bool enabled_only;
 	bool list_skipped;
-	bool keep_all;              /* rules mode: set by the app before loading */
-	const char *vars_path;      /* --vars FILE, NULL: the defaults */
-	bool list_unsupported;      /* --list-unsupported */
+	bool keep_all;         /* rules mode: set by the app before loading */
+	const char *vars_path; /* --vars FILE, NULL: the defaults */
+	bool list_unsupported; /* --list-unsupported */
 };
 
 #define AC_RULE_OPTS_USAGE                                                                \
@@ -32,11 +32,11 @@ struct ac_rule_opts {
 	"  --enabled-only        ignore rules shipped commented out (\"# alert ...\");\n" \
 	"                        by default they are used, as in the paper's set\n"       \
 	"  --list-skipped        print every unusable rule and ignored negated\n"         \
-	"                        content as FILE:LINE: sid N: reason (stderr)\n"        \
-	"  --vars FILE           rules mode: header variables, Snort-style lines\n"      \
-	"                        'ipvar|portvar|var NAME VALUE' (defaults below)\n"     \
-	"  --list-unsupported    rules mode: print every rule evaluated without\n"       \
-	"                        options it uses (partial) or disabled, and why, as\n"  \
+	"                        content as FILE:LINE: sid N: reason (stderr)\n"          \
+	"  --vars FILE           rules mode: header variables, Snort-style lines\n"       \
+	"                        'ipvar|portvar|var NAME VALUE' (defaults below)\n"       \
+	"  --list-unsupported    rules mode: print every rule evaluated without\n"        \
+	"                        options it uses (partial) or disabled, and why, as\n"    \
 	"                        FILE:LINE: sid N: partial|disabled: reason (stderr)\n"
 
 /* Same contract as pp_app.parse_opt: entries consumed (1 or 2), 0 if not a

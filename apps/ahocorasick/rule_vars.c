@@ -80,8 +80,8 @@ parse_line(struct ac_vars *vars, const char *line, char *err, size_t errlen, con
 	if (!((kl == 5 && memcmp(kw, "ipvar", 5) == 0) ||
 		    (kl == 7 && memcmp(kw, "portvar", 7) == 0) ||
 		    (kl == 3 && memcmp(kw, "var", 3) == 0))) {
-		ac_set_err(err, errlen, "%s: '%.*s' is not ipvar, portvar or var", where, (int)kl,
-			kw);
+		ac_set_err(
+			err, errlen, "%s: '%.*s' is not ipvar, portvar or var", where, (int)kl, kw);
 		return -1;
 	}
 	while (isspace((unsigned char)*p))
@@ -188,8 +188,8 @@ struct parse_ctx {
 	const char *field;
 };
 
-static int parse_elem(
-	struct parse_ctx *c, const char *s, size_t n, bool negated, struct ac_netset *out, int depth);
+static int parse_elem(struct parse_ctx *c, const char *s, size_t n, bool negated,
+	struct ac_netset *out, int depth);
 
 /* A single address[/bits] or port[:port]. */
 static int
@@ -272,8 +272,8 @@ parse_list(struct parse_ctx *c, const char *s, size_t n, bool negated, struct ac
 }
 
 static int
-parse_elem(
-	struct parse_ctx *c, const char *s, size_t n, bool negated, struct ac_netset *out, int depth)
+parse_elem(struct parse_ctx *c, const char *s, size_t n, bool negated, struct ac_netset *out,
+	int depth)
 {
 	if (depth > MAX_DEPTH) {
 		ac_set_err(c->err, c->errlen, "%s: lists or variables nested too deep", c->field);
@@ -296,7 +296,8 @@ parse_elem(
 		int rc = parse_elem(c, s + 1, n - 1, false, &inner, depth + 1);
 		if (rc == 0 && (inner.n_neg > 0 || inner.none_match)) {
 			ac_set_err(c->err, c->errlen,
-				"%s: negation of '%.*s', which has negations itself, is not supported",
+				"%s: negation of '%.*s', which has negations itself, is not "
+				"supported",
 				c->field, (int)(n - 1), s + 1);
 			rc = -1;
 		}

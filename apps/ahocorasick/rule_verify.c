@@ -220,7 +220,8 @@ ac_verifier_build(struct ac_verifier *v, const struct ac_ruleset *rs, const stru
 		why[0] = '\0';
 		int rc = 0;
 		if (r->proto == AC_PROTO_ICMP)
-			snprintf(why, sizeof(why), "icmp rule (only TCP and UDP payloads are scanned)");
+			snprintf(why, sizeof(why),
+				"icmp rule (only TCP and UDP payloads are scanned)");
 		else if (ac_netset_parse(&vr->src, r->src, false, vars, why, sizeof(why)) < 0 ||
 			ac_netset_parse(&vr->sport, r->sport, true, vars, why, sizeof(why)) < 0 ||
 			ac_netset_parse(&vr->dst, r->dst, false, vars, why, sizeof(why)) < 0 ||

@@ -97,8 +97,8 @@ struct ac_vscratch {
 };
 
 /* Build from a loaded rule set (loaded with keep_all).  0, or -1 with err. */
-int ac_verifier_build(struct ac_verifier *v, const struct ac_ruleset *rs, const struct ac_vars *vars,
-	char *err, size_t errlen);
+int ac_verifier_build(struct ac_verifier *v, const struct ac_ruleset *rs,
+	const struct ac_vars *vars, char *err, size_t errlen);
 void ac_verifier_free(struct ac_verifier *v);
 /* One line: rules enabled, partial, disabled, fast patterns. */
 void ac_verifier_print_summary(const struct ac_verifier *v, FILE *out);

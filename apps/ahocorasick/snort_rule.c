@@ -341,8 +341,8 @@ parse_pcre(struct ac_rule *r, const char *v, size_t n, char *err, size_t errlen)
 	}
 	size_t rl = (size_t)(slash - re);
 	if (rl == 0) {
-		ac_set_err(err, errlen, "empty pcre expression: '%s'",
-			excerpt(v, n, ex, sizeof(ex)));
+		ac_set_err(
+			err, errlen, "empty pcre expression: '%s'", excerpt(v, n, ex, sizeof(ex)));
 		return -1;
 	}
 	p.re = malloc(rl + 1);

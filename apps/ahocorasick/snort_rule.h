@@ -22,10 +22,10 @@ struct ac_content {
 	bool nocase;
 	bool negated;
 	int32_t depth, offset, distance, within; /* AC_NO_VALUE if absent */
-	bool pos_var;      /* a modifier named a byte_extract variable */
-	bool fast_pattern; /* fast_pattern given */
-	bool fp_only;      /* fast_pattern:only */
-	uint32_t fp_off;   /* fast_pattern:OFF,LEN (fp_len 0: the whole content) */
+	bool pos_var;                            /* a modifier named a byte_extract variable */
+	bool fast_pattern;                       /* fast_pattern given */
+	bool fp_only;                            /* fast_pattern:only */
+	uint32_t fp_off; /* fast_pattern:OFF,LEN (fp_len 0: the whole content) */
 	uint32_t fp_len;
 };
 
@@ -54,7 +54,7 @@ struct ac_rule {
 	unsigned n_contents;
 	/* Header and the options rules mode evaluates (rule_verify.h). */
 	enum ac_proto proto;
-	bool bidirectional;             /* "<>" */
+	bool bidirectional;              /* "<>" */
 	char *src, *sport, *dst, *dport; /* header fields as written */
 	char *msg;                       /* NULL if none */
 	struct ac_pcre *pcres;
