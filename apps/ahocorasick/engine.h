@@ -29,9 +29,11 @@ const char *ac_engine_kind_name(enum ac_engine_kind kind);
 
 struct ac_engine *ac_engine_build(enum ac_engine_kind kind, const struct ac_keyword *kw,
 	uint32_t n_kw, char *err, size_t errlen);
-/* single_match: report each keyword at most once per scan where the
- * engine can (Hyperscan's HS_FLAG_SINGLEMATCH); the AC automaton reports
- * every occurrence regardless (rules mode dedupes with a bitmap). */
+/* single_match (rules mode's prefilter): report each keyword at most once
+ * per scan where the engine can: Hyperscan with HS_FLAG_SINGLEMATCH, and
+ * its one-byte keywords kept out of the database and found by a
+ * byte-presence pass instead (reported with end 0); the AC automaton
+ * reports every occurrence regardless (rules mode dedupes with a bitmap). */
 struct ac_engine *ac_engine_build_opt(enum ac_engine_kind kind, const struct ac_keyword *kw,
 	uint32_t n_kw, bool single_match, char *err, size_t errlen);
 void ac_engine_free(struct ac_engine *e);
