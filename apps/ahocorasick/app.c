@@ -51,7 +51,10 @@ struct ac_cfg {
 	unsigned top;
 	enum ac_mode mode;
 	const char *alert_log; /* NULL: no log */
+	unsigned ac_layout;    /* 0 auto, 1 full, 2 compact */
 };
+
+static const char *const layout_names[] = { "auto", "full", "compact" };
 
 struct ac_state {
 	struct ac_cfg *cfg;
@@ -65,6 +68,7 @@ struct ac_state {
 	struct ac_verifier ver;  /* rules mode */
 	struct ac_alert_log log; /* rules mode with --alert-log */
 	bool log_on;
+	size_t ac_budget; /* 0: full table whatever its size */
 };
 
 struct ac_task {
@@ -140,8 +144,13 @@ static const char ac_usage[] =
 	"    ...] (Snort 2.9's list), SHELLCODE_PORTS !80, ORACLE_PORTS 1024:,\n"
 	"    SSH_PORTS 22, FTP_PORTS [21,2100,3535], SIP_PORTS [5060,5061,5600],\n"
 	"    FILE_DATA_PORTS [$HTTP_PORTS,110,143], GTP_PORTS [2123,2152,3386]\n"
-	"  the automaton's memory is printed at start and in the statistics\n"
-	"  (engine_bytes)\n";
+	"  --ac-layout L         ac variant's automaton: full (one table row per\n"
+	"                        state), compact (trie edges and failure links, ~13\n"
+	"                        bytes a state) or auto (default): rules mode takes\n"
+	"                        full when the table fits the P context's L2 cache,\n"
+	"                        else compact; keywords mode takes full (the paper's)\n"
+	"  the automaton's memory and layout are printed at start and in the\n"
+	"  statistics (engine_bytes, ac_layout, ac_full_table_bytes)\n";
 
 static int
 parse_uint_opt(const char *o, const char *v, unsigned max, unsigned *out)
@@ -170,13 +179,23 @@ ac_parse_opt(void *cfgp, int argc, char **argv)
 	}
 	if (strcmp(o, "--verdict") != 0 && strcmp(o, "--mark-dscp") != 0 &&
 		strcmp(o, "--top") != 0 && strcmp(o, "--mode") != 0 &&
-		strcmp(o, "--alert-log") != 0 && strcmp(o, "--on-alert") != 0)
+		strcmp(o, "--alert-log") != 0 && strcmp(o, "--on-alert") != 0 &&
+		strcmp(o, "--ac-layout") != 0)
 		return 0;
 	if (argc < 2 || argv[1][0] == '\0') {
 		fprintf(stderr, "%s needs a value\n", o);
 		return -1;
 	}
 	const char *v = argv[1];
+	if (strcmp(o, "--ac-layout") == 0) {
+		for (unsigned i = 0; i < 3; i++)
+			if (strcmp(v, layout_names[i]) == 0) {
+				cfg->ac_layout = i;
+				return 2;
+			}
+		fprintf(stderr, "--ac-layout '%s': expected auto, full or compact\n", v);
+		return -1;
+	}
 	if (strcmp(o, "--mode") == 0) {
 		if (strcmp(v, "rules") == 0)
 			cfg->mode = MODE_RULES;
@@ -272,14 +291,24 @@ ac_setup(void *cfgp, const struct pp_setup_info *info, void **app_state)
 		free(st);
 		return -EINVAL;
 	}
+	/* The AC layout: auto = the full table if it fits the L2 cache of the
+	 * first P context (the scan is one dependent table load per byte),
+	 * else the compact one; keywords mode's auto keeps the full table
+	 * (the paper's benchmark, unchanged). */
+	size_t cache = info->l2_bytes ? info->l2_bytes : info->llc_bytes;
+	if (cfg->ac_layout == 2)
+		st->ac_budget = 1;
+	else if (cfg->ac_layout == 0 && rules)
+		st->ac_budget = cache ? cache : 1024 * 1024;
 	double t0 = now_s();
 	if (rules)
-		st->engine = st->ver.n_fp == 0 ? NULL
-					       : ac_engine_build_opt(st->kind, st->ver.fp,
-							 st->ver.n_fp, true, err, sizeof(err));
+		st->engine = st->ver.n_fp == 0
+			? NULL
+			: ac_engine_build_opt(st->kind, st->ver.fp, st->ver.n_fp, true,
+				  st->ac_budget, err, sizeof(err));
 	else
-		st->engine = ac_engine_build(
-			st->kind, st->rs.keywords, st->rs.n_keywords, err, sizeof(err));
+		st->engine = ac_engine_build_opt(st->kind, st->rs.keywords, st->rs.n_keywords,
+			false, st->ac_budget, err, sizeof(err));
 	st->build_s = now_s() - t0;
 	if (st->engine == NULL && !(rules && st->ver.n_fp == 0)) {
 		fprintf(stderr, "ahocorasick: %s\n", err);
@@ -305,10 +334,12 @@ ac_setup(void *cfgp, const struct pp_setup_info *info, void **app_state)
 			"ahocorasick: no fast pattern: every rule verified on every packet\n");
 	else if (st->kind == AC_ENGINE_AC)
 		fprintf(stderr,
-			"ahocorasick: engine ac: %u states x %u input classes, %u-byte entries, "
-			"%zu bytes, built in %.3f s\n",
+			"ahocorasick: engine ac: %u states x %u input classes, %s layout "
+			"(full table %zu bytes, budget %zu%s), %zu bytes, built in %.3f s\n",
 			ac_engine_states(st->engine), ac_engine_classes(st->engine),
-			ac_engine_entry_bytes(st->engine), ac_engine_size(st->engine), st->build_s);
+			ac_engine_layout(st->engine), ac_engine_full_bytes(st->engine),
+			st->ac_budget, st->ac_budget ? "" : ": none", ac_engine_size(st->engine),
+			st->build_s);
 	else
 		fprintf(stderr, "ahocorasick: engine hs: database %zu bytes, built in %.3f s\n",
 			ac_engine_size(st->engine), st->build_s);
@@ -608,6 +639,11 @@ engine_stats(const struct ac_state *st, json_t *out)
 		json_object_set_new(out, "ac_classes", json_integer(ac_engine_classes(st->engine)));
 		json_object_set_new(
 			out, "ac_entry_bytes", json_integer(ac_engine_entry_bytes(st->engine)));
+		json_object_set_new(out, "ac_layout", json_string(ac_engine_layout(st->engine)));
+		json_object_set_new(out, "ac_full_table_bytes",
+			json_integer((json_int_t)ac_engine_full_bytes(st->engine)));
+		json_object_set_new(
+			out, "ac_layout_budget_bytes", json_integer((json_int_t)st->ac_budget));
 	}
 }
 

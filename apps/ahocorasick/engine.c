@@ -156,12 +156,12 @@ struct ac_engine *
 ac_engine_build(enum ac_engine_kind kind, const struct ac_keyword *kw, uint32_t n_kw, char *err,
 	size_t errlen)
 {
-	return ac_engine_build_opt(kind, kw, n_kw, false, err, errlen);
+	return ac_engine_build_opt(kind, kw, n_kw, false, 0, err, errlen);
 }
 
 struct ac_engine *
 ac_engine_build_opt(enum ac_engine_kind kind, const struct ac_keyword *kw, uint32_t n_kw,
-	bool single_match, char *err, size_t errlen)
+	bool single_match, size_t ac_budget, char *err, size_t errlen)
 {
 	struct ac_engine *e = calloc(1, sizeof(*e));
 
@@ -169,7 +169,7 @@ ac_engine_build_opt(enum ac_engine_kind kind, const struct ac_keyword *kw, uint3
 		return NULL;
 	e->kind = kind;
 	if (kind == AC_ENGINE_AC) {
-		e->dfa = ac_dfa_build(kw, n_kw, err, errlen);
+		e->dfa = ac_dfa_build_layout(kw, n_kw, ac_budget, err, errlen);
 	} else if (single_match) {
 		struct ac_keyword *rest = NULL;
 		uint32_t n_rest = 0;
@@ -302,4 +302,16 @@ uint32_t
 ac_engine_entry_bytes(const struct ac_engine *e)
 {
 	return e->kind == AC_ENGINE_AC ? ac_dfa_entry_bytes(e->dfa) : 0;
+}
+
+const char *
+ac_engine_layout(const struct ac_engine *e)
+{
+	return e->kind == AC_ENGINE_AC ? ac_dfa_layout(e->dfa) : "";
+}
+
+size_t
+ac_engine_full_bytes(const struct ac_engine *e)
+{
+	return e->kind == AC_ENGINE_AC ? ac_dfa_full_bytes(e->dfa) : 0;
 }

@@ -29,7 +29,9 @@ via_engine(enum ac_engine_kind kind, const struct ac_verifier *v, struct ac_vscr
 
 	if (v->n_fp == 0)
 		return ac_verify_candidates(v, vs, m, p, len, hit, &n);
-	struct ac_engine *e = ac_engine_build_opt(kind, v->fp, v->n_fp, true, err, sizeof(err));
+	/* Budget 1: the AC engine in its compact layout (the direct path and
+	 * Hyperscan check it). */
+	struct ac_engine *e = ac_engine_build_opt(kind, v->fp, v->n_fp, true, 1, err, sizeof(err));
 	if (e == NULL)
 		abort();
 	struct ac_scratch *s = ac_scratch_new(e, err, sizeof(err));

@@ -148,6 +148,10 @@ def test_alerts_equal_reference_on_shared_captures(build_dir: Path, file_prefix:
     assert_clean(run)
     app = run.stats["app_stats"]
     assert app["mode"] == "rules" and app["engine"] == engine
+    if engine == "ac":
+        # the whole set's full table (tens of MB) exceeds any L2: auto takes the compact layout
+        assert app["ac_layout"] == "compact" and app["ac_full_table_bytes"] > app["ac_layout_budget_bytes"]
+        assert app["engine_bytes"] < app["ac_full_table_bytes"] / 4
     got = app_alerts(log)
     assert sum(want.values()) > 20, "the sample should raise alerts"
     assert got == want, (f"app-only: {dict(got - want)}", f"reference-only: {dict(want - got)}")
@@ -215,7 +219,7 @@ def edge_capture(path: Path) -> None:
     pcapgen.write_pcap(path, frames)
 
 
-@pytest.mark.parametrize("engine", ["ac", "hs"])
+@pytest.mark.parametrize("engine", ["ac", "hs", "ac-compact"])
 def test_alerts_equal_reference_on_planted_edge_cases(build_dir: Path, file_prefix: str, tmp_path: Path,
                                                       engine: str) -> None:
     rules_file, vars_file, cap = tmp_path / "edge.rules", tmp_path / "vars.conf", tmp_path / "edge.pcap"
@@ -230,10 +234,14 @@ def test_alerts_equal_reference_on_planted_edge_cases(build_dir: Path, file_pref
     log = tmp_path / "alerts.json"
     run = run_app(build_dir, file_prefix, tmp_path, [cap],
                   RULES + ["--rules", str(rules_file), "--vars", str(vars_file), "--alert-log", str(log),
-                           "--list-unsupported"], variant=engine)
+                           "--list-unsupported"] + (["--ac-layout", "compact"] if engine == "ac-compact" else []),
+                  variant=engine.split("-")[0])
     assert_clean(run)
     assert app_alerts(log) == want
     app = run.stats["app_stats"]
+    if engine.startswith("ac"):
+        # a few patterns: auto's table fits any L2; --ac-layout compact forces the other
+        assert app["ac_layout"] == ("compact" if engine == "ac-compact" else "full")
     assert app["rules_disabled"] == 1 and app["rules_partial"] == 1
     assert "sid 1016: disabled: icmp rule" in run.stderr
     assert "sid 1015: partial: evaluated without flow" in run.stderr
@@ -340,6 +348,7 @@ def test_rules_the_app_cannot_evaluate_are_listed(build_dir: Path, shared_dir: P
 
 @pytest.mark.parametrize("args, message", [
     (["--mode", "fast"], "--mode 'fast': expected rules or keywords"),
+    (["--ac-layout", "tiny"], "--ac-layout 'tiny': expected auto, full or compact"),
     (["--on-alert", "explode"], "--on-alert 'explode': expected forward, drop or mark"),
     (["--vars", "/nonexistent/vars.conf"], "--vars: cannot read '/nonexistent/vars.conf'"),
     (["--scan-all-frames"], "--scan-all-frames is for --mode keywords only"),

@@ -211,7 +211,7 @@ main(int argc, char **argv)
 		struct ac_scratch *s[2];
 		for (int k = 0; k < 2; k++) {
 			e[k] = ac_engine_build_opt(k ? AC_ENGINE_HS : AC_ENGINE_AC, kws, n_kws,
-				set == 2, err, sizeof(err));
+				set == 2, 0, err, sizeof(err));
 			if (e[k] == NULL ||
 				(s[k] = ac_scratch_new(e[k], err, sizeof(err))) == NULL) {
 				fprintf(stderr, "ac_engine_bench: %s\n", err);
