@@ -30,10 +30,9 @@ const char *ac_engine_kind_name(enum ac_engine_kind kind);
 struct ac_engine *ac_engine_build(enum ac_engine_kind kind, const struct ac_keyword *kw,
 	uint32_t n_kw, char *err, size_t errlen);
 /* single_match (rules mode's prefilter): report each keyword at most once
- * per scan where the engine can: Hyperscan with HS_FLAG_SINGLEMATCH, and
- * its one-byte keywords kept out of the database and found by a
- * byte-presence pass instead (reported with end 0); the AC automaton
- * reports every occurrence regardless (rules mode dedupes with a bitmap). */
+ * per scan where the engine can (Hyperscan's HS_FLAG_SINGLEMATCH); the AC
+ * automaton reports every occurrence regardless (rules mode dedupes with a
+ * bitmap). */
 /* ac_budget: the AC engine builds its compact layout when the full table
  * would exceed this many bytes (ac_dfa.h); 0: always the full table. */
 struct ac_engine *ac_engine_build_opt(enum ac_engine_kind kind, const struct ac_keyword *kw,

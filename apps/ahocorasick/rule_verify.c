@@ -149,7 +149,10 @@ build_fast_patterns(struct ac_verifier *v)
 			if (best == NULL || c->len > best->len)
 				best = c;
 		}
-		if (best == NULL) {
+		/* No fast pattern, or one of one byte: such a byte occurs in
+		 * most payloads, so prefiltering on it saves nearly nothing
+		 * and costs the engine much more (README, "Fast pattern"). */
+		if (best == NULL || (best->fp_len ? best->fp_len : best->len) == 1) {
 			v->always[v->n_always++] = i;
 			continue;
 		}
