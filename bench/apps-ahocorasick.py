@@ -23,7 +23,7 @@
    Gb/s per CPU second of the scanning thread, i.e. per core).
 
 Usage: bench/apps-ahocorasick.py [--build DIR] [--duration S] [--repeat N]
-                              [--engine-seconds S] [--json FILE]
+                              [--engine-seconds S] [--json FILE] [--skip-sizes]
 Needs a release build with -Dparts including runtime,ahocorasick (default
 $PIPEPLACE_BUILD or ./build).  Standard library only.
 """
@@ -122,6 +122,8 @@ def main() -> int:
     ap.add_argument("--engine-seconds", type=float, default=2.0,
                     help="ac_engine_bench seconds per engine, set and corpus (2)")
     ap.add_argument("--json", type=Path, help="also write the figures here")
+    ap.add_argument("--skip-sizes", action="store_true",
+                    help="leave out section 1 (keywords mode at 64/512/1500 B)")
     a = ap.parse_args()
     if a.repeat < 1:
         ap.error(f"--repeat {a.repeat}: expected >= 1")
@@ -156,7 +158,7 @@ def main() -> int:
         print("\n1. P task through the app (UDP, random payload)")
         print(f"   {'size':>5} {'set':<4} {'engine':<6} {'keywords':>8} {'P Mpps':>8} "
               f"{'P Gb/s':>7} {'pipeline Mpps':>14} {'matches/pkt':>11}")
-        for size in SIZES:
+        for size in () if a.skip_sizes else SIZES:
             pcap = tmp / f"udp{size}.pcap"
             harness.write_pcap(pcap, [frame(rng, size) for _ in range(a.packets)])
             for set_name, set_args in SETS.items():
@@ -217,7 +219,8 @@ def main() -> int:
         pcap = tmp / "udp1500.pcap"
         harness.write_pcap(pcap, [frame(rng, 1500) for _ in range(a.packets)])
         cases = [("rules", "ac", ["--mode", "rules"]), ("rules", "hs", ["--mode", "rules"]),
-                 ("keywords", "hs", ["--mode", "keywords"])]
+                 ("keywords", "hs", ["--mode", "keywords"]),
+                 ("rules-full", "ac", ["--mode", "rules", "--ac-layout", "full"])]
         runs: dict[tuple[str, str], list[dict]] = {(m, e): [] for m, e, _ in cases}
         for _ in range(a.repeat):
             for mode, engine, args in cases:
@@ -231,6 +234,10 @@ def main() -> int:
             out["p_task"][f"1500/all/{mode}/{engine}"] = r
             print(f"   {mode:<9} {engine:<6} {r['keywords']:>8} {r['p_mpps']:>8.3f} "
                   f"{r['p_gbps']:>7.2f} {r['pipeline_mpps']:>14.3f} {r['matches_per_packet']:>19.2f}")
+    print("   (rules ac: the app's default layout, auto = compact for this set; rules-full ac: "
+          "--ac-layout full)")
+    print(f"   ac compact/full P throughput: "
+          f"{best[('rules', 'ac')]['p_mpps'] / best[('rules-full', 'ac')]['p_mpps']:.2f}x")
     hs_ac = best[("rules", "hs")]["p_mpps"] / best[("rules", "ac")]["p_mpps"]
     hs_rk = best[("rules", "hs")]["p_mpps"] / best[("keywords", "hs")]["p_mpps"]
     out["summary"] = {"kind": "measured", "hs_over_ac_rules_whole_1500": hs_ac,
