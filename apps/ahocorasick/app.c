@@ -117,8 +117,14 @@ static const char ac_usage[] =
 	"                        nocase/offset/depth/distance/within/negation, pcre\n"
 	"                        flags ismxAB, protocol, addresses, ports), alerts per\n"
 	"                        sid; keywords: every occurrence of every content\n"
-	"                        keyword (the paper's benchmark; assign uses "
-	"it)\n" AC_RULE_OPTS_USAGE
+	"                        keyword (the paper's benchmark; assign uses it).\n"
+	"                        Rules mode: options that cannot be evaluated (flow,\n"
+	"                        flowbits, byte_test, http_* buffers, ...) are left\n"
+	"                        out and the rule is marked partial (alerts say so);\n"
+	"                        icmp rules, unresolvable headers, pcres that do not\n"
+	"                        compile and rules with nothing left are disabled;\n"
+	"                        the summary line counts both (README: Rules "
+	"mode)\n" AC_RULE_OPTS_USAGE
 	"  --alert-log FILE      rules mode: alerts as JSON lines (eve.json-like:\n"
 	"                        timestamp, src_ip/src_port/dest_ip/dest_port, proto,\n"
 	"                        alert.signature_id/rev/signature/category/action/\n"

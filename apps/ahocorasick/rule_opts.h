@@ -31,8 +31,9 @@ struct ac_rule_opts {
 	"                        successful-dos (same as --classtype with those)\n"       \
 	"  --enabled-only        ignore rules shipped commented out (\"# alert ...\");\n" \
 	"                        by default they are used, as in the paper's set\n"       \
-	"  --list-skipped        print every unusable rule and ignored negated\n"         \
-	"                        content as FILE:LINE: sid N: reason (stderr)\n"          \
+	"  --list-skipped        print every malformed rule (keywords mode: also\n"       \
+	"                        rules without content, ignored negated contents)\n"      \
+	"                        as FILE:LINE: sid N: reason (stderr)\n"                  \
 	"  --vars FILE           rules mode: header variables, Snort-style lines\n"       \
 	"                        'ipvar|portvar|var NAME VALUE' (defaults below)\n"       \
 	"  --list-unsupported    rules mode: print every rule evaluated without\n"        \
