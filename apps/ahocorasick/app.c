@@ -764,6 +764,10 @@ stats_rules(struct ac_state *st, void *const *task_states, unsigned n_tasks, jso
 	json_object_set_new(out, "rules_enabled", json_integer(v->n_rules));
 	json_object_set_new(out, "rules_partial", json_integer(v->n_partial));
 	json_object_set_new(out, "rules_disabled", json_integer(v->n_disabled));
+	json_t *left = json_object();
+	for (unsigned i = 0; i < v->n_left_out; i++)
+		json_object_set_new(left, v->left_out[i].name, json_integer(v->left_out[i].rules));
+	json_object_set_new(out, "rules_partial_by_option", left);
 	json_object_set_new(out, "fast_patterns", json_integer(v->n_fp));
 	json_object_set_new(out, "rules_without_fast_pattern", json_integer(v->n_always));
 	json_object_set_new(out, "pcres", json_integer(v->n_pcre));

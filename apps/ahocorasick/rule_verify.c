@@ -109,6 +109,40 @@ compile_pcres(struct ac_vrule *vr, const struct ac_rule *r, char *why, size_t wh
 	return 0;
 }
 
+/* Count each option of a partial rule's comma-separated list. */
+static void
+count_left_out(struct ac_verifier *v, const char *list)
+{
+	for (const char *p = list; *p;) {
+		const char *e = strchr(p, ',');
+		size_t n = e ? (size_t)(e - p) : strlen(p);
+		unsigned i = 0;
+		while (i < v->n_left_out &&
+			!(strlen(v->left_out[i].name) == n &&
+				memcmp(v->left_out[i].name, p, n) == 0))
+			i++;
+		if (i == v->n_left_out && i < sizeof(v->left_out) / sizeof(v->left_out[0]) &&
+			n < sizeof(v->left_out[0].name)) {
+			memcpy(v->left_out[i].name, p, n);
+			v->left_out[i].name[n] = '\0';
+			v->left_out[i].rules = 0;
+			v->n_left_out++;
+		}
+		if (i < v->n_left_out)
+			v->left_out[i].rules++;
+		p = e ? e + 1 : p + n;
+	}
+}
+
+static int
+count_cmp(const void *a, const void *b)
+{
+	const struct ac_opt_count *x = a, *y = b;
+	if (x->rules != y->rules)
+		return x->rules > y->rules ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
 static int
 fp_cmp(const void *a, const void *b)
 {
@@ -266,6 +300,7 @@ ac_verifier_build(struct ac_verifier *v, const struct ac_ruleset *rs, const stru
 			v->max_contents = vr->n_c;
 		v->n_pcre += vr->n_p;
 		if (r->n_unsupported > 0) {
+			count_left_out(v, r->unsupported);
 			vr->partial = true;
 			v->n_partial++;
 			if (add_note(v, rs, r, "partial: evaluated without %s", r->unsupported) < 0)
@@ -281,6 +316,7 @@ ac_verifier_build(struct ac_verifier *v, const struct ac_ruleset *rs, const stru
 	}
 	if (build_fast_patterns(v) < 0)
 		goto oom;
+	qsort(v->left_out, v->n_left_out, sizeof(v->left_out[0]), count_cmp);
 	return 0;
 oom:
 	ac_set_err(err, errlen, "out of memory building the rule verifier");
@@ -314,6 +350,12 @@ ac_verifier_print_summary(const struct ac_verifier *v, FILE *out)
 		"be evaluated), %u disabled (listed by --list-unsupported); %u fast patterns, "
 		"%u rules without one (verified on every packet), %u pcre\n",
 		v->n_rules, v->n_partial, v->n_disabled, v->n_fp, v->n_always, v->n_pcre);
+	if (v->n_left_out == 0)
+		return;
+	fprintf(out, "rules mode: left out of partial rules (rules):");
+	for (unsigned i = 0; i < v->n_left_out && i < 12; i++)
+		fprintf(out, "%s %s %u", i ? "," : "", v->left_out[i].name, v->left_out[i].rules);
+	fprintf(out, "%s\n", v->n_left_out > 12 ? ", ..." : "");
 }
 
 void

@@ -81,6 +81,12 @@ struct ac_verifier {
 	uint32_t n_disabled, n_partial, n_pcre;
 	char **notes; /* "FILE:LINE: sid N: disabled|partial: reason", one per rule */
 	uint32_t n_notes;
+	/* Partial rules per option left out, most first after the build. */
+	struct ac_opt_count {
+		char name[40];
+		uint32_t rules;
+	} left_out[64];
+	unsigned n_left_out;
 };
 
 /* Per-task state: candidate set of one packet, PCRE2 match data and the

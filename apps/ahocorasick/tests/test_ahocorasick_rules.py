@@ -243,6 +243,7 @@ def test_alerts_equal_reference_on_planted_edge_cases(build_dir: Path, file_pref
         # a few patterns: auto's table fits any L2; --ac-layout compact forces the other
         assert app["ac_layout"] == ("compact" if engine == "ac-compact" else "full")
     assert app["rules_disabled"] == 1 and app["rules_partial"] == 1
+    assert app["rules_partial_by_option"] == {"flow": 1}
     assert "sid 1016: disabled: icmp rule" in run.stderr
     assert "sid 1015: partial: evaluated without flow" in run.stderr
     lines = [json.loads(x) for x in log.read_text().splitlines()]
