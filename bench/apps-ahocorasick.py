@@ -7,13 +7,23 @@
    set (the DoS subset, the whole community set): P packets / P busy seconds
    (the runtime's per-task cycles), best of --repeat runs, with the
    pipeline's forwarded rate beside it.
+   These runs use --mode keywords (every occurrence of every keyword: the
+   paper's benchmark).
 2. Each engine's scan throughput in Gb/s of payload, DoS subset and whole
    set, over the same in-memory packet arrays (ac_engine_bench: the L4
    payloads of the shared tcpdump captures, and 2000 random 1460-byte
-   payloads), engines alternated in short slices so both see the same load.
+   payloads), engines alternated in short slices so both see the same load;
+   and the same for the whole set's fast patterns as rules mode builds them
+   (set fp-all: one per rule, Hyperscan with HS_FLAG_SINGLEMATCH).
+3. Rules mode (the app's default), whole set, 1500-byte packets: P task
+   rate with hs and ac, and hs in keywords mode, runs interleaved; ends with
+   the summary line
+   summary: hs/ac rules whole 1500B = X.XX; hs rules/keywords whole 1500B = Y.YY; hs engine whole Gb/s = Z.ZZ
+   (the last: Hyperscan alone on fp-all over the random 1460-byte payloads,
+   Gb/s per CPU second of the scanning thread, i.e. per core).
 
 Usage: bench/apps-ahocorasick.py [--build DIR] [--duration S] [--repeat N]
-                              [--engine-seconds S] [--json FILE]
+                              [--engine-seconds S] [--json FILE] [--skip-sizes]
 Needs a release build with -Dparts including runtime,ahocorasick (default
 $PIPEPLACE_BUILD or ./build).  Standard library only.
 """
@@ -36,7 +46,7 @@ import harness  # noqa: E402  (tests/harness: pcap files, placements, run_app)
 SHARED = Path(os.environ.get("PIPEPLACE_SHARED", REPO.parent / "shared")).resolve()
 SIZES = (64, 512, 1500)
 ENGINES = ("ac", "hs")
-SETS = {"dos": ["--dos"], "all": []}
+SETS = {"dos": ["--mode", "keywords", "--dos"], "all": ["--mode", "keywords"]}
 
 
 def frame(rng: random.Random, size: int) -> bytes:
@@ -69,10 +79,11 @@ def run_app(exe: Path, tmp: Path, pcap: Path, n_frames: int, duration: float,
     app = s["app_stats"]
     busy_s = ptask["cycles"] / app["tsc_hz"]
     scanned = app["packets_scanned"]
+    hits = app["matches"] if app["mode"] == "keywords" else app["alerts"]
     return {"p_mpps": ptask["packets"] / busy_s / 1e6 if busy_s > 0 else 0.0,
             "pipeline_mpps": s["total"]["pps"] / 1e6,
-            "matches_per_packet": app["matches"] / scanned if scanned else 0.0,
-            "keywords": app["keywords"],
+            "matches_per_packet": hits / scanned if scanned else 0.0,
+            "keywords": app["keywords"] if app["mode"] == "keywords" else app["fast_patterns"],
             "engine_scan_errors": app["engine_scan_errors"],
             "accounting_ok": s["accounting_ok"]}
 
@@ -111,6 +122,8 @@ def main() -> int:
     ap.add_argument("--engine-seconds", type=float, default=2.0,
                     help="ac_engine_bench seconds per engine, set and corpus (2)")
     ap.add_argument("--json", type=Path, help="also write the figures here")
+    ap.add_argument("--skip-sizes", action="store_true",
+                    help="leave out section 1 (keywords mode at 64/512/1500 B)")
     a = ap.parse_args()
     if a.repeat < 1:
         ap.error(f"--repeat {a.repeat}: expected >= 1")
@@ -145,7 +158,7 @@ def main() -> int:
         print("\n1. P task through the app (UDP, random payload)")
         print(f"   {'size':>5} {'set':<4} {'engine':<6} {'keywords':>8} {'P Mpps':>8} "
               f"{'P Gb/s':>7} {'pipeline Mpps':>14} {'matches/pkt':>11}")
-        for size in SIZES:
+        for size in () if a.skip_sizes else SIZES:
             pcap = tmp / f"udp{size}.pcap"
             harness.write_pcap(pcap, [frame(rng, size) for _ in range(a.packets)])
             for set_name, set_args in SETS.items():
@@ -175,20 +188,66 @@ def main() -> int:
     out["engines"] = rows
     print("   ac and hs scan bursts of 32 payloads, as the app does (ac walks two in "
           "lockstep);\n   ac-single scans one payload at a time")
+    print("   set fp-all: the whole set's fast patterns (rules mode's engine; hs with "
+          "HS_FLAG_SINGLEMATCH)")
     print(f"   {'corpus':<12} {'set':<4} {'packets':>8} {'keywords':>8} "
           f"{'ac Gb/s':>8} {'hs Gb/s':>8} {'hs/ac':>6} {'ac-single':>10} "
           f"{'ac/single':>10} {'ac bytes':>10} {'hs bytes':>9}")
     by = {(r["corpus"], r["set"], r["engine"]): r for r in rows}
     for corpus in dict.fromkeys(r["corpus"] for r in rows):
-        for set_name in ("dos", "all"):
+        for set_name in ("dos", "all", "fp-all"):
             ac, hs = by[(corpus, set_name, "ac")], by[(corpus, set_name, "hs")]
             single = by[(corpus, set_name, "ac-single")]
             print(f"   {corpus:<12} {set_name:<4} {ac['packets']:>8} {ac['keywords']:>8} "
                   f"{ac['gbps']:>8.2f} {hs['gbps']:>8.2f} {hs['gbps'] / ac['gbps']:>6.2f} "
                   f"{single['gbps']:>10.2f} {ac['gbps'] / single['gbps']:>10.2f} "
                   f"{ac['engine_bytes']:>10} {hs['engine_bytes']:>9}")
+    # per CPU second of the scanning thread: one core's rate, whatever else runs here
+    fp_hs = by[("random-1460", "fp-all", "hs")]["cpu_gbps"]
+    print(f"   hs alone, whole set's fast patterns, random 1460-byte payloads: {fp_hs:.2f} Gb/s per "
+          f"CPU second of the scanning thread ({by[('random-1460', 'fp-all', 'hs')]['gbps']:.2f} per wall "
+          f"second on this shared machine)")
+
+    print("\n3. Rules mode, whole set, 1500-byte UDP packets (random payload), P task "
+          "through the app;\n   runs interleaved (ac rules, hs rules, hs keywords), best of "
+          f"{a.repeat} each")
+    print(f"   {'mode':<9} {'engine':<6} {'patterns':>8} {'P Mpps':>8} {'P Gb/s':>7} "
+          f"{'pipeline Mpps':>14} {'alerts|matches/pkt':>19}")
+    rng = random.Random(1)
+    with tempfile.TemporaryDirectory(prefix="acbench") as td:
+        tmp = Path(td)
+        pcap = tmp / "udp1500.pcap"
+        harness.write_pcap(pcap, [frame(rng, 1500) for _ in range(a.packets)])
+        cases = [("rules", "ac", ["--mode", "rules"]), ("rules", "hs", ["--mode", "rules"]),
+                 ("keywords", "hs", ["--mode", "keywords"]),
+                 ("rules-full", "ac", ["--mode", "rules", "--ac-layout", "full"])]
+        runs: dict[tuple[str, str], list[dict]] = {(m, e): [] for m, e, _ in cases}
+        for _ in range(a.repeat):
+            for mode, engine, args in cases:
+                r = run_app(exe, tmp, pcap, a.packets, a.duration, engine, args)
+                if r["engine_scan_errors"] or not r["accounting_ok"]:
+                    sys.exit(f"apps-ahocorasick: run not clean: {r}")
+                runs[(mode, engine)].append(r)
+        best = {k: max(v, key=lambda r: r["p_mpps"]) for k, v in runs.items()}
+        for (mode, engine), r in best.items():
+            r["p_gbps"] = r["p_mpps"] * 1500 * 8 / 1e3
+            out["p_task"][f"1500/all/{mode}/{engine}"] = r
+            print(f"   {mode:<9} {engine:<6} {r['keywords']:>8} {r['p_mpps']:>8.3f} "
+                  f"{r['p_gbps']:>7.2f} {r['pipeline_mpps']:>14.3f} {r['matches_per_packet']:>19.2f}")
+    print("   (rules ac: the app's default layout, auto = compact for this set; rules-full ac: "
+          "--ac-layout full)")
+    print(f"   ac compact/full P throughput: "
+          f"{best[('rules', 'ac')]['p_mpps'] / best[('rules-full', 'ac')]['p_mpps']:.2f}x")
+    hs_ac = best[("rules", "hs")]["p_mpps"] / best[("rules", "ac")]["p_mpps"]
+    hs_rk = best[("rules", "hs")]["p_mpps"] / best[("keywords", "hs")]["p_mpps"]
+    out["summary"] = {"kind": "measured", "hs_over_ac_rules_whole_1500": hs_ac,
+                      "hs_rules_over_keywords_whole_1500": hs_rk, "hs_engine_fp_whole_gbps": fp_hs}
     if a.json:
         a.json.write_text(json.dumps(out, indent=1))
+    print("\n(all figures measured in this run; goals: hs/ac rules >= 3, hs rules/keywords >= 10, "
+          "hs engine >= 5 Gb/s per core)")
+    print(f"summary: hs/ac rules whole 1500B = {hs_ac:.2f}; hs rules/keywords whole 1500B = "
+          f"{hs_rk:.2f}; hs engine whole Gb/s = {fp_hs:.2f}")
     return 0
 
 

@@ -42,7 +42,7 @@ packages=(
   tshark tcpdump clang libclang-rt-14-dev clang-format
   libfixbuf-dev libfixbuf-tools nfdump
   dpdk-doc  # /usr/share/dpdk/examples: bench/ipfwd-lpm.py builds l3fwd from them
-  libndpi-dev libndpi-bin
+  libndpi-dev libndpi-bin libpcre2-dev
 )
 missing=()
 for p in "${packages[@]}"; do

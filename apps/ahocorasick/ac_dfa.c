@@ -27,6 +27,13 @@ struct ac_dfa {
 	uint32_t *kw_off; /* into kw_bytes */
 	uint8_t *kw_nocase;
 	uint8_t *kw_bytes;
+	/* Compact layout (delta and delta16 NULL): the trie's edges with
+	 * failure links.  Children of state s are c_label/c_next[c_first[s] ..
+	 * c_first[s + 1]); the root's row is full (c_root). */
+	bool compact;
+	uint32_t *c_first, *c_next, *c_fail;
+	uint8_t *c_label;
+	uint32_t c_root[256];
 };
 
 static uint8_t
@@ -48,11 +55,30 @@ ac_dfa_free(struct ac_dfa *d)
 	free(d->kw_off);
 	free(d->kw_nocase);
 	free(d->kw_bytes);
+	free(d->c_first);
+	free(d->c_next);
+	free(d->c_fail);
+	free(d->c_label);
 	free(d);
+}
+
+/* Full table bytes for n states over nc columns (what the full layout
+ * would take, without outputs and keyword copies). */
+static size_t
+full_table_bytes(uint32_t n, uint32_t nc)
+{
+	return (size_t)n * nc * ((uint64_t)n * nc <= AC_OUT16 ? 2 : 4);
 }
 
 struct ac_dfa *
 ac_dfa_build(const struct ac_keyword *kw, uint32_t n_kw, char *err, size_t errlen)
+{
+	return ac_dfa_build_layout(kw, n_kw, 0, err, errlen);
+}
+
+struct ac_dfa *
+ac_dfa_build_layout(
+	const struct ac_keyword *kw, uint32_t n_kw, size_t budget, char *err, size_t errlen)
 {
 	struct ac_dfa *d = calloc(1, sizeof(*d));
 	uint64_t total = 0;
@@ -199,6 +225,32 @@ ac_dfa_build(const struct ac_keyword *kw, uint32_t n_kw, char *err, size_t errle
 			for (uint32_t j = d->out_off[fail[s]]; j < d->out_off[fail[s] + 1]; j++)
 				d->out_kw[o++] = d->out_kw[j];
 	}
+	if (budget != 0 && full_table_bytes(n, nc) > budget) {
+		/* Compact: keep the trie edges and failure links only. */
+		d->compact = true;
+		d->c_first = calloc((size_t)n + 1, sizeof(uint32_t));
+		d->c_next = malloc(n * sizeof(uint32_t));
+		d->c_label = malloc(n);
+		d->c_fail = fail;
+		fail = NULL;
+		if (!d->c_first || !d->c_next || !d->c_label)
+			goto oom;
+		for (uint32_t st = 0; st < n; st++) {
+			uint32_t e = d->c_first[st];
+			for (uint32_t t = first_child[st]; t != UINT32_MAX; t = sibling[t]) {
+				d->c_next[e] = t;
+				d->c_label[e++] = label[t];
+			}
+			d->c_first[st + 1] = e;
+		}
+		for (uint32_t c = 0; c < 256; c++)
+			d->c_root[c] = 0;
+		for (uint32_t t = first_child[0]; t != UINT32_MAX; t = sibling[t])
+			d->c_root[label[t]] = t;
+		free(d->delta);
+		d->delta = NULL;
+		goto done;
+	}
 	/* State ids -> premultiplied row offsets with the output flag (the
 	 * last column keeps the plain id, read only to find outputs). */
 	for (size_t i = 0; i < (size_t)n * nc; i++) {
@@ -304,9 +356,41 @@ report(const struct ac_dfa *d, uint32_t s, const uint8_t *data, uint32_t end, ac
 DEFINE_SCAN(32, uint32_t, delta, AC_OUT)
 DEFINE_SCAN(16, uint16_t, delta16, AC_OUT16)
 
+/* Compact layout: follow failure links until a state has an edge for the
+ * byte's class (the root has every class). */
+static uint64_t
+scan_compact(const struct ac_dfa *d, const uint8_t *data, uint32_t len, ac_match_fn fn, void *ctx)
+{
+	uint32_t s = 0;
+	uint64_t m = 0;
+
+	for (uint32_t i = 0; i < len; i++) {
+		uint8_t c = d->cls[data[i]];
+		for (;;) {
+			if (s == 0) {
+				s = d->c_root[c];
+				break;
+			}
+			uint32_t j = d->c_first[s], e = d->c_first[s + 1];
+			while (j < e && d->c_label[j] != c)
+				j++;
+			if (j < e) {
+				s = d->c_next[j];
+				break;
+			}
+			s = d->c_fail[s];
+		}
+		if (__builtin_expect(d->out_off[s + 1] != d->out_off[s], 0))
+			m += report(d, s, data, i + 1, fn, ctx);
+	}
+	return m;
+}
+
 uint64_t
 ac_dfa_scan(const struct ac_dfa *d, const uint8_t *data, uint32_t len, ac_match_fn fn, void *ctx)
 {
+	if (d->compact)
+		return scan_compact(d, data, len, fn, ctx);
 	if (d->delta16 != NULL)
 		return scan_from16(d, 0, data, 0, len, fn, ctx);
 	return scan_from32(d, 0, data, 0, len, fn, ctx);
@@ -318,6 +402,11 @@ ac_dfa_scan_burst(const struct ac_dfa *d, const uint8_t *const *data, const uint
 {
 	unsigned i = 0;
 
+	if (d->compact) {
+		for (; i < n; i++)
+			matches[i] = scan_compact(d, data[i], len[i], fn, ctx);
+		return;
+	}
 	if (d->delta16 != NULL) {
 		for (; i + 1 < n; i += 2)
 			scan_pair16(d, data[i], len[i], data[i + 1], len[i + 1], fn, ctx,
@@ -334,14 +423,28 @@ ac_dfa_scan_burst(const struct ac_dfa *d, const uint8_t *const *data, const uint
 uint32_t
 ac_dfa_entry_bytes(const struct ac_dfa *d)
 {
-	return d->delta16 != NULL ? 2 : 4;
+	return d->compact ? 0 : d->delta16 != NULL ? 2 : 4;
+}
+
+const char *
+ac_dfa_layout(const struct ac_dfa *d)
+{
+	return d->compact ? "compact" : "full";
+}
+
+size_t
+ac_dfa_full_bytes(const struct ac_dfa *d)
+{
+	return full_table_bytes(d->n_states, d->row);
 }
 
 size_t
 ac_dfa_size(const struct ac_dfa *d)
 {
-	return (size_t)d->n_states * d->row * ac_dfa_entry_bytes(d) +
-		((size_t)d->n_states + 1) * sizeof(uint32_t) +
+	size_t table = d->compact
+		? (size_t)d->n_states * (3 * sizeof(uint32_t) + 1) + sizeof(d->c_root)
+		: full_table_bytes(d->n_states, d->row);
+	return table + ((size_t)d->n_states + 1) * sizeof(uint32_t) +
 		(size_t)d->out_off[d->n_states] * sizeof(uint32_t) + sizeof(d->cls) +
 		(size_t)d->n_kw * (2 * sizeof(uint32_t) + 1) +
 		(d->n_kw ? d->kw_off[d->n_kw - 1] + d->kw_len[d->n_kw - 1] : 0);

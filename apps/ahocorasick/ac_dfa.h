@@ -22,6 +22,7 @@
 #ifndef AC_DFA_H
 #define AC_DFA_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -30,6 +31,17 @@
 struct ac_dfa;
 
 struct ac_dfa *ac_dfa_build(const struct ac_keyword *kw, uint32_t n_kw, char *err, size_t errlen);
+/* budget: when the full table would take more bytes than this, build the
+ * compact layout instead: the trie's edges (a class and a next state each,
+ * children of a state contiguous) with failure links, followed at scan
+ * time until a state has an edge for the byte (the root's row is full);
+ * the same matches, about 13 bytes per state instead of a row.  0: always
+ * full. */
+struct ac_dfa *ac_dfa_build_layout(
+	const struct ac_keyword *kw, uint32_t n_kw, size_t budget, char *err, size_t errlen);
+/* "full" or "compact", and the full table's bytes (either layout). */
+const char *ac_dfa_layout(const struct ac_dfa *d);
+size_t ac_dfa_full_bytes(const struct ac_dfa *d);
 void ac_dfa_free(struct ac_dfa *d);
 uint64_t ac_dfa_scan(
 	const struct ac_dfa *d, const uint8_t *data, uint32_t len, ac_match_fn fn, void *ctx);
@@ -39,7 +51,7 @@ void ac_dfa_scan_burst(const struct ac_dfa *d, const uint8_t *const *data, const
 size_t ac_dfa_size(const struct ac_dfa *d);
 uint32_t ac_dfa_states(const struct ac_dfa *d);
 uint32_t ac_dfa_classes(const struct ac_dfa *d);
-/* Bytes per transition-table entry: 2 or 4. */
+/* Bytes per transition-table entry: 2 or 4 (0: compact layout). */
 uint32_t ac_dfa_entry_bytes(const struct ac_dfa *d);
 
 #endif /* AC_DFA_H */

@@ -1,6 +1,9 @@
-/* ahocorasick P stage: find every occurrence of every Snort content keyword
- * in the L4 payload of each IPv4 TCP/UDP packet, count matches per keyword
- * and per packet, and forward, drop or mark the packet (see README.md). */
+/* ahocorasick P stage on the L4 payload of each IPv4 TCP/UDP packet.
+ * --mode rules (default): one fast pattern per Snort rule prefilters, the
+ * candidate rules are verified in full (rule_verify.h), alerts are counted
+ * per sid and logged (alert_log.h).  --mode keywords (the paper's
+ * benchmark): every occurrence of every content keyword, counted per
+ * keyword and per packet.  Then forward, drop or mark (see README.md). */
 #include "app.h"
 
 #include <errno.h>
@@ -17,6 +20,7 @@
 #include <rte_mbuf.h>
 #include <rte_prefetch.h>
 
+#include "alert_log.h"
 #include "engine.h"
 #include "payload.h"
 #include "rule_opts.h"
@@ -32,6 +36,12 @@ enum ac_verdict_mode {
 	VERDICT_MARK
 };
 static const char *const verdict_names[] = { "forward", "drop-on-match", "mark" };
+static const char *const on_alert_names[] = { "forward", "drop", "mark" };
+
+enum ac_mode {
+	MODE_RULES,
+	MODE_KEYWORDS
+};
 
 struct ac_cfg {
 	struct ac_rule_opts rules;
@@ -39,7 +49,12 @@ struct ac_cfg {
 	uint8_t mark_dscp;
 	bool scan_all_frames;
 	unsigned top;
+	enum ac_mode mode;
+	const char *alert_log; /* NULL: no log */
+	unsigned ac_layout;    /* 0 auto, 1 full, 2 compact */
 };
+
+static const char *const layout_names[] = { "auto", "full", "compact" };
 
 struct ac_state {
 	struct ac_cfg *cfg;
@@ -49,6 +64,11 @@ struct ac_state {
 	unsigned socket_id;
 	double build_s;
 	char set_name[512];
+	struct ac_vars vars;     /* rules mode */
+	struct ac_verifier ver;  /* rules mode */
+	struct ac_alert_log log; /* rules mode with --alert-log */
+	bool log_on;
+	size_t ac_budget; /* 0: full table whatever its size */
 };
 
 struct ac_task {
@@ -72,16 +92,49 @@ struct ac_task {
 	uint64_t copied;       /* multi-segment packets linearised */
 	uint64_t short_chains; /* of which segments hold < pkt_len bytes */
 	uint64_t hist[HIST_BUCKETS];
+	/* rules mode */
+	const struct ac_verifier *ver;
+	struct ac_vscratch *vs;
+	uint64_t *rule_alerts; /* per verifier rule */
+	struct rte_ring *alert_ring;
+	uint64_t alerts, packets_alerted, alerts_logged_enq, alerts_log_dropped;
+	uint64_t candidates; /* rules verified */
+	bool rules_mode;
+	/* the packet being judged (alert callback) */
+	const struct ac_pkt_meta *cur;
+	uint8_t cur_action;
 } __rte_cache_aligned;
 
 static const char *const ac_variants[] = { "ac", "hs", "hs-literal", NULL };
-static const char *const ac_drop_reasons[] = { "keyword_match" };
+static const char *const ac_drop_reasons[] = { "keyword_match", "rule_alert" };
 
 static const char ac_usage[] =
 	"  variants: ac (classic Aho-Corasick DFA, the paper's; default), hs (Hyperscan),\n"
 	"            hs-literal (Hyperscan's literal API: Hyperscan 5.4 fails some\n"
-	"            scans with it, counted in engine_scan_errors; see README)\n" AC_RULE_OPTS_USAGE
-	"  --verdict V           forward (default): count only; drop-on-match: drop\n"
+	"            scans with it, counted in engine_scan_errors; see README)\n"
+	"  --mode M              rules (default): one fast pattern per rule prefilters,\n"
+	"                        candidate rules are verified in full (contents with\n"
+	"                        nocase/offset/depth/distance/within/negation, pcre\n"
+	"                        flags ismxAB, protocol, addresses, ports), alerts per\n"
+	"                        sid; keywords: every occurrence of every content\n"
+	"                        keyword (the paper's benchmark; assign uses it).\n"
+	"                        Rules mode: options that cannot be evaluated (flow,\n"
+	"                        flowbits, byte_test, http_* buffers, ...) are left\n"
+	"                        out and the rule is marked partial (alerts say so);\n"
+	"                        icmp rules, unresolvable headers, pcres that do not\n"
+	"                        compile and rules with nothing left are disabled;\n"
+	"                        the summary line counts both (README: Rules "
+	"mode)\n" AC_RULE_OPTS_USAGE
+	"  --alert-log FILE      rules mode: alerts as JSON lines (eve.json-like:\n"
+	"                        timestamp, src_ip/src_port/dest_ip/dest_port, proto,\n"
+	"                        alert.signature_id/rev/signature/category/action/\n"
+	"                        partial), written by a thread off the fast path; a\n"
+	"                        full queue drops the record (alerts_log_dropped)\n"
+	"  --on-alert V          rules mode: forward (default), drop (drop reason\n"
+	"                        rule_alert) or mark (DSCP, see --mark-dscp) packets\n"
+	"                        with at least one alert\n"
+	"  --verdict V           keywords mode: forward (default): count only; drop-on-match: "
+	"drop\n"
 	"                        packets with at least one match (drop reason\n"
 	"                        keyword_match); mark: forward, and set the IPv4 DSCP\n"
 	"                        of packets with a match (header checksum updated)\n"
@@ -89,8 +142,21 @@ static const char ac_usage[] =
 	"  --scan-all-frames     scan the whole frame of packets that are not IPv4\n"
 	"                        TCP/UDP or are truncated (default: forward them\n"
 	"                        unscanned, counted by reason)\n"
-	"  --top N               keywords listed in the statistics, most hits first\n"
-	"                        (default 20; 0: none)\n";
+	"  --top N               keywords (rules mode: sids) listed in the statistics,\n"
+	"                        most hits first (default 20; 0: none)\n"
+	"  rules mode's header variables and their defaults (--vars FILE overrides):\n"
+	"    ipvar HOME_NET any, ipvar EXTERNAL_NET any, ipvar *_SERVERS $HOME_NET\n"
+	"    (DNS SMTP HTTP SQL TELNET SSH FTP SIP), portvar HTTP_PORTS [80,81,...,8080,\n"
+	"    ...] (Snort 2.9's list), SHELLCODE_PORTS !80, ORACLE_PORTS 1024:,\n"
+	"    SSH_PORTS 22, FTP_PORTS [21,2100,3535], SIP_PORTS [5060,5061,5600],\n"
+	"    FILE_DATA_PORTS [$HTTP_PORTS,110,143], GTP_PORTS [2123,2152,3386]\n"
+	"  --ac-layout L         ac variant's automaton: full (one table row per\n"
+	"                        state), compact (trie edges and failure links, ~13\n"
+	"                        bytes a state) or auto (default): rules mode takes\n"
+	"                        full when the table fits the P context's L2 cache,\n"
+	"                        else compact; keywords mode takes full (the paper's)\n"
+	"  the automaton's memory and layout are printed at start and in the\n"
+	"  statistics (engine_bytes, ac_layout, ac_full_table_bytes)\n";
 
 static int
 parse_uint_opt(const char *o, const char *v, unsigned max, unsigned *out)
@@ -117,13 +183,49 @@ ac_parse_opt(void *cfgp, int argc, char **argv)
 		cfg->scan_all_frames = true;
 		return 1;
 	}
-	if (strcmp(o, "--verdict") != 0 && strcmp(o, "--mark-dscp") != 0 && strcmp(o, "--top") != 0)
+	if (strcmp(o, "--verdict") != 0 && strcmp(o, "--mark-dscp") != 0 &&
+		strcmp(o, "--top") != 0 && strcmp(o, "--mode") != 0 &&
+		strcmp(o, "--alert-log") != 0 && strcmp(o, "--on-alert") != 0 &&
+		strcmp(o, "--ac-layout") != 0)
 		return 0;
-	if (argc < 2) {
+	if (argc < 2 || argv[1][0] == '\0') {
 		fprintf(stderr, "%s needs a value\n", o);
 		return -1;
 	}
 	const char *v = argv[1];
+	if (strcmp(o, "--ac-layout") == 0) {
+		for (unsigned i = 0; i < 3; i++)
+			if (strcmp(v, layout_names[i]) == 0) {
+				cfg->ac_layout = i;
+				return 2;
+			}
+		fprintf(stderr, "--ac-layout '%s': expected auto, full or compact\n", v);
+		return -1;
+	}
+	if (strcmp(o, "--mode") == 0) {
+		if (strcmp(v, "rules") == 0)
+			cfg->mode = MODE_RULES;
+		else if (strcmp(v, "keywords") == 0)
+			cfg->mode = MODE_KEYWORDS;
+		else {
+			fprintf(stderr, "--mode '%s': expected rules or keywords\n", v);
+			return -1;
+		}
+		return 2;
+	}
+	if (strcmp(o, "--alert-log") == 0) {
+		cfg->alert_log = v;
+		return 2;
+	}
+	if (strcmp(o, "--on-alert") == 0) {
+		for (unsigned i = 0; i < 3; i++)
+			if (strcmp(v, on_alert_names[i]) == 0) {
+				cfg->verdict = (enum ac_verdict_mode)i;
+				return 2;
+			}
+		fprintf(stderr, "--on-alert '%s': expected forward, drop or mark\n", v);
+		return -1;
+	}
 	if (strcmp(o, "--verdict") == 0) {
 		for (unsigned i = 0; i < 3; i++)
 			if (strcmp(v, verdict_names[i]) == 0) {
@@ -167,27 +269,83 @@ ac_setup(void *cfgp, const struct pp_setup_info *info, void **app_state)
 	st->kind = AC_ENGINE_AC;
 	if (info->variant != NULL)
 		st->kind = (enum ac_engine_kind)ac_engine_kind_parse(info->variant);
+	bool rules = cfg->mode == MODE_RULES;
+	if (rules && cfg->scan_all_frames) {
+		fprintf(stderr,
+			"ahocorasick: --scan-all-frames is for --mode keywords only (rules "
+			"need the IPv4 TCP/UDP header)\n");
+		free(st);
+		return -EINVAL;
+	}
+	if (!rules &&
+		(cfg->alert_log != NULL || cfg->rules.vars_path != NULL ||
+			cfg->rules.list_unsupported)) {
+		fprintf(stderr,
+			"ahocorasick: --alert-log, --vars and --list-unsupported are for "
+			"--mode rules only\n");
+		free(st);
+		return -EINVAL;
+	}
+	cfg->rules.keep_all = rules;
 	if (ac_rule_opts_load(&cfg->rules, &st->rs) < 0) {
 		free(st);
 		return -EINVAL;
 	}
 	ac_rule_opts_set_name(&cfg->rules, st->set_name, sizeof(st->set_name));
-	double t0 = now_s();
-	st->engine =
-		ac_engine_build(st->kind, st->rs.keywords, st->rs.n_keywords, err, sizeof(err));
-	st->build_s = now_s() - t0;
-	if (st->engine == NULL) {
-		fprintf(stderr, "ahocorasick: %s\n", err);
+	if (rules && ac_rule_opts_build_verifier(&cfg->rules, &st->rs, &st->vars, &st->ver) < 0) {
 		ac_ruleset_free(&st->rs);
 		free(st);
 		return -EINVAL;
 	}
-	if (st->kind == AC_ENGINE_AC)
+	/* The AC layout: auto = the full table if it fits the L2 cache of the
+	 * first P context (the scan is one dependent table load per byte),
+	 * else the compact one; keywords mode's auto keeps the full table
+	 * (the paper's benchmark, unchanged). */
+	size_t cache = info->l2_bytes ? info->l2_bytes : info->llc_bytes;
+	if (cfg->ac_layout == 2)
+		st->ac_budget = 1;
+	else if (cfg->ac_layout == 0 && rules)
+		st->ac_budget = cache ? cache : 1024 * 1024;
+	double t0 = now_s();
+	if (rules)
+		st->engine = st->ver.n_fp == 0
+			? NULL
+			: ac_engine_build_opt(st->kind, st->ver.fp, st->ver.n_fp, true,
+				  st->ac_budget, err, sizeof(err));
+	else
+		st->engine = ac_engine_build_opt(st->kind, st->rs.keywords, st->rs.n_keywords,
+			false, st->ac_budget, err, sizeof(err));
+	st->build_s = now_s() - t0;
+	if (st->engine == NULL && !(rules && st->ver.n_fp == 0)) {
+		fprintf(stderr, "ahocorasick: %s\n", err);
+		ac_verifier_free(&st->ver);
+		ac_vars_free(&st->vars);
+		ac_ruleset_free(&st->rs);
+		free(st);
+		return -EINVAL;
+	}
+	if (rules && cfg->alert_log != NULL) {
+		if (ac_alert_log_start(&st->log, cfg->alert_log, &st->ver) < 0) {
+			ac_engine_free(st->engine);
+			ac_verifier_free(&st->ver);
+			ac_vars_free(&st->vars);
+			ac_ruleset_free(&st->rs);
+			free(st);
+			return -EINVAL;
+		}
+		st->log_on = true;
+	}
+	if (st->engine == NULL)
 		fprintf(stderr,
-			"ahocorasick: engine ac: %u states x %u input classes, %u-byte entries, "
-			"%zu bytes, built in %.3f s\n",
+			"ahocorasick: no fast pattern: every rule verified on every packet\n");
+	else if (st->kind == AC_ENGINE_AC)
+		fprintf(stderr,
+			"ahocorasick: engine ac: %u states x %u input classes, %s layout "
+			"(full table %zu bytes, budget %zu%s), %zu bytes, built in %.3f s\n",
 			ac_engine_states(st->engine), ac_engine_classes(st->engine),
-			ac_engine_entry_bytes(st->engine), ac_engine_size(st->engine), st->build_s);
+			ac_engine_layout(st->engine), ac_engine_full_bytes(st->engine),
+			st->ac_budget, st->ac_budget ? "" : ": none", ac_engine_size(st->engine),
+			st->build_s);
 	else
 		fprintf(stderr, "ahocorasick: engine hs: database %zu bytes, built in %.3f s\n",
 			ac_engine_size(st->engine), st->build_s);
@@ -205,16 +363,29 @@ ac_task_init(void *app_state, unsigned instance, void **task_state)
 	t = rte_zmalloc_socket("ac_task", sizeof(*t), RTE_CACHE_LINE_SIZE, (int)st->socket_id);
 	if (t == NULL)
 		return -ENOMEM;
-	t->kw_hits = rte_zmalloc_socket("ac_kw_hits", st->rs.n_keywords * sizeof(uint64_t),
+	t->rules_mode = st->cfg->mode == MODE_RULES;
+	t->kw_hits = rte_zmalloc_socket("ac_kw_hits",
+		(t->rules_mode ? st->ver.n_rules : st->rs.n_keywords) * sizeof(uint64_t) + 8,
 		RTE_CACHE_LINE_SIZE, (int)st->socket_id);
+	t->rule_alerts = t->kw_hits;
 	t->linear = rte_malloc_socket(
 		"ac_linear", LINEAR_BYTES, RTE_CACHE_LINE_SIZE, (int)st->socket_id);
 	/* One scratch per P task: Hyperscan scratch must not be shared. */
-	t->scratch = ac_scratch_new(st->engine, err, sizeof(err));
-	if (t->kw_hits == NULL || t->linear == NULL || t->scratch == NULL) {
+	strcpy(err, "out of memory");
+	if (st->engine != NULL)
+		t->scratch = ac_scratch_new(st->engine, err, sizeof(err));
+	if (t->rules_mode) {
+		t->ver = &st->ver;
+		t->vs = ac_vscratch_new(&st->ver, LINEAR_BYTES);
+		if (st->log_on)
+			t->alert_ring = ac_alert_log_ring(&st->log, instance, (int)st->socket_id);
+	}
+	if (t->kw_hits == NULL || t->linear == NULL || (st->engine != NULL && t->scratch == NULL) ||
+		(t->rules_mode && t->vs == NULL) || (st->log_on && t->alert_ring == NULL)) {
 		fprintf(stderr, "ahocorasick: instance %u: %s\n", instance,
 			t->scratch == NULL ? err : "out of memory");
 		ac_scratch_free(t->scratch);
+		ac_vscratch_free(t->vs);
 		rte_free(t->kw_hits);
 		rte_free(t->linear);
 		rte_free(t);
@@ -300,10 +471,101 @@ linearise(const struct rte_mbuf *m, uint8_t *buf, uint64_t *short_chains)
 	return n;
 }
 
+/* The addresses, ports and protocol of a packet ac_find_payload accepted. */
+static void
+packet_meta(const uint8_t *frame, const struct ac_payload *pl, struct ac_pkt_meta *m)
+{
+	const struct rte_ipv4_hdr *ip = (const struct rte_ipv4_hdr *)(frame + pl->l3_off);
+	const uint8_t *l4 = frame + pl->l3_off + rte_ipv4_hdr_len(ip);
+
+	m->ip_proto = ip->next_proto_id;
+	m->src = rte_be_to_cpu_32(ip->src_addr);
+	m->dst = rte_be_to_cpu_32(ip->dst_addr);
+	m->sport = (uint16_t)(l4[0] << 8 | l4[1]);
+	m->dport = (uint16_t)(l4[2] << 8 | l4[3]);
+}
+
+static void
+on_alert(void *ctx, uint32_t rule)
+{
+	struct ac_task *t = ctx;
+
+	t->rule_alerts[rule]++;
+	if (t->alert_ring == NULL)
+		return;
+	const struct ac_pkt_meta *m = t->cur;
+	struct ac_alert_rec a = {
+		.tsc = rte_rdtsc(),
+		.rule = rule,
+		.src = m->src,
+		.dst = m->dst,
+		.sport = m->sport,
+		.dport = m->dport,
+		.ip_proto = m->ip_proto,
+		.action = t->cur_action,
+	};
+	if (rte_ring_sp_enqueue_elem(t->alert_ring, &a, sizeof(a)) == 0)
+		t->alerts_logged_enq++;
+	else
+		t->alerts_log_dropped++;
+}
+
+/* Rules mode: prefilter, verify, judge, one packet at a time. */
+static void
+process_rules(struct ac_task *t, struct rte_mbuf **pkts, uint16_t n, uint8_t *verdict)
+{
+	for (uint16_t i = 0; i < n; i++) {
+		struct rte_mbuf *m = pkts[i];
+		if (i + 1 < n)
+			rte_prefetch0(rte_pktmbuf_mtod(pkts[i + 1], void *));
+		verdict[i] = PP_VERDICT_FORWARD;
+		const uint8_t *frame = rte_pktmbuf_mtod(m, const uint8_t *);
+		uint32_t flen = rte_pktmbuf_data_len(m);
+		if (unlikely(m->next != NULL)) {
+			flen = linearise(m, t->linear, &t->short_chains);
+			frame = t->linear;
+			t->copied++;
+		}
+		struct ac_payload pl;
+		enum ac_payload_status st = ac_find_payload(frame, flen, &pl);
+		if (st != AC_PL_OK) {
+			t->unscanned[st]++;
+			continue;
+		}
+		t->scanned++;
+		struct ac_pkt_meta meta;
+		packet_meta(frame, &pl, &meta);
+		const uint8_t *data = frame + pl.off;
+		if (t->engine != NULL)
+			ac_engine_scan(
+				t->engine, t->scratch, data, pl.len, ac_vscratch_on_match, t->vs);
+		t->candidates += t->vs->n_cand;
+		t->bytes_scanned += pl.len;
+		t->cur = &meta;
+		t->cur_action = t->verdict == VERDICT_DROP;
+		uint32_t a = ac_verify_candidates(t->ver, t->vs, &meta, data, pl.len, on_alert, t);
+		t->hist[hist_bucket(a)]++;
+		if (a == 0)
+			continue;
+		t->alerts += a;
+		t->packets_alerted++;
+		if (t->verdict == VERDICT_DROP) {
+			verdict[i] = 2; /* rule_alert */
+		} else if (t->verdict == VERDICT_MARK) {
+			mark(m, pl.l3_off, t->mark_dscp);
+			t->marked++;
+		}
+	}
+}
+
 static void
 ac_process(void *task_state, struct rte_mbuf **pkts, uint16_t n, uint8_t *verdict)
 {
 	struct ac_task *t = task_state;
+	if (t->rules_mode) {
+		process_rules(t, pkts, n, verdict);
+		return;
+	}
 	const uint8_t *data[PP_BURST];
 	uint32_t len[PP_BURST], l3_off[PP_BURST];
 	uint64_t hits[PP_BURST];
@@ -368,9 +630,180 @@ top_cmp(const void *a, const void *b)
 }
 
 static void
+engine_stats(const struct ac_state *st, json_t *out)
+{
+	json_object_set_new(out, "engine", json_string(ac_engine_kind_name(st->kind)));
+	if (st->engine == NULL) {
+		json_object_set_new(out, "engine_bytes", json_integer(0));
+		return;
+	}
+	json_object_set_new(
+		out, "engine_bytes", json_integer((json_int_t)ac_engine_size(st->engine)));
+	json_object_set_new(out, "engine_build_s", json_real(st->build_s));
+	if (st->kind == AC_ENGINE_AC) {
+		json_object_set_new(out, "ac_states", json_integer(ac_engine_states(st->engine)));
+		json_object_set_new(out, "ac_classes", json_integer(ac_engine_classes(st->engine)));
+		json_object_set_new(
+			out, "ac_entry_bytes", json_integer(ac_engine_entry_bytes(st->engine)));
+		json_object_set_new(out, "ac_layout", json_string(ac_engine_layout(st->engine)));
+		json_object_set_new(out, "ac_full_table_bytes",
+			json_integer((json_int_t)ac_engine_full_bytes(st->engine)));
+		json_object_set_new(
+			out, "ac_layout_budget_bytes", json_integer((json_int_t)st->ac_budget));
+	}
+}
+
+struct sid_count {
+	uint32_t sid;
+	uint64_t n;
+};
+
+static int
+sid_cmp(const void *a, const void *b)
+{
+	const struct sid_count *x = a, *y = b;
+	if (x->n != y->n)
+		return x->n > y->n ? -1 : 1;
+	return x->sid < y->sid ? -1 : x->sid > y->sid;
+}
+
+static void
+stats_rules(struct ac_state *st, void *const *task_states, unsigned n_tasks, json_t *out)
+{
+	const struct ac_verifier *v = &st->ver;
+	struct ac_task sum = { 0 };
+	uint64_t scan_errors = 0, pcre_errors = 0;
+	int last_error = 0;
+	struct sid_count *per = calloc(v->n_rules + 1, sizeof(*per));
+	json_t *per_task = json_array();
+
+	if (st->log_on)
+		ac_alert_log_drain(&st->log, 2000);
+	for (unsigned i = 0; i < n_tasks; i++) {
+		const struct ac_task *t = task_states[i];
+		if (t == NULL)
+			continue;
+		sum.scanned += t->scanned;
+		for (int r = 0; r < AC_PL_N_STATUS; r++)
+			sum.unscanned[r] += t->unscanned[r];
+		sum.bytes_scanned += t->bytes_scanned;
+		sum.alerts += t->alerts;
+		sum.packets_alerted += t->packets_alerted;
+		sum.marked += t->marked;
+		sum.copied += t->copied;
+		sum.short_chains += t->short_chains;
+		sum.candidates += t->candidates;
+		sum.alerts_logged_enq += t->alerts_logged_enq;
+		sum.alerts_log_dropped += t->alerts_log_dropped;
+		if (t->scratch != NULL)
+			scan_errors += ac_scratch_errors(t->scratch, &last_error);
+		pcre_errors += t->vs->pcre_errors;
+		for (int b = 0; b < HIST_BUCKETS; b++)
+			sum.hist[b] += t->hist[b];
+		for (uint32_t r = 0; per != NULL && r < v->n_rules; r++)
+			per[r].n += t->rule_alerts[r];
+		json_array_append_new(per_task,
+			json_pack("{s:I, s:I, s:I, s:I}", "instance", (json_int_t)t->instance,
+				"packets_scanned", (json_int_t)t->scanned, "bytes_scanned",
+				(json_int_t)t->bytes_scanned, "alerts", (json_int_t)t->alerts));
+	}
+	/* Counted per sid (a sid given to several rules adds them up). */
+	json_t *by_sid = json_object();
+	for (uint32_t r = 0; per != NULL && r < v->n_rules; r++) {
+		per[r].sid = v->rules[r].rule->sid;
+		if (per[r].n == 0)
+			continue;
+		char key[16];
+		snprintf(key, sizeof(key), "%u", per[r].sid);
+		json_t *old = json_object_get(by_sid, key);
+		json_object_set_new(by_sid, key,
+			json_integer((json_int_t)per[r].n + (old ? json_integer_value(old) : 0)));
+	}
+	json_t *top = json_array();
+	unsigned want = st->cfg->top ? st->cfg->top - 1 : DEFAULT_TOP;
+	if (per != NULL) {
+		/* Remember each rule's msg before sorting. */
+		qsort(per, v->n_rules, sizeof(*per), sid_cmp);
+		for (uint32_t j = 0; j < v->n_rules && j < want && per[j].n > 0; j++)
+			json_array_append_new(top,
+				json_pack("{s:I, s:I}", "sid", (json_int_t)per[j].sid, "alerts",
+					(json_int_t)per[j].n));
+	}
+	free(per);
+	json_t *unscanned = json_object();
+	for (int r = 1; r < AC_PL_N_STATUS; r++)
+		json_object_set_new(unscanned, ac_payload_status_name[r],
+			json_integer((json_int_t)sum.unscanned[r]));
+	json_t *hist = json_object();
+	for (int b = 0; b < HIST_BUCKETS; b++) {
+		char label[48];
+		uint64_t lo = b == 0 ? 0 : 1ull << (b - 1), hi = b == 0 ? 0 : (1ull << b) - 1;
+		if (b == HIST_BUCKETS - 1)
+			snprintf(label, sizeof(label), "%" PRIu64 "+", lo);
+		else if (lo == hi)
+			snprintf(label, sizeof(label), "%" PRIu64, lo);
+		else
+			snprintf(label, sizeof(label), "%" PRIu64 "-%" PRIu64, lo, hi);
+		json_object_set_new(hist, label, json_integer((json_int_t)sum.hist[b]));
+	}
+	json_object_set_new(out, "kind", json_string("measured"));
+	json_object_set_new(out, "mode", json_string("rules"));
+	json_object_set_new(out, "tsc_hz", json_integer((json_int_t)rte_get_tsc_hz()));
+	engine_stats(st, out);
+	json_object_set_new(out, "engine_scan_errors", json_integer((json_int_t)scan_errors));
+	if (scan_errors)
+		json_object_set_new(out, "engine_last_error", json_integer(last_error));
+	json_object_set_new(out, "rules_file", json_string(st->rs.path));
+	json_object_set_new(out, "rule_set", json_string(st->set_name));
+	json_object_set_new(out, "vars_file",
+		st->cfg->rules.vars_path ? json_string(st->cfg->rules.vars_path) : json_null());
+	json_object_set_new(out, "rules_seen", json_integer(st->rs.rules_seen));
+	json_object_set_new(
+		out, "rules_selected", json_integer(st->rs.rules_seen - st->rs.rules_filtered));
+	json_object_set_new(out, "rules_malformed", json_integer(st->rs.rules_unusable));
+	json_object_set_new(out, "rules_enabled", json_integer(v->n_rules));
+	json_object_set_new(out, "rules_partial", json_integer(v->n_partial));
+	json_object_set_new(out, "rules_disabled", json_integer(v->n_disabled));
+	json_t *left = json_object();
+	for (unsigned i = 0; i < v->n_left_out; i++)
+		json_object_set_new(left, v->left_out[i].name, json_integer(v->left_out[i].rules));
+	json_object_set_new(out, "rules_partial_by_option", left);
+	json_object_set_new(out, "fast_patterns", json_integer(v->n_fp));
+	json_object_set_new(out, "rules_without_fast_pattern", json_integer(v->n_always));
+	json_object_set_new(out, "pcres", json_integer(v->n_pcre));
+	json_object_set_new(out, "pcre_errors", json_integer((json_int_t)pcre_errors));
+	json_object_set_new(out, "on_alert", json_string(on_alert_names[st->cfg->verdict]));
+	json_object_set_new(out, "packets_scanned", json_integer((json_int_t)sum.scanned));
+	json_object_set_new(out, "packets_unscanned", unscanned);
+	json_object_set_new(out, "packets_linearised", json_integer((json_int_t)sum.copied));
+	json_object_set_new(out, "packets_segments_short_of_pkt_len",
+		json_integer((json_int_t)sum.short_chains));
+	json_object_set_new(out, "bytes_scanned", json_integer((json_int_t)sum.bytes_scanned));
+	json_object_set_new(out, "fast_pattern_hits", json_integer((json_int_t)sum.candidates));
+	json_object_set_new(out, "alerts", json_integer((json_int_t)sum.alerts));
+	json_object_set_new(out, "packets_alerted", json_integer((json_int_t)sum.packets_alerted));
+	json_object_set_new(out, "packets_marked", json_integer((json_int_t)sum.marked));
+	json_object_set_new(out, "alerts_by_sid", by_sid);
+	json_object_set_new(out, "top_sids", top);
+	json_object_set_new(out, "alerts_per_packet_histogram", hist);
+	json_object_set_new(out, "alert_log", st->log_on ? json_string(st->log.path) : json_null());
+	json_object_set_new(
+		out, "alerts_log_enqueued", json_integer((json_int_t)sum.alerts_logged_enq));
+	json_object_set_new(
+		out, "alerts_log_dropped", json_integer((json_int_t)sum.alerts_log_dropped));
+	json_object_set_new(out, "alerts_logged",
+		json_integer((json_int_t)__atomic_load_n(&st->log.written, __ATOMIC_RELAXED)));
+	json_object_set_new(out, "tasks", per_task);
+}
+
+static void
 ac_stats(void *app_state, void *const *task_states, unsigned n_tasks, json_t *out)
 {
 	struct ac_state *st = app_state;
+	if (st->cfg->mode == MODE_RULES) {
+		stats_rules(st, task_states, n_tasks, out);
+		return;
+	}
 	struct ac_task sum = { 0 };
 	uint64_t scan_errors = 0;
 	int last_error = 0;
@@ -447,18 +880,10 @@ ac_stats(void *app_state, void *const *task_states, unsigned n_tasks, json_t *ou
 	free(top);
 
 	json_object_set_new(out, "kind", json_string("measured"));
+	json_object_set_new(out, "mode", json_string("keywords"));
 	/* Lets a reader turn the runtime's per-task cycles into seconds. */
 	json_object_set_new(out, "tsc_hz", json_integer((json_int_t)rte_get_tsc_hz()));
-	json_object_set_new(out, "engine", json_string(ac_engine_kind_name(st->kind)));
-	json_object_set_new(
-		out, "engine_bytes", json_integer((json_int_t)ac_engine_size(st->engine)));
-	json_object_set_new(out, "engine_build_s", json_real(st->build_s));
-	if (st->kind == AC_ENGINE_AC) {
-		json_object_set_new(out, "ac_states", json_integer(ac_engine_states(st->engine)));
-		json_object_set_new(out, "ac_classes", json_integer(ac_engine_classes(st->engine)));
-		json_object_set_new(
-			out, "ac_entry_bytes", json_integer(ac_engine_entry_bytes(st->engine)));
-	}
+	engine_stats(st, out);
 	json_object_set_new(out, "engine_scan_errors", json_integer((json_int_t)scan_errors));
 	if (scan_errors)
 		json_object_set_new(out, "engine_last_error", json_integer(last_error));
@@ -499,6 +924,7 @@ ac_teardown(void *app_state, void **task_states, unsigned n_tasks)
 		if (t == NULL)
 			continue;
 		ac_scratch_free(t->scratch);
+		ac_vscratch_free(t->vs);
 		rte_free(t->kw_hits);
 		rte_free(t->linear);
 		rte_free(t);
@@ -506,6 +932,10 @@ ac_teardown(void *app_state, void **task_states, unsigned n_tasks)
 	}
 	if (st == NULL)
 		return;
+	if (st->log_on)
+		ac_alert_log_stop(&st->log);
+	ac_verifier_free(&st->ver);
+	ac_vars_free(&st->vars);
 	ac_engine_free(st->engine);
 	ac_ruleset_free(&st->rs);
 	free(st);
@@ -515,7 +945,7 @@ const struct pp_app ac_app = {
 	.name = "ahocorasick",
 	.variants = ac_variants,
 	.drop_reasons = ac_drop_reasons,
-	.n_drop_reasons = 1,
+	.n_drop_reasons = 2,
 	.usage = ac_usage,
 	.cfg_size = sizeof(struct ac_cfg),
 	.parse_opt = ac_parse_opt,

@@ -39,16 +39,24 @@ struct ac_engine *
 ac_engine_build(enum ac_engine_kind kind, const struct ac_keyword *kw, uint32_t n_kw, char *err,
 	size_t errlen)
 {
+	return ac_engine_build_opt(kind, kw, n_kw, false, 0, err, errlen);
+}
+
+struct ac_engine *
+ac_engine_build_opt(enum ac_engine_kind kind, const struct ac_keyword *kw, uint32_t n_kw,
+	bool single_match, size_t ac_budget, char *err, size_t errlen)
+{
 	struct ac_engine *e = calloc(1, sizeof(*e));
 
 	if (e == NULL)
 		return NULL;
 	e->kind = kind;
 	if (kind == AC_ENGINE_AC)
-		e->dfa = ac_dfa_build(kw, n_kw, err, errlen);
+		e->dfa = ac_dfa_build_layout(kw, n_kw, ac_budget, err, errlen);
 	else
 		e->hs = hs_engine_build(kw, n_kw,
-			kind == AC_ENGINE_HS ? HS_COMPILE_REGEX : HS_COMPILE_LITERAL, err, errlen);
+			kind == AC_ENGINE_HS ? HS_COMPILE_REGEX : HS_COMPILE_LITERAL, single_match,
+			err, errlen);
 	if (e->dfa == NULL && e->hs == NULL) {
 		free(e);
 		return NULL;
@@ -146,4 +154,16 @@ uint32_t
 ac_engine_entry_bytes(const struct ac_engine *e)
 {
 	return e->kind == AC_ENGINE_AC ? ac_dfa_entry_bytes(e->dfa) : 0;
+}
+
+const char *
+ac_engine_layout(const struct ac_engine *e)
+{
+	return e->kind == AC_ENGINE_AC ? ac_dfa_layout(e->dfa) : "";
+}
+
+size_t
+ac_engine_full_bytes(const struct ac_engine *e)
+{
+	return e->kind == AC_ENGINE_AC ? ac_dfa_full_bytes(e->dfa) : 0;
 }

@@ -6,6 +6,7 @@
 #ifndef AC_ENGINE_H
 #define AC_ENGINE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -28,6 +29,14 @@ const char *ac_engine_kind_name(enum ac_engine_kind kind);
 
 struct ac_engine *ac_engine_build(enum ac_engine_kind kind, const struct ac_keyword *kw,
 	uint32_t n_kw, char *err, size_t errlen);
+/* single_match (rules mode's prefilter): report each keyword at most once
+ * per scan where the engine can (Hyperscan's HS_FLAG_SINGLEMATCH); the AC
+ * automaton reports every occurrence regardless (rules mode dedupes with a
+ * bitmap). */
+/* ac_budget: the AC engine builds its compact layout when the full table
+ * would exceed this many bytes (ac_dfa.h); 0: always the full table. */
+struct ac_engine *ac_engine_build_opt(enum ac_engine_kind kind, const struct ac_keyword *kw,
+	uint32_t n_kw, bool single_match, size_t ac_budget, char *err, size_t errlen);
 void ac_engine_free(struct ac_engine *e);
 struct ac_scratch *ac_scratch_new(const struct ac_engine *e, char *err, size_t errlen);
 void ac_scratch_free(struct ac_scratch *s);
@@ -53,7 +62,11 @@ size_t ac_engine_size(const struct ac_engine *e);
 /* AC only: states and input classes (0 for Hyperscan). */
 uint32_t ac_engine_states(const struct ac_engine *e);
 uint32_t ac_engine_classes(const struct ac_engine *e);
-/* AC only: bytes per transition entry, 2 or 4 (0 for Hyperscan). */
+/* AC only: bytes per transition entry, 2 or 4 (0 for Hyperscan and the
+ * compact layout). */
 uint32_t ac_engine_entry_bytes(const struct ac_engine *e);
+/* AC only: "full" or "compact", and what the full table takes. */
+const char *ac_engine_layout(const struct ac_engine *e);
+size_t ac_engine_full_bytes(const struct ac_engine *e);
 
 #endif /* AC_ENGINE_H */

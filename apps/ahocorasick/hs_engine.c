@@ -46,8 +46,8 @@ escape_literal(const uint8_t *b, uint32_t len)
 }
 
 struct hs_engine *
-hs_engine_build(const struct ac_keyword *kw, uint32_t n_kw, enum hs_compile_mode mode, char *err,
-	size_t errlen)
+hs_engine_build(const struct ac_keyword *kw, uint32_t n_kw, enum hs_compile_mode mode,
+	bool single_match, char *err, size_t errlen)
 {
 	struct hs_engine *h = calloc(1, sizeof(*h));
 	const char **expr = calloc(n_kw ? n_kw : 1, sizeof(*expr));
@@ -73,7 +73,8 @@ hs_engine_build(const struct ac_keyword *kw, uint32_t n_kw, enum hs_compile_mode
 			goto fail;
 		}
 		lens[k] = kw[k].len;
-		flags[k] = kw[k].nocase ? HS_FLAG_CASELESS : 0;
+		flags[k] = (kw[k].nocase ? HS_FLAG_CASELESS : 0) |
+			(single_match ? HS_FLAG_SINGLEMATCH : 0);
 		ids[k] = k;
 	}
 	if (mode == HS_COMPILE_LITERAL)

@@ -13,6 +13,7 @@
 #ifndef AC_HS_ENGINE_H
 #define AC_HS_ENGINE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -27,7 +28,7 @@ enum hs_compile_mode {
 };
 
 struct hs_engine *hs_engine_build(const struct ac_keyword *kw, uint32_t n_kw,
-	enum hs_compile_mode mode, char *err, size_t errlen);
+	enum hs_compile_mode mode, bool single_match, char *err, size_t errlen);
 void hs_engine_free(struct hs_engine *h);
 struct hs_engine_scratch *hs_engine_scratch_new(
 	const struct hs_engine *h, char *err, size_t errlen);

@@ -143,7 +143,7 @@ take_rule(struct ac_ruleset *rs, struct kw_index *ix, const struct ac_filter *f,
 	}
 	for (unsigned i = 0; i < r->n_contents; i++)
 		used += !r->contents[i].negated;
-	if (used == 0) {
+	if (used == 0 && !(f != NULL && f->keep_all)) {
 		rs->rules_unusable++;
 		int e = push_skip(rs, r->line, r->sid, "%s",
 			r->n_contents ? "only negated content (nothing to search for)"
@@ -247,7 +247,8 @@ ac_ruleset_load(const char *path, const struct ac_filter *filter, struct ac_rule
 			goto oom;
 	}
 	rs->lines = lineno;
-	if (rs->n_keywords == 0) {
+	rs->keep_all = filter != NULL && filter->keep_all;
+	if (filter != NULL && filter->keep_all ? rs->n_rules == 0 : rs->n_keywords == 0) {
 		ac_set_err(err, errlen,
 			"rules file '%s': no usable content keyword (%u rule lines, %u filtered "
 			"out, %u unusable)",
@@ -287,6 +288,14 @@ ac_ruleset_free(struct ac_ruleset *rs)
 void
 ac_ruleset_print_summary(const struct ac_ruleset *rs, const char *set_name, FILE *out)
 {
+	if (rs->keep_all) {
+		fprintf(out,
+			"rules %s (%s): %u rule lines, %u selected, %u parsed, %u malformed "
+			"(listed by --list-skipped)\n",
+			rs->path, set_name, rs->rules_seen, rs->rules_seen - rs->rules_filtered,
+			rs->n_rules, rs->rules_unusable);
+		return;
+	}
 	fprintf(out,
 		"rules %s (%s): %u rule lines, %u selected, %u used, %u unusable "
 		"(listed by --list-skipped), %u negated contents ignored; "

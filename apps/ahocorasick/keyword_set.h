@@ -30,6 +30,7 @@ struct ac_filter {
 	const char *const *classtypes; /* NULL: every class */
 	unsigned n_classtypes;
 	bool enabled_only; /* ignore commented-out ("# alert ...") rules */
+	bool keep_all;     /* rules mode: keep rules without a usable content too */
 };
 
 struct ac_ruleset {
@@ -47,6 +48,7 @@ struct ac_ruleset {
 	uint32_t rules_unusable;   /* malformed, or no usable content */
 	uint32_t contents_used;    /* content strings that became keywords */
 	uint32_t contents_negated; /* negated contents ignored in used rules */
+	bool keep_all;             /* loaded for rules mode */
 };
 
 /* Read a rules file.  Lines ending in '\' continue on the next line.

@@ -22,7 +22,12 @@ ac_rule_opt_parse(struct ac_rule_opts *o, int argc, char **argv)
 		o->list_skipped = true;
 		return 1;
 	}
-	if (strcmp(opt, "--rules") != 0 && strcmp(opt, "--classtype") != 0)
+	if (strcmp(opt, "--list-unsupported") == 0) {
+		o->list_unsupported = true;
+		return 1;
+	}
+	if (strcmp(opt, "--rules") != 0 && strcmp(opt, "--classtype") != 0 &&
+		strcmp(opt, "--vars") != 0)
 		return 0;
 	if (argc < 2 || argv[1][0] == '\0') {
 		fprintf(stderr, "%s needs a value\n", opt);
@@ -30,6 +35,10 @@ ac_rule_opt_parse(struct ac_rule_opts *o, int argc, char **argv)
 	}
 	if (strcmp(opt, "--rules") == 0) {
 		o->rules_path = argv[1];
+		return 2;
+	}
+	if (strcmp(opt, "--vars") == 0) {
+		o->vars_path = argv[1];
 		return 2;
 	}
 	/* --classtype: comma-separated, no empty names, at most 64. */
@@ -74,7 +83,7 @@ int
 ac_rule_opts_load(const struct ac_rule_opts *o, struct ac_ruleset *rs)
 {
 	const char *classes[AC_MAX_CLASSTYPES + 3];
-	struct ac_filter f = { NULL, 0, o->enabled_only };
+	struct ac_filter f = { NULL, 0, o->enabled_only, o->keep_all };
 	char err[512], name[512];
 	char *list = NULL;
 	const char *path = o->rules_path ? o->rules_path : AC_DEFAULT_RULES;
@@ -105,5 +114,26 @@ ac_rule_opts_load(const struct ac_rule_opts *o, struct ac_ruleset *rs)
 	if (o->list_skipped)
 		ac_ruleset_print_skipped(rs, stderr);
 	ac_ruleset_print_summary(rs, ac_rule_opts_set_name(o, name, sizeof(name)), stderr);
+	return 0;
+}
+
+int
+ac_rule_opts_build_verifier(const struct ac_rule_opts *o, const struct ac_ruleset *rs,
+	struct ac_vars *vars, struct ac_verifier *v)
+{
+	char err[512];
+
+	if (ac_vars_load(vars, o->vars_path, err, sizeof(err)) < 0) {
+		fprintf(stderr, "%s\n", err);
+		return -1;
+	}
+	if (ac_verifier_build(v, rs, vars, err, sizeof(err)) < 0) {
+		fprintf(stderr, "%s\n", err);
+		ac_vars_free(vars);
+		return -1;
+	}
+	if (o->list_unsupported)
+		ac_verifier_print_notes(v, stderr);
+	ac_verifier_print_summary(v, stderr);
 	return 0;
 }

@@ -7,6 +7,7 @@
 #include <stdbool.h>
 
 #include "keyword_set.h"
+#include "rule_verify.h"
 
 #define AC_MAX_CLASSTYPES 64
 
@@ -18,6 +19,9 @@ struct ac_rule_opts {
 	bool dos;
 	bool enabled_only;
 	bool list_skipped;
+	bool keep_all;         /* rules mode: set by the app before loading */
+	const char *vars_path; /* --vars FILE, NULL: the defaults */
+	bool list_unsupported; /* --list-unsupported */
 };
 
 #define AC_RULE_OPTS_USAGE                                                                \
@@ -27,8 +31,14 @@ struct ac_rule_opts {
 	"                        successful-dos (same as --classtype with those)\n"       \
 	"  --enabled-only        ignore rules shipped commented out (\"# alert ...\");\n" \
 	"                        by default they are used, as in the paper's set\n"       \
-	"  --list-skipped        print every unusable rule and ignored negated\n"         \
-	"                        content as FILE:LINE: sid N: reason (stderr)\n"
+	"  --list-skipped        print every malformed rule (keywords mode: also\n"       \
+	"                        rules without content, ignored negated contents)\n"      \
+	"                        as FILE:LINE: sid N: reason (stderr)\n"                  \
+	"  --vars FILE           rules mode: header variables, Snort-style lines\n"       \
+	"                        'ipvar|portvar|var NAME VALUE' (defaults below)\n"       \
+	"  --list-unsupported    rules mode: print every rule evaluated without\n"        \
+	"                        options it uses (partial) or disabled, and why, as\n"    \
+	"                        FILE:LINE: sid N: partial|disabled: reason (stderr)\n"
 
 /* Same contract as pp_app.parse_opt: entries consumed (1 or 2), 0 if not a
  * rule option, -1 on a bad value (error printed). */
@@ -37,6 +47,11 @@ int ac_rule_opt_parse(struct ac_rule_opts *o, int argc, char **argv);
 /* Load the selected set; prints the summary line (and the skipped list if
  * asked) to stderr.  0 or -1 (error printed). */
 int ac_rule_opts_load(const struct ac_rule_opts *o, struct ac_ruleset *rs);
+
+/* Rules mode: the variables (--vars) and the verifier over a set loaded
+ * with keep_all; prints its summary (and the list if asked).  0 or -1. */
+int ac_rule_opts_build_verifier(const struct ac_rule_opts *o, const struct ac_ruleset *rs,
+	struct ac_vars *vars, struct ac_verifier *v);
 
 /* "all", "dos" or "classtype:a,b" for statistics. */
 const char *ac_rule_opts_set_name(const struct ac_rule_opts *o, char *buf, size_t size);

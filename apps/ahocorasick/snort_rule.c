@@ -204,22 +204,35 @@ name_is(const char *name, size_t nlen, const char *want)
 }
 
 /* A positional modifier's value: an integer, or a byte_extract variable
- * (recorded as absent; matching ignores these modifiers anyway). */
-static int32_t
-modifier_value(const char *v, size_t n)
+ * name (*is_var set, value absent).  -1 on anything else. */
+static int
+modifier_value(const char *v, size_t n, int32_t *out, bool *is_var)
 {
 	char buf[24];
 	char *end;
 
-	if (n == 0 || n >= sizeof(buf))
-		return AC_NO_VALUE;
+	*is_var = false;
+	if (n == 0)
+		return -1;
+	if (isalpha((unsigned char)v[0]) || v[0] == '_') {
+		for (size_t i = 1; i < n; i++)
+			if (!isalnum((unsigned char)v[i]) && v[i] != '_')
+				return -1;
+		*is_var = true;
+		*out = AC_NO_VALUE;
+		return 0;
+	}
+	if (n >= sizeof(buf))
+		return -1;
 	memcpy(buf, v, n);
 	buf[n] = '\0';
 	errno = 0;
 	long x = strtol(buf, &end, 10);
-	if (*end != '\0' || errno != 0 || x <= INT32_MIN || x > INT32_MAX)
-		return AC_NO_VALUE;
-	return (int32_t)x;
+	if (*end != '\0' || errno != 0 || x <= INT32_MIN || x > INT32_MAX || x < -65535 ||
+		x > 65535)
+		return -1;
+	*out = (int32_t)x;
+	return 0;
 }
 
 static int
@@ -249,6 +262,132 @@ add_content(struct ac_rule *r, const struct ac_content *c)
 	r->contents = nc;
 	r->contents[r->n_contents++] = *c;
 	return 0;
+}
+
+static void
+note_unsupported(struct ac_rule *r, const char *name, size_t n)
+{
+	size_t have = strlen(r->unsupported);
+
+	/* Each name once. */
+	for (const char *p = r->unsupported; *p;) {
+		const char *e = strchr(p, ',');
+		size_t l = e ? (size_t)(e - p) : strlen(p);
+		if (l == n && memcmp(p, name, n) == 0)
+			return;
+		p = e ? e + 1 : p + l;
+	}
+	r->n_unsupported++;
+	if (have + n + 2 < sizeof(r->unsupported)) {
+		if (have)
+			r->unsupported[have++] = ',';
+		memcpy(r->unsupported + have, name, n);
+		r->unsupported[have + n] = '\0';
+	}
+}
+
+/* Options with no effect on detection (metadata for the analyst). */
+static const char *const no_effect_opts[] = { "msg", "reference", "sid", "rev", "classtype",
+	"metadata", "priority", "gid", "rawbytes" };
+
+/* Snort's pcre flags: those rules mode evaluates, and the others. */
+static const char pcre_flags_supported[] = "ismxAB";
+static const char pcre_flags_known[] = "ismxAEGRUIPHDMCKSYBO";
+
+static int
+parse_pcre(struct ac_rule *r, const char *v, size_t n, char *err, size_t errlen)
+{
+	char ex[64];
+	struct ac_pcre p = { 0 };
+	size_t i = 0;
+
+	if (n > 0 && v[0] == '!') {
+		p.negated = true;
+		i++;
+	}
+	if (n < i + 4 || v[i] != '"' || v[n - 1] != '"' || v[i + 1] != '/') {
+		ac_set_err(err, errlen, "pcre value not \"/regex/flags\": '%s'",
+			excerpt(v, n, ex, sizeof(ex)));
+		return -1;
+	}
+	const char *re = v + i + 2, *end = v + n - 1;
+	const char *slash = end - 1;
+	while (slash >= re && *slash != '/')
+		slash--;
+	if (slash < re) {
+		ac_set_err(err, errlen, "pcre has no closing '/': '%s'",
+			excerpt(v, n, ex, sizeof(ex)));
+		return -1;
+	}
+	size_t fl = (size_t)(end - slash - 1);
+	if (fl >= sizeof(p.flags)) {
+		ac_set_err(err, errlen, "pcre has too many flags: '%s'",
+			excerpt(v, n, ex, sizeof(ex)));
+		return -1;
+	}
+	for (size_t k = 0; k < fl; k++) {
+		char c = slash[1 + k];
+		if (strchr(pcre_flags_known, c) == NULL || c == '\0') {
+			ac_set_err(err, errlen, "unknown pcre flag '%c' in '%s'", c,
+				excerpt(v, n, ex, sizeof(ex)));
+			return -1;
+		}
+		if (strchr(pcre_flags_supported, c) == NULL) {
+			char name[16];
+			snprintf(name, sizeof(name), "pcre/%c", c);
+			note_unsupported(r, name, strlen(name));
+		}
+		p.flags[k] = c;
+	}
+	size_t rl = (size_t)(slash - re);
+	if (rl == 0) {
+		ac_set_err(
+			err, errlen, "empty pcre expression: '%s'", excerpt(v, n, ex, sizeof(ex)));
+		return -1;
+	}
+	p.re = malloc(rl + 1);
+	struct ac_pcre *np = realloc(r->pcres, (r->n_pcres + 1) * sizeof(*np));
+	if (p.re == NULL || np == NULL) {
+		free(p.re);
+		if (np != NULL)
+			r->pcres = np;
+		ac_set_err(err, errlen, "out of memory");
+		return -1;
+	}
+	memcpy(p.re, re, rl);
+	p.re[rl] = '\0';
+	r->pcres = np;
+	r->pcres[r->n_pcres++] = p;
+	return 0;
+}
+
+/* fast_pattern[:only|:OFF,LEN] on the last content. */
+static int
+parse_fast_pattern(struct ac_content *c, const char *v, size_t n, char *err, size_t errlen)
+{
+	char ex[64];
+	uint32_t off, len;
+	const char *comma = memchr(v, ',', n);
+
+	c->fast_pattern = true;
+	if (n == 0)
+		return 0;
+	if (name_is(v, n, "only")) {
+		c->fp_only = true;
+		return 0;
+	}
+	if (comma != NULL && parse_uint(v, (size_t)(comma - v), &off) == 0 &&
+		parse_uint(comma + 1, n - (size_t)(comma - v) - 1, &len) == 0 && len > 0 &&
+		(uint64_t)off + len <= c->len) {
+		c->fp_off = off;
+		c->fp_len = len;
+		return 0;
+	}
+	ac_set_err(err, errlen,
+		"bad fast_pattern value '%s' (want nothing, 'only' or OFFSET,LENGTH within the "
+		"%u-byte content)",
+		excerpt(v, n, ex, sizeof(ex)), c->len);
+	return -1;
 }
 
 /* One "name[:value]" option of the rule body. */
@@ -288,34 +427,51 @@ parse_option(struct ac_rule *r, const char *o, size_t n, char *err, size_t errle
 		return 0;
 	}
 	bool nocase = name_is(name, name_len, "nocase");
+	bool fp = name_is(name, name_len, "fast_pattern");
 	int32_t *pos = NULL;
-	if (last != NULL) {
-		if (name_is(name, name_len, "depth"))
-			pos = &last->depth;
-		else if (name_is(name, name_len, "offset"))
-			pos = &last->offset;
-		else if (name_is(name, name_len, "distance"))
-			pos = &last->distance;
-		else if (name_is(name, name_len, "within"))
-			pos = &last->within;
-	}
-	if (nocase || pos != NULL) {
+	if (name_is(name, name_len, "depth"))
+		pos = last ? &last->depth : NULL;
+	else if (name_is(name, name_len, "offset"))
+		pos = last ? &last->offset : NULL;
+	else if (name_is(name, name_len, "distance"))
+		pos = last ? &last->distance : NULL;
+	else if (name_is(name, name_len, "within"))
+		pos = last ? &last->within : NULL;
+	bool is_pos = name_is(name, name_len, "depth") || name_is(name, name_len, "offset") ||
+		name_is(name, name_len, "distance") || name_is(name, name_len, "within");
+	bool http_mod = name_len > 5 && memcmp(name, "http_", 5) == 0;
+	if (nocase || fp || is_pos || http_mod) {
 		if (last == NULL) {
 			ac_set_err(err, errlen, "'%s' before any content",
 				excerpt(name, name_len, ex, sizeof(ex)));
 			return -1;
 		}
-		if (nocase)
+		if (nocase) {
 			last->nocase = true;
-		else
-			*pos = modifier_value(v, vn);
+		} else if (fp) {
+			return parse_fast_pattern(last, v, vn, err, errlen);
+		} else if (http_mod) {
+			/* The content is looked for in the raw payload, not in
+			 * that HTTP buffer. */
+			note_unsupported(r, name, name_len);
+		} else {
+			bool is_var;
+			if (modifier_value(v, vn, pos, &is_var) < 0) {
+				ac_set_err(err, errlen,
+					"bad %s value '%s' (want an integer in -65535..65535 or a "
+					"byte_extract variable)",
+					excerpt(name, name_len, ex, sizeof(ex)),
+					excerpt(v, vn, ex + 32, sizeof(ex) - 32));
+				return -1;
+			}
+			if (is_var) {
+				last->pos_var = true;
+				char nm[40];
+				snprintf(nm, sizeof(nm), "%.*s:variable", (int)name_len, name);
+				note_unsupported(r, nm, strlen(nm));
+			}
+		}
 		return 0;
-	}
-	if (name_is(name, name_len, "depth") || name_is(name, name_len, "offset") ||
-		name_is(name, name_len, "distance") || name_is(name, name_len, "within")) {
-		ac_set_err(err, errlen, "'%s' before any content",
-			excerpt(name, name_len, ex, sizeof(ex)));
-		return -1;
 	}
 	if (name_is(name, name_len, "classtype")) {
 		if (vn == 0 || vn >= sizeof(r->classtype)) {
@@ -335,13 +491,39 @@ parse_option(struct ac_rule *r, const char *o, size_t n, char *err, size_t errle
 			ac_set_err(err, errlen, "bad rev '%s'", excerpt(v, vn, ex, sizeof(ex)));
 			return -1;
 		}
+	} else if (name_is(name, name_len, "msg")) {
+		if (vn < 2 || v[0] != '"' || v[vn - 1] != '"') {
+			ac_set_err(err, errlen, "msg value not in double quotes: '%s'",
+				excerpt(v, vn, ex, sizeof(ex)));
+			return -1;
+		}
+		free(r->msg);
+		r->msg = malloc(vn - 1);
+		if (r->msg == NULL) {
+			ac_set_err(err, errlen, "out of memory");
+			return -1;
+		}
+		/* Unescape \" \; \\ and the like. */
+		size_t o = 0;
+		for (size_t i = 1; i + 1 < vn; i++) {
+			if (v[i] == '\\' && i + 2 < vn)
+				i++;
+			r->msg[o++] = v[i];
+		}
+		r->msg[o] = '\0';
+	} else if (name_is(name, name_len, "pcre")) {
+		return parse_pcre(r, v, vn, err, errlen);
 	} else if (name_len == 0) {
 		ac_set_err(err, errlen, "empty option name before '%s'",
 			excerpt(v, vn, ex, sizeof(ex)));
 		return -1;
+	} else {
+		bool no_effect = false;
+		for (size_t k = 0; k < sizeof(no_effect_opts) / sizeof(no_effect_opts[0]); k++)
+			no_effect |= name_is(name, name_len, no_effect_opts[k]);
+		if (!no_effect)
+			note_unsupported(r, name, name_len);
 	}
-	/* Everything else (msg, flow, pcre, http_* buffers, fast_pattern, ...)
-	 * does not change the keyword set. */
 	return 0;
 }
 
@@ -445,6 +627,18 @@ ac_rule_parse_line(const char *line, size_t len, struct ac_rule *rule, char *err
 			excerpt(tok[4], tlen[4], ex, sizeof(ex)));
 		return AC_LINE_ERROR;
 	}
+	for (int a = 0; a < 4; a++)
+		if (name_is(tok[1], tlen[1], protocols[a]))
+			rule->proto = (enum ac_proto)a;
+	rule->bidirectional = name_is(tok[4], tlen[4], "<>");
+	rule->src = strndup(tok[2], tlen[2]);
+	rule->sport = strndup(tok[3], tlen[3]);
+	rule->dst = strndup(tok[5], tlen[5]);
+	rule->dport = strndup(tok[6], tlen[6]);
+	if (!rule->src || !rule->sport || !rule->dst || !rule->dport) {
+		ac_set_err(err, errlen, "out of memory");
+		goto fail;
+	}
 
 	/* Body: options split on ';' outside quotes; '\' escapes one char. */
 	const char *body = open + 1, *end = line + len - 1;
@@ -489,4 +683,15 @@ ac_rule_free(struct ac_rule *rule)
 	free(rule->contents);
 	rule->contents = NULL;
 	rule->n_contents = 0;
+	for (unsigned i = 0; i < rule->n_pcres; i++)
+		free(rule->pcres[i].re);
+	free(rule->pcres);
+	rule->pcres = NULL;
+	rule->n_pcres = 0;
+	free(rule->src);
+	free(rule->sport);
+	free(rule->dst);
+	free(rule->dport);
+	free(rule->msg);
+	rule->src = rule->sport = rule->dst = rule->dport = rule->msg = NULL;
 }

@@ -1,10 +1,11 @@
 /* Snort rule parsing: one rule line into a struct ac_rule.
  *
- * Only what keyword matching needs is interpreted: the header (action and
- * protocol), content strings (text and |hex| bytes, escapes, negation) and
- * their nocase modifier, classtype, sid and rev.  The positional modifiers
- * (depth, offset, distance, within) are recorded but the matchers ignore
- * them: every occurrence anywhere in the payload is reported. */
+ * Interpreted: the header (action, protocol, addresses, ports, direction),
+ * content strings (text and |hex| bytes, escapes, negation) with nocase,
+ * rawbytes, depth, offset, distance, within and fast_pattern, pcre, msg,
+ * classtype, sid and rev.  Keywords mode uses the contents only (every
+ * occurrence anywhere); rules mode evaluates the rest (rule_verify.h).
+ * Any other option is recorded by name in ac_rule.unsupported. */
 #ifndef AC_SNORT_RULE_H
 #define AC_SNORT_RULE_H
 
@@ -21,7 +22,28 @@ struct ac_content {
 	bool nocase;
 	bool negated;
 	int32_t depth, offset, distance, within; /* AC_NO_VALUE if absent */
+	bool pos_var;                            /* a modifier named a byte_extract variable */
+	bool fast_pattern;                       /* fast_pattern given */
+	bool fp_only;                            /* fast_pattern:only */
+	uint32_t fp_off; /* fast_pattern:OFF,LEN (fp_len 0: the whole content) */
+	uint32_t fp_len;
 };
+
+/* pcre:"[!]/re/flags": the expression and its Snort flags as written. */
+struct ac_pcre {
+	char *re; /* NUL-terminated */
+	char flags[32];
+	bool negated;
+};
+
+enum ac_proto {
+	AC_PROTO_TCP,
+	AC_PROTO_UDP,
+	AC_PROTO_ICMP,
+	AC_PROTO_IP
+};
+
+#define AC_UNSUPPORTED_MAX 256
 
 struct ac_rule {
 	uint32_t sid, rev;
@@ -30,6 +52,17 @@ struct ac_rule {
 	char classtype[64]; /* "" if none */
 	struct ac_content *contents;
 	unsigned n_contents;
+	/* Header and the options rules mode evaluates (rule_verify.h). */
+	enum ac_proto proto;
+	bool bidirectional;              /* "<>" */
+	char *src, *sport, *dst, *dport; /* header fields as written */
+	char *msg;                       /* NULL if none */
+	struct ac_pcre *pcres;
+	unsigned n_pcres;
+	/* Options that cannot be evaluated, by name, comma-separated ("flow,
+	 * byte_test"); "" if none.  n_unsupported counts them. */
+	char unsupported[AC_UNSUPPORTED_MAX];
+	unsigned n_unsupported;
 };
 
 enum ac_line_kind {

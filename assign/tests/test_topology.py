@@ -67,3 +67,10 @@ def test_workload_that_does_not_fit_says_what_to_change():
     assert "needs 12 hardware contexts" in msg and "has 8" in msg
     assert "at most 2 fit" in msg and "--allow-colocate" in msg and "--machine ultrasparc-t2" in msg
     Workload("ipfwd-l1", 4).check_fits(small, True, "model")  # co-location lets it run
+
+
+def test_ahocorasick_workload_runs_keywords_mode() -> None:
+    # the paper's benchmark (every occurrence of every keyword), not the app's
+    # default rules mode; the dpdk backend appends these to the app's options
+    assert Workload("ahocorasick", 2).app_args == ["--mode", "keywords"]
+    assert Workload("stateful", 2).app_args == []

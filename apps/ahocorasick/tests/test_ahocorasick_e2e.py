@@ -17,6 +17,9 @@ from ac_run import (MAX_CAPTURES_PER_RUN, assert_clean, captures, packet_counts,
 
 N_CHUNKS = 14  # ceil(406 / 31)
 VERDICTS = ["forward", "drop-on-match", "mark"]
+# These tests are about keywords mode (the paper's benchmark); rules mode,
+# the default, has its own (test_ahocorasick_rules.py).
+KEYWORDS = ["--mode", "keywords"]
 
 
 def chunk(shared_dir: Path, k: int) -> list[Path]:
@@ -32,7 +35,7 @@ def test_every_capture_through_app(build_dir: Path, shared_dir: Path, file_prefi
     assert files, f"chunk {k} is empty"
     variant = "ac" if k % 2 == 0 else "hs"
     verdict = VERDICTS[k % 3]
-    args = ["--verdict", verdict] + (["--scan-all-frames"] if k % 4 >= 2 else [])
+    args = KEYWORDS + ["--verdict", verdict] + (["--scan-all-frames"] if k % 4 >= 2 else [])
     run = run_app(build_dir, file_prefix, tmp_path, files, args, variant=variant)
     assert_clean(run)
     s = run.stats
@@ -76,7 +79,7 @@ def test_engines_agree_in_the_app(build_dir: Path, shared_dir: Path, file_prefix
     for variant in ("ac", "hs"):
         (tmp_path / variant).mkdir()
         run = run_app(build_dir, f"{file_prefix}{variant}", tmp_path / variant, files,
-                      ["--scan-all-frames", "--top", "50"], variant=variant)
+                      KEYWORDS + ["--scan-all-frames", "--top", "50"], variant=variant)
         assert_clean(run)
         results[variant] = run.stats["app_stats"]
     a, h = results["ac"], results["hs"]
@@ -91,7 +94,7 @@ def test_mark_sets_dscp_and_checksum(build_dir: Path, shared_dir: Path, file_pre
     src = shared_dir / "data" / "pcaps" / "tcpdump-tests" / "mptcp-v0.pcap"
     out = tmp_path / "out.pcap"
     run = run_app(build_dir, file_prefix, tmp_path, [src],
-                  ["--dos", "--verdict", "mark", "--mark-dscp", "13"], tx_pcap=out)
+                  KEYWORDS + ["--dos", "--verdict", "mark", "--mark-dscp", "13"], tx_pcap=out)
     assert_clean(run)
     app = run.stats["app_stats"]
     assert 0 < app["packets_marked"] == app["packets_matched"] < app["packets_scanned"]
@@ -118,7 +121,7 @@ def test_drop_on_match_drops_exactly_matched(build_dir: Path, shared_dir: Path,
     src = shared_dir / "data" / "pcaps" / "tcpdump-tests" / "mptcp-v0.pcap"
     out = tmp_path / "out.pcap"
     run = run_app(build_dir, file_prefix, tmp_path, [src],
-                  ["--dos", "--verdict", "drop-on-match"], variant="hs", tx_pcap=out)
+                  KEYWORDS + ["--dos", "--verdict", "drop-on-match"], variant="hs", tx_pcap=out)
     assert_clean(run)
     app, total = run.stats["app_stats"], run.stats["total"]
     assert app["packets_matched"] > 0
@@ -136,7 +139,7 @@ def test_drop_on_match_drops_exactly_matched(build_dir: Path, shared_dir: Path,
 def test_bad_options_are_refused(build_dir: Path, shared_dir: Path, file_prefix: str,
                                  tmp_path: Path, args: list[str], message: str) -> None:
     src = shared_dir / "data" / "pcaps" / "tcpdump-tests" / "dns_udp.pcap"
-    run = run_app(build_dir, file_prefix, tmp_path, [src], args)
+    run = run_app(build_dir, file_prefix, tmp_path, [src], KEYWORDS + args)
     assert run.returncode != 0
     assert message in run.stderr, run.stderr[-3000:]
 

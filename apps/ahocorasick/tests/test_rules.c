@@ -191,7 +191,7 @@ test_ruleset(void)
 	CHECK(find_skip(&rs, 8, "negated content !\"q\""), "line 8 negated content listed");
 	ac_ruleset_free(&rs);
 
-	struct ac_filter dos = { ac_dos_classtypes, ac_n_dos_classtypes, false };
+	struct ac_filter dos = { ac_dos_classtypes, ac_n_dos_classtypes, false, false };
 	CHECK(ac_ruleset_load(path, &dos, &rs, err, sizeof(err)) == 0, "load dos: %s", err);
 	CHECK(rs.n_rules == 4, "DoS rules %u, want 4 (sids 1,3,7,8)", rs.n_rules);
 	/* sid 2 is misc-activity; the malformed line has no known class and
@@ -206,7 +206,7 @@ test_ruleset(void)
 	ac_ruleset_free(&rs);
 
 	const char *none[] = { "no-such-class" };
-	struct ac_filter nf = { none, 1, false };
+	struct ac_filter nf = { none, 1, false, false };
 	CHECK(ac_ruleset_load(path, &nf, &rs, err, sizeof(err)) < 0 &&
 			strstr(err, "no usable content keyword"),
 		"empty selection is an error: '%s'", err);
@@ -244,7 +244,7 @@ test_community(const char *path)
 		rs.n_rules, rs.rules_unusable, rs.n_keywords);
 	ac_ruleset_free(&rs);
 
-	struct ac_filter dos = { ac_dos_classtypes, ac_n_dos_classtypes, false };
+	struct ac_filter dos = { ac_dos_classtypes, ac_n_dos_classtypes, false, false };
 	CHECK(ac_ruleset_load(path, &dos, &rs, err, sizeof(err)) == 0, "load dos: %s", err);
 	/* shared/data/README.md: 72 rules in the DoS set; the 11 without any
 	 * content (icmp_id, flags, dsize, ... only) are listed. */

@@ -5,6 +5,9 @@
  * Corpora: "captures" = L4 payloads (or whole frames where no IPv4 TCP/UDP
  * payload is found) of every packet of the captures given; "random-1460" =
  * 1460-byte payloads of random printable and binary bytes (seeded).
+ * Sets: "dos" and "all" keywords (every content, every occurrence: keywords
+ * mode), and "fp-all": the whole set's fast patterns as rules mode builds
+ * them (one per rule, Hyperscan with HS_FLAG_SINGLEMATCH).
  * usage: ac_engine_bench --rules FILE [--seconds S] [--json] PCAP|DIR... */
 #include <dirent.h>
 #include <stdlib.h>
@@ -16,6 +19,7 @@
 #include "engine.h"
 #include "payload.h"
 #include "keyword_set.h"
+#include "rule_verify.h"
 
 struct corpus {
 	const char *name;
@@ -95,8 +99,18 @@ now(void)
 	return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
+static double
+cpu_now(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+/* gbps: per wall second; cpu_gbps: per CPU second of this thread (what one
+ * core does, whatever else the shared machine runs). */
 struct result {
-	double gbps, mpps;
+	double gbps, mpps, cpu_gbps;
 	uint64_t matches;
 };
 
@@ -108,7 +122,7 @@ run(const struct ac_engine *e, struct ac_scratch *s, const struct corpus *c, uin
 {
 	struct result r = { 0 };
 	uint64_t bytes = 0, pkts = 0, per[32];
-	double t0 = now(), t;
+	double t0 = now(), c0 = cpu_now(), t;
 
 	do {
 		if (!burst) {
@@ -129,6 +143,7 @@ run(const struct ac_engine *e, struct ac_scratch *s, const struct corpus *c, uin
 		t = now() - t0;
 	} while (t < seconds);
 	r.gbps = (double)bytes * 8 / t / 1e9;
+	r.cpu_gbps = (double)bytes * 8 / (cpu_now() - c0) / 1e9;
 	r.mpps = (double)pkts / t / 1e6;
 	return r;
 }
@@ -176,32 +191,45 @@ main(int argc, char **argv)
 	unsigned n_corp = corp[0].n ? 2 : 1;
 	struct corpus *cs = corp[0].n ? corp : &corp[1];
 
-	const char *set_name[2] = { "dos", "all" };
-	struct ac_filter dos = { ac_dos_classtypes, ac_n_dos_classtypes, false };
+	const char *set_name[3] = { "dos", "all", "fp-all" };
+	struct ac_filter dos = { ac_dos_classtypes, ac_n_dos_classtypes, false, false };
 	if (json)
 		printf("[\n");
 	else
 		printf("%-12s %-4s %-9s %9s %9s %12s %10s %12s  (all measured)\n", "corpus", "set",
 			"eng", "keywords", "Gb/s", "Mpkt/s", "matches/pkt", "engine bytes");
 	int first = 1;
-	for (int set = 0; set < 2; set++) {
+	struct ac_filter keep = { NULL, 0, false, true };
+	for (int set = 0; set < 3; set++) {
 		struct ac_ruleset rs;
-		if (ac_ruleset_load(rules, set == 0 ? &dos : NULL, &rs, err, sizeof(err)) < 0) {
+		struct ac_vars vars = { 0 };
+		struct ac_verifier ver = { 0 };
+		if (ac_ruleset_load(rules,
+			    set == 0           ? &dos
+				    : set == 2 ? &keep
+					       : NULL,
+			    &rs, err, sizeof(err)) < 0 ||
+			(set == 2 &&
+				(ac_vars_load(&vars, NULL, err, sizeof(err)) < 0 ||
+					ac_verifier_build(&ver, &rs, &vars, err, sizeof(err)) <
+						0))) {
 			fprintf(stderr, "ac_engine_bench: %s\n", err);
 			return 1;
 		}
+		const struct ac_keyword *kws = set == 2 ? ver.fp : rs.keywords;
+		uint32_t n_kws = set == 2 ? ver.n_fp : rs.n_keywords;
 		struct ac_engine *e[2];
 		struct ac_scratch *s[2];
 		for (int k = 0; k < 2; k++) {
-			e[k] = ac_engine_build(k ? AC_ENGINE_HS : AC_ENGINE_AC, rs.keywords,
-				rs.n_keywords, err, sizeof(err));
+			e[k] = ac_engine_build_opt(k ? AC_ENGINE_HS : AC_ENGINE_AC, kws, n_kws,
+				set == 2, 0, err, sizeof(err));
 			if (e[k] == NULL ||
 				(s[k] = ac_scratch_new(e[k], err, sizeof(err))) == NULL) {
 				fprintf(stderr, "ac_engine_bench: %s\n", err);
 				return 1;
 			}
 		}
-		uint64_t *hits = calloc(rs.n_keywords, sizeof(uint64_t));
+		uint64_t *hits = calloc(n_kws, sizeof(uint64_t));
 		/* Rows: AC and Hyperscan in bursts of 32 (the app's path), and AC
 		 * one buffer at a time (the plain DFA loop, no interleaving). */
 		static const struct {
@@ -220,6 +248,7 @@ main(int argc, char **argv)
 						seconds / slices, rows[k].burst);
 					acc[k].gbps += x.gbps / slices;
 					acc[k].mpps += x.mpps / slices;
+					acc[k].cpu_gbps += x.cpu_gbps / slices;
 				}
 			for (int k = 0; k < 3; k++) {
 				int en = rows[k].engine;
@@ -234,15 +263,15 @@ main(int argc, char **argv)
 					       "\"engine\": \"%s\", \"keywords\": %u, \"gbps\": "
 					       "%.3f, "
 					       "\"mpps\": %.3f, \"matches_per_packet\": %.3f, "
-					       "\"engine_bytes\": %zu}\n",
+					       "\"cpu_gbps\": %.3f, \"engine_bytes\": %zu}\n",
 						first ? " " : ",", cs[ci].name, cs[ci].n,
 						(unsigned long long)cs[ci].bytes, set_name[set],
-						rows[k].name, rs.n_keywords, acc[k].gbps,
-						acc[k].mpps, mpp, ac_engine_size(e[en]));
+						rows[k].name, n_kws, acc[k].gbps, acc[k].mpps, mpp,
+						acc[k].cpu_gbps, ac_engine_size(e[en]));
 				else
 					printf("%-12s %-4s %-9s %9u %9.3f %12.3f %10.3f %12zu\n",
-						cs[ci].name, set_name[set], rows[k].name,
-						rs.n_keywords, acc[k].gbps, acc[k].mpps, mpp,
+						cs[ci].name, set_name[set], rows[k].name, n_kws,
+						acc[k].gbps, acc[k].mpps, mpp,
 						ac_engine_size(e[en]));
 				first = 0;
 			}
@@ -256,6 +285,8 @@ main(int argc, char **argv)
 			ac_scratch_free(s[k]);
 			ac_engine_free(e[k]);
 		}
+		ac_verifier_free(&ver);
+		ac_vars_free(&vars);
 		ac_ruleset_free(&rs);
 	}
 	if (json)

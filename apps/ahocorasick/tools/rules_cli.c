@@ -1,5 +1,6 @@
 /* ac-rules: load a Snort rules file the way the app does and report what
  * keyword set it yields, without starting DPDK. */
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -9,7 +10,9 @@
 static const char usage[] =
 	"usage: ac-rules [options]\n"
 	"Extract the content keywords of Snort rules and say which rules cannot\n"
-	"be used and why (the summary line goes to stderr).\n" AC_RULE_OPTS_USAGE
+	"be used and why (the summary line goes to stderr).  With --vars or\n"
+	"--list-unsupported, load the set as the app's rules mode does and print\n"
+	"its summary too.\n" AC_RULE_OPTS_USAGE
 	"  --list-keywords       print every distinct keyword (stdout):\n"
 	"                        id, nocase flag, Snort-style bytes, sids\n"
 	"  -h, --help            this text\n";
@@ -40,8 +43,22 @@ main(int argc, char **argv)
 		}
 		i += n;
 	}
+	/* --vars or --list-unsupported: load as rules mode does and print
+	 * its summary (and its list). */
+	bool rules_mode = o.vars_path != NULL || o.list_unsupported;
+	o.keep_all = rules_mode;
 	if (ac_rule_opts_load(&o, &rs) < 0)
 		return 1;
+	if (rules_mode) {
+		struct ac_vars vars;
+		struct ac_verifier v;
+		if (ac_rule_opts_build_verifier(&o, &rs, &vars, &v) < 0) {
+			ac_ruleset_free(&rs);
+			return 1;
+		}
+		ac_verifier_free(&v);
+		ac_vars_free(&vars);
+	}
 	if (list_kw) {
 		char buf[1024];
 		for (uint32_t k = 0; k < rs.n_keywords; k++) {

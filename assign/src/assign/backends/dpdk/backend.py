@@ -81,7 +81,8 @@ class DpdkBackend:
                        ["--no-pci", "--log-level", "lib.eal:warning"]
                        + [a for v in self.traffic.vdevs for a in ("--vdev", v)],
                        self.opts.window_args(),
-                       ["--mbufs", str(self.traffic.mbufs), "--mbuf-size", str(self.traffic.mbuf_size)],
+                       ["--mbufs", str(self.traffic.mbufs), "--mbuf-size", str(self.traffic.mbuf_size)]
+                       + workload.app_args,
                        prefix, wdir)
         mode = self.opts.runner
         if mode == "auto":

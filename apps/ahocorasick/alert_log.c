@@ -1,0 +1,179 @@
+/* Alert log writer thread (see alert_log.h).  Formatting and file I/O
+ * happen only here, never on a P task. */
+#include "alert_log.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <signal.h>
+#include <string.h>
+#include <time.h>
+
+#include <jansson.h>
+#include <rte_cycles.h>
+#include <rte_errno.h>
+
+#define WRITER_BURST 64u
+#define WRITER_IDLE_NS 200000L
+
+static void
+write_rec(struct ac_alert_log *l, const struct ac_alert_rec *a)
+{
+	const struct ac_vrule *vr = &l->v->rules[a->rule];
+	const struct ac_rule *r = vr->rule;
+	char ts[64], src[INET_ADDRSTRLEN], dst[INET_ADDRSTRLEN];
+	int64_t ns = l->ns0 + (int64_t)((double)(int64_t)(a->tsc - l->tsc0) * 1e9 / (double)l->hz);
+	time_t sec = (time_t)(ns / 1000000000);
+	struct tm tm;
+	gmtime_r(&sec, &tm);
+	size_t n = strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%S", &tm);
+	snprintf(ts + n, sizeof(ts) - n, ".%06ld+0000", (long)(ns % 1000000000) / 1000);
+	struct in_addr ia;
+	ia.s_addr = htonl(a->src);
+	inet_ntop(AF_INET, &ia, src, sizeof(src));
+	ia.s_addr = htonl(a->dst);
+	inet_ntop(AF_INET, &ia, dst, sizeof(dst));
+	json_t *o = json_pack("{s:s, s:s, s:s, s:i, s:s, s:i, s:s, s:{s:s, s:i, s:I, s:I, s:s, "
+			      "s:s, s:b}}",
+		"timestamp", ts, "event_type", "alert", "src_ip", src, "src_port", a->sport,
+		"dest_ip", dst, "dest_port", a->dport, "proto", a->ip_proto == 6 ? "TCP" : "UDP",
+		"alert", "action", a->action ? "blocked" : "allowed", "gid", 1, "signature_id",
+		(json_int_t)r->sid, "rev", (json_int_t)r->rev, "signature", r->msg ? r->msg : "",
+		"category", r->classtype, "partial", vr->partial);
+	char *s = o ? json_dumps(o, JSON_COMPACT) : NULL;
+	if (s != NULL && fprintf(l->f, "%s\n", s) > 0)
+		__atomic_fetch_add(&l->written, 1, __ATOMIC_RELAXED);
+	else
+		__atomic_fetch_add(&l->write_errs, 1, __ATOMIC_RELAXED);
+	free(s);
+	json_decref(o);
+}
+
+static unsigned
+drain_once(struct ac_alert_log *l)
+{
+	struct ac_alert_rec recs[WRITER_BURST];
+	unsigned moved = 0;
+	unsigned n_rings = __atomic_load_n(&l->n_rings, __ATOMIC_ACQUIRE);
+
+	for (unsigned i = 0; i < n_rings; i++) {
+		struct rte_ring *r = __atomic_load_n(&l->rings[i], __ATOMIC_ACQUIRE);
+		if (r == NULL)
+			continue;
+		unsigned n = rte_ring_sc_dequeue_burst_elem(
+			r, recs, sizeof(recs[0]), WRITER_BURST, NULL);
+		for (unsigned k = 0; k < n; k++)
+			write_rec(l, &recs[k]);
+		moved += n;
+	}
+	return moved;
+}
+
+static void *
+writer_main(void *arg)
+{
+	struct ac_alert_log *l = arg;
+	for (;;) {
+		int stopping = __atomic_load_n(&l->stop, __ATOMIC_ACQUIRE);
+		if (drain_once(l) == 0) {
+			if (stopping)
+				break;
+			fflush(l->f);
+			struct timespec nap = { 0, WRITER_IDLE_NS };
+			nanosleep(&nap, NULL);
+		}
+	}
+	fflush(l->f);
+	return NULL;
+}
+
+int
+ac_alert_log_start(struct ac_alert_log *l, const char *path, const struct ac_verifier *v)
+{
+	struct timespec now;
+
+	memset(l, 0, sizeof(*l));
+	l->v = v;
+	l->path = path;
+	l->f = fopen(path, "w");
+	if (l->f == NULL) {
+		fprintf(stderr, "--alert-log '%s': %s\n", path, strerror(errno));
+		return -1;
+	}
+	clock_gettime(CLOCK_REALTIME, &now);
+	l->tsc0 = rte_get_tsc_cycles();
+	l->hz = rte_get_tsc_hz();
+	l->ns0 = (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
+	sigset_t pipe_sig, old;
+	sigemptyset(&pipe_sig);
+	sigaddset(&pipe_sig, SIGPIPE);
+	pthread_sigmask(SIG_BLOCK, &pipe_sig, &old);
+	int rc = pthread_create(&l->thread, NULL, writer_main, l);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (rc != 0) {
+		fprintf(stderr, "--alert-log: cannot start the writer thread: %s\n", strerror(rc));
+		fclose(l->f);
+		l->f = NULL;
+		return -1;
+	}
+	pthread_setname_np(l->thread, "ac-alerts");
+	l->running = true;
+	return 0;
+}
+
+struct rte_ring *
+ac_alert_log_ring(struct ac_alert_log *l, unsigned instance, int socket)
+{
+	char name[RTE_RING_NAMESIZE];
+
+	if (instance >= AC_ALERT_MAX_TASKS) {
+		fprintf(stderr, "--alert-log: more than %d P tasks\n", AC_ALERT_MAX_TASKS);
+		return NULL;
+	}
+	snprintf(name, sizeof(name), "ac_alert_%u_%p", instance, (void *)l);
+	struct rte_ring *r = rte_ring_create_elem(name, sizeof(struct ac_alert_rec), AC_ALERT_RING,
+		socket, RING_F_SP_ENQ | RING_F_SC_DEQ);
+	if (r == NULL) {
+		fprintf(stderr, "--alert-log: ring for task %u: %s\n", instance,
+			rte_strerror(rte_errno));
+		return NULL;
+	}
+	__atomic_store_n(&l->rings[instance], r, __ATOMIC_RELEASE);
+	if (instance + 1 > l->n_rings)
+		__atomic_store_n(&l->n_rings, instance + 1, __ATOMIC_RELEASE);
+	return r;
+}
+
+void
+ac_alert_log_drain(struct ac_alert_log *l, unsigned timeout_ms)
+{
+	if (!l->running)
+		return;
+	for (unsigned waited = 0; waited < timeout_ms; waited++) {
+		bool empty = true;
+		for (unsigned i = 0; i < l->n_rings; i++)
+			if (l->rings[i] != NULL && rte_ring_count(l->rings[i]) > 0)
+				empty = false;
+		if (empty)
+			break;
+		struct timespec ms = { 0, 1000000L };
+		nanosleep(&ms, NULL);
+	}
+}
+
+void
+ac_alert_log_stop(struct ac_alert_log *l)
+{
+	if (l->running) {
+		__atomic_store_n(&l->stop, 1, __ATOMIC_RELEASE);
+		pthread_join(l->thread, NULL);
+		l->running = false;
+	}
+	if (l->f != NULL)
+		fclose(l->f);
+	l->f = NULL;
+	for (unsigned i = 0; i < l->n_rings; i++) {
+		rte_ring_free(l->rings[i]);
+		l->rings[i] = NULL;
+	}
+	l->n_rings = 0;
+}

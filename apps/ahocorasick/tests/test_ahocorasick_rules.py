@@ -1,0 +1,372 @@
+"""Rules mode end to end, under whatever build PIPEPLACE_BUILD points at.
+
+The app's alerts are checked against rule_reference.py, a brute-force
+evaluator written apart from the C code (every rule on every packet), for
+both engines: on shared captures with the community rules, and on
+generated traffic with planted matches for the position modifiers' edge
+cases.  Then every shared capture goes through the app in rules mode with
+every packet accounted for, and the parser's new errors are checked."""
+from __future__ import annotations
+
+import collections
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from scapy.utils import RawPcapNgReader, RawPcapReader
+
+from ac_run import MAX_CAPTURES_PER_RUN, assert_clean, captures, packet_counts, run_app, tool
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "tools"))
+import pcapgen  # noqa: E402
+import rule_reference as ref  # noqa: E402
+
+RULES = ["--mode", "rules"]
+VARS = """\
+ipvar HOME_NET [10.0.0.0/8,192.168.0.0/16,172.16.0.0/12]
+ipvar EXTERNAL_NET any
+ipvar HTTP_SERVERS $HOME_NET
+ipvar SMTP_SERVERS $HOME_NET
+ipvar SQL_SERVERS $HOME_NET
+ipvar TELNET_SERVERS $HOME_NET
+ipvar SIP_SERVERS $HOME_NET
+ipvar DNS_SERVERS $HOME_NET
+ipvar SSH_SERVERS $HOME_NET
+ipvar FTP_SERVERS $HOME_NET
+portvar HTTP_PORTS [80,81,8000,8080,8088,8888,3128]
+portvar FILE_DATA_PORTS [$HTTP_PORTS,110,143]
+portvar ORACLE_PORTS 1024:
+portvar SSH_PORTS 22
+portvar FTP_PORTS [21,2100,3535]
+portvar SIP_PORTS [5060,5061,5600]
+portvar SHELLCODE_PORTS !80
+"""
+Alert = tuple[int, str, int, str, int, str]
+
+
+def read_frames(path: Path) -> list[bytes]:
+    with open(path, "rb") as f:
+        magic = f.read(4)
+    reader = RawPcapNgReader if magic == b"\x0a\x0d\x0d\x0a" else RawPcapReader
+    with reader(str(path)) as r:
+        return [bytes(pkt) for pkt, _meta in r]
+
+
+def ip(x: int) -> str:
+    return ".".join(str(x >> s & 255) for s in (24, 16, 8, 0))
+
+
+def reference_alerts(ev: ref.Evaluator, files: list[Path]) -> collections.Counter[Alert]:
+    out: collections.Counter[Alert] = collections.Counter()
+    for f in files:
+        for fr in read_frames(f):
+            p = ref.payload_of(fr)
+            if p is None:
+                continue
+            for i in ev.alerts(p):
+                out[(ev.rules[i].sid, ip(p.src), p.sport, ip(p.dst), p.dport,
+                     "TCP" if p.proto == 6 else "UDP")] += 1
+    return out
+
+
+def app_alerts(log: Path) -> collections.Counter[Alert]:
+    out: collections.Counter[Alert] = collections.Counter()
+    for line in log.read_text().splitlines():
+        e = json.loads(line)
+        assert e["event_type"] == "alert" and e["timestamp"].endswith("+0000")
+        out[(e["alert"]["signature_id"], e["src_ip"], e["src_port"], e["dest_ip"], e["dest_port"],
+             e["proto"])] += 1
+    return out
+
+
+def usable_rules(src: Path, dst: Path) -> list[ref.Rule]:
+    """The rules the reference reads the way the app does (a few pcres use
+    syntax Python's re has not got), written to dst for the app."""
+    keep, rules = [], []
+    for text in ref.rule_lines(src):
+        try:
+            r = ref.parse_rule(text)
+        except ref.Unusable:
+            continue
+        keep.append(text)
+        rules.append(r)
+    dst.write_text("\n".join(keep) + "\n", encoding="latin-1")
+    return rules
+
+
+def shared_sample(build_dir: Path, shared_dir: Path) -> list[Path]:
+    """Captures with IPv4 TCP/UDP payload bytes that scapy and libpcap read
+    alike, in name order, up to one DPDK run's ports."""
+    files = captures(shared_dir)
+    counts = packet_counts(build_dir, files)
+    out = []
+    for f in files:
+        try:
+            frames = read_frames(f)
+        except Exception:  # noqa: BLE001 - scapy refuses some odd captures; libpcap decides
+            continue
+        if len(frames) != counts[f] or len(frames) > 2000:
+            continue
+        if any((p := ref.payload_of(fr)) is not None and p.payload for fr in frames):
+            out.append(f)
+        if len(out) == MAX_CAPTURES_PER_RUN:
+            break
+    assert len(out) >= 20, "too few shared captures with TCP/UDP payload"
+    return out
+
+
+@pytest.fixture(scope="module")
+def community(tmp_path_factory: pytest.TempPathFactory, shared_dir: Path) -> tuple[Path, Path, ref.Evaluator]:
+    d = tmp_path_factory.mktemp("community")
+    rules_file, vars_file = d / "community.rules", d / "vars.conf"
+    rules = usable_rules(shared_dir / "data" / "snort" / "community.rules", rules_file)
+    assert len(rules) > 3900
+    vars_file.write_text(VARS)
+    return rules_file, vars_file, ref.Evaluator(rules, ref.read_vars(vars_file))
+
+
+@pytest.fixture(scope="module")
+def shared_expected(build_dir: Path, shared_dir: Path,
+                    community: tuple[Path, Path, ref.Evaluator]) -> tuple[list[Path], collections.Counter[Alert]]:
+    files = shared_sample(build_dir, shared_dir)
+    return files, reference_alerts(community[2], files)
+
+
+@pytest.mark.parametrize("engine", ["ac", "hs"])
+def test_alerts_equal_reference_on_shared_captures(build_dir: Path, file_prefix: str, tmp_path: Path,
+                                                   community: tuple[Path, Path, ref.Evaluator],
+                                                   shared_expected: tuple[list[Path], collections.Counter[Alert]],
+                                                   engine: str) -> None:
+    rules_file, vars_file, _ = community
+    files, want = shared_expected
+    log = tmp_path / "alerts.json"
+    run = run_app(build_dir, file_prefix, tmp_path, files,
+                  RULES + ["--rules", str(rules_file), "--vars", str(vars_file), "--alert-log", str(log),
+                           "--top", "0"], variant=engine)
+    assert_clean(run)
+    app = run.stats["app_stats"]
+    assert app["mode"] == "rules" and app["engine"] == engine
+    if engine == "ac":
+        # the whole set's full table (tens of MB) exceeds any L2: auto takes the compact layout
+        assert app["ac_layout"] == "compact" and app["ac_full_table_bytes"] > app["ac_layout_budget_bytes"]
+        assert app["engine_bytes"] < app["ac_full_table_bytes"] / 4
+    got = app_alerts(log)
+    assert sum(want.values()) > 20, "the sample should raise alerts"
+    assert got == want, (f"app-only: {dict(got - want)}", f"reference-only: {dict(want - got)}")
+    by_sid = collections.Counter()
+    for a, n in want.items():
+        by_sid[str(a[0])] += n
+    assert app["alerts_by_sid"] == dict(by_sid)
+    assert app["alerts"] == sum(want.values()) == app["alerts_logged"]
+    assert app["alerts_log_dropped"] == 0 and app["pcre_errors"] == 0
+
+
+# --- planted edge cases ---------------------------------------------------------------
+EDGE_RULES = r"""
+alert tcp any any -> any 80 (msg:"offset depth window"; content:"ABCD"; offset:2; depth:6; sid:1001; rev:1;)
+alert tcp any any -> any 80 (msg:"distance within"; content:"XY"; content:"ZW"; distance:3; within:4; sid:1002; rev:2;)
+alert tcp any any -> any 80 (msg:"negative distance"; content:"MNOP"; content:"NO"; distance:-3; within:2; sid:1003; rev:1;)
+alert tcp any any -> any 80 (msg:"nocase"; content:"HeLLo"; nocase; sid:1004; rev:1; classtype:misc-activity;)
+alert tcp any any -> any 80 (msg:"negation"; content:"GET "; depth:4; content:!"admin"; sid:1005; rev:1;)
+alert tcp any any -> any 80 (msg:"relative negation"; content:"key="; content:!"secret"; distance:0; within:6; sid:1006; rev:1;)
+alert tcp any any -> any 80 (msg:"backtrack"; content:"ab"; content:"cd"; distance:0; within:2; sid:1007; rev:1;)
+alert tcp any any -> any 80 (msg:"fast pattern only"; content:"QQQQ"; fast_pattern:only; content:"rr"; depth:2; sid:1008; rev:1;)
+alert tcp any any -> any 80 (msg:"fast pattern chosen"; content:"long-content"; content:"fp"; fast_pattern; sid:1009; rev:1;)
+alert tcp any any -> any 80 (msg:"pcre"; content:"user"; pcre:"/user=[a-z]{3}\d+/i"; sid:1010; rev:1;)
+alert tcp any any -> any 80 (msg:"negated pcre"; content:"pw="; pcre:!"/pw=\d+/"; sid:1011; rev:1;)
+alert tcp any any -> any 80 (msg:"anchored pcre"; pcre:"/^START/A"; sid:1012; rev:1;)
+alert udp $HOME_NET any -> $EXTERNAL_NET 53 (msg:"header vars"; content:"dnsq"; sid:1013; rev:1;)
+alert tcp any [1000:2000,!1500] <> any 80 (msg:"bidirectional ports"; content:"both"; sid:1014; rev:1;)
+alert tcp any any -> any 80 (msg:"flow left out"; flow:to_server,established; content:"partial!"; sid:1015; rev:1;)
+alert icmp any any -> any any (msg:"icmp disabled"; content:"ping"; sid:1016; rev:1;)
+alert tcp any any -> any 80 (msg:"within from end"; content:"AA"; depth:2; content:"BB"; within:3; sid:1017; rev:1;)
+alert tcp any any -> any 80 (msg:"depth exact"; content:"EDGE"; offset:4; depth:4; sid:1018; rev:1;)
+"""
+
+
+def edge_payloads() -> list[tuple[int, int, bytes]]:
+    """(sport, dport, payload): each edge case just inside and just outside."""
+    return [
+        (1234, 80, b"xxABCDyy"), (1234, 80, b"xxxABCDy"), (1234, 80, b"xABCD"),
+        (1234, 80, b"XY...ZW"), (1234, 80, b"XY......ZW"), (1234, 80, b"XY..ZW"), (1234, 80, b"XY...xZW"),
+        (1234, 80, b"MNOP"), (1234, 80, b"MNO-NO"),
+        (1234, 80, b"say hello"), (1234, 80, b"HELLO"), (1234, 80, b"HELL0"),
+        (1234, 80, b"GET /index"), (1234, 80, b"GET /admin"), (1234, 80, b" GET /"),
+        (1234, 80, b"key=public"), (1234, 80, b"key=secret"), (1234, 80, b"key=xsecret"),
+        (1234, 80, b"ab..abcd"), (1234, 80, b"ab..ab.cd"), (1234, 80, b"abxcd"),
+        (1234, 80, b"rr then QQQQ"), (1234, 80, b"xrr QQQQ"), (1234, 80, b"rr QQQ"),
+        (1234, 80, b"fp long-content"), (1234, 80, b"fp only"),
+        (1234, 80, b"user=abc123"), (1234, 80, b"USER=ABC9"), (1234, 80, b"user=ab1"),
+        (1234, 80, b"pw=abc"), (1234, 80, b"pw=123"),
+        (1234, 80, b"START here"), (1234, 80, b" START"),
+        (1500, 80, b"both"), (1400, 80, b"both"), (80, 1400, b"both"), (80, 1500, b"both"), (80, 99, b"both"),
+        (1234, 80, b"partial!"), (1234, 80, b"ping"),
+        (1234, 80, b"AAxBB"), (1234, 80, b"AAxxBB"), (1234, 80, b"xAABB"),
+        (1234, 80, b"1234EDGE"), (1234, 80, b"123EDGE"), (1234, 80, b"12345EDGE"),
+    ]
+
+
+def edge_capture(path: Path) -> None:
+    frames = []
+    for sport, dport, payload in edge_payloads():
+        flow = pcapgen.Flow(pcapgen.ipv4(0x0A000001), pcapgen.ipv4(0x08080808), pcapgen.PROTO_TCP, sport, dport)
+        frames.append(pcapgen.frame(flow, payload))
+    for src, payload in ((0x0A000002, b"dnsq"), (0x08080404, b"dnsq")):  # inside / outside HOME_NET
+        frames.append(pcapgen.frame(pcapgen.Flow(pcapgen.ipv4(src), pcapgen.ipv4(0x01010101),
+                                                 pcapgen.PROTO_UDP, 5353, 53), payload))
+    pcapgen.write_pcap(path, frames)
+
+
+@pytest.mark.parametrize("engine", ["ac", "hs", "ac-compact"])
+def test_alerts_equal_reference_on_planted_edge_cases(build_dir: Path, file_prefix: str, tmp_path: Path,
+                                                      engine: str) -> None:
+    rules_file, vars_file, cap = tmp_path / "edge.rules", tmp_path / "vars.conf", tmp_path / "edge.pcap"
+    rules_file.write_text(EDGE_RULES)
+    vars_file.write_text(VARS)
+    edge_capture(cap)
+    ev = ref.Evaluator([ref.parse_rule(t) for t in ref.rule_lines(rules_file)], ref.read_vars(vars_file))
+    want = reference_alerts(ev, [cap])
+    # the edge cases are decided both ways: each sid but the disabled icmp one alerts,
+    # and there are packets that miss each sid's window
+    assert {a[0] for a in want} == set(range(1001, 1016)) | {1017, 1018}
+    log = tmp_path / "alerts.json"
+    run = run_app(build_dir, file_prefix, tmp_path, [cap],
+                  RULES + ["--rules", str(rules_file), "--vars", str(vars_file), "--alert-log", str(log),
+                           "--list-unsupported"] + (["--ac-layout", "compact"] if engine == "ac-compact" else []),
+                  variant=engine.split("-")[0])
+    assert_clean(run)
+    assert app_alerts(log) == want
+    app = run.stats["app_stats"]
+    if engine.startswith("ac"):
+        # a few patterns: auto's table fits any L2; --ac-layout compact forces the other
+        assert app["ac_layout"] == ("compact" if engine == "ac-compact" else "full")
+    assert app["rules_disabled"] == 1 and app["rules_partial"] == 1
+    assert app["rules_partial_by_option"] == {"flow": 1}
+    assert "sid 1016: disabled: icmp rule" in run.stderr
+    assert "sid 1015: partial: evaluated without flow" in run.stderr
+    lines = [json.loads(x) for x in log.read_text().splitlines()]
+    partial = {x["alert"]["signature_id"]: x["alert"]["partial"] for x in lines}
+    assert partial[1015] is True and partial[1001] is False
+    e = next(x for x in lines if x["alert"]["signature_id"] == 1004)
+    assert e["alert"]["signature"] == "nocase" and e["alert"]["category"] == "misc-activity"
+    assert e["alert"]["rev"] == 1 and e["src_ip"] == "10.0.0.1" and e["dest_port"] == 80
+
+
+def test_on_alert_drop_drops_alerted_packets(build_dir: Path, file_prefix: str, tmp_path: Path) -> None:
+    rules_file, cap = tmp_path / "edge.rules", tmp_path / "edge.pcap"
+    rules_file.write_text(EDGE_RULES)
+    edge_capture(cap)
+    run = run_app(build_dir, file_prefix, tmp_path, [cap], RULES + ["--rules", str(rules_file), "--on-alert", "drop"],
+                  variant="hs")
+    assert_clean(run)
+    app, total = run.stats["app_stats"], run.stats["total"]
+    assert app["packets_alerted"] > 10
+    assert total["dropped_by_reason"]["rule_alert"] == app["packets_alerted"]
+    assert total["tx_packets"] == total["rx_packets"] - app["packets_alerted"]
+
+
+# --- every shared capture ---------------------------------------------------------
+N_CHUNKS = 14
+
+
+@pytest.mark.parametrize("k", range(N_CHUNKS))
+def test_every_capture_through_app_in_rules_mode(build_dir: Path, shared_dir: Path, file_prefix: str,
+                                                 tmp_path: Path, k: int) -> None:
+    files = captures(shared_dir)
+    assert len(files) <= N_CHUNKS * MAX_CAPTURES_PER_RUN
+    files = files[k * MAX_CAPTURES_PER_RUN:(k + 1) * MAX_CAPTURES_PER_RUN]
+    variant = "ac" if k % 2 == 0 else "hs"
+    run = run_app(build_dir, file_prefix, tmp_path, files,
+                  ["--on-alert", ["forward", "drop", "mark"][k % 3], "--alert-log", str(tmp_path / "a.json")],
+                  variant=variant)
+    assert_clean(run)
+    s, app = run.stats, run.stats["app_stats"]
+    total = s["total"]
+    assert app["mode"] == "rules", "rules mode is the default"
+    assert s["accounting_ok"] is True
+    expect = packet_counts(build_dir, files)
+    for i, f in enumerate(files):
+        assert s["instances"][i]["rx_packets"] == max(expect[f], 0), f.name
+    assert app["packets_scanned"] + sum(app["packets_unscanned"].values()) == total["rx_packets"]
+    assert sum(app["alerts_per_packet_histogram"].values()) == app["packets_scanned"]
+    assert app["engine_scan_errors"] == 0
+    assert app["alerts"] == sum(app["alerts_by_sid"].values())
+    assert app["alerts_log_enqueued"] + app["alerts_log_dropped"] == app["alerts"]
+    logged = len((tmp_path / "a.json").read_text().splitlines())
+    assert logged == app["alerts_log_enqueued"]
+    assert total["dropped_by_reason"].get("rule_alert", 0) == (app["packets_alerted"] if k % 3 == 1 else 0)
+
+
+# --- rule parser errors for the new options -------------------------------------------
+@pytest.mark.parametrize("option, message", [
+    ('content:"abc"; fast_pattern:sometimes;', "bad fast_pattern value 'sometimes'"),
+    ('content:"abc"; fast_pattern:2,5;', "bad fast_pattern value '2,5'"),
+    ('fast_pattern; content:"abc";', "'fast_pattern' before any content"),
+    ('content:"abc"; offset:x-1;', "bad offset value 'x-1'"),
+    ('content:"abc"; depth:;', "bad depth value ''"),
+    ('content:"abc"; distance:99999999;', "bad distance value '99999999'"),
+    ('content:"abc"; within:1.5;', "bad within value '1.5'"),
+    ('pcre:"abc";', "pcre value not \"/regex/flags\""),
+    ('pcre:"/abc/Z";', "unknown pcre flag 'Z'"),
+    ('pcre:"/abc";', "pcre has no closing '/'"),
+    ('pcre:"//i";', "empty pcre expression"),
+    ('msg:unquoted;', "msg value not in double quotes"),
+    ('http_uri; content:"abc";', "'http_uri' before any content"),
+])
+def test_rule_option_errors_name_file_line_and_option(build_dir: Path, tmp_path: Path, option: str,
+                                                      message: str) -> None:
+    rules = tmp_path / "bad.rules"
+    rules.write_text('alert tcp any any -> any any (content:"ok"; sid:1;)\n\n'
+                     f'alert tcp any any -> any any ({option} sid:2;)\n')
+    r = subprocess.run([str(tool(build_dir, "ac-rules")), "--rules", str(rules), "--list-skipped"],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert f"{rules}:3: malformed: {message}" in r.stderr, r.stderr
+
+
+@pytest.mark.parametrize("rule, message", [
+    ('alert tcp $NOPE any -> any any (content:"abc"; sid:7;)', "sid 7: disabled: unknown variable '$NOPE'"),
+    ('alert tcp any any -> any 99999 (content:"abc"; sid:7;)', "sid 7: disabled: bad port '99999'"),
+    ('alert tcp 10.0.0.300 any -> any any (content:"abc"; sid:7;)', "sid 7: disabled: bad address '10.0.0.300'"),
+    ('alert tcp any any -> any any (pcre:"/a(b/"; sid:7;)', "sid 7: disabled: pcre \"/a(b/\" does not compile"),
+    ('alert tcp any any -> any any (flow:established; byte_test:1,>,2,0; sid:7;)',
+     "sid 7: disabled: nothing left to evaluate (no content, no usable pcre; cannot evaluate: flow,byte_test)"),
+    ('alert tcp any any -> any any (content:"abc"; pcre:"/a/R"; flowbits:isset,x; sid:7;)',
+     "sid 7: partial: evaluated without pcre/R,flowbits"),
+])
+def test_rules_the_app_cannot_evaluate_are_listed(build_dir: Path, shared_dir: Path, file_prefix: str,
+                                                  tmp_path: Path, rule: str, message: str) -> None:
+    rules = tmp_path / "r.rules"
+    rules.write_text('alert tcp any any -> any any (content:"ok"; sid:1;)\n' + rule + "\n")
+    src = shared_dir / "data" / "pcaps" / "tcpdump-tests" / "dns_udp.pcap"
+    run = run_app(build_dir, file_prefix, tmp_path, [src], ["--rules", str(rules), "--list-unsupported"])
+    assert_clean(run)
+    assert f"{rules}:2: {message}" in run.stderr, run.stderr[-3000:]
+    assert "rules mode: 1 rules enabled" in run.stderr or "rules mode: 2 rules enabled" in run.stderr
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--mode", "fast"], "--mode 'fast': expected rules or keywords"),
+    (["--ac-layout", "tiny"], "--ac-layout 'tiny': expected auto, full or compact"),
+    (["--on-alert", "explode"], "--on-alert 'explode': expected forward, drop or mark"),
+    (["--vars", "/nonexistent/vars.conf"], "--vars: cannot read '/nonexistent/vars.conf'"),
+    (["--scan-all-frames"], "--scan-all-frames is for --mode keywords only"),
+    (["--mode", "keywords", "--alert-log", "/tmp/x"], "are for --mode rules only"),
+])
+def test_bad_rules_mode_options_are_refused(build_dir: Path, shared_dir: Path, file_prefix: str,
+                                            tmp_path: Path, args: list[str], message: str) -> None:
+    src = shared_dir / "data" / "pcaps" / "tcpdump-tests" / "dns_udp.pcap"
+    run = run_app(build_dir, file_prefix, tmp_path, [src], args)
+    assert run.returncode != 0
+    assert message in run.stderr, run.stderr[-3000:]
+
+
+def test_bad_vars_file_line_is_named(build_dir: Path, shared_dir: Path, file_prefix: str, tmp_path: Path) -> None:
+    v = tmp_path / "vars.conf"
+    v.write_text("ipvar HOME_NET any\nportvar\n")
+    src = shared_dir / "data" / "pcaps" / "tcpdump-tests" / "dns_udp.pcap"
+    run = run_app(build_dir, file_prefix, tmp_path, [src], ["--vars", str(v)])
+    assert run.returncode != 0
+    assert f"{v}:2: bad variable name" in run.stderr, run.stderr[-3000:]
