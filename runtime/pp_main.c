@@ -19,6 +19,7 @@
 
 #include "pp_app.h"
 #include "pp_eal.h"
+#include "pp_pcap_check.h"
 #include "pp_placement.h"
 #include "pp_placement_builtin.h"
 #include "pp_run.h"
@@ -476,6 +477,8 @@ pp_main(int argc, char **argv, const struct pp_app *app)
 	uint64_t need_mb = ((uint64_t)c.mbufs * (c.mbuf_data + MBUF_OVERHEAD) >> 20) + 64 +
 		(uint64_t)app_mb + (uint64_t)n_inst * 2 * c.run.ring_size * 8 / (1 << 20);
 	const char *const eal_extra[] = { "--lcores", lcores, NULL };
+	struct pp_pcap_frames pcap_frames;
+	pp_pcap_check(dashdash, argv, c.mbuf_data, "pipeplace", &pcap_frames);
 	if (pp_eal_start(dashdash, argv, eal_extra, need_mb, "pipeplace") < 0)
 		goto out;
 	eal_up = true;

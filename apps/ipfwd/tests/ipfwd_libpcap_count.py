@@ -37,10 +37,11 @@ class _PktHdr(ctypes.Structure):
                 ("caplen", ctypes.c_uint32), ("len", ctypes.c_uint32)]
 
 
-def count_oversize(path: Path, limit: int = 0xFFFF) -> int:
-    """Frames whose captured length exceeds `limit` bytes: DPDK 22.11's
-    net_pcap keeps such lengths in 16 bits, so the runtime's R stage must
-    find each of them with segments short of pkt_len and repair it."""
+def count_cut(path: Path, tailroom: int) -> int:
+    """Frames DPDK 22.11's net_pcap hands over cut, with mbufs of tailroom
+    bytes (--mbuf-size): it copies the captured length C in 16 bits, so a
+    frame of C >= 65536 arrives whole only when C < 131072 and C mod 65536 <
+    tailroom (runtime/pp_pcap_check.c).  R repairs exactly these."""
     err = ctypes.create_string_buffer(256)
     p = _lib.pcap_open_offline(str(path).encode(), err)
     if not p:
@@ -49,7 +50,8 @@ def count_oversize(path: Path, limit: int = 0xFFFF) -> int:
     n = 0
     try:
         while _lib.pcap_next_ex(p, ctypes.byref(hdr), ctypes.byref(data)) == 1:
-            n += ctypes.cast(hdr, ctypes.POINTER(_PktHdr)).contents.caplen > limit
+            c = ctypes.cast(hdr, ctypes.POINTER(_PktHdr)).contents.caplen
+            n += c >= 65536 and not (c < 131072 and c % 65536 < tailroom)
     finally:
         _lib.pcap_close(p)
     return n
