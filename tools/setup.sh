@@ -40,6 +40,7 @@ packages=(
   python3 python3-venv python3-dev
   tshark tcpdump clang libclang-rt-14-dev clang-format
   libfixbuf-dev libfixbuf-tools nfdump
+  dpdk-doc  # /usr/share/dpdk/examples: bench/ipfwd.py builds l3fwd from it
 )
 missing=()
 for p in "${packages[@]}"; do
