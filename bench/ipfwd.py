@@ -231,6 +231,23 @@ class Row:
     llc: list[float] = field(default_factory=list)
 
 
+def build_type(build: Path) -> str:
+    opts = json.loads((build / "meson-info" / "intro-buildoptions.json").read_text())
+    return next((str(o["value"]) for o in opts if o["name"] == "buildtype"), "?")
+
+
+def check_build(ap: argparse.ArgumentParser, opt: str, build: Path) -> Path:
+    """ipfwd of a Meson release build, or a usage error naming the option."""
+    exe = build / "apps" / "ipfwd" / "ipfwd"
+    if not exe.is_file():
+        ap.error(f"{opt} {build}: no apps/ipfwd/ipfwd there (build with -Dparts=runtime,ipfwd)")
+    opts = json.loads((build / "meson-info" / "intro-buildoptions.json").read_text())
+    san = next((str(o["value"]) for o in opts if o["name"] == "b_sanitize"), "none")
+    if san != "none":
+        ap.error(f"{opt} {build} is a sanitizer build (b_sanitize={san}): its figures mean nothing")
+    return exe
+
+
 @harness.broken_pipe_safe
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -243,15 +260,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--mem-packets", type=int, default=1 << 20,
                     help="mem capture: distinct random destinations; 2^20 x 64 B lines = 64 MiB (2^20)")
     ap.add_argument("--no-mem", action="store_true", help="leave out the ipfwd-mem rows")
+    ap.add_argument("--baseline", type=Path, metavar="BUILD",
+                    help="another release build of ipfwd (e.g. of an earlier commit) whose ipfwd rows run in "
+                         "the same rounds, marked [baseline]: before/after side by side")
     a = ap.parse_args(argv)
-    exe = a.build / "apps" / "ipfwd" / "ipfwd"
-    if not exe.is_file():
-        ap.error(f"--build {a.build}: no apps/ipfwd/ipfwd there (build with -Dparts=runtime,ipfwd)")
-    opts = json.loads((a.build / "meson-info" / "intro-buildoptions.json").read_text())
-    san = next((str(o["value"]) for o in opts if o["name"] == "b_sanitize"), "none")
-    btype = next((str(o["value"]) for o in opts if o["name"] == "buildtype"), "?")
-    if san != "none":
-        ap.error(f"--build {a.build} is a sanitizer build (b_sanitize={san}): its figures mean nothing")
+    exe = check_build(ap, "--build", a.build)
+    btype = build_type(a.build)
+    base_exe = check_build(ap, "--baseline", a.baseline) if a.baseline else None
     if a.duration < 1:
         ap.error(f"--duration {a.duration:g}: must be >= 1")
     if a.rounds < 3:
@@ -262,6 +277,8 @@ def main(argv: list[str] | None = None) -> int:
     if len(ctxs) < 2:
         ap.error("need at least 2 contexts (P alone on one, R and T on the other)")
     ctx_rt, ctx_p = ctxs[0], ctxs[1]
+    if base_exe is not None:
+        print(f"[baseline] rows: ipfwd of {a.baseline} ({build_type(a.baseline)})")
     print(f"bench/ipfwd.py: build {a.build} ({btype}); forwarding context {ctx_p}; the split layouts put R "
           f"and T on context {ctx_rt}, where testpmd's idle main lcore also sits")
     print(f"ports: net_pcap infinite_rx=1 -> {SINK}; {a.warmup:g} s warm-up, {a.duration:g} s window, "
@@ -300,6 +317,11 @@ def main(argv: list[str] | None = None) -> int:
                                lambda tag, v=variant, s=s: ipfwd_run(exe, v, False, s, tag, v == "mem")))
             contenders.append((f"ipfwd-{variant} P alone",
                                lambda tag, v=variant, s=s: ipfwd_run(exe, v, True, s, tag, v == "mem")))
+            if base_exe is not None:
+                for split, what in ((False, "R+P+T on 1 context"), (True, "P alone")):
+                    contenders.append((f"ipfwd-{variant} {what} [baseline]",
+                                       lambda tag, v=variant, s=s, sp=split: ipfwd_run(base_exe, v, sp, s, tag,
+                                                                                       v == "mem")))
         rows = [Row(name) for name, _ in contenders]
         for r in range(a.rounds):
             order = list(range(len(contenders)))
