@@ -4,6 +4,7 @@
 #ifndef IPFWD_FORWARD_H
 #define IPFWD_FORWARD_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -45,15 +46,21 @@ ipfwd_hdr_sum(const void *hdr, unsigned hlen)
 	return (uint16_t)s;
 }
 
-/* Where the destination address of an IPv4 packet would be, for a
- * prefetch before the checks; NULL when the first segment is too short. */
-static inline const rte_be32_t *
-ipfwd_dst_field(const struct rte_mbuf *m)
+/* The destination address (host order) an IPv4 packet would have, read
+ * before any check for a prefetch; false when the first segment is too
+ * short to hold it. */
+static inline bool
+ipfwd_peek_dst(const struct rte_mbuf *m, uint32_t *dst_host)
 {
 	if (rte_pktmbuf_data_len(m) < sizeof(struct rte_ether_hdr) + sizeof(struct rte_ipv4_hdr))
-		return NULL;
-	return rte_pktmbuf_mtod_offset(m, const rte_be32_t *,
-		sizeof(struct rte_ether_hdr) + offsetof(struct rte_ipv4_hdr, dst_addr));
+		return false;
+	rte_be32_t be;
+	memcpy(&be,
+		rte_pktmbuf_mtod_offset(m, const char *,
+			sizeof(struct rte_ether_hdr) + offsetof(struct rte_ipv4_hdr, dst_addr)),
+		sizeof(be));
+	*dst_host = rte_be_to_cpu_32(be);
+	return true;
 }
 
 static inline uint8_t

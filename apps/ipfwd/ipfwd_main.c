@@ -130,9 +130,9 @@ ipfwd_process(void *task_state, struct rte_mbuf **pkts, uint16_t n, uint8_t *ver
 	const struct ipfwd_task *t = task_state;
 	if (t->prefetch) {
 		for (uint16_t i = 0; i < n; i++) {
-			const rte_be32_t *dst = ipfwd_dst_field(pkts[i]);
-			if (dst != NULL)
-				rte_prefetch0(ipfwd_lookup(t->table, rte_be_to_cpu_32(*dst)));
+			uint32_t dst;
+			if (ipfwd_peek_dst(pkts[i], &dst))
+				rte_prefetch0(ipfwd_lookup(t->table, dst));
 		}
 	}
 	for (uint16_t i = 0; i < n; i++)
