@@ -178,6 +178,7 @@ def testpmd_pps(s: Setup, tag: str) -> float:
 class IpfwdRun:
     pps: float
     p_cycles_per_packet: float  # TSC cycles of the P task per packet it processed
+    all_cycles_per_packet: float  # TSC cycles of R, P and T per packet received
     llc_misses_per_packet: float | None
 
 
@@ -217,10 +218,12 @@ def ipfwd_run(exe: Path, variant: str, split: bool, s: Setup, tag: str, want_per
     st = r.stats
     if st["accounting_ok"] is not True:
         raise RuntimeError(f"ipfwd {variant}: accounting violated")
-    ptask = next(t for t in st["tasks"] if t["role"] == "P") if "tasks" in st else None
-    cpp = ptask["cycles"] / ptask["packets"] if ptask and ptask.get("packets") else float("nan")
+    task = {t["role"]: t for t in st["tasks"]}
+    cpp = task["P"]["cycles"] / task["P"]["packets"] if task["P"]["packets"] else float("nan")
+    all_cpp = (sum(t["cycles"] for t in task.values()) / task["R"]["packets"] if task["R"]["packets"]
+               else float("nan"))
     pps = st["total"]["pps"]
-    return IpfwdRun(pps, cpp, llc / (pps * perf_s) if llc is not None and pps > 0 else None)
+    return IpfwdRun(pps, cpp, all_cpp, llc / (pps * perf_s) if llc is not None and pps > 0 else None)
 
 
 @dataclass
@@ -228,6 +231,7 @@ class Row:
     name: str
     pps: list[float] = field(default_factory=list)
     cpp: list[float] = field(default_factory=list)
+    all_cpp: list[float] = field(default_factory=list)
     llc: list[float] = field(default_factory=list)
 
 
@@ -332,6 +336,7 @@ def main(argv: list[str] | None = None) -> int:
                 if isinstance(got, IpfwdRun):
                     rows[i].pps.append(got.pps)
                     rows[i].cpp.append(got.p_cycles_per_packet)
+                    rows[i].all_cpp.append(got.all_cycles_per_packet)
                     if got.llc_misses_per_packet is not None:
                         rows[i].llc.append(got.llc_misses_per_packet)
                 else:
@@ -339,18 +344,23 @@ def main(argv: list[str] | None = None) -> int:
             print(f"round {r + 1}/{a.rounds} done", file=sys.stderr)
     ref = statistics.median(rows[0].pps)
     print()
-    print(f"{'':34} {'Mpps median (measured)':>23} {'min-max':>15} {'x l3fwd':>8} {'P cyc/pkt':>10} "
-          f"{'LLC miss/pkt':>13}")
+    print(f"{'':44} {'Mpps (measured)':>15} {'min-max':>13} {'x l3fwd':>8} {'per round':>15} {'P cyc/pkt':>10} "
+          f"{'R+P+T cyc/pkt':>14} {'LLC miss/pkt':>13}")
     for row in rows:
         med = statistics.median(row.pps)
+        per_round = [x / l for x, l in zip(row.pps, rows[0].pps)]
         cpp = f"{statistics.median(row.cpp):.1f}" if row.cpp else "-"
+        all_cpp = f"{statistics.median(row.all_cpp):.1f}" if row.all_cpp else "-"
         llc = (f"{statistics.median(row.llc):.2f}" if row.llc else
                ("unavailable" if "ipfwd-mem" in row.name else "-"))
-        print(f"{row.name:34} {med / 1e6:>23.3f} {min(row.pps) / 1e6:>7.2f}-{max(row.pps) / 1e6:<7.2f} "
-              f"{med / ref:>8.3f} {cpp:>10} {llc:>13}")
-    print("Mpps: sink packets over the window (measured); x l3fwd: median / l3fwd's median (computed); "
-          "P cyc/pkt: TSC cycles of P's polls that moved packets / packets P processed (measured, runtime "
-          "counters; with R+P+T on one context the fused burst's cycles)")
+        print(f"{row.name:44} {med / 1e6:>15.3f} {min(row.pps) / 1e6:>6.2f}-{max(row.pps) / 1e6:<6.2f} "
+              f"{med / ref:>8.3f} {statistics.median(per_round):>6.3f} "
+              f"({min(per_round):.2f}-{max(per_round):.2f}) {cpp:>7} {all_cpp:>14} {llc:>13}")
+    print("Mpps: median over rounds of sink packets / window (measured); min-max: its spread; x l3fwd: median / "
+          "l3fwd's median (computed); per round: median (min-max) of each round's ratio to the l3fwd run of the "
+          "same round (computed; steadier under load)")
+    print("P cyc/pkt: TSC cycles of P's polls that moved packets / packets P processed; R+P+T cyc/pkt: the three "
+          "tasks' cycles / packets received (measured, runtime counters; fused, P's share is the app's burst work)")
     if PERF_NOTE:
         print("LLC misses per packet: unavailable (" + "; ".join(PERF_NOTE) + ")")
     else:
