@@ -13,6 +13,7 @@
 #include "pp_task.h"
 
 #include <sched.h>
+#include <string.h>
 
 #include <rte_cycles.h>
 #include <rte_ethdev.h>
@@ -121,17 +122,21 @@ process_burst(struct pp_task *t, struct rte_mbuf **pkts, unsigned n, struct rte_
 	}
 	if (likely(nf == n))
 		return nf;
-	/* Some dropped: the rare path, per packet. */
+	/* Some dropped: the rare path.  Counted by reason per burst. */
 	struct rte_mbuf *drop[PP_BURST];
-	unsigned nd = 0;
+	uint8_t by_reason[PP_MAX_DROP_REASONS];
+	unsigned nd = 0, n_reasons = in->app->n_drop_reasons + 1; /* + bad_verdict */
+	memset(by_reason, 0, n_reasons);
 	for (unsigned i = 0; i < n; i++) {
 		unsigned v = verdict[i];
 		if (v == PP_VERDICT_FORWARD)
 			continue;
-		unsigned reason = v <= in->app->n_drop_reasons ? v - 1 : in->bad_verdict_reason;
-		bump(&t->ctr->dropped[reason], 1);
+		by_reason[v <= in->app->n_drop_reasons ? v - 1 : in->bad_verdict_reason]++;
 		drop[nd++] = pkts[i];
 	}
+	for (unsigned k = 0; k < n_reasons; k++)
+		if (by_reason[k] != 0)
+			bump(&t->ctr->dropped[k], by_reason[k]);
 	rte_pktmbuf_free_bulk(drop, nd);
 	return nf;
 }
