@@ -74,3 +74,26 @@ def test_fused_and_split_layouts_send_and_drop_alike(build_dir: Path, file_prefi
         # of R and never finds an empty ring.
         assert ft[(i, "P")]["bursts"] == ft[(i, "R")]["bursts"]
         assert ft[(i, "P")]["empty_polls"] == 0
+
+
+def test_fused_stuck_tx_port_holds_then_ends_with_tx_failed(build_dir: Path, file_prefix: str,
+                                                           tmp_path: Path) -> None:
+    # net_ring0 loops its tx ring to its own rx queue, which nobody reads:
+    # after 1023 packets it refuses everything.  Fused, T holds the burst
+    # the port refused and R receives nothing more until it went; at the
+    # stop T gives up after 1 s and counts what it held.
+    cap = tmp_path / "in.pcap"
+    ipfwd_traffic.write_pcap(cap, ipfwd_traffic.generate("l1", 256, 16, 64, 0.0, 9))
+    c0, _ = two_contexts()
+    res = run_ipfwd(build_dir, file_prefix, tmp_path,
+                    [f"net_pcap0,rx_pcap={cap},infinite_rx=1", "net_ring0"],
+                    placement([instance(0, 0, 1, 0, r=c0, p=c0, t=c0)], "l1"), ["--duration", "1"])
+    res.assert_clean()
+    t = res.stats["total"]
+    assert t["tx_packets"] == 1023  # the ring's capacity
+    assert 0 < t["dropped_by_reason"]["tx_failed"] <= 32
+    assert t["dropped_packets"] == t["dropped_by_reason"]["tx_failed"]
+    # No rings in between: R received what went out and one burst more.
+    assert t["rx_packets"] == t["tx_packets"] + t["dropped_packets"] and t["queued_packets"] == 0
+    assert t["rx_packets"] <= 1023 + 32
+    assert res.stats["accounting_ok"] is True
