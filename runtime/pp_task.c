@@ -64,8 +64,8 @@ upstream_done(const struct pp_task *t)
 /* Some PMDs hand over mbufs whose segments hold fewer bytes than pkt_len
  * (DPDK 22.11 net_pcap keeps the length of frames over 64 KiB in 16 bits).
  * An app that trusts pkt_len would read past the chain: make pkt_len what
- * the chain really holds, and count it.  Called only for bursts in which
- * chain_suspect() saw a packet that is not one plain segment. */
+ * the chain really holds, and count it.  Called per packet only for bursts
+ * in which not_plain() saw a packet that is not one plain segment. */
 static inline void
 repair_chain(struct rte_mbuf *m, struct pp_task_counters *c)
 {
@@ -82,19 +82,25 @@ repair_chain(struct rte_mbuf *m, struct pp_task_counters *c)
 	}
 }
 
-/* Non-zero when a packet of the burst is anything but one segment holding
- * pkt_len bytes.  Branch-free, on the first mbuf line only (the one the
- * driver has just written); the same pass prefetches the packet headers
- * for P.  A single segment whose next is set breaks DPDK's own invariant
- * (nb_segs counts the chain) and is left to repair_chain's callers. */
+/* Non-zero when the mbuf is anything but one segment holding pkt_len
+ * bytes.  Branch-free, on the first mbuf line only (the one the driver has
+ * just written).  A single segment whose next is set would break DPDK's
+ * own invariant (nb_segs counts the chain): not looked for. */
+static inline uint32_t
+not_plain(const struct rte_mbuf *m)
+{
+	return (uint32_t)(m->nb_segs ^ 1) | (m->data_len ^ m->pkt_len);
+}
+
+/* Fused R: not_plain() over the burst, in the pass that prefetches the
+ * packet headers for P. */
 static inline uint32_t
 prefetch_and_check(struct rte_mbuf **pkts, unsigned n)
 {
 	uint32_t odd = 0;
 	for (unsigned i = 0; i < n; i++) {
-		const struct rte_mbuf *m = pkts[i];
-		rte_prefetch0(rte_pktmbuf_mtod(m, void *));
-		odd |= (uint32_t)(m->nb_segs ^ 1) | (m->data_len ^ m->pkt_len);
+		rte_prefetch0(rte_pktmbuf_mtod(pkts[i], void *));
+		odd |= not_plain(pkts[i]);
 	}
 	return odd;
 }
@@ -216,7 +222,7 @@ poll_r(struct pp_task *t)
 	}
 	uint32_t odd = 0;
 	for (unsigned i = 0; i < n; i++)
-		odd |= (uint32_t)(pkts[i]->nb_segs ^ 1) | (pkts[i]->data_len ^ pkts[i]->pkt_len);
+		odd |= not_plain(pkts[i]);
 	if (unlikely(odd != 0))
 		repair_burst(pkts, n, c);
 	/* Single producer and room checked above: all n go in. */
