@@ -367,6 +367,8 @@ def main(argv: list[str] | None = None) -> int:
         print("LLC miss/pkt: perf stat LLC-load-misses of the ipfwd process / window packets (measured)")
     print(f"load average (1 min, measured) before/after: {load0:.2f} / {os.getloadavg()[0]:.2f} on "
           f"{os.cpu_count()} CPUs: other processes on these contexts depress every figure; compare ratios")
+    print("P alone needs both contexts running it at once (P and R+T hand every packet over): on a machine "
+          "loaded beyond its contexts that layout stalls far more than one context running R+P+T fused")
     return 0
 
 
