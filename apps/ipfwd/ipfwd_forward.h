@@ -100,14 +100,16 @@ ipfwd_forward(struct rte_mbuf *m, const struct ipfwd_table *t)
 		return IPFWD_TTL_EXPIRED;
 
 	const struct ipfwd_next_hop *nh = ipfwd_lookup(t, rte_be_to_cpu_32(ip->dst_addr));
-	rte_ether_addr_copy(&nh->dst_mac, &eth->dst_addr);
-	rte_ether_addr_copy(&nh->src_mac, &eth->src_addr);
-	/* TTL shares its 16-bit word with the protocol field. */
-	uint16_t old_word, new_word;
-	memcpy(&old_word, &ip->time_to_live, sizeof(old_word));
+	/* Destination then source MAC, contiguous in the entry and the frame. */
+	RTE_BUILD_BUG_ON(offsetof(struct ipfwd_next_hop, src_mac) != RTE_ETHER_ADDR_LEN ||
+		offsetof(struct rte_ether_hdr, src_addr) != RTE_ETHER_ADDR_LEN);
+	memcpy(eth, nh, 2 * RTE_ETHER_ADDR_LEN);
+	/* TTL minus one: its 16-bit header word (TTL, protocol) goes down by
+	 * the stored form of 0x0100 (no borrow: TTL >= 2), so RFC 1624 needs
+	 * only that difference: old word ttl_one, new word 0. */
+	const uint16_t ttl_one = RTE_BE16(0x0100);
 	ip->time_to_live--;
-	memcpy(&new_word, &ip->time_to_live, sizeof(new_word));
-	ip->hdr_checksum = ipfwd_cksum_update(ip->hdr_checksum, old_word, new_word);
+	ip->hdr_checksum = ipfwd_cksum_update(ip->hdr_checksum, ttl_one, 0);
 	return IPFWD_FORWARD;
 }
 
