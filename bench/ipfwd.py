@@ -226,6 +226,68 @@ def ipfwd_run(exe: Path, variant: str, split: bool, s: Setup, tag: str, want_per
     return IpfwdRun(pps, cpp, all_cpp, llc / (pps * perf_s) if llc is not None and pps > 0 else None)
 
 
+def callgrind_ir(profile: Path, function: str) -> int:
+    """Instructions executed in `function` and what it called (inclusive
+    Ir) in a callgrind profile."""
+    p = subprocess.run(["callgrind_annotate", "--inclusive=yes", str(profile)], capture_output=True, text=True)
+    for line in p.stdout.splitlines():
+        f = line.split()
+        if len(f) >= 3 and f[2].endswith(":" + function) and f[0].replace(",", "").isdigit():
+            return int(f[0].replace(",", ""))
+    raise RuntimeError(f"{profile}: no function {function} in callgrind_annotate's output")
+
+
+VALGRIND = ["valgrind", "--tool=callgrind"]
+VG_MEM = ["--no-huge", "-m", "1024"]
+
+
+def ipfwd_instructions(exe: Path, cap: Path, tmp: Path, packets: int, tag: str) -> float:
+    """Instructions per packet of ipfwd-l1 with R+P+T fused on one context,
+    under callgrind: the worker's loop (pp_lcore_main, inclusive: ports,
+    runtime and app) / packets received."""
+    ctx = sorted(os.sched_getaffinity(0))[0]
+    place = harness.write_placement(tmp / f"vg_{tag}.json", harness.placement(
+        "ipfwd", [harness.instance(0, 0, 1, 0, ctx, ctx, ctx)], variant="l1"))
+    prof, stats = tmp / f"callgrind_{tag}.out", tmp / f"vg_stats_{tag}.json"
+    cmd = [*VALGRIND, f"--callgrind-out-file={prof}", str(exe),
+           *harness.eal_args(f"bench_vg_{tag}_{os.getpid()}", [f"net_pcap0,rx_pcap={cap},infinite_rx=1", SINK],
+                             extra=VG_MEM),
+           "--", "--placement", str(place), "--packets", str(packets), "--mbufs", "16384", "--mbuf-size", "2048",
+           "--stats", str(stats)]
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
+    if p.returncode != 0:
+        raise RuntimeError(f"ipfwd under callgrind: exit {p.returncode}: {p.stderr[-2000:]}")
+    rx = json.loads(stats.read_text())["total"]["rx_packets"]
+    return callgrind_ir(prof, "pp_lcore_main") / rx
+
+
+def l3fwd_instructions(exe: Path, rules: tuple[Path, Path], cap: Path, tmp: Path, packets: int) -> float:
+    """Instructions per packet of l3fwd under callgrind: its forwarding
+    loop (lpm_main_loop, inclusive) / sink packets, read through telemetry
+    just before the stop (the few bursts after it make this a slight
+    overestimate)."""
+    prefix, prof = f"bench_vg_l3_{os.getpid()}", tmp / "callgrind_l3fwd.out"
+    ctx = sorted(os.sched_getaffinity(0))[0]
+    cmd = [*VALGRIND, f"--callgrind-out-file={prof}", str(exe), "--no-pci", "--file-prefix", prefix, "-l", str(ctx),
+           "--log-level", "lib.eal:warning", "--vdev", f"net_pcap0,rx_pcap={cap},infinite_rx=1", "--vdev", SINK,
+           *VG_MEM, "--", "-p", "0x3", "--config", f"(0,0,{ctx})", f"--rule_ipv4={rules[0]}",
+           f"--rule_ipv6={rules[1]}", "--parse-ptype", "--lookup=lpm"]
+    p = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                         start_new_session=True)
+    end, sent = time.monotonic() + 900, 0
+    try:
+        while sent < packets:
+            if p.poll() is not None or time.monotonic() > end:
+                raise RuntimeError(f"l3fwd under callgrind: exit {p.returncode} or 900 s after "
+                                   f"{sent} packets: {' '.join(cmd)}")
+            time.sleep(0.2)
+            sent = sink_packets(prefix) or 0
+    finally:
+        p.send_signal(signal.SIGINT)
+        p.communicate(timeout=300)
+    return callgrind_ir(prof, "lpm_main_loop") / sent
+
+
 @dataclass
 class Row:
     name: str
@@ -264,6 +326,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--mem-packets", type=int, default=1 << 20,
                     help="mem capture: distinct random destinations; 2^20 x 64 B lines = 64 MiB (2^20)")
     ap.add_argument("--no-mem", action="store_true", help="leave out the ipfwd-mem rows")
+    ap.add_argument("--instructions", type=int, metavar="PACKETS", default=0,
+                    help="also count instructions per packet under valgrind's callgrind (load-independent): "
+                         "l3fwd and ipfwd-l1 fused (and the baseline's), each over about PACKETS packets "
+                         "(e.g. 200000; 0 = not)")
     ap.add_argument("--baseline", type=Path, metavar="BUILD",
                     help="another release build of ipfwd (e.g. of an earlier commit) whose ipfwd rows run in "
                          "the same rounds, marked [baseline]: before/after side by side")
@@ -342,6 +408,16 @@ def main(argv: list[str] | None = None) -> int:
                 else:
                     rows[i].pps.append(got)
             print(f"round {r + 1}/{a.rounds} done", file=sys.stderr)
+        instr: list[tuple[str, float]] = []
+        if a.instructions > 0:
+            if shutil.which("valgrind") is None or shutil.which("callgrind_annotate") is None:
+                sys.exit("bench/ipfwd.py: --instructions needs valgrind (Debian package valgrind)")
+            cap = setups["l1"].cap
+            instr.append(("l3fwd LPM", l3fwd_instructions(l3, rules, cap, tmp, a.instructions)))
+            instr.append(("ipfwd-l1 R+P+T on 1 context", ipfwd_instructions(exe, cap, tmp, a.instructions, "new")))
+            if base_exe is not None:
+                instr.append(("ipfwd-l1 R+P+T on 1 context [baseline]",
+                              ipfwd_instructions(base_exe, cap, tmp, a.instructions, "base")))
     ref = statistics.median(rows[0].pps)
     print()
     print(f"{'':44} {'Mpps (measured)':>15} {'min-max':>13} {'x l3fwd':>8} {'per round':>15} {'P cyc/pkt':>10} "
@@ -361,9 +437,16 @@ def main(argv: list[str] | None = None) -> int:
           "same round (computed; steadier under load)")
     print("P cyc/pkt: TSC cycles of P's polls that moved packets / packets P processed; R+P+T cyc/pkt: the three "
           "tasks' cycles / packets received (measured, runtime counters; fused, P's share is the app's burst work)")
+    if instr:
+        print()
+        print(f"{'':44} {'instructions/packet (measured, callgrind)':>42} {'x l3fwd':>8}")
+        for name, ipp in instr:
+            print(f"{name:44} {ipp:>42.1f} {ipp / instr[0][1]:>8.3f}")
+        print("instructions/packet: inclusive Ir of the forwarding loop (l3fwd: lpm_main_loop, ipfwd: "
+              "pp_lcore_main; ports, runtime and app) / packets, l1 capture; independent of the machine's load")
     if PERF_NOTE:
         print("LLC misses per packet: unavailable (" + "; ".join(PERF_NOTE) + ")")
-    else:
+    elif not a.no_mem:
         print("LLC miss/pkt: perf stat LLC-load-misses of the ipfwd process / window packets (measured)")
     print(f"load average (1 min, measured) before/after: {load0:.2f} / {os.getloadavg()[0]:.2f} on "
           f"{os.cpu_count()} CPUs: other processes on these contexts depress every figure; compare ratios")

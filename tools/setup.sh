@@ -41,6 +41,7 @@ packages=(
   tshark tcpdump clang libclang-rt-14-dev clang-format
   libfixbuf-dev libfixbuf-tools nfdump
   dpdk-doc  # /usr/share/dpdk/examples: bench/ipfwd.py builds l3fwd from it
+  valgrind  # bench/ipfwd.py --instructions (callgrind)
 )
 missing=()
 for p in "${packages[@]}"; do
