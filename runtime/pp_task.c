@@ -121,13 +121,19 @@ process_burst(struct pp_task *t, struct rte_mbuf **pkts, unsigned n, struct rte_
 	struct pp_instance_rt *in = t->inst;
 	uint8_t *verdict = t->verdict;
 	in->app->process(in->app_task_state, pkts, (uint16_t)n, verdict);
+	/* All forwarded, the usual case: one pass over the verdict bytes. */
+	uint8_t any = 0;
+	for (unsigned i = 0; i < n; i++)
+		any |= verdict[i];
+	if (likely(any == PP_VERDICT_FORWARD)) {
+		memcpy(fwd, pkts, n * sizeof(*pkts));
+		return n;
+	}
 	unsigned nf = 0;
 	for (unsigned i = 0; i < n; i++) {
 		fwd[nf] = pkts[i];
 		nf += verdict[i] == PP_VERDICT_FORWARD;
 	}
-	if (likely(nf == n))
-		return nf;
 	/* Some dropped: the rare path.  Counted by reason per burst. */
 	struct rte_mbuf *drop[PP_BURST];
 	uint8_t by_reason[PP_MAX_DROP_REASONS];
