@@ -1,27 +1,50 @@
 #!/usr/bin/env python3
-"""bench/ipfwd.py: packets per second of one ipfwd instance (variants l1 and
-mem) next to dpdk-testpmd io forwarding over the same ports (the ceiling of
-a forwarder that touches nothing), measured in one run, as absolute Mpps
-and as a ratio.
+"""bench/ipfwd.py: ipfwd against DPDK's own l3fwd (LPM) and testpmd io
+forwarding, side by side in one run, as Mpps (measured) and as ratios to
+l3fwd.
 
-Ports: net_pcap replaying a generated capture from memory (infinite_rx=1)
-into net_null.  ipfwd's P task runs alone on one context; on a machine with
-fewer than 3 contexts R and T share the other one (co-location), which the
-output says.  Run with the project's venv: .venv/bin/python bench/ipfwd.py
+Every contender reads the same 64-byte capture through net_pcap
+(infinite_rx=1) and sends into net_null (no-rx=1), and forwards on the same
+one context:
+  l3fwd LPM      DPDK's example, built here at benchmark time from the
+                 installed examples (Debian dpdk-doc,
+                 /usr/share/dpdk/examples/l3fwd) into a temporary directory;
+                 one lcore, two /1 routes to the sink port; --parse-ptype
+                 (the virtual ports give no packet types).  As shipped it asks
+                 for Rx checksum offload, which the virtual ports lack and
+                 which makes it refuse to start: the copy is built with
+                 rxmode.offloads = 0 (l3fwd then checks no IPv4 checksum;
+                 ipfwd computes it in software).
+  testpmd io     the touch-nothing ceiling: one forwarding lcore, no
+                 statistics printing, --no-lsc-interrupt, the same pool
+                 size, mbuf size and burst as ipfwd.
+  ipfwd l1/mem   R+P+T co-located on the one context, and P alone on it
+                 with R and T on the other context.
+l3fwd and testpmd are counted from the sink port through DPDK's telemetry
+socket (opackets over the window); ipfwd from its own statistics window.
+Contenders alternate within each round (--rounds, >= 3): medians and spread
+(min-max) are printed.  Cycles per packet: the runtime's TSC counters of
+the P task (measured); LLC misses from perf stat where the PMU is visible.
+
+Run with the project's venv on a release build:
+  .venv/bin/python bench/ipfwd.py --build build
 """
 from __future__ import annotations
 
 import argparse
 import json
 import os
-import re
+import shutil
 import signal
+import socket
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "apps" / "ipfwd"))
@@ -33,150 +56,402 @@ try:
 except ImportError as e:  # numpy missing: not the project's venv
     sys.exit(f"bench/ipfwd.py: {e}; run it with the project's venv: .venv/bin/python bench/ipfwd.py")
 
-MBUF_DATA = 128  # small mbufs (64-byte packets): the mem capture is replayed from memory
+L3FWD_SRC = Path("/usr/share/dpdk/examples")
+SINK = "net_null0,no-rx=1"
+RUNTIME_DIR = Path("/var/run/dpdk") if os.geteuid() == 0 else Path(
+    os.environ.get("XDG_RUNTIME_DIR", "/tmp")) / "dpdk"
 
 
+def build_l3fwd(tmp: Path) -> Path:
+    """Copy DPDK's l3fwd example (and the examples' common headers) into
+    tmp, make it accept ports without Rx checksum offload, build it with
+    pkg-config libdpdk.  Returns the binary."""
+    if not (L3FWD_SRC / "l3fwd" / "main.c").is_file():
+        sys.exit(f"bench/ipfwd.py: {L3FWD_SRC}/l3fwd/main.c missing: install dpdk-doc (tools/setup.sh)")
+    src = tmp / "examples"
+    shutil.copytree(L3FWD_SRC / "l3fwd", src / "l3fwd")
+    if (L3FWD_SRC / "common").is_dir():
+        shutil.copytree(L3FWD_SRC / "common", src / "common")
+    main_c = src / "l3fwd" / "main.c"
+    text = main_c.read_text()
+    patched = text.replace(".offloads = RTE_ETH_RX_OFFLOAD_CHECKSUM,", ".offloads = 0,")
+    if patched == text:
+        sys.exit(f"bench/ipfwd.py: {main_c}: the Rx offload line to patch is not there (another DPDK?)")
+    main_c.write_text(patched)
+    p = subprocess.run(["make", "-C", str(src / "l3fwd"), "shared"], capture_output=True, text=True)
+    exe = src / "l3fwd" / "build" / "l3fwd"
+    if p.returncode != 0 or not exe.exists():
+        sys.exit(f"bench/ipfwd.py: building l3fwd failed (exit {p.returncode}):\n{p.stderr[-3000:]}")
+    return exe
 
-def memory_args(mbufs: int) -> list[str]:
-    """The same memory for testpmd and ipfwd: hugepages when enough are
-    free for the pool, otherwise --no-huge for both."""
-    need_mb = mbufs * (MBUF_DATA + 128 + 256) // (1 << 20) + 128
-    return [] if harness.free_hugepage_mb() >= need_mb else ["--no-huge", "-m", str(need_mb + 128)]
+
+def telemetry(prefix: str, cmd: str) -> dict:
+    """One command on a DPDK process's telemetry socket."""
+    with socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET) as s:
+        s.settimeout(2.0)
+        s.connect(str(RUNTIME_DIR / prefix / "dpdk_telemetry.v2"))
+        s.recv(4096)
+        s.send(cmd.encode())
+        return json.loads(s.recv(65536))
 
 
-def run_testpmd(cap: Path, mbufs: int, mem: list[str], warmup: float, duration: float, ctx: int,
-                tag: str) -> float:
-    """Mean Tx-pps of the sink port, from testpmd's own 1 s statistics,
-    over the samples after the warm-up."""
-    cmd = ["dpdk-testpmd", "--no-pci", "--file-prefix", f"bench_tp_{tag}_{os.getpid()}",
-           "-l", f"{0 if ctx != 0 else 1},{ctx}", "--main-lcore", str(0 if ctx != 0 else 1),
-           "--log-level", "lib.eal:warning",
-           "--vdev", f"net_pcap0,rx_pcap={cap},infinite_rx=1", "--vdev", "net_null0", *mem,
-           "--", "--forward-mode=io", "--auto-start", "--stats-period", "1",
-           f"--total-num-mbufs={mbufs}", f"--mbuf-size={MBUF_DATA + 128}", "--nb-cores=1",
-           "--rxq=1", "--txq=1", "--burst=32"]
-    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    samples: list[float] = []
-    port = None
-    start = None
-    assert p.stdout is not None
-    for line in p.stdout:
-        m = re.search(r"NIC statistics for port (\d+)", line)
-        if m:
-            port = int(m.group(1))
-            start = start or time.monotonic()
-        m = re.search(r"Tx-pps:\s+(\d+)", line)
-        if m and port == 1 and start is not None:
-            if time.monotonic() - start >= warmup:
-                samples.append(float(m.group(1)))
-            if len(samples) >= max(1, round(duration)):
-                break
-    p.send_signal(signal.SIGINT)
+def sink_packets(prefix: str) -> int | None:
     try:
-        p.communicate(timeout=30)
-    except subprocess.TimeoutExpired:
-        p.kill()
-        p.communicate()
-    if not samples:
-        raise RuntimeError(f"testpmd gave no statistics (exit {p.returncode}): {' '.join(cmd)}")
-    return statistics.fmean(samples)
+        return int(telemetry(prefix, "/ethdev/stats,1")["/ethdev/stats"]["opackets"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
 
 
-def run_ipfwd(exe: Path, cap: Path, variant: str, mbufs: int, mem: list[str], warmup: float,
-              duration: float, ctx_rt: int, ctx_p: int, tmp: Path, tag: str) -> dict:
-    place = harness.placement("ipfwd", [harness.instance(0, 0, 1, 0, ctx_rt, ctx_p, ctx_rt)], variant=variant)
-    r = harness.run_app(exe, f"bench_ipfwd_{tag}_{os.getpid()}", tmp,
-                        [f"net_pcap0,rx_pcap={cap},infinite_rx=1", "net_null0"], place,
-                        ["--warmup", str(warmup), "--mbufs", str(mbufs), "--mbuf-size", str(MBUF_DATA)],
-                        duration=duration, timeout=warmup + duration + 120, eal=mem,
-                        stats=tmp / f"stats_{tag}.json")
+def run_dpdk_tool(cmd: list[str], prefix: str, warmup: float, duration: float) -> float:
+    """Start a DPDK program, wait for its sink port to move packets, let it
+    warm up, count sink packets over the window.  Returns packets/s."""
+    p = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                         text=True, start_new_session=True)
+    try:
+        end = time.monotonic() + 120
+        while (sink_packets(prefix) or 0) == 0:
+            if p.poll() is not None:
+                raise RuntimeError(f"exit {p.returncode} before forwarding: {' '.join(cmd)}\n"
+                                   f"{p.stderr.read()[-2000:] if p.stderr else ''}")
+            if time.monotonic() > end:
+                raise RuntimeError(f"no packet at the sink after 120 s: {' '.join(cmd)}")
+            time.sleep(0.05)
+        time.sleep(warmup)
+        n0, t0 = sink_packets(prefix), time.monotonic()
+        time.sleep(duration)
+        n1, t1 = sink_packets(prefix), time.monotonic()
+        if n0 is None or n1 is None:
+            raise RuntimeError(f"telemetry did not answer: {' '.join(cmd)}")
+        return (n1 - n0) / (t1 - t0)
+    finally:
+        p.send_signal(signal.SIGINT)
+        try:
+            p.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.communicate()
+
+
+def eal(prefix: str, lcores: str, cap: Path, mem: list[str]) -> list[str]:
+    return ["--no-pci", "--file-prefix", prefix, "-l", lcores, "--log-level", "lib.eal:warning",
+            "--vdev", f"net_pcap0,rx_pcap={cap},infinite_rx=1", "--vdev", SINK, *mem]
+
+
+def memory_args(mbufs: int, data: int) -> list[str]:
+    """The same memory for every contender: hugepages when enough are free
+    for the pool, otherwise --no-huge for all."""
+    need_mb = mbufs * (data + 128 + 256) // (1 << 20) + 256
+    return [] if harness.free_hugepage_mb() >= need_mb else ["--no-huge", "-m", str(need_mb + 256)]
+
+
+@dataclass
+class Setup:
+    """What every contender of one capture shares."""
+    cap: Path
+    mbufs: int
+    data: int  # mbuf data room without headroom
+    mem: list[str]
+    ctx_p: int
+    ctx_rt: int
+    warmup: float
+    duration: float
+    tmp: Path
+
+
+def l3fwd_pps(exe: Path, rules: tuple[Path, Path], s: Setup, tag: str) -> float:
+    prefix = f"bench_l3_{tag}_{os.getpid()}"
+    cmd = [str(exe), *eal(prefix, str(s.ctx_p), s.cap, s.mem), "--", "-p", "0x3", "--config", f"(0,0,{s.ctx_p})",
+           f"--rule_ipv4={rules[0]}", f"--rule_ipv6={rules[1]}", "--parse-ptype", "--lookup=lpm"]
+    return run_dpdk_tool(cmd, prefix, s.warmup, s.duration)
+
+
+def testpmd_pps(s: Setup, tag: str) -> float:
+    prefix = f"bench_tp_{tag}_{os.getpid()}"
+    cmd = ["dpdk-testpmd", *eal(prefix, f"{s.ctx_rt},{s.ctx_p}", s.cap, s.mem), "--main-lcore", str(s.ctx_rt),
+           "--", "--forward-mode=io", "--auto-start", "--nb-cores=1", "--rxq=1", "--txq=1", "--burst=32",
+           "--no-lsc-interrupt", "--no-rmv-interrupt", "--mbcache=256", f"--total-num-mbufs={s.mbufs}",
+           f"--mbuf-size={s.data + 128}", "--rxd=1024", "--txd=1024"]
+    return run_dpdk_tool(cmd, prefix, s.warmup, s.duration)
+
+
+@dataclass
+class IpfwdRun:
+    pps: float
+    p_cycles_per_packet: float  # TSC cycles of the P task per packet it processed
+    all_cycles_per_packet: float  # TSC cycles of R, P and T per packet received
+    llc_misses_per_packet: float | None
+
+
+def perf_llc(pid: int, seconds: float) -> tuple[float | None, str]:
+    """LLC-load-misses of a process over `seconds` (perf stat), or None and why."""
+    if shutil.which("perf") is None:
+        return None, "perf not installed"
+    p = subprocess.run(["perf", "stat", "-x", ",", "-e", "LLC-load-misses", "-p", str(pid), "--", "sleep",
+                        str(seconds)], capture_output=True, text=True)
+    for line in p.stderr.splitlines():
+        f = line.split(",")
+        if len(f) > 2 and "LLC-load-misses" in f[2]:
+            return (float(f[0]), "") if f[0].replace(".", "").isdigit() else (None, f"perf: {f[0]}")
+    return None, f"perf stat: {p.stderr.strip()[-200:] or 'no output'}"
+
+
+PERF_NOTE: list[str] = []
+
+
+def ipfwd_run(exe: Path, variant: str, split: bool, s: Setup, tag: str, want_perf: bool) -> IpfwdRun:
+    ctx_rt = s.ctx_rt if split else s.ctx_p
+    place = harness.placement("ipfwd", [harness.instance(0, 0, 1, 0, ctx_rt, s.ctx_p, ctx_rt)], variant=variant)
+    stats_path = s.tmp / f"stats_{tag}.json"
+    p, stats_path = harness.start_app(exe, f"bench_ipfwd_{tag}_{os.getpid()}", s.tmp,
+                                      [f"net_pcap0,rx_pcap={s.cap},infinite_rx=1", SINK], place,
+                                      ["--warmup", str(s.warmup), "--mbufs", str(s.mbufs), "--mbuf-size",
+                                       str(s.data)], duration=s.duration, eal=s.mem, stats=stats_path)
+    llc, perf_s = None, max(0.5, s.duration - 1.5)
+    if want_perf:
+        time.sleep(s.warmup + 3.0)  # EAL start and capture load take a few seconds: within the window
+        llc, why = perf_llc(p.pid, perf_s)
+        if llc is None and why not in PERF_NOTE:
+            PERF_NOTE.append(why)
+    r = harness.finish(p, stats_path, timeout=s.warmup + s.duration + 120)
     if r.rc != 0 or r.stats is None:
         raise RuntimeError(f"ipfwd exit {r.rc}: {r.stderr[-2000:]}")
-    return r.stats
+    st = r.stats
+    if st["accounting_ok"] is not True:
+        raise RuntimeError(f"ipfwd {variant}: accounting violated")
+    task = {t["role"]: t for t in st["tasks"]}
+    cpp = task["P"]["cycles"] / task["P"]["packets"] if task["P"]["packets"] else float("nan")
+    all_cpp = (sum(t["cycles"] for t in task.values()) / task["R"]["packets"] if task["R"]["packets"]
+               else float("nan"))
+    pps = st["total"]["pps"]
+    return IpfwdRun(pps, cpp, all_cpp, llc / (pps * perf_s) if llc is not None and pps > 0 else None)
+
+
+def callgrind_ir(profile: Path, function: str) -> int:
+    """Instructions executed in `function` and what it called (inclusive
+    Ir) in a callgrind profile."""
+    p = subprocess.run(["callgrind_annotate", "--inclusive=yes", str(profile)], capture_output=True, text=True)
+    for line in p.stdout.splitlines():
+        f = line.split()
+        if len(f) >= 3 and f[2].endswith(":" + function) and f[0].replace(",", "").isdigit():
+            return int(f[0].replace(",", ""))
+    raise RuntimeError(f"{profile}: no function {function} in callgrind_annotate's output")
+
+
+VALGRIND = ["valgrind", "--tool=callgrind"]
+VG_MEM = ["--no-huge", "-m", "1024"]
+
+
+def ipfwd_instructions(exe: Path, cap: Path, tmp: Path, packets: int, tag: str) -> float:
+    """Instructions per packet of ipfwd-l1 with R+P+T fused on one context,
+    under callgrind: the worker's loop (pp_lcore_main, inclusive: ports,
+    runtime and app) / packets received."""
+    ctx = sorted(os.sched_getaffinity(0))[0]
+    place = harness.write_placement(tmp / f"vg_{tag}.json", harness.placement(
+        "ipfwd", [harness.instance(0, 0, 1, 0, ctx, ctx, ctx)], variant="l1"))
+    prof, stats = tmp / f"callgrind_{tag}.out", tmp / f"vg_stats_{tag}.json"
+    cmd = [*VALGRIND, f"--callgrind-out-file={prof}", str(exe),
+           *harness.eal_args(f"bench_vg_{tag}_{os.getpid()}", [f"net_pcap0,rx_pcap={cap},infinite_rx=1", SINK],
+                             extra=VG_MEM),
+           "--", "--placement", str(place), "--packets", str(packets), "--mbufs", "16384", "--mbuf-size", "2048",
+           "--stats", str(stats)]
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
+    if p.returncode != 0:
+        raise RuntimeError(f"ipfwd under callgrind: exit {p.returncode}: {p.stderr[-2000:]}")
+    rx = json.loads(stats.read_text())["total"]["rx_packets"]
+    return callgrind_ir(prof, "pp_lcore_main") / rx
+
+
+def l3fwd_instructions(exe: Path, rules: tuple[Path, Path], cap: Path, tmp: Path, packets: int) -> float:
+    """Instructions per packet of l3fwd under callgrind: its forwarding
+    loop (lpm_main_loop, inclusive) / sink packets, read through telemetry
+    just before the stop (the few bursts after it make this a slight
+    overestimate)."""
+    prefix, prof = f"bench_vg_l3_{os.getpid()}", tmp / "callgrind_l3fwd.out"
+    ctx = sorted(os.sched_getaffinity(0))[0]
+    cmd = [*VALGRIND, f"--callgrind-out-file={prof}", str(exe), "--no-pci", "--file-prefix", prefix, "-l", str(ctx),
+           "--log-level", "lib.eal:warning", "--vdev", f"net_pcap0,rx_pcap={cap},infinite_rx=1", "--vdev", SINK,
+           *VG_MEM, "--", "-p", "0x3", "--config", f"(0,0,{ctx})", f"--rule_ipv4={rules[0]}",
+           f"--rule_ipv6={rules[1]}", "--parse-ptype", "--lookup=lpm"]
+    p = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                         start_new_session=True)
+    end, sent = time.monotonic() + 900, 0
+    try:
+        while sent < packets:
+            if p.poll() is not None or time.monotonic() > end:
+                raise RuntimeError(f"l3fwd under callgrind: exit {p.returncode} or 900 s after "
+                                   f"{sent} packets: {' '.join(cmd)}")
+            time.sleep(0.2)
+            sent = sink_packets(prefix) or 0
+    finally:
+        p.send_signal(signal.SIGINT)
+        p.communicate(timeout=300)
+    return callgrind_ir(prof, "lpm_main_loop") / sent
+
+
+@dataclass
+class Row:
+    name: str
+    pps: list[float] = field(default_factory=list)
+    cpp: list[float] = field(default_factory=list)
+    all_cpp: list[float] = field(default_factory=list)
+    llc: list[float] = field(default_factory=list)
+
+
+def build_type(build: Path) -> str:
+    opts = json.loads((build / "meson-info" / "intro-buildoptions.json").read_text())
+    return next((str(o["value"]) for o in opts if o["name"] == "buildtype"), "?")
+
+
+def check_build(ap: argparse.ArgumentParser, opt: str, build: Path) -> Path:
+    """ipfwd of a Meson release build, or a usage error naming the option."""
+    exe = build / "apps" / "ipfwd" / "ipfwd"
+    if not exe.is_file():
+        ap.error(f"{opt} {build}: no apps/ipfwd/ipfwd there (build with -Dparts=runtime,ipfwd)")
+    opts = json.loads((build / "meson-info" / "intro-buildoptions.json").read_text())
+    san = next((str(o["value"]) for o in opts if o["name"] == "b_sanitize"), "none")
+    if san != "none":
+        ap.error(f"{opt} {build} is a sanitizer build (b_sanitize={san}): its figures mean nothing")
+    return exe
 
 
 @harness.broken_pipe_safe
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--build", type=Path, default=Path(os.environ.get("PIPEPLACE_BUILD", REPO / "build")),
-                    help="Meson build with apps/ipfwd/ipfwd (default $PIPEPLACE_BUILD or build/)")
+                    help="Meson release build with apps/ipfwd/ipfwd (default $PIPEPLACE_BUILD or build/)")
     ap.add_argument("--duration", type=float, default=3.0, help="measured seconds per run (3)")
     ap.add_argument("--warmup", type=float, default=1.0, help="seconds before measuring (1)")
-    ap.add_argument("--rounds", type=int, default=1, help="alternating ipfwd/testpmd rounds; medians (1)")
-    ap.add_argument("--l1-packets", type=int, default=4096)
+    ap.add_argument("--rounds", type=int, default=3, help="rounds of all contenders, alternating (>= 3; 3)")
+    ap.add_argument("--l1-packets", type=int, default=4096, help="l1 capture: packets (4096)")
     ap.add_argument("--mem-packets", type=int, default=1 << 20,
                     help="mem capture: distinct random destinations; 2^20 x 64 B lines = 64 MiB (2^20)")
+    ap.add_argument("--no-mem", action="store_true", help="leave out the ipfwd-mem rows")
+    ap.add_argument("--instructions", type=int, metavar="PACKETS", default=0,
+                    help="also count instructions per packet under valgrind's callgrind (load-independent): "
+                         "l3fwd and ipfwd-l1 fused (and the baseline's), each over about PACKETS packets "
+                         "(e.g. 200000; 0 = not)")
+    ap.add_argument("--baseline", type=Path, metavar="BUILD",
+                    help="another release build of ipfwd (e.g. of an earlier commit) whose ipfwd rows run in "
+                         "the same rounds, marked [baseline]: before/after side by side")
     a = ap.parse_args(argv)
-    exe = a.build / "apps" / "ipfwd" / "ipfwd"
-    if not exe.is_file():
-        ap.error(f"--build {a.build}: no apps/ipfwd/ipfwd there (build with -Dparts=runtime,ipfwd)")
-    opts = json.loads((a.build / "meson-info" / "intro-buildoptions.json").read_text())
-    san = next((str(o["value"]) for o in opts if o["name"] == "b_sanitize"), "none")
-    btype = next((str(o["value"]) for o in opts if o["name"] == "buildtype"), "?")
-    if san != "none":
-        ap.error(f"--build {a.build} is a sanitizer build (b_sanitize={san}): its figures mean nothing")
-    if a.duration < 1 or a.rounds < 1:
-        ap.error("--duration must be >= 1 and --rounds >= 1")
-
+    exe = check_build(ap, "--build", a.build)
+    btype = build_type(a.build)
+    base_exe = check_build(ap, "--baseline", a.baseline) if a.baseline else None
+    if a.duration < 1:
+        ap.error(f"--duration {a.duration:g}: must be >= 1")
+    if a.rounds < 3:
+        ap.error(f"--rounds {a.rounds}: must be >= 3 (medians of alternating rounds)")
+    if shutil.which("dpdk-testpmd") is None:
+        ap.error("dpdk-testpmd not found (Debian package dpdk)")
     ctxs = sorted(os.sched_getaffinity(0))
-    if len(ctxs) >= 3:
-        ctx_r, ctx_p = ctxs[0], ctxs[1]
-        layout = (f"R and T co-located on context {ctx_r}, P alone on context {ctx_p} "
-                  "(the same two contexts testpmd uses)")
-    elif len(ctxs) == 2:
-        ctx_r, ctx_p = ctxs[0], ctxs[1]
-        layout = (f"this machine has 2 contexts and a pipeline needs 3: R and T co-located "
-                  f"on context {ctx_r}, P alone on context {ctx_p}")
-    else:
-        ap.error("need at least 2 contexts")
-    print(f"bench/ipfwd.py: build {a.build} ({btype}); {layout}")
-    print(f"testpmd io: main lcore on context {ctx_r}, its one forwarding lcore (rx+tx) on context {ctx_p}")
-    print(f"ports: net_pcap infinite_rx=1 -> net_null; {a.warmup:g} s warm-up, {a.duration:g} s window, "
-          f"{a.rounds} round(s)")
+    if len(ctxs) < 2:
+        ap.error("need at least 2 contexts (P alone on one, R and T on the other)")
+    ctx_rt, ctx_p = ctxs[0], ctxs[1]
+    if base_exe is not None:
+        print(f"[baseline] rows: ipfwd of {a.baseline} ({build_type(a.baseline)})")
+    print(f"bench/ipfwd.py: build {a.build} ({btype}); forwarding context {ctx_p}; the split layouts put R "
+          f"and T on context {ctx_rt}, where testpmd's idle main lcore also sits")
+    print(f"ports: net_pcap infinite_rx=1 -> {SINK}; {a.warmup:g} s warm-up, {a.duration:g} s window, "
+          f"{a.rounds} rounds, contenders alternating within each round")
     load0 = os.getloadavg()[0]
     with tempfile.TemporaryDirectory(prefix="bench_ipfwd_") as td:
         tmp = Path(td)
-        rows = []
-        for variant, n in (("l1", a.l1_packets), ("mem", a.mem_packets)):
+        t0 = time.monotonic()
+        l3 = build_l3fwd(tmp)
+        print(f"l3fwd built from {L3FWD_SRC}/l3fwd in {time.monotonic() - t0:.0f} s (temporary directory)")
+        rules = (tmp / "routes.v4", tmp / "routes.v6")
+        rules[0].write_text("R0.0.0.0/1 1\nR128.0.0.0/1 1\n")
+        rules[1].write_text("R2001:0200:0000:0000:0000:0000:0000:0000/64 1\n")
+        setups: dict[str, Setup] = {}
+        variants = [("l1", a.l1_packets)] + ([] if a.no_mem else [("mem", a.mem_packets)])
+        for variant, n in variants:
             cap = tmp / f"{variant}.pcap"
             ipfwd_traffic.write_pcap_array(cap, ipfwd_traffic.valid_packets(
                 variant, n, 16, 64, np.random.default_rng(1)))
+            # 2 KiB mbufs (l3fwd's size) where the capture is small; the
+            # mem capture lives in the pool, so small mbufs there.
+            data = 2048 if n <= 65536 else 128
             mbufs = n + 8192
-            mem = memory_args(mbufs)
+            mem = memory_args(mbufs, data)
             if mem:
-                print(f"{variant}: not enough free hugepages for {mbufs} mbufs: testpmd and ipfwd both run with "
+                print(f"{variant}: not enough free hugepages for {mbufs} mbufs: every contender runs with "
                       + " ".join(mem))
-            ip_pps, one_pps, tp_pps, stats = [], [], [], None
-            for r in range(a.rounds):
-                stats = run_ipfwd(exe, cap, variant, mbufs, mem, a.warmup, a.duration, ctx_r, ctx_p, tmp, f"{variant}{r}")
-                if stats["accounting_ok"] is not True:
-                    raise RuntimeError(f"ipfwd {variant}: accounting violated")
-                ip_pps.append(stats["total"]["pps"])
-                tp_pps.append(run_testpmd(cap, mbufs, mem, a.warmup, a.duration, ctx_p, f"{variant}{r}"))
-                one = run_ipfwd(exe, cap, variant, mbufs, mem, a.warmup, a.duration, ctx_p, ctx_p, tmp, f"{variant}{r}one")
-                one_pps.append(one["total"]["pps"])
-            ip, tp = statistics.median(ip_pps), statistics.median(tp_pps)
-            app = stats["app_stats"] if stats else {}
-            rows.append((variant, n, app, ip, tp, statistics.median(one_pps)))
+            setups[variant] = Setup(cap, mbufs, data, mem, ctx_p, ctx_rt, a.warmup, a.duration, tmp)
+        contenders: list[tuple[str, Callable[[str], IpfwdRun | float]]] = [
+            ("l3fwd LPM (l1 capture)", lambda tag: l3fwd_pps(l3, rules, setups["l1"], tag)),
+            ("testpmd io (l1 capture)", lambda tag: testpmd_pps(setups["l1"], tag)),
+        ]
+        for variant, _ in variants:
+            s = setups[variant]
+            contenders.append((f"ipfwd-{variant} R+P+T on 1 context",
+                               lambda tag, v=variant, s=s: ipfwd_run(exe, v, False, s, tag, v == "mem")))
+            contenders.append((f"ipfwd-{variant} P alone",
+                               lambda tag, v=variant, s=s: ipfwd_run(exe, v, True, s, tag, v == "mem")))
+            if base_exe is not None:
+                for split, what in ((False, "R+P+T on 1 context"), (True, "P alone")):
+                    contenders.append((f"ipfwd-{variant} {what} [baseline]",
+                                       lambda tag, v=variant, s=s, sp=split: ipfwd_run(base_exe, v, sp, s, tag,
+                                                                                       v == "mem")))
+        rows = [Row(name) for name, _ in contenders]
+        for r in range(a.rounds):
+            order = list(range(len(contenders)))
+            if r % 2:
+                order.reverse()
+            for i in order:
+                got = contenders[i][1](f"{i}_{r}")
+                if isinstance(got, IpfwdRun):
+                    rows[i].pps.append(got.pps)
+                    rows[i].cpp.append(got.p_cycles_per_packet)
+                    rows[i].all_cpp.append(got.all_cycles_per_packet)
+                    if got.llc_misses_per_packet is not None:
+                        rows[i].llc.append(got.llc_misses_per_packet)
+                else:
+                    rows[i].pps.append(got)
+            print(f"round {r + 1}/{a.rounds} done", file=sys.stderr)
+        instr: list[tuple[str, float]] = []
+        if a.instructions > 0:
+            if shutil.which("valgrind") is None or shutil.which("callgrind_annotate") is None:
+                sys.exit("bench/ipfwd.py: --instructions needs valgrind (Debian package valgrind)")
+            cap = setups["l1"].cap
+            instr.append(("l3fwd LPM", l3fwd_instructions(l3, rules, cap, tmp, a.instructions)))
+            instr.append(("ipfwd-l1 R+P+T on 1 context", ipfwd_instructions(exe, cap, tmp, a.instructions, "new")))
+            if base_exe is not None:
+                instr.append(("ipfwd-l1 R+P+T on 1 context [baseline]",
+                              ipfwd_instructions(base_exe, cap, tmp, a.instructions, "base")))
+    ref = statistics.median(rows[0].pps)
+    print()
+    print(f"{'':44} {'Mpps (measured)':>15} {'min-max':>13} {'x l3fwd':>8} {'per round':>15} {'P cyc/pkt':>10} "
+          f"{'R+P+T cyc/pkt':>14} {'LLC miss/pkt':>13}")
+    for row in rows:
+        med = statistics.median(row.pps)
+        per_round = [x / l for x, l in zip(row.pps, rows[0].pps)]
+        cpp = f"{statistics.median(row.cpp):.1f}" if row.cpp else "-"
+        all_cpp = f"{statistics.median(row.all_cpp):.1f}" if row.all_cpp else "-"
+        llc = (f"{statistics.median(row.llc):.2f}" if row.llc else
+               ("unavailable" if "ipfwd-mem" in row.name else "-"))
+        print(f"{row.name:44} {med / 1e6:>15.3f} {min(row.pps) / 1e6:>6.2f}-{max(row.pps) / 1e6:<6.2f} "
+              f"{med / ref:>8.3f} {statistics.median(per_round):>6.3f} "
+              f"({min(per_round):.2f}-{max(per_round):.2f}) {cpp:>7} {all_cpp:>14} {llc:>13}")
+    print("Mpps: median over rounds of sink packets / window (measured); min-max: its spread; x l3fwd: median / "
+          "l3fwd's median (computed); per round: median (min-max) of each round's ratio to the l3fwd run of the "
+          "same round (computed; steadier under load)")
+    print("P cyc/pkt: TSC cycles of P's polls that moved packets / packets P processed; R+P+T cyc/pkt: the three "
+          "tasks' cycles / packets received (measured, runtime counters; fused, P's share is the app's burst work)")
+    if instr:
         print()
-        print(f"{'variant':8} {'capture':>17} {'table':>22} {'ipfwd Mpps':>18} {'testpmd io Mpps':>20} "
-              f"{'ratio':>16} {'ipfwd R+P+T on 1 ctx':>22}")
-        for variant, n, app, ip, tp, one in rows:
-            table = f"{app.get('table_entries', 0)} x 16 B = {app.get('table_bytes', 0) / 2**20:.3g} MiB"
-            print(f"{variant:8} {n:>9} packets {table:>22} {ip / 1e6:>9.3f} measured {tp / 1e6:>11.3f} measured "
-                  f"{ip / tp if tp else float('nan'):>7.3f} measured {one / 1e6:>13.3f} measured")
-        print("ipfwd Mpps: the required layout (P alone on a context); ratio = ipfwd / testpmd io.")
-        print(f"load average (1 min, measured) before/after: {load0:.2f} / {os.getloadavg()[0]:.2f} on "
-              f"{os.cpu_count()} CPUs: other processes on these contexts stall a pipeline spread over two of "
-              "them far more than a forwarder on one")
-        print(f"last column: all three tasks co-located on context {ctx_p}, for comparison: what the "
-              "pipeline pays for moving packets between contexts")
-        for variant, n, app, ip, tp, one in rows:
-            if variant == "mem":
-                llc = app.get("llc_bytes", 0)
-                print(f"note: mem touches at most {n} distinct table entries per replay pass "
-                      f"({n * 64 / 2**20:.3g} MiB of cache lines, computed) against a {llc / 2**20:.3g} MiB LLC "
-                      f"(hwloc) and a {app.get('table_bytes', 0) / 2**20:.3g} MiB table (configured)")
+        print(f"{'':44} {'instructions/packet (measured, callgrind)':>42} {'x l3fwd':>8}")
+        for name, ipp in instr:
+            print(f"{name:44} {ipp:>42.1f} {ipp / instr[0][1]:>8.3f}")
+        print("instructions/packet: inclusive Ir of the forwarding loop (l3fwd: lpm_main_loop, ipfwd: "
+              "pp_lcore_main; ports, runtime and app) / packets, l1 capture; independent of the machine's load")
+    if PERF_NOTE:
+        print("LLC misses per packet: unavailable (" + "; ".join(PERF_NOTE) + ")")
+    elif not a.no_mem:
+        print("LLC miss/pkt: perf stat LLC-load-misses of the ipfwd process / window packets (measured)")
+    print(f"load average (1 min, measured) before/after: {load0:.2f} / {os.getloadavg()[0]:.2f} on "
+          f"{os.cpu_count()} CPUs: other processes on these contexts depress every figure; compare ratios")
+    print("P alone needs both contexts running it at once (P and R+T hand every packet over): on a machine "
+          "loaded beyond its contexts that layout stalls far more than one context running R+P+T fused")
     return 0
 
 

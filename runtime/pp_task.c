@@ -1,11 +1,20 @@
 /* R, P and T poll loops.  Nothing here allocates, locks, logs or prints.
  * Backpressure: R asks the port for no more than the R->P ring can hold and
  * P dequeues no more than the P->T ring can hold, so a ring enqueue never
- * fails and nothing is dropped for lack of room. */
+ * fails and nothing is dropped for lack of room.
+ *
+ * Fused instances: when R, P and T of one instance run on the same lcore,
+ * one poll takes R's burst straight through P and T (no ring round trip);
+ * every counter moves as if the three had polled one after another.
+ *
+ * Counters are written once per burst, never per packet; a task reads the
+ * task upstream of it (its done flag, a line that task writes) only when
+ * its own ring came up empty. */
 #include "pp_task.h"
 #include "pp_profile.h"
 
 #include <sched.h>
+#include <string.h>
 
 #include <rte_cycles.h>
 #include <rte_ethdev.h>
@@ -22,6 +31,15 @@ bump(uint64_t *c, uint64_t v)
 	__atomic_store_n(c, *c + v, __ATOMIC_RELAXED);
 }
 
+/* The three counters of a poll that moved packets. */
+static inline void
+bump_burst(struct pp_task_counters *c, uint64_t packets, uint64_t cycles)
+{
+	bump(&c->packets, packets);
+	bump(&c->bursts, 1);
+	bump(&c->cycles, cycles);
+}
+
 static inline bool
 stopping(void)
 {
@@ -36,6 +54,8 @@ finish(struct pp_task *t)
 	t->finished = true;
 }
 
+/* Acquire: once it reads true, everything the upstream task enqueued
+ * before finishing is visible in the ring. */
 static inline bool
 upstream_done(const struct pp_task *t)
 {
@@ -45,8 +65,8 @@ upstream_done(const struct pp_task *t)
 /* Some PMDs hand over mbufs whose segments hold fewer bytes than pkt_len
  * (DPDK 22.11 net_pcap keeps the length of frames over 64 KiB in 16 bits).
  * An app that trusts pkt_len would read past the chain: make pkt_len what
- * the chain really holds, and count it.  Costs one compare per packet on
- * the mbuf line the driver has just written. */
+ * the chain really holds, and count it.  Called per packet only for bursts
+ * in which not_plain() saw a packet that is not one plain segment. */
 static inline void
 repair_chain(struct rte_mbuf *m, struct pp_task_counters *c)
 {
@@ -63,115 +83,85 @@ repair_chain(struct rte_mbuf *m, struct pp_task_counters *c)
 	}
 }
 
-static void
-poll_r(struct pp_task *t)
+/* Non-zero when the mbuf is anything but one segment holding pkt_len
+ * bytes.  Branch-free, on the first mbuf line only (the one the driver has
+ * just written).  A single segment whose next is set would break DPDK's
+ * own invariant (nb_segs counts the chain): not looked for. */
+static inline uint32_t
+not_plain(const struct rte_mbuf *m)
 {
-	struct pp_instance_rt *in = t->inst;
-	struct pp_task_counters *c = t->ctr;
-	struct rte_mbuf *pkts[PP_BURST];
-	PP_PROF_START(pt);
+	return (uint32_t)(m->nb_segs ^ 1) | (m->data_len ^ m->pkt_len);
+}
 
-	if (stopping() || (in->packet_limit != 0 && c->packets >= in->packet_limit)) {
-		finish(t);
-		return;
+/* Fused R: not_plain() over the burst, in the pass that prefetches the
+ * packet headers for P. */
+static inline uint32_t
+prefetch_and_check(struct rte_mbuf **pkts, unsigned n)
+{
+	uint32_t odd = 0;
+	for (unsigned i = 0; i < n; i++) {
+		rte_prefetch0(rte_pktmbuf_mtod(pkts[i], void *));
+		odd |= not_plain(pkts[i]);
 	}
-	unsigned want = RTE_MIN((unsigned)PP_BURST, rte_ring_free_count(in->r_to_p));
-	if (in->packet_limit != 0)
-		want = (unsigned)RTE_MIN((uint64_t)want, in->packet_limit - c->packets);
-	uint64_t t0 = rte_rdtsc();
-	uint16_t n = want == 0
-		? 0
-		: rte_eth_rx_burst(in->place.rx.port, in->place.rx.queue, pkts, (uint16_t)want);
-	if (n == 0) {
-		bump(&c->empty_polls, 1);
-		PP_PROF_MARK(c, pt, want == 0 ? PP_PROF_BACKPRESSURE : PP_PROF_EMPTY_POLL);
-		return;
-	}
+	return odd;
+}
+
+static inline void
+repair_burst(struct rte_mbuf **pkts, unsigned n, struct pp_task_counters *c)
+{
 	for (unsigned i = 0; i < n; i++)
 		repair_chain(pkts[i], c);
-	PP_PROF_MARK(c, pt, PP_PROF_RECEIVE);
-	/* Single producer and room checked above: all n go in. */
-	rte_ring_sp_enqueue_burst(in->r_to_p, (void **)pkts, n, NULL);
-	bump(&c->packets, n);
-	bump(&c->bursts, 1);
-	bump(&c->cycles, rte_rdtsc() - t0);
-	PP_PROF_MARK(c, pt, PP_PROF_RING);
 }
 
-static void
-poll_p(struct pp_task *t)
+/* P's work on a burst: the app's verdicts, dropped packets freed and
+ * counted by reason, forwarded ones packed into fwd.  Returns how many
+ * were forwarded. */
+static inline unsigned
+process_burst(struct pp_task *t, struct rte_mbuf **pkts, unsigned n, struct rte_mbuf **fwd)
 {
 	struct pp_instance_rt *in = t->inst;
-	struct pp_task_counters *c = t->ctr;
-	struct rte_mbuf *pkts[PP_BURST], *fwd[PP_BURST], *drop[PP_BURST];
-	bool r_done = upstream_done(t); /* read before the dequeue: see below */
-	PP_PROF_START(pt);
-
-	unsigned want = RTE_MIN((unsigned)PP_BURST, rte_ring_free_count(in->p_to_t));
-	uint64_t t0 = rte_rdtsc();
-	unsigned n =
-		want == 0 ? 0 : rte_ring_sc_dequeue_burst(in->r_to_p, (void **)pkts, want, NULL);
-	if (n == 0) {
-		/* R finished before we looked and its ring is empty: nothing
-		 * can arrive any more. */
-		if (r_done && want != 0 && rte_ring_empty(in->r_to_p))
-			finish(t);
-		else
-			bump(&c->empty_polls, 1);
-		PP_PROF_MARK(c, pt, want == 0 ? PP_PROF_BACKPRESSURE : PP_PROF_EMPTY_POLL);
-		return;
-	}
-	PP_PROF_MARK(c, pt, PP_PROF_RING);
+	uint8_t *verdict = t->verdict;
+	in->app->process(in->app_task_state, pkts, (uint16_t)n, verdict);
+	/* All forwarded, the usual case: one pass over the verdict bytes. */
+	uint8_t any = 0;
 	for (unsigned i = 0; i < n; i++)
-		rte_prefetch0(rte_pktmbuf_mtod(pkts[i], void *));
-	in->app->process(in->app_task_state, pkts, (uint16_t)n, t->verdict);
-	unsigned nf = 0, nd = 0;
-	for (unsigned i = 0; i < n; i++) {
-		unsigned v = t->verdict[i];
-		if (v == PP_VERDICT_FORWARD) {
-			fwd[nf++] = pkts[i];
-		} else {
-			unsigned reason =
-				v <= in->app->n_drop_reasons ? v - 1 : in->bad_verdict_reason;
-			bump(&c->dropped[reason], 1);
-			drop[nd++] = pkts[i];
-		}
+		any |= verdict[i];
+	if (likely(any == PP_VERDICT_FORWARD)) {
+		memcpy(fwd, pkts, n * sizeof(*pkts));
+		return n;
 	}
-	if (nd != 0)
-		rte_pktmbuf_free_bulk(drop, nd);
-	PP_PROF_MARK(c, pt, PP_PROF_PROCESS);
-	if (nf != 0)
-		rte_ring_sp_enqueue_burst(in->p_to_t, (void **)fwd, nf, NULL);
-	bump(&c->packets, n);
-	bump(&c->bursts, 1);
-	bump(&c->cycles, rte_rdtsc() - t0);
-	PP_PROF_MARK(c, pt, PP_PROF_RING);
+	unsigned nf = 0;
+	for (unsigned i = 0; i < n; i++) {
+		fwd[nf] = pkts[i];
+		nf += verdict[i] == PP_VERDICT_FORWARD;
+	}
+	/* Some dropped: the rare path.  Counted by reason per burst. */
+	struct rte_mbuf *drop[PP_BURST];
+	uint8_t by_reason[PP_MAX_DROP_REASONS];
+	unsigned nd = 0, n_reasons = in->app->n_drop_reasons + 1; /* + bad_verdict */
+	memset(by_reason, 0, n_reasons);
+	for (unsigned i = 0; i < n; i++) {
+		unsigned v = verdict[i];
+		if (v == PP_VERDICT_FORWARD)
+			continue;
+		by_reason[v <= in->app->n_drop_reasons ? v - 1 : in->bad_verdict_reason]++;
+		drop[nd++] = pkts[i];
+	}
+	for (unsigned k = 0; k < n_reasons; k++)
+		if (by_reason[k] != 0)
+			bump(&t->ctr->dropped[k], by_reason[k]);
+	rte_pktmbuf_free_bulk(drop, nd);
+	return nf;
 }
 
-static void
-poll_t(struct pp_task *t)
+/* T: send what it holds (t->held from held_off); the port may take part.
+ * Counts what went; after a stop, gives up on a port that takes nothing
+ * for a second.  Returns the packets sent. */
+static uint16_t
+send_held(struct pp_task *t, uint64_t t0)
 {
 	struct pp_instance_rt *in = t->inst;
 	struct pp_task_counters *c = t->ctr;
-	bool p_done = upstream_done(t);
-	uint64_t t0 = rte_rdtsc();
-	PP_PROF_START(pt);
-
-	if (t->n_held == 0) {
-		unsigned n =
-			rte_ring_sc_dequeue_burst(in->p_to_t, (void **)t->held, PP_BURST, NULL);
-		if (n == 0) {
-			if (p_done && rte_ring_empty(in->p_to_t))
-				finish(t);
-			else
-				bump(&c->empty_polls, 1);
-			PP_PROF_MARK(c, pt, PP_PROF_EMPTY_POLL);
-			return;
-		}
-		t->n_held = (uint16_t)n;
-		t->held_off = 0;
-		PP_PROF_MARK(c, pt, PP_PROF_RING);
-	}
 	struct rte_mbuf **pkts = &t->held[t->held_off];
 	uint64_t bytes = 0;
 	for (unsigned i = 0; i < t->n_held; i++)
@@ -194,14 +184,191 @@ poll_t(struct pp_task *t)
 				t->n_held = 0;
 			}
 		}
-		PP_PROF_MARK(c, pt, PP_PROF_BACKPRESSURE);
+		return 0;
+	}
+	bump(&c->bytes, bytes);
+	bump_burst(c, sent, rte_rdtsc() - t0);
+	return sent;
+}
+
+static inline bool
+r_should_finish(const struct pp_task *t)
+{
+	const struct pp_instance_rt *in = t->inst;
+	return stopping() || (in->packet_limit != 0 && t->ctr->packets >= in->packet_limit);
+}
+
+static inline unsigned
+r_limit(const struct pp_task *t, unsigned want)
+{
+	const struct pp_instance_rt *in = t->inst;
+	if (in->packet_limit != 0)
+		want = (unsigned)RTE_MIN((uint64_t)want, in->packet_limit - t->ctr->packets);
+	return want;
+}
+
+static void
+poll_r(struct pp_task *t)
+{
+	struct pp_instance_rt *in = t->inst;
+	struct pp_task_counters *c = t->ctr;
+	struct rte_mbuf *pkts[PP_BURST];
+	PP_PROF_START(pt);
+
+	if (r_should_finish(t)) {
+		finish(t);
 		return;
 	}
-	bump(&c->packets, sent);
-	bump(&c->bytes, bytes);
-	bump(&c->bursts, 1);
-	bump(&c->cycles, rte_rdtsc() - t0);
-	PP_PROF_MARK(c, pt, PP_PROF_TRANSMIT);
+	unsigned want = r_limit(t, RTE_MIN((unsigned)PP_BURST, rte_ring_free_count(in->r_to_p)));
+	uint64_t t0 = rte_rdtsc();
+	uint16_t n = want == 0
+		? 0
+		: rte_eth_rx_burst(in->place.rx.port, in->place.rx.queue, pkts, (uint16_t)want);
+	if (n == 0) {
+		bump(&c->empty_polls, 1);
+		PP_PROF_MARK(c, pt, want == 0 ? PP_PROF_BACKPRESSURE : PP_PROF_EMPTY_POLL);
+		return;
+	}
+	uint32_t odd = 0;
+	for (unsigned i = 0; i < n; i++)
+		odd |= not_plain(pkts[i]);
+	if (unlikely(odd != 0))
+		repair_burst(pkts, n, c);
+	PP_PROF_MARK(c, pt, PP_PROF_RECEIVE);
+	/* Single producer and room checked above: all n go in. */
+	rte_ring_sp_enqueue_burst(in->r_to_p, (void **)pkts, n, NULL);
+	bump_burst(c, n, rte_rdtsc() - t0);
+	PP_PROF_MARK(c, pt, PP_PROF_RING);
+}
+
+static void
+poll_p(struct pp_task *t)
+{
+	struct pp_instance_rt *in = t->inst;
+	struct pp_task_counters *c = t->ctr;
+	struct rte_mbuf *pkts[PP_BURST], *fwd[PP_BURST];
+	PP_PROF_START(pt);
+
+	unsigned want = RTE_MIN((unsigned)PP_BURST, rte_ring_free_count(in->p_to_t));
+	uint64_t t0 = rte_rdtsc();
+	unsigned n =
+		want == 0 ? 0 : rte_ring_sc_dequeue_burst(in->r_to_p, (void **)pkts, want, NULL);
+	if (n == 0) {
+		/* R's done flag, then its ring: a finished R enqueued
+		 * everything before setting it, so an empty ring now means
+		 * nothing can arrive any more. */
+		if (want != 0 && upstream_done(t) && rte_ring_empty(in->r_to_p))
+			finish(t);
+		else
+			bump(&c->empty_polls, 1);
+		PP_PROF_MARK(c, pt, want == 0 ? PP_PROF_BACKPRESSURE : PP_PROF_EMPTY_POLL);
+		return;
+	}
+	PP_PROF_MARK(c, pt, PP_PROF_RING);
+	for (unsigned i = 0; i < n; i++)
+		rte_prefetch0(pkts[i]);
+	for (unsigned i = 0; i < n; i++)
+		rte_prefetch0(rte_pktmbuf_mtod(pkts[i], void *));
+	unsigned nf = process_burst(t, pkts, n, fwd);
+	PP_PROF_MARK(c, pt, PP_PROF_PROCESS);
+	if (nf != 0)
+		rte_ring_sp_enqueue_burst(in->p_to_t, (void **)fwd, nf, NULL);
+	bump_burst(c, n, rte_rdtsc() - t0);
+	PP_PROF_MARK(c, pt, PP_PROF_RING);
+}
+
+static void
+poll_t(struct pp_task *t)
+{
+	struct pp_instance_rt *in = t->inst;
+	uint64_t t0 = rte_rdtsc();
+	PP_PROF_START(pt);
+
+	if (t->n_held == 0) {
+		unsigned n =
+			rte_ring_sc_dequeue_burst(in->p_to_t, (void **)t->held, PP_BURST, NULL);
+		if (n == 0) {
+			/* As in poll_p: P's done flag first, then its ring. */
+			if (upstream_done(t) && rte_ring_empty(in->p_to_t))
+				finish(t);
+			else
+				bump(&t->ctr->empty_polls, 1);
+			PP_PROF_MARK(t->ctr, pt, PP_PROF_EMPTY_POLL);
+			return;
+		}
+		t->n_held = (uint16_t)n;
+		t->held_off = 0;
+		PP_PROF_MARK(t->ctr, pt, PP_PROF_RING);
+	}
+	uint16_t sent = send_held(t, t0);
+	PP_PROF_MARK(t->ctr, pt, sent != 0 ? PP_PROF_TRANSMIT : PP_PROF_BACKPRESSURE);
+	(void)sent; /* without -Dprofile=true the mark is empty */
+}
+
+/* R, P and T of one instance on this lcore, as one poll.  Their rings stay
+ * empty; T's held packets (a port that took part of a burst) go out before
+ * R receives again. */
+static void
+poll_fused(struct pp_instance_rt *in)
+{
+	struct pp_task *r = &in->tasks[PP_ROLE_R], *p = &in->tasks[PP_ROLE_P],
+		       *t = &in->tasks[PP_ROLE_T];
+	struct rte_mbuf *pkts[PP_BURST];
+	PP_PROF_START(pt);
+
+	if (unlikely(t->n_held != 0)) {
+		send_held(t, rte_rdtsc());
+		PP_PROF_MARK(t->ctr, pt, t->n_held != 0 ? PP_PROF_BACKPRESSURE : PP_PROF_TRANSMIT);
+		if (t->n_held != 0)
+			return;
+	}
+	if (unlikely(r->finished || r_should_finish(r))) {
+		if (!r->finished)
+			finish(r);
+		finish(p);
+		finish(t);
+		return;
+	}
+	unsigned want = r_limit(r, PP_BURST);
+	uint64_t t0 = rte_rdtsc();
+	uint16_t n = rte_eth_rx_burst(in->place.rx.port, in->place.rx.queue, pkts, (uint16_t)want);
+	if (n == 0) {
+		bump(&r->ctr->empty_polls, 1);
+		PP_PROF_MARK(r->ctr, pt, PP_PROF_EMPTY_POLL);
+		return;
+	}
+	if (unlikely(prefetch_and_check(pkts, n) != 0))
+		repair_burst(pkts, n, r->ctr);
+	uint64_t t1 = rte_rdtsc();
+	bump_burst(r->ctr, n, t1 - t0);
+	PP_PROF_MARK(r->ctr, pt, PP_PROF_RECEIVE);
+
+	unsigned nf = process_burst(p, pkts, n, t->held);
+	uint64_t t2 = rte_rdtsc();
+	bump_burst(p->ctr, n, t2 - t1);
+	PP_PROF_MARK(p->ctr, pt, PP_PROF_PROCESS);
+	if (nf == 0)
+		return;
+	t->n_held = (uint16_t)nf;
+	t->held_off = 0;
+	uint16_t sent = send_held(t, t2);
+	PP_PROF_MARK(t->ctr, pt, sent != 0 ? PP_PROF_TRANSMIT : PP_PROF_BACKPRESSURE);
+	(void)sent;
+}
+
+/* Marks the R task of every instance whose R, P and T all run on this
+ * lcore (plan_tasks lists an instance's tasks together, R then P then T). */
+static void
+mark_fused(struct pp_lcore_plan *plan)
+{
+	for (unsigned i = 0; i < plan->n_tasks; i++)
+		plan->tasks[i]->fused = false;
+	for (unsigned i = 0; i + 2 < plan->n_tasks; i++) {
+		struct pp_task **t = &plan->tasks[i];
+		if (t[0]->role == PP_ROLE_R && t[1]->role == PP_ROLE_P && t[2]->role == PP_ROLE_T &&
+			t[1]->inst == t[0]->inst && t[2]->inst == t[0]->inst)
+			t[0]->fused = true;
+	}
 }
 
 int
@@ -218,10 +385,20 @@ pp_lcore_main(void *arg)
 	int cpu = sched_getcpu();
 	for (unsigned i = 0; i < plan->n_tasks; i++)
 		__atomic_store_n(&plan->tasks[i]->ctr->observed_cpu, cpu, __ATOMIC_RELAXED);
+	mark_fused(plan);
 	for (;;) {
 		unsigned active = 0;
 		for (unsigned i = 0; i < plan->n_tasks; i++) {
 			struct pp_task *t = plan->tasks[i];
+			if (t->fused) {
+				/* T finishes last: the instance is done then. */
+				if (!t->inst->tasks[PP_ROLE_T].finished) {
+					active++;
+					poll_fused(t->inst);
+				}
+				i += 2;
+				continue;
+			}
 			if (t->finished)
 				continue;
 			active++;

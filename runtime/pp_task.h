@@ -41,6 +41,7 @@ struct pp_task {
 	struct pp_instance_rt *inst;
 	struct pp_task_counters *ctr;
 	bool finished;             /* local copy of ctr->done */
+	bool fused;                /* R whose P and T run on its lcore: one poll for all three */
 	uint64_t stop_seen_tsc;    /* T: when it first saw the stop flag */
 	uint16_t n_held, held_off; /* T: packets the port did not take yet */
 	struct rte_mbuf *held[PP_BURST];
@@ -58,7 +59,9 @@ struct pp_instance_rt {
 	struct pp_task tasks[PP_N_ROLES];
 };
 
-/* Tasks of one lcore, run round-robin (one when not co-located). */
+/* Tasks of one lcore, run round-robin (one when not co-located).  An
+ * instance with all three tasks here runs fused: R's burst goes straight
+ * through P and T without the rings, with the same counters. */
 struct pp_lcore_plan {
 	unsigned lcore_id;
 	unsigned context;

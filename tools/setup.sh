@@ -41,8 +41,9 @@ packages=(
   python3 python3-venv python3-dev
   tshark tcpdump clang libclang-rt-14-dev clang-format
   libfixbuf-dev libfixbuf-tools nfdump
-  dpdk-doc  # /usr/share/dpdk/examples: bench/ipfwd-lpm.py builds l3fwd from them
+  dpdk-doc  # /usr/share/dpdk/examples: bench/ipfwd.py and bench/ipfwd-lpm.py build l3fwd from them
   libndpi-dev libndpi-bin libpcre2-dev
+  valgrind  # bench/ipfwd.py --instructions (callgrind)
 )
 missing=()
 for p in "${packages[@]}"; do

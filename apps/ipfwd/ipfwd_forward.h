@@ -6,6 +6,8 @@
 #ifndef IPFWD_FORWARD_H
 #define IPFWD_FORWARD_H
 
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -28,31 +30,75 @@ enum ipfwd_verdict {
 	IPFWD_N_VERDICTS
 };
 
+/* One's complement sum of an IPv4 header of hlen bytes (a multiple of 4),
+ * folded to 16 bits: 0xffff when the checksum is right.  The usual 20-byte
+ * header as five 32-bit words; the same value as rte_raw_cksum (a one's
+ * complement sum does not depend on word size or byte order). */
+static inline uint16_t
+ipfwd_hdr_sum(const void *hdr, unsigned hlen)
+{
+	if (unlikely(hlen != 20))
+		return rte_raw_cksum(hdr, hlen);
+	/* Unaligned 32-bit loads straight from the frame (no copy). */
+	typedef uint32_t u32_any __attribute__((aligned(1), may_alias));
+	const u32_any *w = hdr;
+	uint64_t s = (uint64_t)w[0] + w[1] + w[2] + w[3] + w[4];
+	s = (s & 0xffffffff) + (s >> 32);
+	s = (s & 0xffff) + (s >> 16);
+	s = (s & 0xffff) + (s >> 16);
+	s = (s & 0xffff) + (s >> 16);
+	return (uint16_t)s;
+}
+
+/* The destination address (host order) an IPv4 packet would have, read
+ * before any check for a prefetch; false when the first segment is too
+ * short to hold it. */
+static inline bool
+ipfwd_peek_dst(const struct rte_mbuf *m, uint32_t *dst_host)
+{
+	if (rte_pktmbuf_data_len(m) < sizeof(struct rte_ether_hdr) + sizeof(struct rte_ipv4_hdr))
+		return false;
+	rte_be32_t be;
+	memcpy(&be,
+		rte_pktmbuf_mtod_offset(m, const char *,
+			sizeof(struct rte_ether_hdr) + offsetof(struct rte_ipv4_hdr, dst_addr)),
+		sizeof(be));
+	*dst_host = rte_be_to_cpu_32(be);
+	return true;
+}
+
 /* The header checks: 0 (valid, *ipp set) or a drop reason. */
 static inline uint8_t
 ipfwd_check(struct rte_mbuf *m, struct rte_ipv4_hdr **ipp)
 {
 	uint32_t len = rte_pktmbuf_data_len(m); /* headers must be in the first segment */
-	if (len < sizeof(struct rte_ether_hdr))
-		return IPFWD_TRUNCATED;
 	struct rte_ether_hdr *eth = rte_pktmbuf_mtod(m, struct rte_ether_hdr *);
-	if (eth->ether_type != RTE_BE16(RTE_ETHER_TYPE_IPV4))
-		return IPFWD_NOT_IPV4;
-	if (len < sizeof(*eth) + sizeof(struct rte_ipv4_hdr))
-		return IPFWD_TRUNCATED;
 	struct rte_ipv4_hdr *ip = (struct rte_ipv4_hdr *)(eth + 1);
-	unsigned ihl = ip->version_ihl & 0x0f;
-	if ((ip->version_ihl >> 4) != 4 || ihl < 5)
-		return IPFWD_BAD_VERSION_OR_IHL;
-	unsigned hlen = ihl * 4;
-	if (len < sizeof(*eth) + hlen)
-		return IPFWD_TRUNCATED;
+	unsigned hlen = sizeof(struct rte_ipv4_hdr);
+	/* The usual frame (IPv4, version 4, 20-byte header, both headers in the
+	 * first segment) passes every check up to here in one test; anything
+	 * else takes them one by one, in the order that decides the verdict. */
+	if (unlikely(len < sizeof(*eth) + sizeof(*ip) ||
+		    eth->ether_type != RTE_BE16(RTE_ETHER_TYPE_IPV4) || ip->version_ihl != 0x45)) {
+		if (len < sizeof(*eth))
+			return IPFWD_TRUNCATED;
+		if (eth->ether_type != RTE_BE16(RTE_ETHER_TYPE_IPV4))
+			return IPFWD_NOT_IPV4;
+		if (len < sizeof(*eth) + sizeof(*ip))
+			return IPFWD_TRUNCATED;
+		unsigned ihl = ip->version_ihl & 0x0f;
+		if ((ip->version_ihl >> 4) != 4 || ihl < 5)
+			return IPFWD_BAD_VERSION_OR_IHL;
+		hlen = ihl * 4;
+		if (len < sizeof(*eth) + hlen)
+			return IPFWD_TRUNCATED;
+	}
 	unsigned total = rte_be_to_cpu_16(ip->total_length);
 	if (total < hlen)
 		return IPFWD_BAD_VERSION_OR_IHL;
 	if (total > rte_pktmbuf_pkt_len(m) - sizeof(*eth))
 		return IPFWD_TRUNCATED;
-	if (rte_raw_cksum(ip, hlen) != 0xffff)
+	if (ipfwd_hdr_sum(ip, hlen) != 0xffff)
 		return IPFWD_BAD_CHECKSUM;
 	if (ip->time_to_live <= 1)
 		return IPFWD_TTL_EXPIRED;
@@ -65,14 +111,16 @@ static inline void
 ipfwd_rewrite(struct rte_ipv4_hdr *ip, const struct ipfwd_next_hop *nh)
 {
 	struct rte_ether_hdr *eth = (struct rte_ether_hdr *)ip - 1;
-	rte_ether_addr_copy(&nh->dst_mac, &eth->dst_addr);
-	rte_ether_addr_copy(&nh->src_mac, &eth->src_addr);
-	/* TTL shares its 16-bit word with the protocol field. */
-	uint16_t old_word, new_word;
-	memcpy(&old_word, &ip->time_to_live, sizeof(old_word));
+	/* Destination then source MAC, contiguous in the entry and the frame. */
+	RTE_BUILD_BUG_ON(offsetof(struct ipfwd_next_hop, src_mac) != RTE_ETHER_ADDR_LEN ||
+		offsetof(struct rte_ether_hdr, src_addr) != RTE_ETHER_ADDR_LEN);
+	memcpy(eth, nh, 2 * RTE_ETHER_ADDR_LEN);
+	/* TTL minus one: its 16-bit header word (TTL, protocol) goes down by
+	 * the stored form of 0x0100 (no borrow: TTL >= 2), so RFC 1624 needs
+	 * only that difference: old word ttl_one, new word 0. */
+	const uint16_t ttl_one = RTE_BE16(0x0100);
 	ip->time_to_live--;
-	memcpy(&new_word, &ip->time_to_live, sizeof(new_word));
-	ip->hdr_checksum = ipfwd_cksum_update(ip->hdr_checksum, old_word, new_word);
+	ip->hdr_checksum = ipfwd_cksum_update(ip->hdr_checksum, ttl_one, 0);
 }
 
 static inline uint8_t

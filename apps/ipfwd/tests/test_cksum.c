@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <rte_byteorder.h>
+
 #include "../ipfwd_cksum.h"
 
 static uint64_t rng = 0x9E3779B97F4A7C15ull;
@@ -57,10 +59,15 @@ main(void)
 		h[10] = (uint8_t)(c >> 8);
 		h[11] = (uint8_t)c;
 
-		/* TTL decrement, the way ipfwd_forward does it. */
+		/* TTL decrement, the way ipfwd_forward does it (the word goes
+		 * down by the stored form of 0x0100), and with the whole word. */
 		uint16_t old = word_at(h, 8);
 		h[8]--;
-		uint16_t inc = ipfwd_cksum_update(word_at(h, 10), old, word_at(h, 8));
+		uint16_t inc = ipfwd_cksum_update(word_at(h, 10), RTE_BE16(0x0100), 0);
+		uint16_t inc_word = ipfwd_cksum_update(word_at(h, 10), old, word_at(h, 8));
+		if (inc != inc_word && failures++ < 10)
+			fprintf(stderr, "TTL: len %u by difference %04x, by word %04x\n", len, inc,
+				inc_word);
 		uint16_t want = full_cksum(h, len);
 		uint16_t want_be = (uint16_t)(want >> 8 | want << 8);
 		if (inc != want_be && failures++ < 10)
