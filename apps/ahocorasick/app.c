@@ -615,18 +615,20 @@ ac_process(void *task_state, struct rte_mbuf **pkts, uint16_t n, uint8_t *verdic
 	scan_pending(t, pkts, data, len, l3_off, hits, idx, ns, verdict);
 }
 
-struct top_entry {
-	uint32_t kw;
-	uint64_t hits;
+/* A count of one keyword or rule, for the "top" lists: most first, then
+ * by id. */
+struct id_count {
+	uint32_t id;
+	uint64_t n;
 };
 
 static int
-top_cmp(const void *a, const void *b)
+count_cmp(const void *a, const void *b)
 {
-	const struct top_entry *x = a, *y = b;
-	if (x->hits != y->hits)
-		return x->hits > y->hits ? -1 : 1;
-	return x->kw < y->kw ? -1 : x->kw > y->kw;
+	const struct id_count *x = a, *y = b;
+	if (x->n != y->n)
+		return x->n > y->n ? -1 : 1;
+	return x->id < y->id ? -1 : x->id > y->id;
 }
 
 static void
@@ -653,20 +655,6 @@ engine_stats(const struct ac_state *st, json_t *out)
 	}
 }
 
-struct sid_count {
-	uint32_t sid;
-	uint64_t n;
-};
-
-static int
-sid_cmp(const void *a, const void *b)
-{
-	const struct sid_count *x = a, *y = b;
-	if (x->n != y->n)
-		return x->n > y->n ? -1 : 1;
-	return x->sid < y->sid ? -1 : x->sid > y->sid;
-}
-
 static void
 stats_rules(struct ac_state *st, void *const *task_states, unsigned n_tasks, json_t *out)
 {
@@ -674,7 +662,7 @@ stats_rules(struct ac_state *st, void *const *task_states, unsigned n_tasks, jso
 	struct ac_task sum = { 0 };
 	uint64_t scan_errors = 0, pcre_errors = 0;
 	int last_error = 0;
-	struct sid_count *per = calloc(v->n_rules + 1, sizeof(*per));
+	struct id_count *per = calloc(v->n_rules + 1, sizeof(*per));
 	json_t *per_task = json_array();
 
 	if (st->log_on)
@@ -710,11 +698,11 @@ stats_rules(struct ac_state *st, void *const *task_states, unsigned n_tasks, jso
 	/* Counted per sid (a sid given to several rules adds them up). */
 	json_t *by_sid = json_object();
 	for (uint32_t r = 0; per != NULL && r < v->n_rules; r++) {
-		per[r].sid = v->rules[r].rule->sid;
+		per[r].id = v->rules[r].rule->sid;
 		if (per[r].n == 0)
 			continue;
 		char key[16];
-		snprintf(key, sizeof(key), "%u", per[r].sid);
+		snprintf(key, sizeof(key), "%u", per[r].id);
 		json_t *old = json_object_get(by_sid, key);
 		json_object_set_new(by_sid, key,
 			json_integer((json_int_t)per[r].n + (old ? json_integer_value(old) : 0)));
@@ -723,10 +711,10 @@ stats_rules(struct ac_state *st, void *const *task_states, unsigned n_tasks, jso
 	unsigned want = st->cfg->top ? st->cfg->top - 1 : DEFAULT_TOP;
 	if (per != NULL) {
 		/* Remember each rule's msg before sorting. */
-		qsort(per, v->n_rules, sizeof(*per), sid_cmp);
+		qsort(per, v->n_rules, sizeof(*per), count_cmp);
 		for (uint32_t j = 0; j < v->n_rules && j < want && per[j].n > 0; j++)
 			json_array_append_new(top,
-				json_pack("{s:I, s:I}", "sid", (json_int_t)per[j].sid, "alerts",
+				json_pack("{s:I, s:I}", "sid", (json_int_t)per[j].id, "alerts",
 					(json_int_t)per[j].n));
 	}
 	free(per);
@@ -808,11 +796,11 @@ ac_stats(void *app_state, void *const *task_states, unsigned n_tasks, json_t *ou
 	uint64_t scan_errors = 0;
 	int last_error = 0;
 	uint32_t n_kw = st->rs.n_keywords;
-	struct top_entry *top = calloc(n_kw, sizeof(*top));
+	struct id_count *top = calloc(n_kw, sizeof(*top));
 	json_t *per_task = json_array();
 
 	for (uint32_t k = 0; top != NULL && k < n_kw; k++)
-		top[k].kw = k;
+		top[k].id = k;
 	for (unsigned i = 0; i < n_tasks; i++) {
 		const struct ac_task *t = task_states[i];
 		if (t == NULL)
@@ -831,7 +819,7 @@ ac_stats(void *app_state, void *const *task_states, unsigned n_tasks, json_t *ou
 		for (int b = 0; b < HIST_BUCKETS; b++)
 			sum.hist[b] += t->hist[b];
 		for (uint32_t k = 0; top != NULL && k < n_kw; k++)
-			top[k].hits += t->kw_hits[k];
+			top[k].n += t->kw_hits[k];
 		json_array_append_new(per_task,
 			json_pack("{s:I, s:I, s:I, s:I}", "instance", (json_int_t)t->instance,
 				"packets_scanned", (json_int_t)(t->scanned + t->whole_frames),
@@ -857,24 +845,24 @@ ac_stats(void *app_state, void *const *task_states, unsigned n_tasks, json_t *ou
 	}
 	uint32_t hit_kw = 0;
 	for (uint32_t k = 0; top != NULL && k < n_kw; k++)
-		hit_kw += top[k].hits > 0;
+		hit_kw += top[k].n > 0;
 	json_t *topj = json_array();
 	unsigned want = st->cfg->top ? st->cfg->top - 1 : DEFAULT_TOP;
 	if (top != NULL) {
-		qsort(top, n_kw, sizeof(*top), top_cmp);
+		qsort(top, n_kw, sizeof(*top), count_cmp);
 		char buf[256];
-		for (uint32_t j = 0; j < n_kw && j < want && top[j].hits > 0; j++) {
-			const struct ac_keyword *kw = &st->rs.keywords[top[j].kw];
+		for (uint32_t j = 0; j < n_kw && j < want && top[j].n > 0; j++) {
+			const struct ac_keyword *kw = &st->rs.keywords[top[j].id];
 			json_t *sids = json_array();
 			for (uint32_t r = 0; r < kw->n_rules; r++)
 				json_array_append_new(
 					sids, json_integer(st->rs.rules[kw->rules[r]].sid));
 			json_array_append_new(topj,
 				json_pack("{s:I, s:s, s:b, s:I, s:o}", "keyword",
-					(json_int_t)top[j].kw, "content",
+					(json_int_t)top[j].id, "content",
 					ac_format_bytes(kw->bytes, kw->len, buf, sizeof(buf)),
-					"nocase", kw->nocase, "hits", (json_int_t)top[j].hits,
-					"sids", sids));
+					"nocase", kw->nocase, "hits", (json_int_t)top[j].n, "sids",
+					sids));
 		}
 	}
 	free(top);
