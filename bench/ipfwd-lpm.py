@@ -44,7 +44,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shutil
 import signal
 import socket
 import statistics
@@ -59,6 +58,7 @@ sys.path.insert(0, str(REPO / "apps" / "ipfwd"))
 sys.path.insert(0, str(REPO / "tests"))
 sys.path.insert(0, str(REPO / "tools"))
 import harness  # noqa: E402  (tests/harness: placements, pcap files)
+from l3fwd_build import build_l3fwd  # noqa: E402  (beside this script)
 try:
     import ipfwd_traffic  # noqa: E402
     import numpy as np  # noqa: E402
@@ -67,39 +67,7 @@ except ImportError as e:  # numpy missing: not the project's venv
     sys.exit(f"bench/ipfwd-lpm.py: {e}; run it with the project's venv: "
              ".venv/bin/python bench/ipfwd-lpm.py")
 
-L3FWD_SRC = Path("/usr/share/dpdk/examples")
 SINK_PORT, SOURCE_PORT = 0, 1
-
-
-def patch(path: Path, old: str, new: str) -> None:
-    text = path.read_text()
-    if old not in text:
-        raise SystemExit(f"bench/ipfwd-lpm.py: {path}: '{old}' not found: another l3fwd version?")
-    path.write_text(text.replace(old, new))
-
-
-def build_l3fwd(tmp: Path, max_rules: int, extra_mbufs: int) -> Path:
-    """Copy the l3fwd example (and the shared headers it includes) into tmp,
-    patch it (module docstring), build it with make; the binary's path."""
-    if not (L3FWD_SRC / "l3fwd" / "Makefile").is_file():
-        raise SystemExit(f"bench/ipfwd-lpm.py: no l3fwd example at {L3FWD_SRC / 'l3fwd'}: "
-                         "install Debian's dpdk-doc (tools/setup.sh does)")
-    dst = tmp / "examples"
-    shutil.copytree(L3FWD_SRC / "l3fwd", dst / "l3fwd")
-    if (L3FWD_SRC / "common").is_dir():
-        shutil.copytree(L3FWD_SRC / "common", dst / "common")
-    src = dst / "l3fwd"
-    patch(src / "l3fwd_lpm.c", "#define IPV4_L3FWD_LPM_MAX_RULES         1024",
-          f"#define IPV4_L3FWD_LPM_MAX_RULES {max_rules}")
-    patch(src / "l3fwd_fib.c", "config_ipv4.max_routes = (1 << 16);",
-          f"config_ipv4.max_routes = {max_rules};")
-    patch(src / "main.c", "nb_lcores*MEMPOOL_CACHE_SIZE),",
-          f"nb_lcores*MEMPOOL_CACHE_SIZE + {extra_mbufs}),")
-    patch(src / "main.c", "\t\t.offloads = RTE_ETH_RX_OFFLOAD_CHECKSUM,", "\t\t.offloads = 0,")
-    r = subprocess.run(["make", "-C", str(dst / "l3fwd")], capture_output=True, text=True)
-    if r.returncode != 0:
-        raise SystemExit(f"bench/ipfwd-lpm.py: building l3fwd failed:\n{r.stdout[-3000:]}{r.stderr[-3000:]}")
-    return dst / "l3fwd" / "build" / "l3fwd"
 
 
 class Telemetry:
@@ -223,7 +191,7 @@ def main(argv: list[str] | None = None) -> int:
                                            for i, d in enumerate(dsts)))
             tables[name] = (rules, cap, depth)
         mbufs = a.packets + 8192
-        l3fwd = build_l3fwd(tmp, max(a.routes, a.lpm_routes, 1 << 16), a.packets)
+        l3fwd = build_l3fwd(tmp, "bench/ipfwd-lpm.py", max(a.routes, a.lpm_routes, 1 << 16), a.packets)
         prep = time.monotonic() - t
         need_mb = mbufs * (2048 + 128 + 256) // (1 << 20) + 3 * 64 + 2 * a.routes * 256 // (1 << 20) + 256
         mem = [] if harness.free_hugepage_mb() >= need_mb else ["--no-huge", "-m", str(need_mb)]

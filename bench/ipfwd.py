@@ -50,39 +50,16 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "apps" / "ipfwd"))
 sys.path.insert(0, str(REPO / "tests"))
 import harness  # noqa: E402  (tests/harness: run_app, placements, pcap files)
+from l3fwd_build import L3FWD_SRC, build_l3fwd  # noqa: E402  (beside this script)
 try:
     import ipfwd_traffic  # noqa: E402
     import numpy as np  # noqa: E402
 except ImportError as e:  # numpy missing: not the project's venv
     sys.exit(f"bench/ipfwd.py: {e}; run it with the project's venv: .venv/bin/python bench/ipfwd.py")
 
-L3FWD_SRC = Path("/usr/share/dpdk/examples")
 SINK = "net_null0,no-rx=1"
 RUNTIME_DIR = Path("/var/run/dpdk") if os.geteuid() == 0 else Path(
     os.environ.get("XDG_RUNTIME_DIR", "/tmp")) / "dpdk"
-
-
-def build_l3fwd(tmp: Path) -> Path:
-    """Copy DPDK's l3fwd example (and the examples' common headers) into
-    tmp, make it accept ports without Rx checksum offload, build it with
-    pkg-config libdpdk.  Returns the binary."""
-    if not (L3FWD_SRC / "l3fwd" / "main.c").is_file():
-        sys.exit(f"bench/ipfwd.py: {L3FWD_SRC}/l3fwd/main.c missing: install dpdk-doc (tools/setup.sh)")
-    src = tmp / "examples"
-    shutil.copytree(L3FWD_SRC / "l3fwd", src / "l3fwd")
-    if (L3FWD_SRC / "common").is_dir():
-        shutil.copytree(L3FWD_SRC / "common", src / "common")
-    main_c = src / "l3fwd" / "main.c"
-    text = main_c.read_text()
-    patched = text.replace(".offloads = RTE_ETH_RX_OFFLOAD_CHECKSUM,", ".offloads = 0,")
-    if patched == text:
-        sys.exit(f"bench/ipfwd.py: {main_c}: the Rx offload line to patch is not there (another DPDK?)")
-    main_c.write_text(patched)
-    p = subprocess.run(["make", "-C", str(src / "l3fwd"), "shared"], capture_output=True, text=True)
-    exe = src / "l3fwd" / "build" / "l3fwd"
-    if p.returncode != 0 or not exe.exists():
-        sys.exit(f"bench/ipfwd.py: building l3fwd failed (exit {p.returncode}):\n{p.stderr[-3000:]}")
-    return exe
 
 
 def telemetry(prefix: str, cmd: str) -> dict:
@@ -357,7 +334,7 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="bench_ipfwd_") as td:
         tmp = Path(td)
         t0 = time.monotonic()
-        l3 = build_l3fwd(tmp)
+        l3 = build_l3fwd(tmp, "bench/ipfwd.py")
         print(f"l3fwd built from {L3FWD_SRC}/l3fwd in {time.monotonic() - t0:.0f} s (temporary directory)")
         rules = (tmp / "routes.v4", tmp / "routes.v6")
         rules[0].write_text("R0.0.0.0/1 1\nR128.0.0.0/1 1\n")

@@ -1,0 +1,53 @@
+"""DPDK's l3fwd, built at benchmark time from Debian's dpdk-doc examples into
+a temporary directory (never committed), for the benchmarks that put ipfwd
+beside it (bench/ipfwd.py, bench/ipfwd-lpm.py).
+
+What is changed in the copy, and why: net_pcap and net_null have no Rx
+checksum offload, which l3fwd asks for and otherwise refuses to start
+without (l3fwd then checks no IPv4 checksum; ipfwd does in software);
+optionally the route limits and the pool, for a full-size table."""
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+L3FWD_SRC = Path("/usr/share/dpdk/examples")
+
+
+def patch(path: Path, old: str, new: str, who: str) -> None:
+    text = path.read_text()
+    if old not in text:
+        raise SystemExit(f"{who}: {path}: '{old}' not found: another l3fwd version?")
+    path.write_text(text.replace(old, new))
+
+
+def build_l3fwd(tmp: Path, who: str, max_rules: int | None = None, extra_mbufs: int = 0) -> Path:
+    """Copy the l3fwd example (and the shared headers it includes) into tmp,
+    patch it (module docstring), build it shared with pkg-config libdpdk (the
+    static link fails on -lsystemd); the binary's path.  max_rules raises the
+    LPM and FIB route limits; extra_mbufs adds to its pool (a replayed
+    capture stays in mbufs)."""
+    if not (L3FWD_SRC / "l3fwd" / "Makefile").is_file():
+        raise SystemExit(f"{who}: no l3fwd example at {L3FWD_SRC / 'l3fwd'}: "
+                         "install Debian's dpdk-doc (tools/setup.sh does)")
+    dst = tmp / "examples"
+    shutil.copytree(L3FWD_SRC / "l3fwd", dst / "l3fwd")
+    if (L3FWD_SRC / "common").is_dir():
+        shutil.copytree(L3FWD_SRC / "common", dst / "common")
+    src = dst / "l3fwd"
+    if max_rules is not None:
+        patch(src / "l3fwd_lpm.c", "#define IPV4_L3FWD_LPM_MAX_RULES         1024",
+              f"#define IPV4_L3FWD_LPM_MAX_RULES {max_rules}", who)
+        patch(src / "l3fwd_fib.c", "config_ipv4.max_routes = (1 << 16);",
+              f"config_ipv4.max_routes = {max_rules};", who)
+    if extra_mbufs:
+        patch(src / "main.c", "nb_lcores*MEMPOOL_CACHE_SIZE),",
+              f"nb_lcores*MEMPOOL_CACHE_SIZE + {extra_mbufs}),", who)
+    patch(src / "main.c", "\t\t.offloads = RTE_ETH_RX_OFFLOAD_CHECKSUM,", "\t\t.offloads = 0,", who)
+    r = subprocess.run(["make", "-C", str(src), "shared"], capture_output=True, text=True)
+    exe = src / "build" / "l3fwd"
+    if r.returncode != 0 or not exe.exists():
+        raise SystemExit(f"{who}: building l3fwd failed (exit {r.returncode}):\n"
+                         f"{r.stdout[-3000:]}{r.stderr[-3000:]}")
+    return exe
