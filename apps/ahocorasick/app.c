@@ -615,6 +615,37 @@ ac_process(void *task_state, struct rte_mbuf **pkts, uint16_t n, uint8_t *verdic
 	scan_pending(t, pkts, data, len, l3_off, hits, idx, ns, verdict);
 }
 
+/* Packets not scanned, by why (the payload status names). */
+static json_t *
+unscanned_json(const struct ac_task *sum)
+{
+	json_t *o = json_object();
+	for (int r = 1; r < AC_PL_N_STATUS; r++)
+		json_object_set_new(
+			o, ac_payload_status_name[r], json_integer((json_int_t)sum->unscanned[r]));
+	return o;
+}
+
+/* A per-packet count histogram: buckets "0", "1", "2-3", "4-7", ...; the
+ * last one is open-ended. */
+static json_t *
+histogram_json(const uint64_t *hist)
+{
+	json_t *o = json_object();
+	for (int b = 0; b < HIST_BUCKETS; b++) {
+		char label[48];
+		uint64_t lo = b == 0 ? 0 : 1ull << (b - 1), hi = b == 0 ? 0 : (1ull << b) - 1;
+		if (b == HIST_BUCKETS - 1)
+			snprintf(label, sizeof(label), "%" PRIu64 "+", lo);
+		else if (lo == hi)
+			snprintf(label, sizeof(label), "%" PRIu64, lo);
+		else
+			snprintf(label, sizeof(label), "%" PRIu64 "-%" PRIu64, lo, hi);
+		json_object_set_new(o, label, json_integer((json_int_t)hist[b]));
+	}
+	return o;
+}
+
 /* A count of one keyword or rule, for the "top" lists: most first, then
  * by id. */
 struct id_count {
@@ -718,22 +749,8 @@ stats_rules(struct ac_state *st, void *const *task_states, unsigned n_tasks, jso
 					(json_int_t)per[j].n));
 	}
 	free(per);
-	json_t *unscanned = json_object();
-	for (int r = 1; r < AC_PL_N_STATUS; r++)
-		json_object_set_new(unscanned, ac_payload_status_name[r],
-			json_integer((json_int_t)sum.unscanned[r]));
-	json_t *hist = json_object();
-	for (int b = 0; b < HIST_BUCKETS; b++) {
-		char label[48];
-		uint64_t lo = b == 0 ? 0 : 1ull << (b - 1), hi = b == 0 ? 0 : (1ull << b) - 1;
-		if (b == HIST_BUCKETS - 1)
-			snprintf(label, sizeof(label), "%" PRIu64 "+", lo);
-		else if (lo == hi)
-			snprintf(label, sizeof(label), "%" PRIu64, lo);
-		else
-			snprintf(label, sizeof(label), "%" PRIu64 "-%" PRIu64, lo, hi);
-		json_object_set_new(hist, label, json_integer((json_int_t)sum.hist[b]));
-	}
+	json_t *unscanned = unscanned_json(&sum);
+	json_t *hist = histogram_json(sum.hist);
 	json_object_set_new(out, "kind", json_string("measured"));
 	json_object_set_new(out, "mode", json_string("rules"));
 	json_object_set_new(out, "tsc_hz", json_integer((json_int_t)rte_get_tsc_hz()));
@@ -826,23 +843,8 @@ ac_stats(void *app_state, void *const *task_states, unsigned n_tasks, json_t *ou
 				"bytes_scanned", (json_int_t)t->bytes_scanned, "matches",
 				(json_int_t)t->matches));
 	}
-	json_t *unscanned = json_object();
-	for (int r = 1; r < AC_PL_N_STATUS; r++)
-		json_object_set_new(unscanned, ac_payload_status_name[r],
-			json_integer((json_int_t)sum.unscanned[r]));
-	/* Buckets "0", "1", "2-3", "4-7", ...; the last one is open-ended. */
-	json_t *hist = json_object();
-	for (int b = 0; b < HIST_BUCKETS; b++) {
-		char label[48];
-		uint64_t lo = b == 0 ? 0 : 1ull << (b - 1), hi = b == 0 ? 0 : (1ull << b) - 1;
-		if (b == HIST_BUCKETS - 1)
-			snprintf(label, sizeof(label), "%" PRIu64 "+", lo);
-		else if (lo == hi)
-			snprintf(label, sizeof(label), "%" PRIu64, lo);
-		else
-			snprintf(label, sizeof(label), "%" PRIu64 "-%" PRIu64, lo, hi);
-		json_object_set_new(hist, label, json_integer((json_int_t)sum.hist[b]));
-	}
+	json_t *unscanned = unscanned_json(&sum);
+	json_t *hist = histogram_json(sum.hist);
 	uint32_t hit_kw = 0;
 	for (uint32_t k = 0; top != NULL && k < n_kw; k++)
 		hit_kw += top[k].n > 0;
