@@ -88,6 +88,18 @@ def test_too_few_references_are_not_judged_and_flagged_workers_are_left_out() ->
     assert differing_workers(refs, flagged={"c"}) == []
 
 
+def test_the_odd_worker_is_flagged_even_when_it_holds_most_references() -> None:
+    """Seen in CI: the slower worker had 91 references and the two others 10 each; with the
+    others' values pooled, its references set their median and an identical worker was
+    flagged first (then the remaining pair was ambiguous and the sample stopped)."""
+    rng = np.random.default_rng(5)
+    refs = {"0": list(5.80e6 + 1e3 * rng.standard_normal(MIN_REFERENCES)),
+            "1": list(5.30e6 + 1e3 * rng.standard_normal(91)),
+            "2": list(5.80e6 + 1e3 * rng.standard_normal(MIN_REFERENCES))}
+    got = differing_workers(refs)
+    assert [v.worker for v in got] == ["1"] and not got[0].ambiguous
+
+
 def test_two_workers_that_disagree_are_both_named_unless_a_third_is_coming() -> None:
     refs = {"a": [1000.0] * MIN_REFERENCES, "b": [900.0] * MIN_REFERENCES}
     assert differing_workers(refs, more_coming=lambda judged: judged < 3) == []

@@ -9,7 +9,9 @@ sample's values are random placements, their spread is the population's,
 not the machine's):
 
     M_w   median of worker w's references
-    M_o   median of the references of every other unflagged worker, pooled
+    M_o   median of the medians of the other unflagged workers that hold
+          MIN_REFERENCES references (one vote a worker: pooled values would
+          let the worker with the most references set it)
     S     the noise: 1.4826 x the median absolute deviation of each
           worker's references from that worker's own median, pooled over
           the workers being compared (a normal sd when the noise is
@@ -17,7 +19,7 @@ not the machine's):
           w's own spread counts too and S rests on twice as many values)
     w differs when |M_w - M_o| > max(NOISE_FACTOR * S, FLOOR * M_o)
 
-judged only once w and the others pooled hold MIN_REFERENCES values each
+judged only once w and at least one other worker hold MIN_REFERENCES values each
 (REFERENCES_AT_START = MIN_REFERENCES: a worker is judged as soon as its
 first result is in).
 
@@ -53,7 +55,7 @@ import numpy as np
 
 REFERENCES_AT_START = 10   # a worker's first references, before its first draw: judged at once
 DEFAULT_REFERENCE_EVERY = 50  # K: then one every K draws of that worker (2% more measurements)
-MIN_REFERENCES = 10        # a worker, and the others pooled, before a worker is judged
+MIN_REFERENCES = 10        # references of a worker before it is judged or votes
 NOISE_FACTOR = 6.0         # differs: medians more than this many noise sds apart ...
 FLOOR = 0.01               # ... and more than this fraction of the others' median
 MAD_TO_SD = 1.4826         # the MAD of a normal sample times this estimates its sd
@@ -65,7 +67,7 @@ class Verdict:
 
     worker: str
     median: float          # of its references
-    others_median: float   # of the other workers' references, pooled
+    others_median: float   # median of the other workers' medians
     bound: float           # max(NOISE_FACTOR * noise sd, FLOOR * others_median)
     noise_sd: float        # S, from the others' references
     n: int                 # its references
@@ -89,16 +91,19 @@ def _noise_sd(groups: Sequence[np.ndarray]) -> float:
 
 
 def _judge(w: str, refs: Mapping[str, np.ndarray]) -> tuple[float, Verdict] | None:
-    """(excess: |M_w - M_o| / bound, the verdict if it differs) of worker w against the rest of refs."""
-    others = [v for k, v in refs.items() if k != w]
-    pooled = np.concatenate(others)
-    if len(refs[w]) < MIN_REFERENCES or len(pooled) < MIN_REFERENCES:
+    """(excess: |M_w - M_o| / bound, the verdict if it differs) of worker w against the rest of refs.
+    M_o is the median of the other workers' medians, one vote a worker: pooled values would
+    let the worker with the most references (an odd one that started first, say) set M_o,
+    and then the identical workers would be the ones that look off."""
+    others = [v for k, v in refs.items() if k != w and len(v) >= MIN_REFERENCES]
+    if len(refs[w]) < MIN_REFERENCES or not others:
         return None
-    m_w, m_o = float(np.median(refs[w])), float(np.median(pooled))
+    m_w, m_o = float(np.median(refs[w])), float(np.median([np.median(v) for v in others]))
     s = _noise_sd(list(refs.values()))
     bound = max(NOISE_FACTOR * s, FLOOR * abs(m_o))
     excess = abs(m_w - m_o) / bound if bound > 0 else (np.inf if m_w != m_o else 0.0)
-    return excess, Verdict(w, m_w, m_o, bound, s, len(refs[w]), len(pooled), len(others) == 1)
+    return excess, Verdict(w, m_w, m_o, bound, s, len(refs[w]), sum(len(v) for v in others),
+                           len(others) == 1)
 
 
 def differing_workers(references: Mapping[str, Sequence[float]], flagged: set[str] = frozenset(),
