@@ -28,12 +28,13 @@ s and 10 references on each side, M_w - M_o has an sd of about
 1.2533 * s * sqrt(1/10 + 1/10) = 0.56 s, so NOISE_FACTOR * S = 6 s is 11
 of those sds; a false alarm needs S far below s, which a MAD of 20 or more
 values rarely is, and later judgements have more values on both sides.
-Simulated (`bench/machine_check_fp.py`, floor set to 0 so that the noise
-factor alone decides, 10 references a worker): 0 false alarms in 10^5
-judgements each of 2 and of 3 identical workers with normal noise and of 2
-with Student-t(3) noise (0 in 2 x 10^4 of 3); one worker of 3 off by 10 noise sds is found in
-97-100% of judgements, off by 6 sds in about half (at 10 references; more
-references, more found).  The
+Simulated (`bench/machine_check_fp.py --trials 10000`, floor set to 0 so
+that the noise factor alone decides, 10 references a worker, M_o the median
+of the others' medians): 0 false alarms in 10^4 judgements each of 2, 3 and
+4 identical workers with normal and with Student-t(3) noise; one worker of 3
+or 4 off by 10 noise sds is found in 98.5-100% of judgements, off by 6 sds
+in 75% (normal) and 46% (t3) (at 10 references; more references, more
+found).  The
 floor covers noise so small that S is (near) zero, e.g. the model's
 default noise (0.2% sd, clipped at 3 sd): two medians of clipped noise are
 never 1% apart.  The price: a machine less than FLOOR (1%) or 6 noise sds
