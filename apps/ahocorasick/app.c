@@ -686,6 +686,24 @@ engine_stats(const struct ac_state *st, json_t *out)
 	}
 }
 
+/* What both modes' statistics open with: kind, mode, the TSC rate (lets a
+ * reader turn the runtime's per-task cycles into seconds), the engine and
+ * the rule file. */
+static void
+common_stats(const struct ac_state *st, json_t *out, const char *mode, uint64_t scan_errors,
+	int last_error)
+{
+	json_object_set_new(out, "kind", json_string("measured"));
+	json_object_set_new(out, "mode", json_string(mode));
+	json_object_set_new(out, "tsc_hz", json_integer((json_int_t)rte_get_tsc_hz()));
+	engine_stats(st, out);
+	json_object_set_new(out, "engine_scan_errors", json_integer((json_int_t)scan_errors));
+	if (scan_errors)
+		json_object_set_new(out, "engine_last_error", json_integer(last_error));
+	json_object_set_new(out, "rules_file", json_string(st->rs.path));
+	json_object_set_new(out, "rule_set", json_string(st->set_name));
+}
+
 static void
 stats_rules(struct ac_state *st, void *const *task_states, unsigned n_tasks, json_t *out)
 {
@@ -751,15 +769,7 @@ stats_rules(struct ac_state *st, void *const *task_states, unsigned n_tasks, jso
 	free(per);
 	json_t *unscanned = unscanned_json(&sum);
 	json_t *hist = histogram_json(sum.hist);
-	json_object_set_new(out, "kind", json_string("measured"));
-	json_object_set_new(out, "mode", json_string("rules"));
-	json_object_set_new(out, "tsc_hz", json_integer((json_int_t)rte_get_tsc_hz()));
-	engine_stats(st, out);
-	json_object_set_new(out, "engine_scan_errors", json_integer((json_int_t)scan_errors));
-	if (scan_errors)
-		json_object_set_new(out, "engine_last_error", json_integer(last_error));
-	json_object_set_new(out, "rules_file", json_string(st->rs.path));
-	json_object_set_new(out, "rule_set", json_string(st->set_name));
+	common_stats(st, out, "rules", scan_errors, last_error);
 	json_object_set_new(out, "vars_file",
 		st->cfg->rules.vars_path ? json_string(st->cfg->rules.vars_path) : json_null());
 	json_object_set_new(out, "rules_seen", json_integer(st->rs.rules_seen));
@@ -869,16 +879,7 @@ ac_stats(void *app_state, void *const *task_states, unsigned n_tasks, json_t *ou
 	}
 	free(top);
 
-	json_object_set_new(out, "kind", json_string("measured"));
-	json_object_set_new(out, "mode", json_string("keywords"));
-	/* Lets a reader turn the runtime's per-task cycles into seconds. */
-	json_object_set_new(out, "tsc_hz", json_integer((json_int_t)rte_get_tsc_hz()));
-	engine_stats(st, out);
-	json_object_set_new(out, "engine_scan_errors", json_integer((json_int_t)scan_errors));
-	if (scan_errors)
-		json_object_set_new(out, "engine_last_error", json_integer(last_error));
-	json_object_set_new(out, "rules_file", json_string(st->rs.path));
-	json_object_set_new(out, "rule_set", json_string(st->set_name));
+	common_stats(st, out, "keywords", scan_errors, last_error);
 	json_object_set_new(out, "rules_seen", json_integer(st->rs.rules_seen));
 	json_object_set_new(
 		out, "rules_selected", json_integer(st->rs.rules_seen - st->rs.rules_filtered));
