@@ -19,16 +19,20 @@ export PIPEPLACE_BUILD="$repo/build-asan"
 export PIPEPLACE_FUZZ_BUILD="$repo/build-fuzz"
 
 status=0
-echo "== C style (clang-format --dry-run --Werror, .clang-format: DPDK's style) =="
+# Seconds since the start of this script, on each phase line: where CI time goes.
+phase() { echo "== $* (at ${SECONDS} s) =="; }
+phase "C style (clang-format --dry-run --Werror, .clang-format: DPDK's style)"
 if git -C "$repo" rev-parse --git-dir >/dev/null 2>&1; then
   git -C "$repo" ls-files -z '*.c' '*.h' | xargs -0 clang-format --dry-run --Werror || status=1
 else
   find runtime apps traffic-gen -name '*.[ch]' -print0 | xargs -0 clang-format --dry-run --Werror || status=1
 fi
-echo "== C unit tests (ASan+UBSan) =="
+phase "C unit tests (ASan+UBSan)"
 meson test -C build-asan --no-rebuild --print-errorlogs --num-processes 2 || status=1
-echo "== fuzzers (bounded time) =="
+phase "fuzzers (bounded time)"
 meson test -C build-fuzz --no-rebuild --print-errorlogs --suite fuzz --num-processes 2 || status=1
-echo "== pytest: assign and end-to-end =="
-.venv/bin/python -m pytest || status=1
+phase "pytest: assign and end-to-end"
+# --durations: the slowest tests, so that CI time stays visible (budget 20 min).
+.venv/bin/python -m pytest --durations=15 || status=1
+phase "done, status $status"
 exit $status
