@@ -28,6 +28,7 @@ from __future__ import annotations
 import os
 import sys
 from collections import deque
+from concurrent.futures import CancelledError
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -72,6 +73,7 @@ def worker_spec(session: Session, args) -> WorkerSpec:
 # named NAME build the model backend from parameters FILE instead of the run's: a worker whose machine
 # differs, through the real path (its references and values both come from that model).
 WORKER_MODEL_PARAMS_ENV = "ASSIGN_WORKER_MODEL_PARAMS"
+MAX_RESUBMITS = 3  # a chunk the cluster cancels is submitted again at most this many times
 REFERENCE_NOISE_KEYS = 1 << 50  # model noise keys of reference measurements: far from any draw index
 
 
@@ -305,7 +307,17 @@ def sample_until(session: Session, n_ok: int, address: str, spec: WorkerSpec, *,
                   "one is off)", file=sys.stderr)
             reference_every = 0
             check.enabled = False
-        spec_f = client.scatter(spec, broadcast=True)
+        # The spec travels with each chunk (a few KB), not scattered once: a scattered value
+        # lives on the workers, and a worker killed mid-run could take its scheduler record
+        # with it, cancelling every chunk that needs it ("already forgotten").
+        resubmits: dict[int, int] = {}  # chunk start -> times resubmitted after a cancellation
+        chunk_of: dict[str, tuple[int, int]] = {}  # future key -> (start, count)
+
+        def submit(start: int, count: int) -> None:
+            key = f"assign-{run.id}-{start}-{count}-{resubmits.get(start, 0)}"
+            chunk_of[key] = (start, count)
+            futures.add(client.submit(measure_chunk, spec, start, count, reference_every, key=key,
+                                      pure=False, workers=allowed()))
         submitted = nxt           # next draw index to hand out
         commit_at = nxt           # next draw index to store
         waiting: dict[int, ChunkResult] = {}
@@ -328,15 +340,27 @@ def sample_until(session: Session, n_ok: int, address: str, spec: WorkerSpec, *,
             # enough draws out to reach n_ok if they all succeed, at most 2 chunks a worker ahead
             while len(in_flight) < 2 * workers and ok + (submitted - commit_at) < n_ok:
                 count = min(chunk, n_ok - ok - (submitted - commit_at))
-                futures.add(client.submit(measure_chunk, spec_f, submitted, count, reference_every,
-                                          key=f"assign-{run.id}-{submitted}-{count}", pure=False,
-                                          workers=allowed()))
+                submit(submitted, count)
                 in_flight.append(submitted)
                 submitted += count
 
         hand_out()
         for fut in futures:
-            res: ChunkResult = fut.result()
+            try:
+                res: ChunkResult = fut.result()
+            except CancelledError:
+                # dask gave up on the chunk (its worker died, its record was dropped): nothing of
+                # it was stored, so the same draws go out again, a bounded number of times
+                start, count = chunk_of.pop(fut.key)
+                resubmits[start] = resubmits.get(start, 0) + 1
+                if resubmits[start] > MAX_RESUBMITS:
+                    raise SampleError(f"the cluster cancelled the chunk of draws {start}..{start + count - 1} "
+                                      f"{resubmits[start]} times; {ok} values stored, all kept") from None
+                print(f"assign sample: the cluster cancelled the chunk of draws {start}..{start + count - 1} "
+                      f"(a worker lost?); submitted again", file=sys.stderr)
+                submit(start, count)
+                continue
+            chunk_of.pop(fut.key, None)
             verdicts = check.add(res)
             if verdicts:
                 for v in verdicts:
