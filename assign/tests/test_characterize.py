@@ -7,6 +7,7 @@ import json
 import os
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from cli_helpers import run_assign
@@ -64,7 +65,7 @@ def test_characterize_calibrate_validate_end_to_end(profile_build: Path, build_d
 
     val = tmp_path / "val.json"
     r = run_assign("validate", "--workload", "ipfwd-l1", "--model-params", str(params), "--n", "5",
-                   "--packets", "50000", "--build", str(build_dir), "--json", str(val),
+                   "--packets", "50000", "--reps", "2", "--build", str(build_dir), "--json", str(val),
                    "--plot", str(tmp_path / "v.png"), timeout=300)
     assert r.returncode == 0, r.stderr
     v = json.loads(val.read_text())
@@ -72,6 +73,10 @@ def test_characterize_calibrate_validate_end_to_end(profile_build: Path, build_d
     assert v["n"] + len(v["not_measured"]) == 5 and v["n"] >= 3
     assert 0 <= v["median_abs_err_pct"] <= v["p90_abs_err_pct"]
     assert -1.0 <= v["spearman"] <= 1.0 and isinstance(v["top10_holds_best"], bool)
+    # --reps 2: each kept placement's figure is the median of its measured repetitions
+    for q in v["placements"]:
+        assert 1 <= len(q["measured_reps_pps"]) <= 2 and q["measured_pps"] == float(np.median(q["measured_reps_pps"]))
+    assert v["reps"] == 2 and ("measurement noise: median CV" in r.stdout) == (v["noise_cv_pct_median"] is not None)
     used = {(q["instances"], tuple(q["contexts"])) for q in p["calibration"]["placements"]}
     assert not used & {(q["instances"], tuple(q["contexts"])) for q in v["placements"]}
     # the model with the calibrated file answers for this workload on this machine

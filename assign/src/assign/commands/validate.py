@@ -25,6 +25,10 @@ def register(sub) -> argparse.ArgumentParser:
     p.add_argument("--plot", metavar="FILE", help="predicted-vs-measured figure")
     p.add_argument("--packets", type=at_least(1), default=100_000, metavar="N",
                    help="window of each placement: N packets per instance (default: 100,000)")
+    p.add_argument("--reps", type=at_least(1), default=1, metavar="K",
+                   help="measure each placement K times and compare the model with the median; the "
+                        "repetitions' spread is printed as the measurement noise the errors include "
+                        "(default: 1)")
     p.add_argument("--build", metavar="DIR", help="Meson build of the apps (default: $PIPEPLACE_BUILD or build/)")
     return p
 
@@ -44,8 +48,19 @@ def compare(predicted, measured) -> dict:
             "top10_holds_best": bool(int(np.argmax(me)) in set(top.tolist()))}
 
 
+def noise_of(reps: list[list[float]]) -> float | None:
+    """Median over placements of the repetitions' coefficient of variation, in
+    percent; None with one repetition each."""
+    import numpy as np
+
+    cvs = [float(np.std(v, ddof=1) / np.mean(v) * 100.0) for v in reps if len(v) > 1]
+    return float(np.median(cvs)) if cvs else None
+
+
 def run(args: argparse.Namespace) -> int:
     from pathlib import Path
+
+    import numpy as np
 
     from ..backends.base import BackendError
     from ..backends.dpdk.options import DpdkOptions
@@ -66,19 +81,26 @@ def run(args: argparse.Namespace) -> int:
     predicted = predict(topo, args.workload, params, placements)
     meter = PlacementMeter(topo, args.workload, DpdkOptions(build_dir=Path(args.build) if args.build else None,
                                                             packets=args.packets, warmup=0.0))
-    measured, kept, failed = [], [], []
+    measured, kept, failed, reps = [], [], [], []
     try:
         for j, (k, ctx) in enumerate(placements):
-            try:
-                measured.append(meter(k, ctx))
-            except BackendError as e:  # failed twice (a window starved by other load): left out, said
-                failed.append({"instances": k, "contexts": list(ctx), "reason": str(e)})
+            values, why = [], ""
+            for _ in range(args.reps):
+                try:
+                    values.append(meter(k, ctx))
+                except BackendError as e:  # failed twice (a window starved by other load): left out, said
+                    why = str(e)
+            if not values:
+                failed.append({"instances": k, "contexts": list(ctx), "reason": why})
                 print(f"placement {j + 1}/{len(placements)}: {k} instance(s) on {list(ctx)}: not measured, "
-                      f"left out: {e}")
+                      f"left out: {why}")
                 continue
+            measured.append(float(np.median(values)))
+            reps.append(values)
             kept.append(j)
+            of = f" (median of {len(values)})" if len(values) > 1 else ""
             print(f"placement {j + 1}/{len(placements)}: {k} instance(s) on {list(ctx)}: "
-                  f"{measured[-1]:,.0f} packets/s measured, {predicted[j]:,.0f} modelled")
+                  f"{measured[-1]:,.0f} packets/s measured{of}, {predicted[j]:,.0f} modelled")
     finally:
         meter.close()
     need = max(3, (len(placements) + 1) // 2)
@@ -88,16 +110,22 @@ def run(args: argparse.Namespace) -> int:
     placements = [placements[j] for j in kept]
     predicted = predicted[kept]
     figs = compare(predicted, measured)
+    noise = noise_of(reps)
     print(f"{args.workload}: n {figs['n']}, median abs error {figs['median_abs_err_pct']:.1f}% (goal <= 10), "
           f"p90 abs error {figs['p90_abs_err_pct']:.1f}% (goal <= 15), Spearman {figs['spearman']:.3f} "
           f"(goal >= 0.8), model's top 10 holds the measured best: {'yes' if figs['top10_holds_best'] else 'no'} "
           f"(errors: modelled vs measured)")
+    if noise is not None:
+        print(f"measurement noise: median CV of a placement's {args.reps} repetitions {noise:.1f}% (measured); "
+              f"the errors above include it")
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"workload": args.workload, "model_params": args.model_params, **figs,
-                       "kind": "modelled vs measured", "not_measured": failed,
-                       "placements": [{"instances": k, "contexts": list(c), "measured_pps": m, "modelled_pps": float(p)}
-                                      for (k, c), m, p in zip(placements, measured, predicted)]}, f, indent=2)
+                       "kind": "modelled vs measured", "not_measured": failed, "reps": args.reps,
+                       "noise_cv_pct_median": noise,
+                       "placements": [{"instances": k, "contexts": list(c), "measured_pps": m, "modelled_pps": float(p),
+                                       "measured_reps_pps": r}
+                                      for (k, c), m, p, r in zip(placements, measured, predicted, reps)]}, f, indent=2)
         print(f"written to {args.json}")
     if args.plot:
         plot(predicted, measured, figs, args.workload, args.plot)
