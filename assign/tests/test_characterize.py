@@ -55,12 +55,21 @@ def test_characterize_calibrate_validate_end_to_end(profile_build: Path, build_d
 
     params = tmp_path / "params.json"
     r = run_assign("calibrate", "--workload", "ipfwd-l1", "--characterization", str(char), "--out", str(params),
-                   "--placements", "3", "--placement-packets", "50000", "--app-build", str(build_dir), timeout=300)
+                   "--placements", "3", "--placement-packets", "50000", "--placement-reps", "2", "--app-build", str(build_dir), timeout=300)
     assert r.returncode == 0, r.stderr
     p = json.loads(params.read_text())
     assert p["calibrated_for"]["workload"] == "ipfwd-l1"
     assert "not calibrated" in r.stdout and "roles.R.demand.pipeline" in p["calibration"]["not_calibrated"]
     assert len(p["calibration"]["placements"]) == 3
+    # context shares: one for all contexts or one each, chosen by Akaike's criterion and said
+    why = p["calibration"]["status"]["context_share"]
+    shares = p["workloads"]["ipfwd-l1"]["context_share"]
+    assert "Akaike" in why and "context shares: one" in r.stdout
+    assert "one for every context" not in why or len(set(shares.values())) == 1, (why, shares)
+    # --placement-reps 2: every placement measured in each of two rounds, its median fitted
+    for q in p["calibration"]["placements"]:
+        assert len(q["measured_reps_pps"]) == 2 and q["measured_pps"] == float(np.median(q["measured_reps_pps"]))
+    assert "round 2/2" in r.stdout
     assert p["workloads"]["ipfwd-l1"]["pu_sharing"] == "timeshare"
 
     val = tmp_path / "val.json"
@@ -73,7 +82,7 @@ def test_characterize_calibrate_validate_end_to_end(profile_build: Path, build_d
     assert v["n"] + len(v["not_measured"]) == 5 and v["n"] >= 3
     assert 0 <= v["median_abs_err_pct"] <= v["p90_abs_err_pct"]
     assert -1.0 <= v["spearman"] <= 1.0 and isinstance(v["top10_holds_best"], bool)
-    # --reps 2: each kept placement's figure is the median of its measured repetitions
+    # --reps 2: each kept placement's figure is the median of its measured rounds
     for q in v["placements"]:
         assert 1 <= len(q["measured_reps_pps"]) <= 2 and q["measured_pps"] == float(np.median(q["measured_reps_pps"]))
     assert v["reps"] == 2 and ("measurement noise: median CV" in r.stdout) == (v["noise_cv_pct_median"] is not None)

@@ -31,6 +31,9 @@ def register(sub) -> argparse.ArgumentParser:
     g = p.add_argument_group("placements (dpdk backend, default build, measured)")
     g.add_argument("--placement-packets", type=at_least(1), default=100_000, metavar="N",
                    help="window of each calibration placement: N packets per instance (default: 100,000)")
+    g.add_argument("--placement-reps", type=at_least(1), default=3, metavar="K",
+                   help="measure every calibration placement once per round, K rounds, and fit each "
+                        "one's median (default: 3)")
     g.add_argument("--app-build", metavar="DIR", help="Meson build of the measured placements "
                                                       "(default: $PIPEPLACE_BUILD or build/)")
     return p
@@ -77,7 +80,8 @@ def run(args: argparse.Namespace) -> int:
                            DpdkOptions(build_dir=Path(args.app_build) if args.app_build else None,
                                        packets=args.placement_packets, warmup=0.0))
     try:
-        doc = fit(topo, args.workload, char, defaults["workloads"][args.workload], meter, args.placements)
+        doc = fit(topo, args.workload, char, defaults["workloads"][args.workload],
+                  meter, args.placements, reps=args.placement_reps)
     finally:
         meter.close()
     with open(args.out, "w") as f:

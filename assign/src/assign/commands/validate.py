@@ -26,9 +26,9 @@ def register(sub) -> argparse.ArgumentParser:
     p.add_argument("--packets", type=at_least(1), default=100_000, metavar="N",
                    help="window of each placement: N packets per instance (default: 100,000)")
     p.add_argument("--reps", type=at_least(1), default=1, metavar="K",
-                   help="measure each placement K times and compare the model with the median; the "
-                        "repetitions' spread is printed as the measurement noise the errors include "
-                        "(default: 1)")
+                   help="measure every placement once per round, K rounds, and compare the model with "
+                        "each one's median; the rounds' spread is printed as the measurement noise the "
+                        "errors include (default: 1)")
     p.add_argument("--build", metavar="DIR", help="Meson build of the apps (default: $PIPEPLACE_BUILD or build/)")
     return p
 
@@ -81,28 +81,29 @@ def run(args: argparse.Namespace) -> int:
     predicted = predict(topo, args.workload, params, placements)
     meter = PlacementMeter(topo, args.workload, DpdkOptions(build_dir=Path(args.build) if args.build else None,
                                                             packets=args.packets, warmup=0.0))
-    measured, kept, failed, reps = [], [], [], []
+    # in rounds (every placement once, then again): back to back, a placement repeats itself
+    # within a few percent on a shared machine that drifts by tens of percent over minutes
+    values: list[list[float]] = [[] for _ in placements]
+    why: list[str] = ["" for _ in placements]
     try:
-        for j, (k, ctx) in enumerate(placements):
-            values, why = [], ""
-            for _ in range(args.reps):
+        for rnd in range(args.reps):
+            for j, (k, ctx) in enumerate(placements):
+                rd = f", round {rnd + 1}/{args.reps}" if args.reps > 1 else ""
                 try:
-                    values.append(meter(k, ctx))
+                    values[j].append(meter(k, ctx))
                 except BackendError as e:  # failed twice (a window starved by other load): left out, said
-                    why = str(e)
-            if not values:
-                failed.append({"instances": k, "contexts": list(ctx), "reason": why})
-                print(f"placement {j + 1}/{len(placements)}: {k} instance(s) on {list(ctx)}: not measured, "
-                      f"left out: {why}")
-                continue
-            measured.append(float(np.median(values)))
-            reps.append(values)
-            kept.append(j)
-            of = f" (median of {len(values)})" if len(values) > 1 else ""
-            print(f"placement {j + 1}/{len(placements)}: {k} instance(s) on {list(ctx)}: "
-                  f"{measured[-1]:,.0f} packets/s measured{of}, {predicted[j]:,.0f} modelled")
+                    why[j] = str(e)
+                    print(f"placement {j + 1}/{len(placements)}{rd}: {k} instance(s) on {list(ctx)}: not measured: {e}")
+                    continue
+                print(f"placement {j + 1}/{len(placements)}{rd}: {k} instance(s) on {list(ctx)}: "
+                      f"{values[j][-1]:,.0f} packets/s measured, {predicted[j]:,.0f} modelled")
     finally:
         meter.close()
+    kept = [j for j, v in enumerate(values) if v]
+    failed = [{"instances": k, "contexts": list(ctx), "reason": why[j]}
+              for j, (k, ctx) in enumerate(placements) if not values[j]]
+    reps = [values[j] for j in kept]
+    measured = [float(np.median(v)) for v in reps]
     need = max(3, (len(placements) + 1) // 2)
     if len(measured) < need:
         raise BackendError(f"only {len(measured)} of {len(placements)} placements were measured (at least "
@@ -116,7 +117,7 @@ def run(args: argparse.Namespace) -> int:
           f"(goal >= 0.8), model's top 10 holds the measured best: {'yes' if figs['top10_holds_best'] else 'no'} "
           f"(errors: modelled vs measured)")
     if noise is not None:
-        print(f"measurement noise: median CV of a placement's {args.reps} repetitions {noise:.1f}% (measured); "
+        print(f"measurement noise: median CV of a placement over {args.reps} rounds {noise:.1f}% (measured); "
               f"the errors above include it")
     if args.json:
         with open(args.json, "w") as f:
