@@ -118,6 +118,12 @@ def initial_params(char: dict, defaults: dict) -> tuple[dict, dict[str, str]]:
     return p, status
 
 
+# bounds of the communication cost (a fraction of the largest base cost) and of the residual
+# slowdown per task at the level beside the context
+COMM_MAX = 0.5
+RESIDUAL_MAX = 0.1
+
+
 def fit(topo: Topology, workload: str, char: dict, defaults: dict,
         measure: Callable[[int, tuple], float], n_placements: int, log=print, reps: int = 1) -> dict:
     """The calibrated parameter file (dict) for `workload` on `topo`."""
@@ -168,7 +174,8 @@ def fit(topo: Topology, workload: str, char: dict, defaults: dict,
         # noisy placements they trade off against the scale and the shares (a fit to the bounds otherwise)
         x0 = np.array([0.0] + [0.0, 0.0] * len(present) + [np.log(0.5)] + [0.0] * n_share)
         lo = np.array([np.log(0.01)] + [0.0, 0.0] * len(present) + [np.log(1e-3)] + [np.log(1e-3)] * n_share)
-        hi = np.array([np.log(100.0)] + [0.5 * max(base0.values()), 0.1] * len(present) + [0.0] + [0.0] * n_share)
+        hi = np.array([np.log(100.0)] + [COMM_MAX * max(base0.values()), RESIDUAL_MAX] * len(present) + [0.0]
+                      + [0.0] * n_share)
         sol = least_squares(residuals, np.clip(x0, lo, hi), bounds=(lo, hi), diff_step=1e-2)
         rss = float(np.sum(sol.fun ** 2))
         n = len(placements)
