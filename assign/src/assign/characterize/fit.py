@@ -23,8 +23,9 @@ What each parameter comes from:
                          role-pair slowdowns).  One share for all contexts or
                          one per context, whichever Akaike's criterion prefers:
                          on a quiet machine, shares per context fitted to eight
-                         single windows followed their noise (context 0 at 0.64
-                         of context 1 in one calibration, 1.18 in the next)
+                         single windows followed their noise (0.64 for context 0
+                         and 0.88 for context 1 in one calibration, 1.00 and
+                         0.73 in another)
   span_factor            fitted on the placements: an instance spread over k
                          contexts runs at span_factor ** (k - 1) of its rate
                          (characterize's role-pair slowdowns: an instance split
