@@ -5,7 +5,10 @@ beside it (bench/ipfwd.py, bench/ipfwd-lpm.py).
 What is changed in the copy, and why: net_pcap and net_null have no Rx
 checksum offload, which l3fwd asks for and otherwise refuses to start
 without (l3fwd then checks no IPv4 checksum; ipfwd does in software);
-optionally the route limits and the pool, for a full-size table."""
+optionally the route limits and the pool, for a full-size table, and a
+software IPv4 header checksum check in its RFC 1812 step (what the Rx
+offload did for it: a wrong checksum goes to BAD_PORT, dropped), for a
+comparison at equal work."""
 from __future__ import annotations
 
 import shutil
@@ -22,16 +25,18 @@ def patch(path: Path, old: str, new: str, who: str) -> None:
     path.write_text(text.replace(old, new))
 
 
-def build_l3fwd(tmp: Path, who: str, max_rules: int | None = None, extra_mbufs: int = 0) -> Path:
+def build_l3fwd(tmp: Path, who: str, max_rules: int | None = None, extra_mbufs: int = 0,
+                sw_ipv4_cksum: bool = False) -> Path:
     """Copy the l3fwd example (and the shared headers it includes) into tmp,
     patch it (module docstring), build it shared with pkg-config libdpdk (the
     static link fails on -lsystemd); the binary's path.  max_rules raises the
     LPM and FIB route limits; extra_mbufs adds to its pool (a replayed
-    capture stays in mbufs)."""
+    capture stays in mbufs); sw_ipv4_cksum adds the software checksum check
+    (built in its own directory beside the plain copy)."""
     if not (L3FWD_SRC / "l3fwd" / "Makefile").is_file():
         raise SystemExit(f"{who}: no l3fwd example at {L3FWD_SRC / 'l3fwd'}: "
                          "install Debian's dpdk-doc (tools/setup.sh does)")
-    dst = tmp / "examples"
+    dst = tmp / ("examples-sw-cksum" if sw_ipv4_cksum else "examples")
     shutil.copytree(L3FWD_SRC / "l3fwd", dst / "l3fwd")
     if (L3FWD_SRC / "common").is_dir():
         shutil.copytree(L3FWD_SRC / "common", dst / "common")
@@ -45,6 +50,13 @@ def build_l3fwd(tmp: Path, who: str, max_rules: int | None = None, extra_mbufs: 
         patch(src / "main.c", "nb_lcores*MEMPOOL_CACHE_SIZE),",
               f"nb_lcores*MEMPOOL_CACHE_SIZE + {extra_mbufs}),", who)
     patch(src / "main.c", "\t\t.offloads = RTE_ETH_RX_OFFLOAD_CHECKSUM,", "\t\t.offloads = 0,", who)
+    if sw_ipv4_cksum:
+        # before the TTL and checksum updates: l3fwd's SSE/AVX LPM path runs every IPv4 packet through here
+        patch(src / "l3fwd_common.h", "\t\tihl = ipv4_hdr->version_ihl - IPV4_MIN_VER_IHL;\n",
+              "\t\tihl = ipv4_hdr->version_ihl - IPV4_MIN_VER_IHL;\n"
+              "\t\tif (ihl <= IPV4_MAX_VER_IHL_DIFF &&\n"
+              "\t\t\t\trte_raw_cksum(ipv4_hdr, (ihl + 5) * 4) != 0xffff)\n"
+              "\t\t\tdp[0] = BAD_PORT;\n", who)
     r = subprocess.run(["make", "-C", str(src), "shared"], capture_output=True, text=True)
     exe = src / "build" / "l3fwd"
     if r.returncode != 0 or not exe.exists():

@@ -1,6 +1,9 @@
 /* What ipfwd does to one packet: check the Ethernet and IPv4 headers,
  * look up the next hop, rewrite the MACs, decrement the TTL and patch the
  * header checksum incrementally.  Returns 0 (forward) or a drop reason.
+ * The header checksum is the port's verdict where it checks it (Rx IPv4
+ * checksum offload: RTE_MBUF_F_RX_IP_CKSUM_GOOD or _BAD), the software's
+ * otherwise.
  * ipfwd_check and ipfwd_rewrite are the two halves around the lookup, for
  * lookups done a burst at a time (ipfwd_lpm.h). */
 #ifndef IPFWD_FORWARD_H
@@ -48,6 +51,22 @@ ipfwd_hdr_sum(const void *hdr, unsigned hlen)
 	s = (s & 0xffff) + (s >> 16);
 	s = (s & 0xffff) + (s >> 16);
 	return (uint16_t)s;
+}
+
+/* True when an IPv4 header of hlen bytes (a multiple of 4) carries a right
+ * checksum.  For the usual 20 bytes: 2^16 = 1 (mod 0xffff), so the one's
+ * complement sum folds to 0xffff exactly when the plain 64-bit sum of the
+ * five 32-bit words is a non-zero multiple of 0xffff: one multiply-based
+ * remainder instead of three dependent folds. */
+static inline bool
+ipfwd_hdr_ok(const void *hdr, unsigned hlen)
+{
+	if (unlikely(hlen != 20))
+		return ipfwd_hdr_sum(hdr, hlen) == 0xffff;
+	typedef uint32_t u32_any __attribute__((aligned(1), may_alias));
+	const u32_any *w = hdr;
+	uint64_t s = (uint64_t)w[0] + w[1] + w[2] + w[3] + w[4];
+	return s != 0 && s % 0xffff == 0;
 }
 
 /* The destination address (host order) an IPv4 packet would have, read
@@ -98,7 +117,11 @@ ipfwd_check(struct rte_mbuf *m, struct rte_ipv4_hdr **ipp)
 		return IPFWD_BAD_VERSION_OR_IHL;
 	if (total > rte_pktmbuf_pkt_len(m) - sizeof(*eth))
 		return IPFWD_TRUNCATED;
-	if (ipfwd_hdr_sum(ip, hlen) != 0xffff)
+	/* A port with Rx IPv4 checksum offload has checked the header
+	 * (pp_port asks for it where offered); otherwise, in software. */
+	uint64_t ck = m->ol_flags & RTE_MBUF_F_RX_IP_CKSUM_MASK;
+	if (unlikely(ck == RTE_MBUF_F_RX_IP_CKSUM_BAD) ||
+		(ck != RTE_MBUF_F_RX_IP_CKSUM_GOOD && !ipfwd_hdr_ok(ip, hlen)))
 		return IPFWD_BAD_CHECKSUM;
 	if (ip->time_to_live <= 1)
 		return IPFWD_TTL_EXPIRED;

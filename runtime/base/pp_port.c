@@ -22,11 +22,17 @@ pp_port_configure(uint16_t port, const struct pp_port_conf *c, const char *who)
 		who = "";
 	rte_eth_dev_get_name_by_port(port, name);
 	memset(&conf, 0, sizeof(conf));
-	if (c->rss && c->n_rx > 1 && rte_eth_dev_info_get(port, &info) == 0) {
-		conf.rx_adv_conf.rss_conf.rss_hf = info.flow_type_rss_offloads &
-			(RTE_ETH_RSS_IP | RTE_ETH_RSS_UDP | RTE_ETH_RSS_TCP);
-		if (conf.rx_adv_conf.rss_conf.rss_hf != 0)
-			conf.rxmode.mq_mode = RTE_ETH_MQ_RX_RSS;
+	if (rte_eth_dev_info_get(port, &info) == 0) {
+		if (c->rss && c->n_rx > 1) {
+			conf.rx_adv_conf.rss_conf.rss_hf = info.flow_type_rss_offloads &
+				(RTE_ETH_RSS_IP | RTE_ETH_RSS_UDP | RTE_ETH_RSS_TCP);
+			if (conf.rx_adv_conf.rss_conf.rss_hf != 0)
+				conf.rxmode.mq_mode = RTE_ETH_MQ_RX_RSS;
+		}
+		/* Where the port checks IPv4 header checksums, its verdict comes
+		 * in each mbuf's ol_flags and an app need not sum the header
+		 * again (ipfwd); ports without it leave the flags unknown. */
+		conf.rxmode.offloads |= info.rx_offload_capa & RTE_ETH_RX_OFFLOAD_IPV4_CKSUM;
 	}
 	rc = rte_eth_dev_configure(port, c->n_rx, c->n_tx, &conf);
 	if (rc < 0) {

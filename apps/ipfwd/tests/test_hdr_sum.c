@@ -1,6 +1,10 @@
-/* ipfwd_hdr_sum (five 32-bit words for a 20-byte header) against DPDK's
- * rte_raw_cksum on random IPv4 headers of 20 to 60 bytes, on sums near the
- * wrap-around, and on all-zero and all-ones headers. */
+/* ipfwd_hdr_sum (five 32-bit words for a 20-byte header) and ipfwd_hdr_ok
+ * (its remainder form) against DPDK's rte_raw_cksum on random IPv4 headers
+ * of 20 to 60 bytes, half of them given a right checksum, on sums near the
+ * wrap-around, and on all-zero and all-ones headers; then ipfwd_check's
+ * checksum verdict with the port's Rx checksum flags (good, bad, unknown). */
+#include <inttypes.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -19,10 +23,60 @@ rnd(void)
 	return (uint32_t)rng;
 }
 
+/* ipfwd_check on one frame (Ethernet + 20-byte IPv4 header) with a right or
+ * a wrong header checksum under each Rx checksum flag: the port's GOOD and
+ * BAD decide, UNKNOWN leaves it to the software. */
+static int
+check_flags(void)
+{
+	static const struct {
+		uint64_t flag;
+		bool right;
+		uint8_t want;
+	} cases[] = {
+		{ RTE_MBUF_F_RX_IP_CKSUM_UNKNOWN, true, IPFWD_FORWARD },
+		{ RTE_MBUF_F_RX_IP_CKSUM_UNKNOWN, false, IPFWD_BAD_CHECKSUM },
+		{ RTE_MBUF_F_RX_IP_CKSUM_GOOD, false, IPFWD_FORWARD },
+		{ RTE_MBUF_F_RX_IP_CKSUM_BAD, true, IPFWD_BAD_CHECKSUM },
+		{ RTE_MBUF_F_RX_IP_CKSUM_NONE, false, IPFWD_BAD_CHECKSUM },
+	};
+	int bad = 0;
+	for (unsigned i = 0; i < RTE_DIM(cases); i++) {
+		uint8_t frame[64] = { 0 };
+		struct rte_ether_hdr *eth = (struct rte_ether_hdr *)frame;
+		struct rte_ipv4_hdr *ip = (struct rte_ipv4_hdr *)(eth + 1);
+		eth->ether_type = RTE_BE16(RTE_ETHER_TYPE_IPV4);
+		ip->version_ihl = 0x45;
+		ip->total_length = RTE_BE16(46);
+		ip->time_to_live = 64;
+		ip->next_proto_id = 17;
+		ip->dst_addr = RTE_BE32(0x0a000001);
+		ip->hdr_checksum = rte_ipv4_cksum(ip);
+		if (!cases[i].right)
+			ip->hdr_checksum ^= 0x0101;
+		struct rte_mbuf m;
+		memset(&m, 0, sizeof(m));
+		m.buf_addr = frame;
+		m.data_len = sizeof(frame);
+		m.pkt_len = sizeof(frame);
+		m.ol_flags = cases[i].flag;
+		struct rte_ipv4_hdr *got_ip = NULL;
+		uint8_t got = ipfwd_check(&m, &got_ip);
+		if (got != cases[i].want) {
+			fprintf(stderr, "Rx flags %#" PRIx64 ", %s checksum: verdict %u, want %u\n",
+				cases[i].flag, cases[i].right ? "right" : "wrong", got,
+				cases[i].want);
+			bad = 1;
+		}
+	}
+	printf("%zu Rx checksum flag cases, %s\n", RTE_DIM(cases), bad ? "FAILED" : "all right");
+	return bad;
+}
+
 int
 main(void)
 {
-	unsigned failures = 0, n = 1000000;
+	unsigned failures = 0, valid = 0, n = 1000000;
 	uint8_t buf[64];
 	for (unsigned it = 0; it < n; it++) {
 		unsigned len = it % 2 ? 20 : 20 + 4 * (rnd() % 11);
@@ -31,15 +85,27 @@ main(void)
 			h[i] = (uint8_t)rnd();
 		if (it % 16 == 0) /* sums near the wrap-around: many 0xff bytes */
 			memset(h, 0xff, len - (rnd() % len));
-		if (it == 0)
+		if (it <= 1) /* 20 bytes when odd */
 			memset(h, 0, len);
-		if (it == 2)
+		if (it == 2 || it == 3)
 			memset(h, 0xff, len);
+		if (it % 4 >= 2 && it > 3) { /* a right checksum in bytes 10-11 */
+			h[10] = h[11] = 0;
+			uint16_t c = (uint16_t)~rte_raw_cksum(h, len);
+			memcpy(h + 10, &c, 2);
+		}
 		uint16_t got = ipfwd_hdr_sum(h, len), want = rte_raw_cksum(h, len);
-		if (got != want && failures++ < 10)
-			fprintf(stderr, "len %u: ipfwd_hdr_sum %04x, rte_raw_cksum %04x\n", len,
-				got, want);
+		bool ok = ipfwd_hdr_ok(h, len);
+		valid += want == 0xffff;
+		if ((got != want || ok != (want == 0xffff)) && failures++ < 10)
+			fprintf(stderr,
+				"len %u: ipfwd_hdr_sum %04x, ipfwd_hdr_ok %d, rte_raw_cksum %04x\n",
+				len, got, ok, want);
 	}
-	printf("%u random headers, %u mismatches\n", n, failures);
-	return failures != 0;
+	printf("%u random headers (%u with a right checksum), %u mismatches\n", n, valid, failures);
+	if (valid < n / 3) {
+		fprintf(stderr, "only %u headers with a right checksum\n", valid);
+		failures++;
+	}
+	return check_flags() + (failures != 0);
 }
