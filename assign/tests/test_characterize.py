@@ -55,7 +55,8 @@ def test_characterize_calibrate_validate_end_to_end(profile_build: Path, build_d
 
     params = tmp_path / "params.json"
     r = run_assign("calibrate", "--workload", "ipfwd-l1", "--characterization", str(char), "--out", str(params),
-                   "--placements", "3", "--placement-packets", "50000", "--placement-reps", "2", "--app-build", str(build_dir), timeout=300)
+                   "--placements", "3", "--placement-packets", "50000", "--placement-reps", "2", "--drift-reference",
+                   "--app-build", str(build_dir), timeout=300)
     assert r.returncode == 0, r.stderr
     p = json.loads(params.read_text())
     assert p["calibrated_for"]["workload"] == "ipfwd-l1"
@@ -66,15 +67,23 @@ def test_characterize_calibrate_validate_end_to_end(profile_build: Path, build_d
     shares = p["workloads"]["ipfwd-l1"]["context_share"]
     assert "Akaike" in why and "context shares: one" in r.stdout
     assert "one for every context" not in why or len(set(shares.values())) == 1, (why, shares)
-    # --placement-reps 2: every placement measured in each of two rounds, its median fitted
+    # the ring within a context: fitted or held at 0, chosen the same way and said; fusion set
+    ring = p["calibration"]["status"]["comm_ns.pu"]
+    assert "Akaike" in ring and "comm_ns.pu" in r.stdout and p["workloads"]["ipfwd-l1"]["fusion"] is True
+    assert ring.startswith("calibrated (fitted") or p["workloads"]["ipfwd-l1"]["comm_ns"]["pu"] < 1e-6
+    # --placement-reps 2: every placement measured in each of two rounds, the median of its
+    # drift-corrected values fitted (--drift-reference), and said
     for q in p["calibration"]["placements"]:
-        assert len(q["measured_reps_pps"]) == 2 and q["measured_pps"] == float(np.median(q["measured_reps_pps"]))
-    assert "round 2/2" in r.stdout
+        assert len(q["measured_reps_pps"]) == len(q["corrected_reps_pps"]) == 2
+        assert q["measured_pps"] == float(np.median(q["corrected_reps_pps"]))
+    assert "round 2/2" in r.stdout and "drift reference" in r.stdout
+    assert len(p["calibration"]["drift"]["reference"]["measured_pps"]) == 2 * (3 + 1)
+    assert "drift_reference" in p["calibration"]["status"]
     assert p["workloads"]["ipfwd-l1"]["pu_sharing"] == "timeshare"
 
     val = tmp_path / "val.json"
     r = run_assign("validate", "--workload", "ipfwd-l1", "--model-params", str(params), "--n", "5",
-                   "--packets", "50000", "--reps", "2", "--build", str(build_dir), "--json", str(val),
+                   "--packets", "50000", "--reps", "2", "--drift-reference", "--build", str(build_dir), "--json", str(val),
                    "--plot", str(tmp_path / "v.png"), timeout=300)
     assert r.returncode == 0, r.stderr
     v = json.loads(val.read_text())
@@ -86,6 +95,20 @@ def test_characterize_calibrate_validate_end_to_end(profile_build: Path, build_d
     for q in v["placements"]:
         assert 1 <= len(q["measured_reps_pps"]) <= 2 and q["measured_pps"] == float(np.median(q["measured_reps_pps"]))
     assert v["reps"] == 2 and ("measurement noise: median CV" in r.stdout) == (v["noise_cv_pct_median"] is not None)
+    # --drift-reference: the reference before each round and after each measured placement; every
+    # corrected value is its raw one times the calibration's median reference (the scale the model
+    # was fitted on) over the geometric mean of two consecutive references
+    d = v["drift_corrected"]
+    refs = d["reference"]["measured_pps"]
+    assert len(refs) == 2 + sum(len(q["measured_reps_pps"]) for q in v["placements"])
+    level = float(np.median(p["calibration"]["drift"]["reference"]["measured_pps"]))
+    assert d["scaled_to"].startswith("the calibration's median reference") and d["scaled_to"] in r.stdout
+    factors = [level / np.sqrt(a * b) for a, b in zip(refs, refs[1:])]
+    for q in v["placements"]:
+        for raw, cor in zip(q["measured_reps_pps"], q["corrected_reps_pps"], strict=True):
+            assert any(abs(cor / raw - f) < 1e-9 * f for f in factors), (raw, cor)
+    assert d["n"] == v["n"] and 0 <= d["median_abs_err_pct"] <= d["p90_abs_err_pct"]
+    assert "drift-corrected: median abs error" in r.stdout
     used = {(q["instances"], tuple(q["contexts"])) for q in p["calibration"]["placements"]}
     assert not used & {(q["instances"], tuple(q["contexts"])) for q in v["placements"]}
     # the model with the calibrated file answers for this workload on this machine

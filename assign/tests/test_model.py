@@ -81,6 +81,29 @@ def test_colocated_tasks_share_the_context():
     assert v[1] == pytest.approx(v[0] / 3)
 
 
+def test_fusion_frees_an_instance_on_one_context_of_its_rings():
+    # timeshare, comm_ns.pu 7: with fusion, R, P and T on one context pay no communication (the
+    # runtime polls them as one); an instance with two tasks on one context and one elsewhere
+    # pays on both edges, the pu edge included
+    from dataclasses import replace
+
+    topo = get_machine(topology="core:2 pu:1")
+    base = replace(_tiny_params([7, 0, 0, 0, 0], 0.0), pu_timeshare=True)
+    fused = replace(base, fusion=True)
+    ctx = np.array([[0, 0, 0], [0, 0, 1]])
+    _, cost_plain = ModelBackend(topo, Workload("ipfwd-l1", 1), base).predict(ctx)
+    _, cost_fused = ModelBackend(topo, Workload("ipfwd-l1", 1), fused).predict(ctx)
+    assert cost_plain[0].tolist() == [300 + 4 * 7] * 3      # R, P and T add up, their four edge ends paid
+    assert cost_fused[0].tolist() == [300] * 3
+    assert cost_fused[1].tolist() == cost_plain[1].tolist()
+    assert cost_fused[1, 0] == (100 + 7) + (100 + 7)     # R and P take turns on context 0, each pays its pu edge
+    d = json.loads(json.dumps({"roles": {r: {"base_ns": 1, "demand": {}, "sensitivity": {}} for r in "RPT"},
+                               "comm_ns": {lvl: 0 for lvl in ("pu", "pipeline", "core", "chip", "machine")},
+                               "fusion": "yes"}))
+    with pytest.raises(ModelError, match="fusion 'yes'"):
+        ModelParams.from_dict(d, "(test)")
+
+
 def test_results_are_modelled_and_noise_is_seeded_per_draw(t2):
     m = ModelBackend(t2, Workload("ipfwd-mem"), noise_rel_sd=0.01, seed=4)
     ctx = draws(2, 0, 2, 24, 64)

@@ -11,7 +11,9 @@ For task i of a workload on context v_i (levels pu, pipeline, core, chip):
     comm_i     = sum over the stage neighbours j of i of comm_ns[dist(v_i, v_j)]
     cost_i     = base_ns(i) * slowdown_i + comm_i          (ns per packet)
 
-where dist is the lowest level the two contexts share.  An instance runs at
+where dist is the lowest level the two contexts share (with "fusion": true,
+an instance whose three tasks share one context pays none: the runtime
+polls them as one, without rings).  An instance runs at
 the rate of its slowest task, 1e9 / max cost (packets/s); the workload's
 throughput is the sum over instances, times (1 + noise) with noise drawn
 from N(0, noise_rel_sd) clipped at 3 sd, a function of (seed, draw index)
@@ -51,6 +53,7 @@ class ModelParams:
     pu_timeshare: bool = False  # "pu_sharing": "timeshare": tasks on one context add their costs
     span_factor: float = 1.0    # an instance's rate times span_factor ** (its distinct contexts - 1)
     context_share: dict | None = None  # PU os_index -> share of its time the tasks get (other load takes the rest)
+    fusion: bool = False  # an instance with R, P and T on one context runs as one poll: no communication cost
 
     @staticmethod
     def from_dict(d: dict, where: str) -> "ModelParams":
@@ -68,6 +71,9 @@ class ModelParams:
             share = {int(k): float(v) for k, v in d.get("context_share", {}).items()} or None
             if share and not all(0 < v <= 1 for v in share.values()):
                 raise ValueError("context_share values must be in (0, 1]")
+            fusion = d.get("fusion", False)
+            if not isinstance(fusion, bool):
+                raise ValueError(f"fusion {fusion!r} (expected true or false)")
             sharing = d.get("pu_sharing", "demand")
             if sharing not in ("demand", "timeshare"):
                 raise ValueError(f"pu_sharing {sharing!r} (known: demand, timeshare)")
@@ -75,7 +81,7 @@ class ModelParams:
             raise ModelError(f"model parameters {where}: missing or bad entry {e}") from None
         if (base <= 0).any() or (demand < 0).any() or (sens < 0).any() or (resid < 0).any() or (comm < 0).any() or noise < 0:
             raise ModelError(f"model parameters {where}: costs must be > 0, demands/sensitivities/noise >= 0")
-        return ModelParams(base, demand, sens, resid, comm, noise, sharing == "timeshare", span, share)
+        return ModelParams(base, demand, sens, resid, comm, noise, sharing == "timeshare", span, share, fusion)
 
 
 def load_params(workload: str, path: str | None = None, topo: Topology | None = None) -> ModelParams:
@@ -163,10 +169,15 @@ class ModelBackend:
             slowdown *= 1.0 + self._sens[k] * overload + self.params.residual[k] * (total - d)
         cost = self._base * slowdown
         comm = self.params.comm_ns
+        # fusion: R, P and T of an instance on one context hand packets over without a ring
+        unfused = (~((ctx[:, 0::3] == ctx[:, 1::3]) & (ctx[:, 1::3] == ctx[:, 2::3]))
+                   if self.params.fusion else None)
         for src in (0, 1):  # R->P and P->T of every instance
             a = ctx[:, src::3]
             c = ctx[:, src + 1::3]
             pay = comm[self.topo.distance(a, c)]
+            if unfused is not None:
+                pay = pay * unfused
             cost[:, src::3] += pay
             cost[:, src + 1::3] += pay
         if self.params.pu_timeshare:

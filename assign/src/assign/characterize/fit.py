@@ -15,7 +15,11 @@ What each parameter comes from:
                          task, sensitivity_L = 0, residual_L fitted on the
                          placements: a task slows by residual_L per task
                          running on another context that shares L
-  comm_ns at level L     fitted on the placements (least squares on log throughput)
+  comm_ns at level L     fitted on the placements (least squares on log throughput);
+                         comm_ns.pu too: "fusion" is set (an instance with R, P
+                         and T on one context pays no communication cost, as the
+                         runtime polls them as one), so comm_ns.pu is the ring
+                         between two tasks of an unfused instance on one context
   context_share          fitted on the placements: the share of each context's
                          time the workload's tasks get (a task's cost is divided
                          by it); on a machine shared with other load, the
@@ -96,8 +100,11 @@ def initial_params(char: dict, defaults: dict) -> tuple[dict, dict[str, str]]:
         p["roles"][r]["demand"]["pu"] = 1.0
         p["roles"][r]["sensitivity"]["pu"] = 0.0
     p.setdefault("residual", {})["pu"] = 0.0
+    # characterize measures each role in the fused poll (no ring): a ring between tasks taking
+    # turns on one context is not in those cycles, so comm_ns.pu is fitted on the placements
+    p["fusion"] = True
+    status["fusion"] = "calibrated (the runtime fuses R, P and T on one context: no ring, no communication cost)"
     p["comm_ns"]["pu"] = 0.0
-    status["comm_ns.pu"] = "calibrated (0: a ring within one context is in the measured cycles per packet)"
     present = [lvl for lvl in char["sharing"] if lvl != "pu"]
     for lvl in CONTENTION_LEVELS[1:]:
         if lvl in present:
@@ -126,33 +133,30 @@ RESIDUAL_MAX = 0.1
 
 
 def fit(topo: Topology, workload: str, char: dict, defaults: dict,
-        measure: Callable[[int, tuple], float], n_placements: int, log=print, reps: int = 1) -> dict:
-    """The calibrated parameter file (dict) for `workload` on `topo`."""
+        measure: Callable[[int, tuple], float], n_placements: int, log=print, reps: int = 1,
+        drift_reference: bool = False) -> dict:
+    """The calibrated parameter file (dict) for `workload` on `topo`; with
+    drift_reference, fitted to the drift-corrected medians (rounds.py)."""
     from scipy.optimize import least_squares
+
+    from .rounds import measure_rounds, noise_of, reference_placement
 
     params, status = initial_params(char, defaults)
     present = [lvl for lvl in char["sharing"] if lvl != "pu"]
     placements = random_placements(topo, CAL_SEED, n_placements)
-    measured = []
-    # in rounds (every placement once, then again): on a shared machine a placement measured
-    # back to back repeats itself within a few percent while the machine drifts by tens of
-    # percent over minutes, so repetitions in a row would hide the noise the fit has to live with
-    values: list[list[float]] = [[] for _ in placements]
-    for rnd in range(reps):
-        for j, (k, ctx) in enumerate(placements):
-            values[j].append(measure(k, ctx))
-            log(f"calibration placement {j + 1}/{len(placements)}" + (f", round {rnd + 1}/{reps}" if reps > 1 else "")
-                + f": {k} instance(s) on {list(ctx)}: {values[j][-1]:,.0f} packets/s (measured)")
-    measured = [float(np.median(v)) for v in values]
+    reference = reference_placement(topo, MAX_INSTANCES) if drift_reference else None
+    rounds = measure_rounds(placements, measure, reps, log, "calibration placement", reference)
+    values = rounds.raw
+    measured = rounds.medians(corrected=True)
     measured_arr = np.asarray(measured, dtype=float)
     base0 = {r: params["roles"][r]["base_ns"] for r in ROLES}
 
     os_idx = [int(o) for o in topo.os_index]
     n_ctx = len(os_idx)
 
-    def solve(n_share: int):
-        """Least squares on log throughput with n_share context shares: one for all
-        contexts, or one per context."""
+    def solve(n_share: int, ring: bool):
+        """Least squares on log throughput with n_share context shares (one for all
+        contexts, or one per context), and comm_ns.pu fitted (ring) or 0."""
         def with_x(x: np.ndarray) -> dict:
             q = {**params, "roles": {r: dict(params["roles"][r]) for r in ROLES},
                  "comm_ns": dict(params["comm_ns"])}
@@ -166,6 +170,7 @@ def fit(topo: Topology, workload: str, char: dict, defaults: dict,
             for i, lvl in enumerate(present):
                 q["comm_ns"][lvl] = float(x[1 + 2 * i])
                 q["residual"][lvl] = float(x[2 + 2 * i])
+            q["comm_ns"]["pu"] = float(x[1 + 2 * len(present)])
             return q
 
         def residuals(x: np.ndarray) -> np.ndarray:
@@ -173,33 +178,58 @@ def fit(topo: Topology, workload: str, char: dict, defaults: dict,
 
         # comm and residual beside the context start at 0 and may grow only a little: with a handful of
         # noisy placements they trade off against the scale and the shares (a fit to the bounds otherwise)
-        x0 = np.array([0.0] + [0.0, 0.0] * len(present) + [np.log(0.5)] + [0.0] * n_share)
-        lo = np.array([np.log(0.01)] + [0.0, 0.0] * len(present) + [np.log(1e-3)] + [np.log(1e-3)] * n_share)
-        hi = np.array([np.log(100.0)] + [COMM_MAX * max(base0.values()), RESIDUAL_MAX] * len(present) + [0.0]
+        cmax = COMM_MAX * max(base0.values())
+        x0 = np.array([0.0] + [0.0, 0.0] * len(present) + [0.0] + [np.log(0.5)] + [0.0] * n_share)
+        lo = np.array([np.log(0.01)] + [0.0, 0.0] * len(present) + [0.0] + [np.log(1e-3)]
+                      + [np.log(1e-3)] * n_share)
+        # comm_ns.pu off: held at 0 (least_squares wants lo < hi) and not counted as a parameter
+        hi = np.array([np.log(100.0)] + [cmax, RESIDUAL_MAX] * len(present) + [cmax if ring else 1e-9] + [0.0]
                       + [0.0] * n_share)
         sol = least_squares(residuals, np.clip(x0, lo, hi), bounds=(lo, hi), diff_step=1e-2)
         rss = float(np.sum(sol.fun ** 2))
         n = len(placements)
-        # Akaike's criterion for least squares: per-context shares must pay for their extra parameters
-        aic = n * np.log(max(rss, 1e-300) / n) + 2 * len(x0)
+        # Akaike's criterion for least squares: per-context shares and the ring cost must pay
+        # for their extra parameters
+        aic = n * np.log(max(rss, 1e-300) / n) + 2 * (len(x0) - (0 if ring else 1))
         return with_x(sol.x), sol, aic
 
-    one = solve(1)
-    per = solve(n_ctx) if n_ctx > 1 else one
-    params, sol, _ = per if per[2] < one[2] else one
-    shares_kind = "one per context" if per is not one and per[2] < one[2] else "one for every context"
-    log(f"context shares: {shares_kind} (Akaike's criterion on the calibration placements, estimated: "
-        f"one for every context {one[2]:.1f}" + (f", one per context {per[2]:.1f})" if per is not one else ")"))
+    shapes = [(1, False), (1, True)] + ([(n_ctx, False), (n_ctx, True)] if n_ctx > 1 else [])
+    fits = {shape: solve(*shape) for shape in shapes}
+    best = min(fits, key=lambda shape: fits[shape][2])
+    params, sol, _ = fits[best]
+    shares_kind = "one per context" if best[0] > 1 else "one for every context"
+    ring_kind = "fitted" if best[1] else "0"
+    log(f"context shares: {shares_kind}; ring within a context (comm_ns.pu): {ring_kind} (Akaike's criterion "
+        "on the calibration placements, estimated: "
+        + ", ".join(f"{'one per context' if k > 1 else 'one for every context'} with comm_ns.pu "
+                    f"{'fitted' if r else '0'} {fits[(k, r)][2]:.1f}" for k, r in shapes) + ")")
     status["span_factor"] = f"calibrated (fitted on {len(placements)} measured placements)"
     status["context_share"] = f"calibrated ({shares_kind}, chosen by Akaike's criterion; fitted on " \
                               f"{len(placements)} measured placements; the machine's other load at the time)"
+    status["comm_ns.pu"] = (f"calibrated ({ring_kind}, chosen by Akaike's criterion on {len(placements)} "
+                            "measured placements: the ring between two tasks of an unfused instance taking "
+                            "turns on one context)")
     for lvl in present:
         status[f"comm_ns.{lvl}"] = f"calibrated (fitted on {len(placements)} measured placements)"
         status[f"residual.{lvl}"] = f"calibrated (fitted on {len(placements)} measured placements)"
     pred = predict(topo, workload, params, placements)
     err = np.abs(pred / measured_arr - 1.0) * 100.0
+    drift = None
+    if reference is not None:
+        drift = {"reference": {"instances": reference[0], "contexts": list(reference[1]),
+                               "measured_pps": rounds.reference},
+                 "noise_cv_pct_median_raw": noise_of(rounds.raw),
+                 "noise_cv_pct_median_corrected": noise_of(rounds.corrected)}
+        log(f"drift reference: {reference[0]} instance(s) on {list(reference[1])}, measured {len(rounds.reference)} "
+            f"times: {min(rounds.reference):,.0f} to {max(rounds.reference):,.0f} packets/s; the fit uses the "
+            "drift-corrected medians" + (f"; placement noise over rounds (median CV) {drift['noise_cv_pct_median_raw']:.1f}% "
+                                         f"raw, {drift['noise_cv_pct_median_corrected']:.1f}% corrected"
+                                         if reps > 1 else ""))
+        status["drift_reference"] = (f"measured placements drift-corrected by a reference placement ({reference[0]} "
+                                     f"instance(s) on {list(reference[1])}) measured around each")
     log(f"fit: scale on base_ns {np.exp(sol.x[0]):.3f}, span_factor {params['span_factor']:.3f}, context_share "
         + ", ".join(f"{o}: {v:.3f}" for o, v in params["context_share"].items()) + ", "
+        + f"comm_ns.pu {params['comm_ns']['pu']:.1f}, "
         + ", ".join(f"comm_ns.{lvl} {params['comm_ns'][lvl]:.1f}, residual.{lvl} {params['residual'][lvl]:.3f}"
                     for lvl in present)
         + f"; median abs error on the calibration placements {np.median(err):.1f}% (estimated)")
@@ -215,8 +245,11 @@ def fit(topo: Topology, workload: str, char: dict, defaults: dict,
             "status": status, "not_calibrated": not_cal,
             "scale": float(np.exp(sol.x[0])),
             "placements": [{"instances": k, "contexts": list(c), "measured_pps": m, "modelled_pps": float(p),
-                            "measured_reps_pps": v}
-                           for (k, c), m, p, v in zip(placements, measured, pred, values)],
+                            "measured_reps_pps": v,
+                            **({"corrected_reps_pps": cv} if rounds.corrected is not None else {})}
+                           for (k, c), m, p, v, cv in zip(placements, measured, pred, values,
+                                                          rounds.corrected or values)],
+            **({"drift": drift} if drift is not None else {}),
             "median_abs_err_pct": float(np.median(err)),
             "pressure_point": char.get("pressure_point"),
             "characterization": {"roles": {r: {"cycles_per_packet": char["roles"][r]["cycles_per_packet"]}

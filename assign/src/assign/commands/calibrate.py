@@ -34,6 +34,11 @@ def register(sub) -> argparse.ArgumentParser:
     g.add_argument("--placement-reps", type=at_least(1), default=3, metavar="K",
                    help="measure every calibration placement once per round, K rounds, and fit each "
                         "one's median (default: 3)")
+    g.add_argument("--drift-reference", action="store_true",
+                   help="measure a reference placement (one instance fused on each of up to 4 contexts) "
+                        "before the first calibration placement and after every one, and fit each placement "
+                        "scaled by the run's median reference over the references around it (doubles the "
+                        "measurements)")
     g.add_argument("--app-build", metavar="DIR", help="Meson build of the measured placements "
                                                       "(default: $PIPEPLACE_BUILD or build/)")
     return p
@@ -81,7 +86,8 @@ def run(args: argparse.Namespace) -> int:
                                        packets=args.placement_packets, warmup=0.0))
     try:
         doc = fit(topo, args.workload, char, defaults["workloads"][args.workload],
-                  meter, args.placements, reps=args.placement_reps)
+                  meter, args.placements, reps=args.placement_reps,
+                  drift_reference=args.drift_reference)
     finally:
         meter.close()
     with open(args.out, "w") as f:

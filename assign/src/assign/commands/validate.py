@@ -29,6 +29,12 @@ def register(sub) -> argparse.ArgumentParser:
                    help="measure every placement once per round, K rounds, and compare the model with "
                         "each one's median; the rounds' spread is printed as the measurement noise the "
                         "errors include (default: 1)")
+    p.add_argument("--drift-reference", action="store_true",
+                   help="measure a reference placement (one instance fused on each of up to 4 contexts) "
+                        "before the first placement and after every one, and compare the model also with "
+                        "each placement scaled by the calibration's median reference (from --model-params, "
+                        "when calibrate used --drift-reference; else this run's) over the references around "
+                        "it (drift-corrected, printed beside the raw figures; doubles the measurements)")
     p.add_argument("--build", metavar="DIR", help="Meson build of the apps (default: $PIPEPLACE_BUILD or build/)")
     return p
 
@@ -48,15 +54,6 @@ def compare(predicted, measured) -> dict:
             "top10_holds_best": bool(int(np.argmax(me)) in set(top.tolist()))}
 
 
-def noise_of(reps: list[list[float]]) -> float | None:
-    """Median over placements of the repetitions' coefficient of variation, in
-    percent; None with one repetition each."""
-    import numpy as np
-
-    cvs = [float(np.std(v, ddof=1) / np.mean(v) * 100.0) for v in reps if len(v) > 1]
-    return float(np.median(cvs)) if cvs else None
-
-
 def run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
@@ -65,8 +62,9 @@ def run(args: argparse.Namespace) -> int:
     from ..backends.base import BackendError
     from ..backends.dpdk.options import DpdkOptions
     from ..backends.model import load_params
-    from ..characterize.fit import VAL_SEED, predict, random_placements
+    from ..characterize.fit import MAX_INSTANCES, VAL_SEED, predict, random_placements
     from ..characterize.meter import PlacementMeter
+    from ..characterize.rounds import measure_rounds, noise_of, reference_placement
     from ..topology import get_machine
     from ..workloads import Workload
 
@@ -81,33 +79,27 @@ def run(args: argparse.Namespace) -> int:
     predicted = predict(topo, args.workload, params, placements)
     meter = PlacementMeter(topo, args.workload, DpdkOptions(build_dir=Path(args.build) if args.build else None,
                                                             packets=args.packets, warmup=0.0))
-    # in rounds (every placement once, then again): back to back, a placement repeats itself
-    # within a few percent on a shared machine that drifts by tens of percent over minutes
-    values: list[list[float]] = [[] for _ in placements]
-    why: list[str] = ["" for _ in placements]
+    reference = reference_placement(topo, MAX_INSTANCES) if args.drift_reference else None
+    level, level_from = None, "this run's median reference"
+    cal_ref = doc.get("calibration", {}).get("drift", {}).get("reference")
+    if reference is not None and cal_ref and (cal_ref["instances"], tuple(cal_ref["contexts"])) == reference:
+        # the scale the model was fitted on: calibration and validation run minutes apart
+        level = float(np.median(cal_ref["measured_pps"]))
+        level_from = f"the calibration's median reference ({level:,.0f} packets/s, {args.model_params})"
     try:
-        for rnd in range(args.reps):
-            for j, (k, ctx) in enumerate(placements):
-                rd = f", round {rnd + 1}/{args.reps}" if args.reps > 1 else ""
-                try:
-                    values[j].append(meter(k, ctx))
-                except BackendError as e:  # failed twice (a window starved by other load): left out, said
-                    why[j] = str(e)
-                    print(f"placement {j + 1}/{len(placements)}{rd}: {k} instance(s) on {list(ctx)}: not measured: {e}")
-                    continue
-                print(f"placement {j + 1}/{len(placements)}{rd}: {k} instance(s) on {list(ctx)}: "
-                      f"{values[j][-1]:,.0f} packets/s measured, {predicted[j]:,.0f} modelled")
+        rounds = measure_rounds(placements, meter, args.reps, print, "placement", reference, predicted,
+                                tolerate_failures=True, level=level)
     finally:
         meter.close()
-    kept = [j for j, v in enumerate(values) if v]
-    failed = [{"instances": k, "contexts": list(ctx), "reason": why[j]}
-              for j, (k, ctx) in enumerate(placements) if not values[j]]
-    reps = [values[j] for j in kept]
-    measured = [float(np.median(v)) for v in reps]
+    kept = [j for j, v in enumerate(rounds.raw) if v]
+    failed = [{"instances": k, "contexts": list(ctx), "reason": rounds.failed.get(j, "")}
+              for j, (k, ctx) in enumerate(placements) if not rounds.raw[j]]
     need = max(3, (len(placements) + 1) // 2)
-    if len(measured) < need:
-        raise BackendError(f"only {len(measured)} of {len(placements)} placements were measured (at least "
+    if len(kept) < need:
+        raise BackendError(f"only {len(kept)} of {len(placements)} placements were measured (at least "
                            f"{need} needed); first failure: {failed[0]['reason'] if failed else '-'}")
+    reps = [rounds.raw[j] for j in kept]
+    measured = [float(np.median(v)) for v in reps]
     placements = [placements[j] for j in kept]
     predicted = predicted[kept]
     figs = compare(predicted, measured)
@@ -119,14 +111,34 @@ def run(args: argparse.Namespace) -> int:
     if noise is not None:
         print(f"measurement noise: median CV of a placement over {args.reps} rounds {noise:.1f}% (measured); "
               f"the errors above include it")
+    drift = None
+    if rounds.corrected is not None:
+        creps = [rounds.corrected[j] for j in kept]
+        cfigs = compare(predicted, [float(np.median(v)) for v in creps])
+        cnoise = noise_of(creps)
+        drift = {**cfigs, "noise_cv_pct_median": cnoise, "scaled_to": level_from,
+                 "reference": {"instances": reference[0], "contexts": list(reference[1]),
+                               "measured_pps": rounds.reference}}
+        print(f"drift reference: {reference[0]} instance(s) on {list(reference[1])}, measured "
+              f"{len(rounds.reference)} times, {min(rounds.reference):,.0f} to {max(rounds.reference):,.0f} "
+              f"packets/s (measured)")
+        print(f"{args.workload}, drift-corrected: median abs error {cfigs['median_abs_err_pct']:.1f}% (goal <= 10), "
+              f"p90 abs error {cfigs['p90_abs_err_pct']:.1f}% (goal <= 15), Spearman {cfigs['spearman']:.3f} "
+              f"(goal >= 0.8), model's top 10 holds the measured best: "
+              f"{'yes' if cfigs['top10_holds_best'] else 'no'} (modelled vs measured, each measurement scaled by "
+              f"{level_from} over the references just before and after it)"
+              + (f"; noise over rounds {cnoise:.1f}% (raw {noise:.1f}%)" if cnoise is not None else ""))
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"workload": args.workload, "model_params": args.model_params, **figs,
                        "kind": "modelled vs measured", "not_measured": failed, "reps": args.reps,
                        "noise_cv_pct_median": noise,
+                       **({"drift_corrected": drift} if drift is not None else {}),
                        "placements": [{"instances": k, "contexts": list(c), "measured_pps": m, "modelled_pps": float(p),
-                                       "measured_reps_pps": r}
-                                      for (k, c), m, p, r in zip(placements, measured, predicted, reps)]}, f, indent=2)
+                                       "measured_reps_pps": r,
+                                       **({"corrected_reps_pps": rounds.corrected[j]} if drift is not None else {})}
+                                      for (k, c), m, p, r, j in zip(placements, measured, predicted, reps, kept)]},
+                      f, indent=2)
         print(f"written to {args.json}")
     if args.plot:
         plot(predicted, measured, figs, args.workload, args.plot)
