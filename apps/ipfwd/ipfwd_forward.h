@@ -53,22 +53,6 @@ ipfwd_hdr_sum(const void *hdr, unsigned hlen)
 	return (uint16_t)s;
 }
 
-/* True when an IPv4 header of hlen bytes (a multiple of 4) carries a right
- * checksum.  For the usual 20 bytes: 2^16 = 1 (mod 0xffff), so the one's
- * complement sum folds to 0xffff exactly when the plain 64-bit sum of the
- * five 32-bit words is a non-zero multiple of 0xffff: one multiply-based
- * remainder instead of three dependent folds. */
-static inline bool
-ipfwd_hdr_ok(const void *hdr, unsigned hlen)
-{
-	if (unlikely(hlen != 20))
-		return ipfwd_hdr_sum(hdr, hlen) == 0xffff;
-	typedef uint32_t u32_any __attribute__((aligned(1), may_alias));
-	const u32_any *w = hdr;
-	uint64_t s = (uint64_t)w[0] + w[1] + w[2] + w[3] + w[4];
-	return s != 0 && s % 0xffff == 0;
-}
-
 /* The destination address (host order) an IPv4 packet would have, read
  * before any check for a prefetch; false when the first segment is too
  * short to hold it. */
@@ -121,7 +105,7 @@ ipfwd_check(struct rte_mbuf *m, struct rte_ipv4_hdr **ipp)
 	 * (pp_port asks for it where offered); otherwise, in software. */
 	uint64_t ck = m->ol_flags & RTE_MBUF_F_RX_IP_CKSUM_MASK;
 	if (unlikely(ck == RTE_MBUF_F_RX_IP_CKSUM_BAD) ||
-		(ck != RTE_MBUF_F_RX_IP_CKSUM_GOOD && !ipfwd_hdr_ok(ip, hlen)))
+		(ck != RTE_MBUF_F_RX_IP_CKSUM_GOOD && ipfwd_hdr_sum(ip, hlen) != 0xffff))
 		return IPFWD_BAD_CHECKSUM;
 	if (ip->time_to_live <= 1)
 		return IPFWD_TTL_EXPIRED;
