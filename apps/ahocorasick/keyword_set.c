@@ -33,12 +33,24 @@ kw_hash(const uint8_t *b, uint32_t len, bool nocase)
 	return h ^ len;
 }
 
+/* Room for element n of an array holding n: capacity doubles (8, 16, 32,
+ * ...) and is implied by n, so the structs keep no capacity field.  One
+ * realloc per element made loading community.rules quadratic under ASan
+ * (3 s of copying per serve placement). */
+static void *
+grow_for(void *a, uint32_t n, size_t size)
+{
+	if (n != 0 && (n < 8 || (n & (n - 1)) != 0))
+		return a;
+	return realloc(a, (size_t)(n == 0 ? 8 : 2 * (size_t)n) * size);
+}
+
 static int push_skip(struct ac_ruleset *rs, unsigned line, uint32_t sid, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 static int
 push_skip(struct ac_ruleset *rs, unsigned line, uint32_t sid, const char *fmt, ...)
 {
-	struct ac_skip *s = realloc(rs->skipped, (rs->n_skipped + 1) * sizeof(*s));
+	struct ac_skip *s = grow_for(rs->skipped, rs->n_skipped, sizeof(*s));
 	va_list ap;
 
 	if (s == NULL)
@@ -103,7 +115,7 @@ add_keyword(
 		}
 	}
 	if (kw == NULL) {
-		struct ac_keyword *nk = realloc(rs->keywords, (rs->n_keywords + 1) * sizeof(*nk));
+		struct ac_keyword *nk = grow_for(rs->keywords, rs->n_keywords, sizeof(*nk));
 		if (nk == NULL)
 			return -1;
 		rs->keywords = nk;
@@ -120,7 +132,7 @@ add_keyword(
 	/* A rule naming the same keyword twice is listed once. */
 	if (kw->n_rules > 0 && kw->rules[kw->n_rules - 1] == rule_idx)
 		return 0;
-	uint32_t *nr = realloc(kw->rules, (kw->n_rules + 1) * sizeof(*nr));
+	uint32_t *nr = grow_for(kw->rules, kw->n_rules, sizeof(*nr));
 	if (nr == NULL)
 		return -1;
 	kw->rules = nr;
@@ -151,7 +163,7 @@ take_rule(struct ac_ruleset *rs, struct kw_index *ix, const struct ac_filter *f,
 		ac_rule_free(r);
 		return e;
 	}
-	struct ac_rule *nr = realloc(rs->rules, (rs->n_rules + 1) * sizeof(*nr));
+	struct ac_rule *nr = grow_for(rs->rules, rs->n_rules, sizeof(*nr));
 	if (nr == NULL) {
 		ac_rule_free(r);
 		return -1;
