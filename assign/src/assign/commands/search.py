@@ -17,6 +17,19 @@ def share(text: str) -> float:
     return v
 
 
+def best_distinct(pool, order, k: int) -> list:
+    """The first k distinct assignments of pool in the given order."""
+    out, seen = [], set()
+    for i in order:
+        key = tuple(pool[i].tolist())
+        if key not in seen:
+            seen.add(key)
+            out.append(pool[i])
+            if len(out) == k:
+                break
+    return out
+
+
 def register(sub) -> argparse.ArgumentParser:
     p = sub.add_parser("search", help="guided search: the model's best candidates plus iid draws (EVT on the iid)",
                        description="Spend --guide-share of --budget measurements on the assignments the model "
@@ -65,14 +78,7 @@ def run(args: argparse.Namespace) -> int:
     pool = draws(args.seed + 1, 0, args.pool, workload.n_tasks, topo.n_contexts, args.allow_colocate)
     pred, _ = guide.predict(pool)
     order = np.argsort(-pred, kind="stable")
-    guided, seen = [], set()
-    for i in order:
-        key = tuple(pool[i].tolist())
-        if key not in seen:
-            seen.add(key)
-            guided.append(pool[i])
-        if len(guided) == n_guided:
-            break
+    guided = best_distinct(pool, order, n_guided)
     iid = draws(args.seed, 0, n_iid, workload.n_tasks, topo.n_contexts, args.allow_colocate)
     os_idx = topo.os_index
 
