@@ -84,7 +84,7 @@ def test_characterize_calibrate_validate_end_to_end(profile_build: Path, build_d
     val = tmp_path / "val.json"
     r = run_assign("validate", "--workload", "ipfwd-l1", "--model-params", str(params), "--n", "5",
                    "--packets", "50000", "--reps", "2", "--drift-reference", "--build", str(build_dir), "--json", str(val),
-                   "--plot", str(tmp_path / "v.png"), timeout=300)
+                   "--plot", str(tmp_path / "v.png"), "--top", "2", timeout=300)
     assert r.returncode == 0, r.stderr
     v = json.loads(val.read_text())
     # a placement whose window a loaded machine starved twice is left out and listed, never a value
@@ -100,17 +100,32 @@ def test_characterize_calibrate_validate_end_to_end(profile_build: Path, build_d
     # was fitted on) over the geometric mean of two consecutive references
     d = v["drift_corrected"]
     refs = d["reference"]["measured_pps"]
-    assert len(refs) == 2 + sum(len(q["measured_reps_pps"]) for q in v["placements"])
+    top = v["model_top"]
+    assert len(refs) == 2 + sum(len(q["measured_reps_pps"]) for q in v["placements"] + top["placements"])
     level = float(np.median(p["calibration"]["drift"]["reference"]["measured_pps"]))
     assert d["scaled_to"].startswith("the calibration's median reference") and d["scaled_to"] in r.stdout
     factors = [level / np.sqrt(a * b) for a, b in zip(refs, refs[1:])]
-    for q in v["placements"]:
+    for q in v["placements"] + top["placements"]:
         for raw, cor in zip(q["measured_reps_pps"], q["corrected_reps_pps"], strict=True):
             assert any(abs(cor / raw - f) < 1e-9 * f for f in factors), (raw, cor)
     assert d["n"] == v["n"] and 0 <= d["median_abs_err_pct"] <= d["p90_abs_err_pct"]
     assert "drift-corrected: median abs error" in r.stdout
     used = {(q["instances"], tuple(q["contexts"])) for q in p["calibration"]["placements"]}
     assert not used & {(q["instances"], tuple(q["contexts"])) for q in v["placements"]}
+    # --top 2: the model's two best of other random placements, measured in the same rounds and
+    # reported apart (not in the figures above), best-ranked first
+    assert top["k"] == 2 and top["n"] + len(top["not_measured"]) == 2
+    tops = [(q["instances"], tuple(q["contexts"])) for q in top["placements"]]
+    assert not (used | {(q["instances"], tuple(q["contexts"])) for q in v["placements"]}) & set(tops)
+    modelled = [q["modelled_pps"] for q in top["placements"]]
+    assert modelled == sorted(modelled, reverse=True)
+    for q in top["placements"]:
+        assert q["measured_pps"] == float(np.median(q["measured_reps_pps"]))
+        assert abs(q["abs_err_pct"] - 100 * abs(q["modelled_pps"] / q["measured_pps"] - 1)) < 1e-9
+    errs = [q["abs_err_pct"] for q in top["placements"]]
+    assert top["median_abs_err_pct"] == (float(np.median(errs)) if errs else None)
+    assert top["random_best_measured_pps"] == max(q["measured_pps"] for q in v["placements"])
+    assert "the model's top 2 of" in r.stdout
     # the model with the calibrated file answers for this workload on this machine
     r = run_assign("sample", "--backend", "model", "--model-params", str(params), "--workload", "ipfwd-l1",
                    "--instances", "2", "--allow-colocate", "--n", "20", "--db", str(tmp_path / "m.db"), "--quiet")

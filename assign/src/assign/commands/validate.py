@@ -7,6 +7,7 @@ import json
 from ._args import at_least
 
 MIN_N = 5
+TOP_POOL = 1000  # candidates the model ranks for --top
 at_least_n = at_least(MIN_N, "{text!r}: validation needs at least " + str(MIN_N)
                       + " placements (a rank correlation and a p90 of fewer mean nothing)")
 
@@ -35,6 +36,11 @@ def register(sub) -> argparse.ArgumentParser:
                         "each placement scaled by the calibration's median reference (from --model-params, "
                         "when calibrate used --drift-reference; else this run's) over the references around "
                         "it (drift-corrected, printed beside the raw figures; doubles the measurements)")
+    p.add_argument("--top", type=at_least(0), default=0, metavar="K",
+                   help="also measure, in the same rounds, the model's K best-ranked placements of "
+                        f"{TOP_POOL:,} other random ones, and report their errors apart (JSON: model_top): "
+                        "a random sample rarely holds the placements the model ranks first, which are the "
+                        "ones a guided search measures (default: 0)")
     p.add_argument("--build", metavar="DIR", help="Meson build of the apps (default: $PIPEPLACE_BUILD or build/)")
     return p
 
@@ -76,6 +82,12 @@ def run(args: argparse.Namespace) -> int:
     params = doc["workloads"][args.workload]
     used = {(p["instances"], tuple(p["contexts"])) for p in doc.get("calibration", {}).get("placements", [])}
     placements = random_placements(topo, VAL_SEED, args.n, skip=used)
+    n_random = len(placements)
+    if args.top:
+        # the model's best of other random placements, measured in the same rounds, reported apart
+        pool = random_placements(topo, VAL_SEED + 1, TOP_POOL, skip=used | set(placements))
+        pool_pred = predict(topo, args.workload, params, pool)
+        placements = placements + [pool[i] for i in np.argsort(-pool_pred, kind="stable")[:args.top]]
     predicted = predict(topo, args.workload, params, placements)
     meter = PlacementMeter(topo, args.workload, DpdkOptions(build_dir=Path(args.build) if args.build else None,
                                                             packets=args.packets, warmup=0.0))
@@ -91,7 +103,9 @@ def run(args: argparse.Namespace) -> int:
                                 tolerate_failures=True, level=level)
     finally:
         meter.close()
-    kept = [j for j, v in enumerate(rounds.raw) if v]
+    top = model_top(placements, predicted, rounds, n_random) if args.top else None
+    placements, predicted = placements[:n_random], predicted[:n_random]
+    kept = [j for j, v in enumerate(rounds.raw[:n_random]) if v]
     failed = [{"instances": k, "contexts": list(ctx), "reason": rounds.failed.get(j, "")}
               for j, (k, ctx) in enumerate(placements) if not rounds.raw[j]]
     need = max(3, (len(placements) + 1) // 2)
@@ -111,6 +125,12 @@ def run(args: argparse.Namespace) -> int:
     if noise is not None:
         print(f"measurement noise: median CV of a placement over {args.reps} rounds {noise:.1f}% (measured); "
               f"the errors above include it")
+    if top is not None:
+        top["random_best_measured_pps"] = max(measured)
+        print(f"the model's top {args.top} of {TOP_POOL:,} other random placements: "
+              + (f"median abs error {top['median_abs_err_pct']:.1f}%, best {top['best_measured_pps']:,.0f} "
+                 f"packets/s against the random sample's best {max(measured):,.0f} (measured; errors: modelled "
+                 f"vs measured, not in the figures above)" if top["n"] else "none measured"))
     drift = None
     if rounds.corrected is not None:
         creps = [rounds.corrected[j] for j in kept]
@@ -134,6 +154,7 @@ def run(args: argparse.Namespace) -> int:
                        "kind": "modelled vs measured", "not_measured": failed, "reps": args.reps,
                        "noise_cv_pct_median": noise,
                        **({"drift_corrected": drift} if drift is not None else {}),
+                       **({"model_top": top} if top is not None else {}),
                        "placements": [{"instances": k, "contexts": list(c), "measured_pps": m, "modelled_pps": float(p),
                                        "measured_reps_pps": r,
                                        **({"corrected_reps_pps": rounds.corrected[j]} if drift is not None else {})}
@@ -144,6 +165,28 @@ def run(args: argparse.Namespace) -> int:
         plot(predicted, measured, figs, args.workload, args.plot)
         print(f"figure written to {args.plot}")
     return 0
+
+
+def model_top(placements, predicted, rounds, n_random: int) -> dict:
+    """The --top placements' figures (every one after the first n_random):
+    modelled, measured (median of its rounds), its error; failures listed."""
+    import numpy as np
+
+    rows, failed = [], []
+    for j in range(n_random, len(placements)):
+        k, ctx = placements[j]
+        if not rounds.raw[j]:
+            failed.append({"instances": k, "contexts": list(ctx), "reason": rounds.failed.get(j, "")})
+            continue
+        m = float(np.median(rounds.raw[j]))
+        rows.append({"instances": k, "contexts": list(ctx), "modelled_pps": float(predicted[j]), "measured_pps": m,
+                     "abs_err_pct": abs(float(predicted[j]) / m - 1.0) * 100.0, "measured_reps_pps": rounds.raw[j],
+                     **({"corrected_reps_pps": rounds.corrected[j]} if rounds.corrected is not None else {})})
+    errs = [r["abs_err_pct"] for r in rows]
+    return {"k": len(placements) - n_random, "pool": TOP_POOL, "n": len(rows),
+            "median_abs_err_pct": float(np.median(errs)) if errs else None,
+            "best_measured_pps": max((r["measured_pps"] for r in rows), default=None),
+            "placements": rows, "not_measured": failed}
 
 
 def plot(predicted, measured, figs: dict, workload: str, path: str) -> None:
