@@ -8,7 +8,8 @@
  * previous mark to one category at each mark (PP_PROF_MARK).  The
  * categories of a task add up to the cycles of all its polls; what is
  * left out is the lcore loop between polls (a few cycles per poll, the
- * floor `assign characterize` reports). */
+ * floor `assign characterize` reports), which the task's `cycles` counter
+ * includes (each poll counts from the previous poll's end, pp_task.c). */
 #ifndef PP_PROFILE_H
 #define PP_PROFILE_H
 

@@ -23,7 +23,8 @@ struct pp_task_counters {
 	uint64_t bytes;                        /* T: bytes transmitted */
 	uint64_t bursts;                       /* polls that moved at least one packet */
 	uint64_t empty_polls;                  /* polls that moved nothing */
-	uint64_t cycles;                       /* TSC cycles spent in polls that moved packets */
+	uint64_t cycles;                       /* TSC cycles of the polls that moved packets,
+	                                        * each from the lcore's previous poll's end */
 	uint64_t chains_repaired;              /* R: mbufs whose segments held less than pkt_len */
 	uint64_t dropped[PP_MAX_DROP_REASONS]; /* P: by reason index; T: tx_failed */
 	uint64_t done_tsc;                     /* when the task finished draining */
