@@ -10,6 +10,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from assign.characterize.fit import contrast_placements
+from assign.topology import get_machine
 from cli_helpers import run_assign
 
 REPO = Path(__file__).resolve().parents[2]
@@ -61,7 +63,17 @@ def test_characterize_calibrate_validate_end_to_end(profile_build: Path, build_d
     p = json.loads(params.read_text())
     assert p["calibrated_for"]["workload"] == "ipfwd-l1"
     assert "not calibrated" in r.stdout and "roles.R.demand.pipeline" in p["calibration"]["not_calibrated"]
-    assert len(p["calibration"]["placements"]) == 3
+    # 3 random placements and the contrasts of this machine's topology (fused, crossing, stacked:
+    # as many as it has), each measured once unless a random draw already was that placement
+    cal = p["calibration"]["placements"]
+    assert sum(q["kind"] == "random" for q in cal) == 3
+    contrasts = contrast_placements(get_machine("local"), 4)
+    assert contrasts and contrasts[0][0] == "fused"
+    got = {(q["instances"], tuple(q["contexts"])): q["kind"] for q in cal}
+    assert len(got) == len(cal)
+    for name, pl in contrasts:
+        assert got.get(pl) in (name, "random"), (name, pl, got)
+    assert len(cal) == 3 + sum(got[pl] == name for name, pl in contrasts)
     # context shares: one for all contexts or one each, chosen by Akaike's criterion and said
     why = p["calibration"]["status"]["context_share"]
     shares = p["workloads"]["ipfwd-l1"]["context_share"]
@@ -77,7 +89,7 @@ def test_characterize_calibrate_validate_end_to_end(profile_build: Path, build_d
         assert len(q["measured_reps_pps"]) == len(q["corrected_reps_pps"]) == 2
         assert q["measured_pps"] == float(np.median(q["corrected_reps_pps"]))
     assert "round 2/2" in r.stdout and "drift reference" in r.stdout
-    assert len(p["calibration"]["drift"]["reference"]["measured_pps"]) == 2 * (3 + 1)
+    assert len(p["calibration"]["drift"]["reference"]["measured_pps"]) == 2 * (len(cal) + 1)
     assert "drift_reference" in p["calibration"]["status"]
     assert p["workloads"]["ipfwd-l1"]["pu_sharing"] == "timeshare"
 

@@ -73,6 +73,37 @@ def random_placements(topo: Topology, seed: int, n: int, skip: set[tuple] = froz
     return out
 
 
+def contrast_placements(topo: Topology, max_instances: int) -> list[tuple[str, tuple[int, tuple]]]:
+    """Named placements that random draws rarely give but that the model's top
+    ranks are made of, measured by calibration beside its random ones so that
+    the fit sees the effects they separate:
+      fused     the drift reference's placement (rounds.reference_placement: k
+                instances, each fused on a context c_i of its own), the
+                model's best on a machine of up to four contexts
+      crossing  the reference's load, one R, P and T on every context, with
+                every hop between contexts (instance i: R and T on c_i, P on
+                c_i+1): against the reference, what handing every packet to
+                another context and back costs.  On the development VM,
+                stateful's model put such placements level with the fused
+                ones, and they ran 5-10% below them (validate --top 5,
+                drift-corrected)
+      stacked   the reference plus one more fused instance on c_0: two
+                instances taking turns on one context (ipfwd-l1's model put
+                those 1-12% above what they measured)
+    A machine of one context has no crossing one; one of max_instances
+    contexts or more has no stacked one."""
+    from .rounds import reference_placement
+
+    k, ctx = reference_placement(topo, max_instances)
+    cs = [ctx[3 * i] for i in range(k)]
+    out: list[tuple[str, tuple[int, tuple]]] = [("fused", (k, ctx))]
+    if k >= 2:
+        out.append(("crossing", (k, tuple(x for i in range(k) for x in (cs[i], cs[(i + 1) % k], cs[i])))))
+    if k + 1 <= max_instances:
+        out.append(("stacked", (k + 1, ctx + (cs[0],) * 3)))
+    return out
+
+
 def predict(topo: Topology, workload: str, params: dict, placements: list[tuple[int, tuple]]) -> np.ndarray:
     """Noise-free modelled throughput (packets/s) of each placement."""
     mp = ModelParams.from_dict(params, "(calibration)")
@@ -144,6 +175,15 @@ def fit(topo: Topology, workload: str, char: dict, defaults: dict,
     params, status = initial_params(char, defaults)
     present = [lvl for lvl in char["sharing"] if lvl != "pu"]
     placements = random_placements(topo, CAL_SEED, n_placements)
+    kinds = ["random"] * len(placements)
+    for name, c in contrast_placements(topo, MAX_INSTANCES):
+        if c not in placements:
+            placements.append(c)
+            kinds.append(name)
+    if len(placements) > n_placements:
+        log(f"calibration placements: {n_placements} random and {len(placements) - n_placements} contrasts ("
+            + ", ".join(f"{kd} {k} instance(s) on {list(c)}" for kd, (k, c) in zip(kinds, placements)
+                        if kd != "random") + "; characterize/fit.py contrast_placements says why)")
     reference = reference_placement(topo, MAX_INSTANCES) if drift_reference else None
     rounds = measure_rounds(placements, measure, reps, log, "calibration placement", reference)
     values = rounds.raw
@@ -244,11 +284,11 @@ def fit(topo: Topology, workload: str, char: dict, defaults: dict,
         "calibration": {
             "status": status, "not_calibrated": not_cal,
             "scale": float(np.exp(sol.x[0])),
-            "placements": [{"instances": k, "contexts": list(c), "measured_pps": m, "modelled_pps": float(p),
-                            "measured_reps_pps": v,
+            "placements": [{"instances": k, "contexts": list(c), "kind": kd, "measured_pps": m,
+                            "modelled_pps": float(p), "measured_reps_pps": v,
                             **({"corrected_reps_pps": cv} if rounds.corrected is not None else {})}
-                           for (k, c), m, p, v, cv in zip(placements, measured, pred, values,
-                                                          rounds.corrected or values)],
+                           for (k, c), kd, m, p, v, cv in zip(placements, kinds, measured, pred, values,
+                                                              rounds.corrected or values)],
             **({"drift": drift} if drift is not None else {}),
             "median_abs_err_pct": float(np.median(err)),
             "pressure_point": char.get("pressure_point"),
