@@ -1,0 +1,133 @@
+#!/usr/bin/env python3
+"""bench/refit-calibration.py: does a calibration choice help, on the same
+measurements?  Refits a stored `assign calibrate --drift-reference` run with
+and without its contrast placements (characterize/fit.py,
+contrast_placements) and scores every fit on the same stored `assign validate
+--top K` measurements.  Nothing is measured: the machine's drift between two
+calibrations (tens of percent over minutes on a shared box) would swamp the
+difference a fitting choice makes.
+
+The calibration is replayed exactly: its placements' values and the drift
+reference's, in the order they were measured; without the contrasts, their
+values and the references taken right after them are left out, as if they had
+never been measured.  The fit with them reproduces the stored calibration.
+
+Usage (files from assign calibrate --out, assign validate --json, and the
+characterization calibrate read):
+  .venv/bin/python bench/refit-calibration.py --workload W --calibration params-W.json \\
+      --validation val-W.json --characterization char-W.json
+
+Printed per fit: the calibration placements' median error (estimated), and on
+the validation's random sample the median and 90th-percentile absolute error
+and Spearman's rank correlation, and the median error on its model-top
+placements (computed from the stored measurements, drift-corrected).  The
+top placements were chosen by the stored calibration's model, so that column
+favours the fit that chose them.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable
+from importlib import resources
+
+try:
+    import numpy as np
+    from scipy.stats import spearmanr
+
+    import assign.characterize.fit as fit_mod
+    from assign.topology import get_machine
+except ImportError as e:
+    sys.exit(f"bench/refit-calibration.py: {e}; run it with the project's venv: .venv/bin/python "
+             "bench/refit-calibration.py")
+
+CONTRASTS = ("fused", "crossing", "stacked")
+
+
+def replay(cal: dict, drop: set[str], path: str) -> tuple[Callable[[int, tuple], float], int]:
+    """A measure() that returns the stored values in the order calibrate measured them,
+    placements of the kinds in `drop` (and the reference right after each) left out."""
+    pl = cal["placements"]
+    refs = cal.get("drift", {}).get("reference", {}).get("measured_pps")
+    if not refs:
+        sys.exit(f"{path}: no drift reference values; replaying needs a calibration run with --drift-reference")
+    reps = len(pl[0]["measured_reps_pps"])
+    n = len(pl)
+    if len(refs) != reps * (n + 1) or any(len(q["measured_reps_pps"]) != reps for q in pl):
+        sys.exit(f"{path}: {len(refs)} reference values for {n} placements in {reps} rounds (expected "
+                 f"{reps * (n + 1)}): a placement failed in some round; not replayable")
+    seq: list[float] = []
+    for r in range(reps):
+        ref_r = refs[r * (n + 1):(r + 1) * (n + 1)]
+        seq.append(ref_r[0])
+        for j, q in enumerate(pl):
+            if q.get("kind", "random") not in drop:
+                seq += [q["measured_reps_pps"][r], ref_r[j + 1]]
+    it = iter(seq)
+    return (lambda k, ctx: next(it)), reps
+
+
+def score(topo, workload: str, params: dict, placements: list[dict]) -> tuple[float, float, float]:
+    pls = [(q["instances"], tuple(q["contexts"])) for q in placements]
+    meas = np.array([np.median(q.get("corrected_reps_pps") or q["measured_reps_pps"]) for q in placements])
+    pred = fit_mod.predict(topo, workload, params, pls)
+    err = np.abs(pred / meas - 1.0) * 100.0
+    rho = float(spearmanr(pred, meas)[0]) if len(meas) > 2 else float("nan")
+    return float(np.median(err)), float(np.percentile(err, 90)), rho
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--workload", required=True)
+    ap.add_argument("--calibration", required=True, metavar="FILE", help="assign calibrate --out file")
+    ap.add_argument("--validation", required=True, metavar="FILE", help="assign validate --json file")
+    ap.add_argument("--characterization", required=True, metavar="FILE",
+                    help="the characterization the calibration used (assign characterize --json)")
+    a = ap.parse_args()
+    topo = get_machine("local")
+    try:
+        doc = json.load(open(a.calibration))
+        val = json.load(open(a.validation))
+        char = json.load(open(a.characterization))
+    except (OSError, ValueError) as e:
+        sys.exit(f"bench/refit-calibration.py: {e}")
+    cal = doc["calibration"]
+    if doc["calibrated_for"]["workload"] != a.workload or val.get("workload") != a.workload:
+        sys.exit(f"--workload {a.workload}: the calibration is for {doc['calibrated_for']['workload']}, "
+                 f"the validation for {val.get('workload')}")
+    kinds = {q.get("kind", "random") for q in cal["placements"]}
+    n_random = sum(q.get("kind", "random") == "random" for q in cal["placements"])
+    defaults = json.loads(resources.files("assign").joinpath("data", "model_params.json").read_text())
+    top = val.get("model_top", {}).get("placements", [])
+    fits = [("random only", set(CONTRASTS))] + ([("random + contrasts", set())] if kinds & set(CONTRASTS) else [])
+    print(f"{a.workload}: {n_random} random calibration placements, contrasts: "
+          f"{', '.join(sorted(kinds & set(CONTRASTS))) or 'none'}; validation n {len(val['placements'])}, "
+          f"model top {len(top)} (refitted from stored measurements; errors computed, drift-corrected)")
+    print(f"{'fit':22} {'cal err %':>9} {'val median %':>12} {'val p90 %':>9} {'Spearman':>8} {'top median %':>12}")
+    real = fit_mod.contrast_placements
+    try:
+        for label, drop in fits:
+            fit_mod.contrast_placements = (lambda t, m: []) if drop else real
+            measure, reps = replay(cal, drop, a.calibration)
+            out = fit_mod.fit(topo, a.workload, char, defaults["workloads"][a.workload], measure, n_random,
+                              log=lambda s: None, reps=reps, drift_reference=True)
+            got = [(q["instances"], tuple(q["contexts"])) for q in out["calibration"]["placements"]]
+            want = [(q["instances"], tuple(q["contexts"])) for q in cal["placements"]
+                    if q.get("kind", "random") not in drop]
+            if got != want:
+                sys.exit(f"{a.calibration}: its placements are not the ones calibrate draws on this machine "
+                         "(another machine, seed or version): not replayable")
+            p = out["workloads"][a.workload]
+            med, p90, rho = score(topo, a.workload, p, val["placements"])
+            tmed = score(topo, a.workload, p, top)[0] if top else float("nan")
+            print(f"{label:22} {out['calibration']['median_abs_err_pct']:9.1f} {med:12.1f} {p90:9.1f} "
+                  f"{rho:8.3f} {tmed:12.1f}")
+    finally:
+        fit_mod.contrast_placements = real
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
