@@ -134,8 +134,14 @@ def test_characterize_calibrate_validate_end_to_end(profile_build: Path, build_d
     for q in top["placements"]:
         assert q["measured_pps"] == float(np.median(q["measured_reps_pps"]))
         assert abs(q["abs_err_pct"] - 100 * abs(q["modelled_pps"] / q["measured_pps"] - 1)) < 1e-9
+        # and drift-corrected, as the headline figures are
+        assert q["corrected_pps"] == float(np.median(q["corrected_reps_pps"]))
+        assert abs(q["corrected_abs_err_pct"] - 100 * abs(q["modelled_pps"] / q["corrected_pps"] - 1)) < 1e-9
     errs = [q["abs_err_pct"] for q in top["placements"]]
     assert top["median_abs_err_pct"] == (float(np.median(errs)) if errs else None)
+    cerrs = [q["corrected_abs_err_pct"] for q in top["placements"]]
+    assert top["corrected_median_abs_err_pct"] == (float(np.median(cerrs)) if cerrs else None)
+    assert not cerrs or "the model's top 2, drift-corrected: median abs error" in r.stdout
     assert top["random_best_measured_pps"] == max(q["measured_pps"] for q in v["placements"])
     assert "the model's top 2 of" in r.stdout
     # the model with the calibrated file answers for this workload on this machine
