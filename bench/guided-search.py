@@ -66,7 +66,8 @@ def main() -> int:
     ap.add_argument("--k", type=int, default=30, help="--measured: guided candidates measured")
     ap.add_argument("--packets", type=int, default=1_000_000, help="--measured: packets per window")
     ap.add_argument("--confirm", type=int, default=5,
-                    help="--measured: re-measure the three best single values of each stream and the model's "
+                    help="--measured: re-measure the three distinct placements with the best single values of each "
+                         "stream and the model's "
                          "first three choices this many times each (0: not)")
     ap.add_argument("--json", default=None, help="write every value (and the UPB) to this file")
     a = ap.parse_args()
@@ -169,13 +170,16 @@ def measure_on_this_machine(a, topo, w, colocate, iid, pool, order):
 
 def confirm(a, one, iid, v_iid, guided, v_guided) -> str:
     """The best single values are partly luck (the winner's curse; on a
-    noisy machine, mostly luck): the three best single values of each
-    stream and the model's first three choices are measured again
+    noisy machine, mostly luck): the three distinct placements with the
+    best single values of each stream and the model's first three choices
+    are measured again
     --confirm times, taking turns, and their medians compared."""
     if a.confirm < 1:
         return "no re-measurement (--confirm 0): the single values above include their luck"
-    top = {"guided, best single values": [guided[i] for i in np.argsort(-np.nan_to_num(v_guided, nan=-1))[:3]],
-           "iid, best single values": [iid[i] for i in np.argsort(-np.nan_to_num(v_iid, nan=-1))[:3]],
+    # distinct placements: iid draws repeat one now and then, and one placement twice here would
+    # be measured twice as often as the rest
+    top = {"guided, best single values": best_distinct(guided, np.argsort(-np.nan_to_num(v_guided, nan=-1)), 3),
+           "iid, best single values": best_distinct(iid, np.argsort(-np.nan_to_num(v_iid, nan=-1)), 3),
            "the model's first choices": guided[:3]}
     again: dict[str, list[list[float]]] = {s: [[] for _ in top[s]] for s in top}
     for r in range(a.confirm):
