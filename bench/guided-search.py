@@ -67,8 +67,7 @@ def main() -> int:
     ap.add_argument("--packets", type=int, default=1_000_000, help="--measured: packets per window")
     ap.add_argument("--confirm", type=int, default=5,
                     help="--measured: re-measure the three distinct placements with the best single values of each "
-                         "stream and the model's "
-                         "first three choices this many times each (0: not)")
+                         "stream and the model's first three choices this many times each (0: not)")
     ap.add_argument("--json", default=None, help="write every value (and the UPB) to this file")
     a = ap.parse_args()
     topo = get_machine(a.machine)
@@ -172,8 +171,8 @@ def confirm(a, one, iid, v_iid, guided, v_guided) -> str:
     """The best single values are partly luck (the winner's curse; on a
     noisy machine, mostly luck): the three distinct placements with the
     best single values of each stream and the model's first three choices
-    are measured again
-    --confirm times, taking turns, and their medians compared."""
+    are measured again --confirm times, taking turns, and their medians
+    compared."""
     if a.confirm < 1:
         return "no re-measurement (--confirm 0): the single values above include their luck"
     # distinct placements: iid draws repeat one now and then, and one placement twice here would

@@ -34,9 +34,9 @@ from importlib import resources
 
 try:
     import numpy as np
-    from scipy.stats import spearmanr
 
     import assign.characterize.fit as fit_mod
+    from assign.commands.validate import compare
     from assign.topology import get_machine
 except ImportError as e:
     sys.exit(f"bench/refit-calibration.py: {e}; run it with the project's venv: .venv/bin/python "
@@ -69,12 +69,11 @@ def replay(cal: dict, drop: set[str], path: str) -> tuple[Callable[[int, tuple],
 
 
 def score(topo, workload: str, params: dict, placements: list[dict]) -> tuple[float, float, float]:
+    """validate's figures (its compare()) for the stored placements, drift-corrected where stored."""
     pls = [(q["instances"], tuple(q["contexts"])) for q in placements]
-    meas = np.array([np.median(q.get("corrected_reps_pps") or q["measured_reps_pps"]) for q in placements])
-    pred = fit_mod.predict(topo, workload, params, pls)
-    err = np.abs(pred / meas - 1.0) * 100.0
-    rho = float(spearmanr(pred, meas)[0]) if len(meas) > 2 else float("nan")
-    return float(np.median(err)), float(np.percentile(err, 90)), rho
+    meas = [float(np.median(q.get("corrected_reps_pps") or q["measured_reps_pps"])) for q in placements]
+    f = compare(fit_mod.predict(topo, workload, params, pls), meas)
+    return f["median_abs_err_pct"], f["p90_abs_err_pct"], f["spearman"]
 
 
 def main() -> int:
