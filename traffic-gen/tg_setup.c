@@ -12,6 +12,7 @@
 
 #include "tg_ctx.h"
 #include "tg_rx.h"
+#include "pp_intr.h"
 #include "pp_port.h"
 #include "tg_setup.h"
 #include "tg_tx.h"
@@ -270,9 +271,12 @@ tg_setup(struct tg_ctx *x, struct tg_cfg *c)
  * under a peer lcore that may be inside rx/tx_burst (seen as a SEGV in the
  * PMD).  Quiesce, then disconnect: our workers have stopped polling; keep
  * the ports open until the peer has closed its side, so that neither side
- * polls while the other leaves.  The first stop signal (which ended the
- * sending) keeps this wait: a peer told "stop sending" next reads what is
- * still queued, then leaves; a second signal ends the wait. */
+ * polls while the other leaves.  The PMD marks the link down when it starts
+ * handling the peer's leaving (on the interrupt thread) and frees the region
+ * after: wait for that to finish too, or our own stop frees it again at the
+ * same time (test_tgen_memif_teardown.py).  The first stop signal
+ * (which ended the sending) keeps this wait: a peer told "stop sending" next
+ * reads what is still queued, then leaves; a second signal ends the wait. */
 static void
 wait_peers_gone(double wait_s)
 {
@@ -285,8 +289,13 @@ wait_peers_gone(double wait_s)
 		up = false;
 		RTE_ETH_FOREACH_DEV(p)
 		up |= rte_eth_link_get_nowait(p, &link) == 0 && link.link_status;
-		if (!up)
+		if (!up) {
+			if (pp_intr_sync(10) != 0)
+				fprintf(stderr,
+					"pp-tgen: warning: the interrupt thread did not "
+					"finish the peer's disconnect within 10 s\n");
 			return;
+		}
 		rte_delay_us_sleep(10000);
 	} while (rte_rdtsc() < end && pp_stop_signals < 2);
 }

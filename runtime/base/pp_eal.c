@@ -1,5 +1,6 @@
 /* EAL start with the --no-huge fallback: see pp_eal.h. */
 #include "pp_eal.h"
+#include "pp_intr.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -96,6 +97,10 @@ pp_eal_start(int argc, char **argv, const char *const *extra, uint64_t need_mb, 
 void
 pp_eal_stop(void)
 {
+	/* rte_eal_cleanup unmaps DPDK memory under a live interrupt thread:
+	 * park it first (pp_intr.h).  If it does not come within the time, go
+	 * on: that is how DPDK itself leaves. */
+	pp_intr_park(5);
 	rte_eal_cleanup();
 	free(eal_argv);
 	eal_argv = NULL;

@@ -20,6 +20,37 @@ def ipfwd_binary(build_dir: Path) -> Path:
     return exe
 
 
+def ipfwd_placement(tmp: Path) -> Path:
+    """One instance, R and T sharing CPU 0, P on CPU 1 (a 2-CPU test box)."""
+    placement = tmp / "placement.json"
+    placement.write_text(json.dumps({
+        "app": "ipfwd", "variant": "l1", "allow_colocate": True,
+        "instances": [{"rx": {"port": 0, "queue": 0}, "tx": {"port": 0, "queue": 0},
+                       "tasks": {"R": 0, "P": 1, "T": 0}}]}))
+    return placement
+
+
+def start_memif_tgen(build_dir: Path, prefix: str, sock: Path, args: list[str],
+                     stats: Path) -> subprocess.Popen[str]:
+    """pp-tgen, memif server on sock, one port for TX and RX.  The app (a
+    sanitizer build is slow to start) may connect well before it polls: 2 s
+    of grace and rings of 8192 slots."""
+    return start_tgen(build_dir, prefix + "g", [memif_vdev(sock, "server", 13)],
+                      ["--tx-port", "0", "--rx-port", "0", "--start-after", "2",
+                       "--link-wait", "120", *args], stats)
+
+
+def start_memif_ipfwd(build_dir: Path, prefix: str, sock: Path, tmp: Path, seconds: float,
+                      stats: Path | None = None) -> subprocess.Popen[str]:
+    """ipfwd, memif client on sock, placed by ipfwd_placement."""
+    return subprocess.Popen(
+        [str(ipfwd_binary(build_dir)), "--no-pci", "--file-prefix", prefix + "a",
+         "--log-level", "lib.eal:warning", "--vdev", memif_vdev(sock, "client", 13), "--",
+         "--placement", str(ipfwd_placement(tmp)), "--duration", str(seconds),
+         *(["--stats", str(stats)] if stats else [])],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=sanitizer_env())
+
+
 def wait_for(sock: Path, timeout: float = 120) -> None:
     """The generator's memif socket: its EAL start (a sanitizer build, on a
     loaded 2-core box) can take many seconds."""
@@ -34,18 +65,7 @@ def gen_and_ipfwd(build_dir: Path, prefix: str, tmp: Path, gen_args: list[str],
                   app_seconds: float) -> tuple[Result, dict[str, Any]]:
     sock = memif_socket()
     gen_stats, app_stats = tmp / "gen.json", tmp / "ipfwd.json"
-    placement = tmp / "placement.json"
-    # One instance, R and T sharing CPU 0, P on CPU 1 (a 2-CPU test box).
-    placement.write_text(json.dumps({
-        "app": "ipfwd", "variant": "l1", "allow_colocate": True,
-        "instances": [{"rx": {"port": 0, "queue": 0}, "tx": {"port": 0, "queue": 0},
-                       "tasks": {"R": 0, "P": 1, "T": 0}}]}))
-    # The app (a sanitizer build is slow to start) may connect well before it
-    # polls: 2 s of grace and rings of 8192 slots.
-    gen = start_tgen(build_dir, prefix + "g", [memif_vdev(sock, "server", 13)],
-                     ["--tx-port", "0", "--rx-port", "0", "--start-after", "2", "--peer-wait", "30",
-                      "--link-wait", "120", *gen_args],
-                     gen_stats)
+    gen = start_memif_tgen(build_dir, prefix, sock, ["--peer-wait", "30", *gen_args], gen_stats)
     app = None
     try:
         wait_for(sock)
@@ -54,12 +74,7 @@ def gen_and_ipfwd(build_dir: Path, prefix: str, tmp: Path, gen_args: list[str],
         # it could leave while a generator that started late on a loaded box
         # still polled, which DPDK 22.11's memif PMD does not survive (see
         # pp-tgen --peer-wait).  app_seconds only bounds the run.
-        app = subprocess.Popen(
-            [str(ipfwd_binary(build_dir)), "--no-pci", "--file-prefix", prefix + "a",
-             "--log-level", "lib.eal:warning", "--vdev", memif_vdev(sock, "client", 13), "--",
-             "--placement", str(placement), "--duration", str(app_seconds),
-             "--stats", str(app_stats)],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=sanitizer_env())
+        app = start_memif_ipfwd(build_dir, prefix, sock, tmp, app_seconds, app_stats)
         wait_written(gen_stats, gen, timeout=app_seconds)
         app.terminate()
         a = finish(app, app_stats, timeout=120)
