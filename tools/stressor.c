@@ -5,23 +5,14 @@
  *   compute  integer and floating-point arithmetic in registers: issue
  *            slots and execution units, almost no memory traffic
  * Usage: pp-stressor mem|compute CPU SECONDS */
-#include <errno.h>
-#include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
+
+#include "probe.h"
 
 #define MEM_BYTES (64u << 20)
-
-static double
-now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 static int
 usage(const char *why, const char *value)
@@ -39,21 +30,17 @@ main(int argc, char **argv)
 	int mem = strcmp(argv[1], "mem") == 0;
 	if (!mem && strcmp(argv[1], "compute") != 0)
 		return usage("kind must be mem or compute, got", argv[1]);
-	char *end;
-	errno = 0;
-	long cpu = strtol(argv[2], &end, 10);
-	if (errno != 0 || *end != '\0' || cpu < 0 || cpu >= CPU_SETSIZE)
+	long cpu;
+	if (probe_parse_long(argv[2], 0, CPU_SETSIZE - 1, &cpu) != 0)
 		return usage("CPU is not a CPU number:", argv[2]);
+	char *end;
 	double seconds = strtod(argv[3], &end);
 	if (*end != '\0' || !(seconds > 0))
 		return usage("SECONDS must be a number > 0, got", argv[3]);
-	cpu_set_t set;
-	CPU_ZERO(&set);
-	CPU_SET((int)cpu, &set);
-	if (sched_setaffinity(0, sizeof(set), &set) != 0)
+	if (probe_pin(cpu) != 0)
 		return usage("cannot pin to CPU", argv[2]);
 
-	double stop = now_s() + seconds;
+	double stop = probe_now_s() + seconds;
 	uint64_t sink = 0;
 	if (mem) {
 		uint64_t *buf = malloc(MEM_BYTES);
@@ -63,7 +50,7 @@ main(int argc, char **argv)
 		}
 		size_t n = MEM_BYTES / sizeof(uint64_t);
 		memset(buf, 1, MEM_BYTES);
-		while (now_s() < stop)
+		while (probe_now_s() < stop)
 			for (size_t i = 0; i < n; i += 8) { /* one cache line per step */
 				sink += buf[i];
 				buf[i] = sink;
@@ -72,7 +59,7 @@ main(int argc, char **argv)
 	} else {
 		double x = 1.0, y = 1.000001;
 		uint64_t k = 88172645463325252ull;
-		while (now_s() < stop)
+		while (probe_now_s() < stop)
 			for (unsigned i = 0; i < 1000000; i++) {
 				k ^= k << 13;
 				k ^= k >> 7;

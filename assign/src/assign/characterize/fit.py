@@ -293,6 +293,10 @@ def fit(topo: Topology, workload: str, char: dict, defaults: dict,
             "median_abs_err_pct": float(np.median(err)),
             "pressure_point": char.get("pressure_point"),
             "characterization": {"roles": {r: {"cycles_per_packet": char["roles"][r]["cycles_per_packet"]}
-                                           for r in ROLES}, "tsc_hz": char["timer"]["tsc_hz"]},
+                                           for r in ROLES}, "tsc_hz": char["timer"]["tsc_hz"],
+                                 # each context's speed over 100 ms windows, alone (older files lack it)
+                                 **({"steadiness_cv_pct": {c: v["alone"]["cv_pct"]
+                                                           for c, v in char["steadiness"]["contexts"].items()}}
+                                    if "steadiness" in char else {})},
         },
     }

@@ -38,7 +38,7 @@ from ..backends.dpdk.backend import DpdkBackend
 from ..backends.dpdk.options import DpdkOptions
 from ..topology import LEVELS, Topology
 from ..workloads import ROLES, Workload
-from .probes import STRESSORS, Stressor, timer_floor
+from .probes import STRESSORS, Stressor, steadiness, timer_floor
 
 CATEGORIES = ("empty_poll", "receive", "ring", "process", "transmit", "backpressure_wait")
 WORK = ("receive", "ring", "process", "transmit")
@@ -139,6 +139,15 @@ class Harness:
         log(f"timer floor (measured on context {a}): TSC {self.floor['tsc_hz'] / 1e9:.3f} GHz, "
             f"one TSC read {self.floor['rdtsc_cycles']} cycles, empty loop {self.floor['loop_cycles']:.2f} "
             f"cycles/iteration, one profile mark {self.floor['mark_cycles']:.2f} cycles")
+        used = list(dict.fromkeys([a, *self.level_ctx.values(), *([self.away] if self.away is not None else [])]))
+        self.steady = steadiness(self.s.build, used)
+        for c, v in self.steady["contexts"].items():
+            al, to = v["alone"], v["together"]
+            log(f"context {c} steadiness (measured, a fixed integer kernel in {len(al['rates'])} windows of "
+                f"{self.steady['window_s'] * 1000:g} ms): alone CV {al['cv_pct']:.1f}% "
+                f"({al['min']:.0f}-{al['max']:.0f}, median {al['median']:.0f} M steps/s); with the other "
+                f"contexts running it too, CV {to['cv_pct']:.1f}%, median x{v['together_vs_alone']:.3f}: "
+                "no figure measured on this context is steadier")
         base = (a, a, a)
         reps: list[dict] = []
         while True:
@@ -216,7 +225,7 @@ class Harness:
             + ", ".join(f"{k} {v:.3f}" for k, v in scores.items()) + ")")
         return {"workload": self.workload.name, "machine": self.topo.to_json()["tree"],
                 "contexts": {"a": a, "levels": self.level_ctx, "away": self.away},
-                "timer": self.floor, "roles": roles, "sharing": sharing,
+                "timer": self.floor, "steadiness": self.steady, "roles": roles, "sharing": sharing,
                 "sharing_kind": "measured (ratio of measured figures)",
                 "pressure_point": pressure, "pressure_scores": scores,
                 "settings": {"packets": self.s.packets, "min_reps": self.s.min_reps,

@@ -1,10 +1,13 @@
-"""The C probes of tools/ (built with the runtime): the timer floor and the
-memory-heavy / compute-heavy stressors, each pinned to one context."""
+"""The C probes of tools/ (built with the runtime): the timer floor, the
+memory-heavy / compute-heavy stressors and the contexts' steadiness, each
+pinned to one context."""
 from __future__ import annotations
 
 import json
 import subprocess
 from pathlib import Path
+
+import numpy as np
 
 from ..backends.base import BackendError
 
@@ -26,6 +29,56 @@ def timer_floor(build: Path, context: int) -> dict:
     if out.returncode != 0:
         raise BackendError(f"characterize: {exe} failed (exit {out.returncode}): {out.stderr.strip()}")
     return json.loads(out.stdout)
+
+
+def _spread(rates: list[float]) -> dict:
+    r = np.asarray(rates, dtype=float)
+    return {"median": float(np.median(r)), "min": float(r.min()), "max": float(r.max()),
+            "cv_pct": float(r.std(ddof=1) / r.mean() * 100.0) if len(r) > 1 else 0.0,
+            "rates": [float(x) for x in r]}
+
+
+def steadiness(build: Path, contexts: list[int], windows: int = 20, window_ms: int = 100) -> dict:
+    """How steady each context's speed is (pp-steadiness: a fixed integer
+    kernel, `windows` windows of `window_ms` ms): alone, one context after
+    the other, then all of `contexts` at once.  Per context: the windows'
+    median, min, max and coefficient of variation (measured), and
+    together_vs_alone, the ratio of the two medians.  On a virtual machine
+    the spread is the host's, and it is the floor under every measured
+    figure on that context."""
+    exe = _tool(build, "pp-steadiness")
+
+    def start(ctx: int) -> subprocess.Popen:
+        return subprocess.Popen([str(exe), str(ctx), str(windows), str(window_ms)],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+    def result(p: subprocess.Popen, ctx: int) -> list[float]:
+        timeout = 60 + 2 * windows * window_ms / 1000
+        try:
+            out, err = p.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.communicate()
+            raise BackendError(f"characterize: {exe} on context {ctx} gave no result in {timeout:g} s")
+        if p.returncode != 0:
+            raise BackendError(f"characterize: {exe} on context {ctx} failed (exit {p.returncode}): "
+                               f"{err.strip()}")
+        return json.loads(out)["rates"]
+
+    alone = {c: _spread(result(start(c), c)) for c in contexts}
+    procs = {c: start(c) for c in contexts}
+    try:
+        together = {c: _spread(result(p, c)) for c, p in procs.items()}
+    finally:
+        for p in procs.values():
+            if p.poll() is None:
+                p.kill()
+                p.communicate()
+    return {"window_s": window_ms / 1000, "windows": windows, "unit": "million kernel steps per second",
+            "kind": "measured",
+            "contexts": {str(c): {"alone": alone[c], "together": together[c],
+                                  "together_vs_alone": together[c]["median"] / alone[c]["median"]}
+                         for c in contexts}}
 
 
 class Stressor:
