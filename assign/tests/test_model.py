@@ -104,6 +104,30 @@ def test_fusion_frees_an_instance_on_one_context_of_its_rings():
         ModelParams.from_dict(d, "(test)")
 
 
+def test_equal_packets_throughput_is_instances_times_the_slowest():
+    # timeshare and fusion, no contention: one fused instance on context 0, three on context 1.
+    # Summed, the rates add (1/300 + 3 x 1/900 per ns); with every instance forwarding the same
+    # packets, the window ends when context 1's three are done: 4 x 1/900
+    from dataclasses import replace
+
+    topo = get_machine(topology="core:2 pu:1")
+    summed = replace(_tiny_params([0] * 5, 0.0), pu_timeshare=True, fusion=True)
+    equal = replace(summed, equal_packets=True)
+    stacked = np.array([[0, 0, 0] + [1, 1, 1] * 3, [0, 0, 0, 1, 1, 1] * 2])
+    v_sum, _ = ModelBackend(topo, Workload("ipfwd-l1", 4), summed).predict(stacked)
+    v_eq, _ = ModelBackend(topo, Workload("ipfwd-l1", 4), equal).predict(stacked)
+    assert v_sum[0] == pytest.approx(1e9 / 300 + 3 * 1e9 / 900)
+    assert v_eq[0] == pytest.approx(4 * 1e9 / 900)
+    # balanced, two on each context: both forms agree
+    assert v_eq[1] == pytest.approx(v_sum[1]) == pytest.approx(4 * 1e9 / 600)
+    d = {"roles": {r: {"base_ns": 1, "demand": {}, "sensitivity": {}} for r in "RPT"},
+         "comm_ns": {lvl: 0 for lvl in ("pu", "pipeline", "core", "chip", "machine")}}
+    with pytest.raises(ModelError, match="throughput 'max'"):
+        ModelParams.from_dict({**d, "throughput": "max"}, "(test)")
+    assert ModelParams.from_dict({**d, "throughput": "equal-packets"}, "(test)").equal_packets
+    assert not ModelParams.from_dict(d, "(test)").equal_packets
+
+
 def test_results_are_modelled_and_noise_is_seeded_per_draw(t2):
     m = ModelBackend(t2, Workload("ipfwd-mem"), noise_rel_sd=0.01, seed=4)
     ctx = draws(2, 0, 2, 24, 64)

@@ -17,7 +17,10 @@ polls them as one, without rings).  An instance runs at
 the rate of its slowest task, 1e9 / max cost (packets/s); the workload's
 throughput is the sum over instances, times (1 + noise) with noise drawn
 from N(0, noise_rel_sd) clipped at 3 sd, a function of (seed, draw index)
-(sampling.normals).
+(sampling.normals).  With "throughput": "equal-packets" (what assign calibrate
+writes: its measurements are --packets windows, the same packet count per
+instance) the throughput is the number of instances times the slowest
+instance's rate: all their packets over the time the slowest one takes.
 """
 from __future__ import annotations
 
@@ -54,6 +57,10 @@ class ModelParams:
     span_factor: float = 1.0    # an instance's rate times span_factor ** (its distinct contexts - 1)
     context_share: dict | None = None  # PU os_index -> share of its time the tasks get (other load takes the rest)
     fusion: bool = False  # an instance with R, P and T on one context runs as one poll: no communication cost
+    # "throughput": "equal-packets": every instance forwards the same number of packets (the dpdk
+    # backend's --packets window), so the workload's rate is all their packets over the time the
+    # slowest instance takes: instances x the slowest one's rate.  "sum" (absent): their rates added
+    equal_packets: bool = False
 
     @staticmethod
     def from_dict(d: dict, where: str) -> "ModelParams":
@@ -77,11 +84,15 @@ class ModelParams:
             sharing = d.get("pu_sharing", "demand")
             if sharing not in ("demand", "timeshare"):
                 raise ValueError(f"pu_sharing {sharing!r} (known: demand, timeshare)")
+            throughput = d.get("throughput", "sum")
+            if throughput not in ("sum", "equal-packets"):
+                raise ValueError(f"throughput {throughput!r} (known: sum, equal-packets)")
         except (KeyError, TypeError, ValueError) as e:
             raise ModelError(f"model parameters {where}: missing or bad entry {e}") from None
         if (base <= 0).any() or (demand < 0).any() or (sens < 0).any() or (resid < 0).any() or (comm < 0).any() or noise < 0:
             raise ModelError(f"model parameters {where}: costs must be > 0, demands/sensitivities/noise >= 0")
-        return ModelParams(base, demand, sens, resid, comm, noise, sharing == "timeshare", span, share, fusion)
+        return ModelParams(base, demand, sens, resid, comm, noise, sharing == "timeshare", span, share, fusion,
+                           throughput == "equal-packets")
 
 
 def load_params(workload: str, path: str | None = None, topo: Topology | None = None) -> ModelParams:
@@ -195,7 +206,8 @@ class ModelBackend:
             k = 1 + (c3[..., 1] != c3[..., 0]) + ((c3[..., 2] != c3[..., 0]) & (c3[..., 2] != c3[..., 1]))
             cost = cost / np.repeat(self.params.span_factor ** (k - 1), 3, axis=1)
         slowest = cost.reshape(b, -1, 3).max(axis=2)
-        throughput = (1e9 / slowest).sum(axis=1)
+        rate = 1e9 / slowest
+        throughput = rate.shape[1] * rate.min(axis=1) if self.params.equal_packets else rate.sum(axis=1)
         return throughput, cost
 
     def _noise(self, keys: Sequence[int]) -> np.ndarray:
