@@ -2,15 +2,19 @@
 """bench/refit-calibration.py: does a calibration choice help, on the same
 measurements?  Refits a stored `assign calibrate --drift-reference` run with
 and without its contrast placements (characterize/fit.py,
-contrast_placements) and scores every fit on the same stored `assign validate
---top K` measurements.  Nothing is measured: the machine's drift between two
+contrast_placements), and with each form of the modelled throughput (the
+model's "throughput": equal-packets, what calibrate writes, instances x the
+slowest instance's rate as a --packets window measures it; or sum, the
+instances' rates added, the form before), and scores every fit on the same
+stored `assign validate --top K` measurements.  Nothing is measured: the machine's drift between two
 calibrations (tens of percent over minutes on a shared box) would swamp the
 difference a fitting choice makes.
 
 The calibration is replayed exactly: its placements' values and the drift
 reference's, in the order they were measured; without the contrasts, their
 values and the references taken right after them are left out, as if they had
-never been measured.  The fit with them reproduces the stored calibration.
+never been measured.  The fit with them, in the form the stored file names,
+reproduces the stored calibration.
 
 Usage (files from assign calibrate --out, assign validate --json, and the
 characterization calibrate read):
@@ -43,6 +47,7 @@ except ImportError as e:
              "bench/refit-calibration.py")
 
 CONTRASTS = ("fused", "crossing", "stacked")
+THROUGHPUTS = ("sum", "equal-packets")
 
 
 def replay(cal: dict, drop: set[str], path: str) -> tuple[Callable[[int, tuple], float], int]:
@@ -100,18 +105,22 @@ def main() -> int:
     n_random = sum(q.get("kind", "random") == "random" for q in cal["placements"])
     defaults = json.loads(resources.files("assign").joinpath("data", "model_params.json").read_text())
     top = val.get("model_top", {}).get("placements", [])
-    fits = [("random only", set(CONTRASTS))] + ([("random + contrasts", set())] if kinds & set(CONTRASTS) else [])
+    stored = doc["workloads"][a.workload].get("throughput", "sum")
+    fits = [(f"random only, {tp}", set(CONTRASTS), tp) for tp in THROUGHPUTS]
+    if kinds & set(CONTRASTS):
+        fits += [(f"+ contrasts, {tp}", set(), tp) for tp in THROUGHPUTS]
     print(f"{a.workload}: {n_random} random calibration placements, contrasts: "
           f"{', '.join(sorted(kinds & set(CONTRASTS))) or 'none'}; validation n {len(val['placements'])}, "
-          f"model top {len(top)} (refitted from stored measurements; errors computed, drift-corrected)")
-    print(f"{'fit':22} {'cal err %':>9} {'val median %':>12} {'val p90 %':>9} {'Spearman':>8} {'top median %':>12}")
+          f"model top {len(top)} (refitted from stored measurements; errors computed, drift-corrected); "
+          f"the stored calibration's throughput: {stored}")
+    print(f"{'fit':28} {'cal err %':>9} {'val median %':>12} {'val p90 %':>9} {'Spearman':>8} {'top median %':>12}")
     real = fit_mod.contrast_placements
     try:
-        for label, drop in fits:
+        for label, drop, tp in fits:
             fit_mod.contrast_placements = (lambda t, m: []) if drop else real
             measure, reps = replay(cal, drop, a.calibration)
             out = fit_mod.fit(topo, a.workload, char, defaults["workloads"][a.workload], measure, n_random,
-                              log=lambda s: None, reps=reps, drift_reference=True)
+                              log=lambda s: None, reps=reps, drift_reference=True, throughput=tp)
             got = [(q["instances"], tuple(q["contexts"])) for q in out["calibration"]["placements"]]
             want = [(q["instances"], tuple(q["contexts"])) for q in cal["placements"]
                     if q.get("kind", "random") not in drop]
@@ -121,7 +130,7 @@ def main() -> int:
             p = out["workloads"][a.workload]
             med, p90, rho = score(topo, a.workload, p, val["placements"])
             tmed = score(topo, a.workload, p, top)[0] if top else float("nan")
-            print(f"{label:22} {out['calibration']['median_abs_err_pct']:9.1f} {med:12.1f} {p90:9.1f} "
+            print(f"{label:28} {out['calibration']['median_abs_err_pct']:9.1f} {med:12.1f} {p90:9.1f} "
                   f"{rho:8.3f} {tmed:12.1f}")
     finally:
         fit_mod.contrast_placements = real

@@ -105,6 +105,9 @@ def test_characterize_calibrate_validate_end_to_end(profile_build: Path, build_d
     assert len(p["calibration"]["drift"]["reference"]["measured_pps"]) == 2 * (len(cal) + 1)
     assert "drift_reference" in p["calibration"]["status"]
     assert p["workloads"]["ipfwd-l1"]["pu_sharing"] == "timeshare"
+    # every instance forwards the same packets in a --packets window: the file models that, and says so
+    assert p["workloads"]["ipfwd-l1"]["throughput"] == "equal-packets"
+    assert "slowest" in p["calibration"]["status"]["throughput"]
     # each context's steadiness, from the characterization, kept for validate to print
     assert p["calibration"]["characterization"]["steadiness_cv_pct"] == {
         k: v["alone"]["cv_pct"] for k, v in c["steadiness"]["contexts"].items()}

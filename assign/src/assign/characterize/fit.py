@@ -36,6 +36,16 @@ What each parameter comes from:
                          over two contexts of a machine with other load is many
                          times slower, its stages run only while both contexts
                          give them time)
+  throughput             "equal-packets": calibrate and validate measure --packets
+                         windows (the same packet count per instance, the window
+                         ends when the slowest instance is done), so the modelled
+                         rate is instances x the slowest instance's rate, not the
+                         sum of their rates.  Stacked placements (one fused
+                         instance on a context, two or three on the other)
+                         measured 25-35% below balanced ones; fitted with the
+                         sum, the chip residual made up for it and predicted
+                         the balanced 4-instance ones 20-24% slow (ahocorasick,
+                         2026-11-24)
   everything else        kept from the packaged defaults, "not calibrated"
 """
 from __future__ import annotations
@@ -115,7 +125,7 @@ def predict(topo: Topology, workload: str, params: dict, placements: list[tuple[
     return out
 
 
-def initial_params(char: dict, defaults: dict) -> tuple[dict, dict[str, str]]:
+def initial_params(char: dict, defaults: dict, throughput: str = "equal-packets") -> tuple[dict, dict[str, str]]:
     """Parameters from the characterization alone, and the status of each."""
     import copy
 
@@ -124,6 +134,10 @@ def initial_params(char: dict, defaults: dict) -> tuple[dict, dict[str, str]]:
     hz = float(char["timer"]["tsc_hz"])
     p["pu_sharing"] = "timeshare"
     status["pu_sharing"] = "calibrated (timeshare: characterize's pu slowdowns, measured)"
+    if throughput != "sum":
+        p["throughput"] = throughput
+        status["throughput"] = ("equal-packets (calibrate and validate measure --packets windows: every instance "
+                                "forwards the same packets, the window ends with the slowest)")
     for r in ROLES:
         cpp = char["roles"][r].get("median_cycles_per_packet", char["roles"][r]["cycles_per_packet"])
         p["roles"][r]["base_ns"] = cpp / hz * 1e9
@@ -165,14 +179,16 @@ RESIDUAL_MAX = 0.1
 
 def fit(topo: Topology, workload: str, char: dict, defaults: dict,
         measure: Callable[[int, tuple], float], n_placements: int, log=print, reps: int = 1,
-        drift_reference: bool = False) -> dict:
+        drift_reference: bool = False, throughput: str = "equal-packets") -> dict:
     """The calibrated parameter file (dict) for `workload` on `topo`; with
-    drift_reference, fitted to the drift-corrected medians (rounds.py)."""
+    drift_reference, fitted to the drift-corrected medians (rounds.py).
+    throughput "sum" fits the model's form before equal-packets (for
+    bench/refit-calibration.py's comparison)."""
     from scipy.optimize import least_squares
 
     from .rounds import measure_rounds, noise_of, reference_placement
 
-    params, status = initial_params(char, defaults)
+    params, status = initial_params(char, defaults, throughput)
     present = [lvl for lvl in char["sharing"] if lvl != "pu"]
     placements = random_placements(topo, CAL_SEED, n_placements)
     kinds = ["random"] * len(placements)
