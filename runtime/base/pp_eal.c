@@ -2,10 +2,16 @@
 #include "pp_eal.h"
 #include "pp_intr.h"
 
+#include <dirent.h>
+#include <fcntl.h>
+#include <fnmatch.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <rte_eal.h>
 #include <rte_errno.h>
@@ -13,15 +19,43 @@
 static char **eal_argv;
 
 uint64_t
+pp_eal_unused_hugepage_bytes(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	uint64_t bytes = 0;
+
+	while (d != NULL && (e = readdir(d)) != NULL) {
+		if (fnmatch("*map_*", e->d_name, 0) != 0)
+			continue;
+		int fd = openat(dirfd(d), e->d_name, O_RDONLY);
+		struct stat st;
+		if (fd < 0)
+			continue;
+		/* a live DPDK process holds a shared lock on each of its files */
+		if (flock(fd, LOCK_EX | LOCK_NB) == 0 && fstat(fd, &st) == 0)
+			bytes += (uint64_t)st.st_blocks * 512;
+		close(fd); /* drops the lock */
+	}
+	if (d != NULL)
+		closedir(d);
+	return bytes;
+}
+
+uint64_t
 pp_eal_free_hugepage_bytes(void)
 {
 	FILE *f = fopen("/proc/mounts", "r");
-	uint64_t free_pages = 0, size_kb = 0;
+	uint64_t free_pages = 0, size_kb = 0, unused = 0;
 	bool mounted = false;
-	char line[512];
+	char line[512], dir[256], type[64];
 
 	while (f != NULL && fgets(line, sizeof(line), f) != NULL)
-		mounted = mounted || strstr(line, " hugetlbfs ") != NULL;
+		if (sscanf(line, "%*s %255s %63s", dir, type) == 2 &&
+			strcmp(type, "hugetlbfs") == 0) {
+			mounted = true;
+			unused += pp_eal_unused_hugepage_bytes(dir);
+		}
 	if (f != NULL)
 		fclose(f);
 	if (!mounted)
@@ -33,7 +67,7 @@ pp_eal_free_hugepage_bytes(void)
 	}
 	if (f != NULL)
 		fclose(f);
-	return free_pages * size_kb * 1024;
+	return free_pages * size_kb * 1024 + unused;
 }
 
 bool
