@@ -69,6 +69,12 @@ class Result:
         assert self.rc == 0, f"exit {self.rc} ({' '.join(self.cmd)}):\n{self.stderr[-4000:]}"
         if self.require_stats:
             assert self.stats is not None, f"no statistics written ({' '.join(self.cmd)})"
+        if self.stats is not None and "hugepages" in self.stats and "--" in self.cmd:
+            # the statistics say 4 KiB pages exactly when --no-huge was given or the fallback taken
+            eal = self.cmd[:self.cmd.index("--")]
+            no_huge = "--no-huge" in eal or "running with --no-huge" in self.stderr
+            assert self.stats["hugepages"] is (not no_huge), \
+                f"statistics say hugepages {self.stats['hugepages']} ({' '.join(self.cmd)}):\n{self.stderr[-2000:]}"
 
 
 def read_stats(path: Path | None) -> dict[str, Any] | None:

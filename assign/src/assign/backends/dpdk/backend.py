@@ -242,6 +242,8 @@ class DpdkBackend:
             "window_s": round(window, 6),
             "warmup_s": warm,
             "window_packets": s["total"].get("window_tx_packets"),
+            # false: the app ran on 4 KiB pages (too few hugepages free), slower for a memory-bound one
+            "hugepages": s.get("hugepages"),
             # start-up, port set-up, drain, tear-down: everything that is not warm-up or window
             "overhead_s": round(max(0.0, out.wall_s - window - warm), 6),
             "notes": out.notes,
