@@ -36,18 +36,24 @@ def test_characterize_calibrate_validate_end_to_end(profile_build: Path, build_d
     assert r.returncode == 0, r.stderr
     c = json.loads(char.read_text())
     assert c["timer"]["tsc_hz"] > 1e8 and c["timer"]["rdtsc_cycles"] > 0
-    # every context the characterization used, alone and all at once, 20 windows each
-    st = c["steadiness"]
+    # every context the characterization used, alone and all at once, 20 windows each, with the
+    # compute kernel and with the memory one
     used = {c["contexts"]["a"], *c["contexts"]["levels"].values()} | (
         {c["contexts"]["away"]} if c["contexts"]["away"] is not None else set())
-    assert st["kind"] == "measured" and set(st["contexts"]) == {str(x) for x in used}
-    for v in st["contexts"].values():
-        for how in ("alone", "together"):
-            w = v[how]
-            assert len(w["rates"]) == 20 and all(x > 0 for x in w["rates"])
-            assert w["min"] <= w["median"] <= w["max"] and w["cv_pct"] >= 0
-        assert v["together_vs_alone"] == pytest.approx(v["together"]["median"] / v["alone"]["median"])
-    assert "steadiness (measured" in r.stdout
+    for key, kernel in (("steadiness", "compute"), ("steadiness_memory", "memory")):
+        st = c[key]
+        assert st["kind"] == "measured" and st["kernel"] == kernel and set(st["contexts"]) == {str(x) for x in used}
+        for v in st["contexts"].values():
+            for how in ("alone", "together"):
+                w = v[how]
+                assert len(w["rates"]) == 20 and all(x > 0 for x in w["rates"])
+                assert w["min"] <= w["median"] <= w["max"] and w["cv_pct"] >= 0
+            assert v["together_vs_alone"] == pytest.approx(v["together"]["median"] / v["alone"]["median"])
+    # a dependent load out of a buffer beyond the cache is far slower than an integer step
+    for ctx, v in c["steadiness_memory"]["contexts"].items():
+        assert v["alone"]["median"] < c["steadiness"]["contexts"][ctx]["alone"]["median"] / 5
+    assert "steadiness (measured, a fixed integer kernel" in r.stdout
+    assert "steadiness (measured, dependent loads over 64 MiB" in r.stdout
     for role in ROLES:
         v = c["roles"][role]
         assert v["cycles_per_packet"] > 0 and v["repetitions"] == 3 and v["ci_halfwidth_pct"] >= 0
@@ -109,8 +115,9 @@ def test_characterize_calibrate_validate_end_to_end(profile_build: Path, build_d
     assert p["workloads"]["ipfwd-l1"]["throughput"] == "equal-packets"
     assert "slowest" in p["calibration"]["status"]["throughput"]
     # each context's steadiness, from the characterization, kept for validate to print
-    assert p["calibration"]["characterization"]["steadiness_cv_pct"] == {
-        k: v["alone"]["cv_pct"] for k, v in c["steadiness"]["contexts"].items()}
+    for key in ("steadiness", "steadiness_memory"):
+        assert p["calibration"]["characterization"][f"{key}_cv_pct"] == {
+            k: v["alone"]["cv_pct"] for k, v in c[key]["contexts"].items()}
 
     val = tmp_path / "val.json"
     r = run_assign("validate", "--workload", "ipfwd-l1", "--model-params", str(params), "--n", "5",
@@ -127,6 +134,7 @@ def test_characterize_calibrate_validate_end_to_end(profile_build: Path, build_d
         assert 1 <= len(q["measured_reps_pps"]) <= 2 and q["measured_pps"] == float(np.median(q["measured_reps_pps"]))
     assert v["reps"] == 2 and ("measurement noise: median CV" in r.stdout) == (v["noise_cv_pct_median"] is not None)
     assert "the contexts' own steadiness when characterized: CV" in r.stdout
+    assert "of dependent loads over 64 MiB (the memory side) over 100 ms windows" in r.stdout
     # --drift-reference: the reference before each round and after each measured placement; every
     # corrected value is its raw one times the calibration's median reference (the scale the model
     # was fitted on) over the geometric mean of two consecutive references
@@ -234,7 +242,8 @@ def test_guided_search_estimates_from_the_iid_draws_alone(tmp_path: Path) -> Non
 
 
 @pytest.mark.parametrize("args, named", [(["0", "x", "100"], "'x'"), (["0", "5", "0"], "'0'"),
-                                         (["no-cpu", "5", "100"], "'no-cpu'"), (["0"], "arguments")])
+                                         (["no-cpu", "5", "100"], "'no-cpu'"), (["0"], "arguments"),
+                                         (["0", "5", "100", "disk"], "'disk'")])
 def test_steadiness_probe_refuses_bad_arguments(profile_build: Path, args: list[str], named: str) -> None:
     r = subprocess.run([str(profile_build / "tools" / "pp-steadiness"), *args], capture_output=True, text=True,
                        timeout=30)

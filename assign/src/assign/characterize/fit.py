@@ -311,8 +311,8 @@ def fit(topo: Topology, workload: str, char: dict, defaults: dict,
             "characterization": {"roles": {r: {"cycles_per_packet": char["roles"][r]["cycles_per_packet"]}
                                            for r in ROLES}, "tsc_hz": char["timer"]["tsc_hz"],
                                  # each context's speed over 100 ms windows, alone (older files lack it)
-                                 **({"steadiness_cv_pct": {c: v["alone"]["cv_pct"]
-                                                           for c, v in char["steadiness"]["contexts"].items()}}
-                                    if "steadiness" in char else {})},
+                                 **{f"{key}_cv_pct": {c: v["alone"]["cv_pct"]
+                                                      for c, v in char[key]["contexts"].items()}
+                                    for key in ("steadiness", "steadiness_memory") if key in char}},
         },
     }

@@ -140,14 +140,18 @@ class Harness:
             f"one TSC read {self.floor['rdtsc_cycles']} cycles, empty loop {self.floor['loop_cycles']:.2f} "
             f"cycles/iteration, one profile mark {self.floor['mark_cycles']:.2f} cycles")
         used = list(dict.fromkeys([a, *self.level_ctx.values(), *([self.away] if self.away is not None else [])]))
+        # the compute kernel misses the host's memory side, which moves a memory-bound workload alone
         self.steady = steadiness(self.s.build, used)
-        for c, v in self.steady["contexts"].items():
-            al, to = v["alone"], v["together"]
-            log(f"context {c} steadiness (measured, a fixed integer kernel in {len(al['rates'])} windows of "
-                f"{self.steady['window_s'] * 1000:g} ms): alone CV {al['cv_pct']:.1f}% "
-                f"({al['min']:.0f}-{al['max']:.0f}, median {al['median']:.0f} M steps/s); with the other "
-                f"contexts running it too, CV {to['cv_pct']:.1f}%, median x{v['together_vs_alone']:.3f}: "
-                "no figure measured on this context is steadier")
+        self.steady_mem = steadiness(self.s.build, used, kernel="memory")
+        for st, what, unit, f in ((self.steady, "a fixed integer kernel", "M steps/s", ".0f"),
+                                  (self.steady_mem, "dependent loads over 64 MiB", "M loads/s", ".2f")):
+            for c, v in st["contexts"].items():
+                al, to = v["alone"], v["together"]
+                log(f"context {c} steadiness (measured, {what} in {len(al['rates'])} windows of "
+                    f"{st['window_s'] * 1000:g} ms): alone CV {al['cv_pct']:.1f}% "
+                    f"({al['min']:{f}}-{al['max']:{f}}, median {al['median']:{f}} {unit}); with the other "
+                    f"contexts running it too, CV {to['cv_pct']:.1f}%, median x{v['together_vs_alone']:.3f}: "
+                    "no figure measured on this context is steadier")
         base = (a, a, a)
         reps: list[dict] = []
         while True:
@@ -225,7 +229,7 @@ class Harness:
             + ", ".join(f"{k} {v:.3f}" for k, v in scores.items()) + ")")
         return {"workload": self.workload.name, "machine": self.topo.to_json()["tree"],
                 "contexts": {"a": a, "levels": self.level_ctx, "away": self.away},
-                "timer": self.floor, "steadiness": self.steady, "roles": roles, "sharing": sharing,
+                "timer": self.floor, "steadiness": self.steady, "steadiness_memory": self.steady_mem, "roles": roles, "sharing": sharing,
                 "sharing_kind": "measured (ratio of measured figures)",
                 "pressure_point": pressure, "pressure_scores": scores,
                 "settings": {"packets": self.s.packets, "min_reps": self.s.min_reps,

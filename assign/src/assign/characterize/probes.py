@@ -38,18 +38,25 @@ def _spread(rates: list[float]) -> dict:
             "rates": [float(x) for x in r]}
 
 
-def steadiness(build: Path, contexts: list[int], windows: int = 20, window_ms: int = 100) -> dict:
-    """How steady each context's speed is (pp-steadiness: a fixed integer
-    kernel, `windows` windows of `window_ms` ms): alone, one context after
-    the other, then all of `contexts` at once.  Per context: the windows'
-    median, min, max and coefficient of variation (measured), and
-    together_vs_alone, the ratio of the two medians.  On a virtual machine
-    the spread is the host's, and it is the floor under every measured
-    figure on that context."""
+STEADINESS_KERNELS = {"compute": "million kernel steps per second", "memory": "million dependent loads per second"}
+
+
+def steadiness(build: Path, contexts: list[int], windows: int = 20, window_ms: int = 100,
+               kernel: str = "compute") -> dict:
+    """How steady each context's speed is (pp-steadiness: a fixed kernel,
+    `windows` windows of `window_ms` ms; "compute", integer chains, or
+    "memory", dependent loads over a buffer larger than the last-level
+    cache): alone, one context after the other, then all of `contexts` at
+    once.  Per context: the windows' median, min, max and coefficient of
+    variation (measured), and together_vs_alone, the ratio of the two
+    medians.  On a virtual machine the spread is the host's, and it is the
+    floor under every measured figure on that context."""
+    if kernel not in STEADINESS_KERNELS:
+        raise BackendError(f"unknown steadiness kernel {kernel!r} (known: {', '.join(STEADINESS_KERNELS)})")
     exe = _tool(build, "pp-steadiness")
 
     def start(ctx: int) -> subprocess.Popen:
-        return subprocess.Popen([str(exe), str(ctx), str(windows), str(window_ms)],
+        return subprocess.Popen([str(exe), str(ctx), str(windows), str(window_ms), kernel],
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
     def result(p: subprocess.Popen, ctx: int) -> list[float]:
@@ -74,7 +81,7 @@ def steadiness(build: Path, contexts: list[int], windows: int = 20, window_ms: i
             if p.poll() is None:
                 p.kill()
                 p.communicate()
-    return {"window_s": window_ms / 1000, "windows": windows, "unit": "million kernel steps per second",
+    return {"kernel": kernel, "window_s": window_ms / 1000, "windows": windows, "unit": STEADINESS_KERNELS[kernel],
             "kind": "measured",
             "contexts": {str(c): {"alone": alone[c], "together": together[c],
                                   "together_vs_alone": together[c]["median"] / alone[c]["median"]}
