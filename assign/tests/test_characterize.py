@@ -133,6 +133,9 @@ def test_characterize_calibrate_validate_end_to_end(profile_build: Path, build_d
     for q in v["placements"]:
         assert 1 <= len(q["measured_reps_pps"]) <= 2 and q["measured_pps"] == float(np.median(q["measured_reps_pps"]))
     assert v["reps"] == 2 and ("measurement noise: median CV" in r.stdout) == (v["noise_cv_pct_median"] is not None)
+    # the instance counts measured on 4 KiB pages, listed and warned about (none when hugepages sufficed)
+    assert isinstance(v["no_hugepages_instances"], list)
+    assert ("ran on 4 KiB pages" in r.stdout) == bool(v["no_hugepages_instances"])
     assert "the contexts' own steadiness when characterized: CV" in r.stdout
     assert "of dependent loads over 64 MiB (the memory side) over 100 ms windows" in r.stdout
     # --drift-reference: the reference before each round and after each measured placement; every
@@ -248,3 +251,30 @@ def test_steadiness_probe_refuses_bad_arguments(profile_build: Path, args: list[
     r = subprocess.run([str(profile_build / "tools" / "pp-steadiness"), *args], capture_output=True, text=True,
                        timeout=30)
     assert r.returncode == 2 and named in r.stderr and "usage: pp-steadiness" in r.stderr
+
+
+def test_meter_says_which_instance_counts_ran_on_4k_pages() -> None:
+    # the dpdk backend's extra.hugepages, false where the runtime fell back to --no-huge: the meter
+    # keeps the instance counts that did, and the warning names them (calibrate and validate print it)
+    from assign.backends.base import Result
+    from assign.backends.dpdk.options import DpdkOptions
+    from assign.characterize.meter import PlacementMeter
+
+    class Stub:
+        def __init__(self, huge: bool | None):
+            self.huge = huge
+
+        def measure_one(self, contexts: list[int]) -> Result:
+            return Result(1e6, extra={} if self.huge is None else {"hugepages": self.huge})
+
+        def close(self) -> None:
+            pass
+
+    meter = PlacementMeter(get_machine("local"), "ipfwd-mem", DpdkOptions())
+    meter.backends = {1: Stub(True), 2: Stub(False), 3: Stub(None), 4: Stub(False)}
+    assert meter.hugepage_warning() is None
+    for k in (1, 2, 3, 4, 2):
+        assert meter(k, tuple([0] * 3 * k)) == 1e6
+    assert meter.no_hugepages == {2, 4}
+    w = meter.hugepage_warning()
+    assert w is not None and "2, 4 instance(s) ran on 4 KiB pages" in w and "nr_hugepages" in w

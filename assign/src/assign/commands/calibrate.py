@@ -90,6 +90,9 @@ def run(args: argparse.Namespace) -> int:
                   drift_reference=args.drift_reference)
     finally:
         meter.close()
+    if meter.no_hugepages:
+        doc["calibration"]["status"]["hugepages"] = meter.hugepage_warning()
+        doc["calibration"]["no_hugepages_instances"] = sorted(meter.no_hugepages)
     with open(args.out, "w") as f:
         json.dump(doc, f, indent=2)
     status = doc["calibration"]["status"]

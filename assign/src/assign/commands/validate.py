@@ -103,6 +103,7 @@ def run(args: argparse.Namespace) -> int:
                                 tolerate_failures=True, level=level)
     finally:
         meter.close()
+    no_huge = sorted(meter.no_hugepages)
     top = model_top(placements, predicted, rounds, n_random) if args.top else None
     placements, predicted = placements[:n_random], predicted[:n_random]
     kept = [j for j, v in enumerate(rounds.raw[:n_random]) if v]
@@ -133,6 +134,8 @@ def run(args: argparse.Namespace) -> int:
                   + ", ".join(f"{v:.1f}% (context {c})" for c, v in char_kept[key].items())
                   + f" of {kernel} over 100 ms windows (measured): on a shared or virtual machine "
                   "that moves under every figure here")
+    if meter.hugepage_warning():
+        print(meter.hugepage_warning())
     if top is not None:
         top["random_best_measured_pps"] = max(measured)
         print(f"the model's top {args.top} of {TOP_POOL:,} other random placements: "
@@ -165,6 +168,8 @@ def run(args: argparse.Namespace) -> int:
             json.dump({"workload": args.workload, "model_params": args.model_params, **figs,
                        "kind": "modelled vs measured", "not_measured": failed, "reps": args.reps,
                        "noise_cv_pct_median": noise,
+                       # instance counts measured on 4 KiB pages (the --no-huge fallback)
+                       "no_hugepages_instances": no_huge,
                        **({"drift_corrected": drift} if drift is not None else {}),
                        **({"model_top": top} if top is not None else {}),
                        "placements": [{"instances": k, "contexts": list(c), "measured_pps": m, "modelled_pps": float(p),
