@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from assign.characterize.fit import contrast_placements
+from assign.characterize.fit import contrast_placements, random_placements
 from assign.topology import get_machine
 from cli_helpers import run_assign
 
@@ -77,7 +77,7 @@ def test_characterize_calibrate_validate_end_to_end(profile_build: Path, build_d
     params = tmp_path / "params.json"
     r = run_assign("calibrate", "--workload", "ipfwd-l1", "--characterization", str(char), "--out", str(params),
                    "--placements", "3", "--placement-packets", "50000", "--placement-reps", "2", "--drift-reference",
-                   "--app-build", str(build_dir), timeout=300)
+                   "--max-instances", "3", "--app-build", str(build_dir), timeout=300)
     assert r.returncode == 0, r.stderr
     p = json.loads(params.read_text())
     assert p["calibrated_for"]["workload"] == "ipfwd-l1"
@@ -86,7 +86,9 @@ def test_characterize_calibrate_validate_end_to_end(profile_build: Path, build_d
     # as many as it has), each measured once unless a random draw already was that placement
     cal = p["calibration"]["placements"]
     assert sum(q["kind"] == "random" for q in cal) == 3
-    contrasts = contrast_placements(get_machine("local"), 4)
+    # --max-instances 3: every placement runs 1 to 3 instances, and the file says so for validate
+    assert p["calibration"]["max_instances"] == 3 and all(1 <= q["instances"] <= 3 for q in cal)
+    contrasts = contrast_placements(get_machine("local"), 3)
     assert contrasts and contrasts[0][0] == "fused"
     got = {(q["instances"], tuple(q["contexts"])): q["kind"] for q in cal}
     assert len(got) == len(cal)
@@ -125,6 +127,9 @@ def test_characterize_calibrate_validate_end_to_end(profile_build: Path, build_d
                    "--plot", str(tmp_path / "v.png"), "--top", "2", timeout=300)
     assert r.returncode == 0, r.stderr
     v = json.loads(val.read_text())
+    # validate draws from the range the model was fitted on, read from the file
+    assert v["max_instances"] == 3 and "placements of 1 to 3 instance(s), as calibrated" in r.stdout
+    assert all(1 <= q["instances"] <= 3 for q in v["placements"] + v["model_top"]["placements"])
     # a placement whose window a loaded machine starved twice is left out and listed, never a value
     assert v["n"] + len(v["not_measured"]) == 5 and v["n"] >= 3
     assert 0 <= v["median_abs_err_pct"] <= v["p90_abs_err_pct"]
@@ -222,6 +227,28 @@ def test_too_few_placements_refused(tmp_path: Path) -> None:
     assert r.returncode == 2 and "'3': validation needs at least 5 placements" in r.stderr, r.stderr
     r = run_assign("calibrate", "--workload", "ipfwd-l1", "--out", str(tmp_path / "o.json"), "--placements", "2")
     assert r.returncode == 2 and "'2': the fit needs at least 3 measured placements" in r.stderr, r.stderr
+
+
+def test_max_instances_bounds_the_draws_and_bad_values_are_refused(tmp_path: Path) -> None:
+    topo = get_machine("ultrasparc-t2")
+    drawn = random_placements(topo, 7001, 200, max_instances=8)
+    assert {k for k, _ in drawn} == set(range(1, 9)) and all(len(c) == 3 * k for k, c in drawn)
+    assert {k for k, _ in random_placements(topo, 7001, 50)} == {1, 2, 3, 4}  # the default
+    # two contexts hold 2^3 + 2^6 + 2^9 = 584 placements of 1 to 3 instances: all of them can be
+    # drawn, one more is refused (this once looped forever, as validate --top's 1,000-draw pool did)
+    two = get_machine(topology="pack:1 core:2 pu:1")
+    every = random_placements(two, 7003, 584, max_instances=3)
+    assert len(set(every)) == 584
+    with pytest.raises(ValueError, match="cannot draw 585 distinct placements of 1 to 3 instance"):
+        random_placements(two, 7003, 585, max_instances=3)
+    r = run_assign("calibrate", "--workload", "ipfwd-l1", "--out", str(tmp_path / "o.json"), "--max-instances", "0")
+    assert r.returncode == 2 and "'0' must be at least 1" in r.stderr, r.stderr
+    path = calibrated_file(tmp_path, "ipfwd-l1", get_machine("local").to_json()["tree"])
+    doc = json.loads(path.read_text())
+    doc["calibration"] = {"max_instances": "eight", "placements": []}
+    path.write_text(json.dumps(doc))
+    r = run_assign("validate", "--workload", "ipfwd-l1", "--model-params", str(path), "--n", "5")
+    assert r.returncode == 2 and f"--model-params {path}: calibration.max_instances is 'eight'" in r.stderr, r.stderr
 
 
 def test_characterization_of_another_workload_refused(tmp_path: Path) -> None:

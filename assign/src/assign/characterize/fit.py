@@ -1,7 +1,8 @@
 """Model parameters for this machine, fitted from a characterization and a
 few measured placements (`assign calibrate`), and random placements of 1 to
-4 co-located instances (calibration and validation draw them with different
-seeds; validation also skips any placement calibration used).
+--max-instances (default 4) co-located instances (calibration and validation
+draw them with different seeds; validation also skips any placement
+calibration used).
 
 What each parameter comes from:
   base_ns (R, P, T)      characterize: work cycles per packet alone (median of
@@ -60,27 +61,38 @@ from ..workloads import ROLES, Workload
 
 CAL_SEED = 7001   # draws of the calibration placements
 VAL_SEED = 7002   # draws of the validation placements
-MAX_INSTANCES = 4
+MAX_INSTANCES = 4  # default of --max-instances: what a 2-context machine runs in a few minutes
 
 
-def random_placements(topo: Topology, seed: int, n: int, skip: set[tuple] = frozenset()) -> list[tuple[int, tuple]]:
+def random_placements(topo: Topology, seed: int, n: int, skip: set[tuple] = frozenset(),
+                      max_instances: int = MAX_INSTANCES) -> list[tuple[int, tuple]]:
     """n placements (instances, PU os_index per task), instances uniform in
-    1..4 and each task on a uniform context (co-location allowed), draw i a
-    function of (seed, i); placements in `skip` are left out."""
+    1..max_instances and each task on a uniform context (co-location
+    allowed), draw i a function of (seed, i); placements in `skip` are left
+    out."""
     out: list[tuple[int, tuple]] = []
+    seen: set[tuple] = set()
     i = 0
     os_idx = topo.os_index
     while len(out) < n:
+        if i > 100 * n + 1000:  # checked before a duplicate's continue: a space smaller than n ends here
+            raise ValueError(f"cannot draw {n} distinct placements of 1 to {max_instances} instance(s) on "
+                             f"{topo.n_contexts} contexts (there are {placement_space(topo, max_instances):,})")
         rng = np.random.default_rng([seed, i])
-        k = int(rng.integers(1, MAX_INSTANCES + 1))
+        k = int(rng.integers(1, max_instances + 1))
         ctx = tuple(int(os_idx[c]) for c in rng.integers(0, topo.n_contexts, size=3 * k))
         i += 1
-        if (k, ctx) in skip or (k, ctx) in out:
+        if (k, ctx) in skip or (k, ctx) in seen:
             continue
+        seen.add((k, ctx))
         out.append((k, ctx))
-        if i > 100 * n + 1000:
-            raise ValueError(f"cannot draw {n} distinct placements on {topo.n_contexts} contexts")
     return out
+
+
+def placement_space(topo: Topology, max_instances: int) -> int:
+    """How many distinct placements random_placements can draw: every task of
+    k = 1..max_instances instances on any context."""
+    return sum(topo.n_contexts ** (3 * k) for k in range(1, max_instances + 1))
 
 
 def contrast_placements(topo: Topology, max_instances: int) -> list[tuple[str, tuple[int, tuple]]]:
@@ -179,7 +191,8 @@ RESIDUAL_MAX = 0.1
 
 def fit(topo: Topology, workload: str, char: dict, defaults: dict,
         measure: Callable[[int, tuple], float], n_placements: int, log=print, reps: int = 1,
-        drift_reference: bool = False, throughput: str = "equal-packets") -> dict:
+        drift_reference: bool = False, throughput: str = "equal-packets",
+        max_instances: int = MAX_INSTANCES) -> dict:
     """The calibrated parameter file (dict) for `workload` on `topo`; with
     drift_reference, fitted to the drift-corrected medians (rounds.py).
     throughput "sum" fits the model's form before equal-packets (for
@@ -190,9 +203,9 @@ def fit(topo: Topology, workload: str, char: dict, defaults: dict,
 
     params, status = initial_params(char, defaults, throughput)
     present = [lvl for lvl in char["sharing"] if lvl != "pu"]
-    placements = random_placements(topo, CAL_SEED, n_placements)
+    placements = random_placements(topo, CAL_SEED, n_placements, max_instances=max_instances)
     kinds = ["random"] * len(placements)
-    for name, c in contrast_placements(topo, MAX_INSTANCES):
+    for name, c in contrast_placements(topo, max_instances):
         if c not in placements:
             placements.append(c)
             kinds.append(name)
@@ -200,7 +213,7 @@ def fit(topo: Topology, workload: str, char: dict, defaults: dict,
         log(f"calibration placements: {n_placements} random and {len(placements) - n_placements} contrasts ("
             + ", ".join(f"{kd} {k} instance(s) on {list(c)}" for kd, (k, c) in zip(kinds, placements)
                         if kd != "random") + "; characterize/fit.py contrast_placements says why)")
-    reference = reference_placement(topo, MAX_INSTANCES) if drift_reference else None
+    reference = reference_placement(topo, max_instances) if drift_reference else None
     rounds = measure_rounds(placements, measure, reps, log, "calibration placement", reference)
     values = rounds.raw
     measured = rounds.medians(corrected=True)
@@ -299,6 +312,8 @@ def fit(topo: Topology, workload: str, char: dict, defaults: dict,
         "workloads": {workload: params},
         "calibration": {
             "status": status, "not_calibrated": not_cal,
+            # validate draws its placements from the same range of instance counts
+            "max_instances": max_instances,
             "scale": float(np.exp(sol.x[0])),
             "placements": [{"instances": k, "contexts": list(c), "kind": kd, "measured_pps": m,
                             "modelled_pps": float(p), "measured_reps_pps": v,

@@ -1,4 +1,4 @@
-"""Measures placements of 1 to 4 instances with the dpdk backend (the
+"""Measures placements of any number of instances with the dpdk backend (the
 default build: what `assign sample` measures), one backend per instance
 count, kept open while the command runs."""
 from __future__ import annotations

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 
+from ..characterize.fit import MAX_INSTANCES
 from ._args import at_least
 from ._options import add_dpdk_options
 from .characterize import add_characterize_options
@@ -18,7 +19,8 @@ def register(sub) -> argparse.ArgumentParser:
                                    "and sharing from a characterization (--characterization FILE from assign "
                                    "characterize --json, or one run now), the rest (a scale on the base costs, "
                                    "the communication cost between contexts) from --placements measured random "
-                                   "placements of 1 to 4 co-located instances. Parameters of levels this machine "
+                                   "placements of 1 to --max-instances co-located instances. Parameters of levels "
+                                   "this machine "
                                    "lacks keep their packaged defaults and are marked 'not calibrated' in the file "
                                    "and the output. Use the file with --backend model --model-params FILE.")
     p.add_argument("--workload", required=True, metavar="NAME", help="the workload")
@@ -29,13 +31,17 @@ def register(sub) -> argparse.ArgumentParser:
                    help="measured placements for the parameters characterize leaves unidentified (default: 8)")
     add_characterize_options(p)
     g = p.add_argument_group("placements (dpdk backend, default build, measured)")
+    g.add_argument("--max-instances", type=at_least(1), default=MAX_INSTANCES, metavar="K",
+                   help="the placements run 1 to K instances, each task on a random context; the drift "
+                        "reference and the contrast placements use min(K, contexts) instances; validate "
+                        f"reads K from the file (default: {MAX_INSTANCES}; on a larger machine, 8)")
     g.add_argument("--placement-packets", type=at_least(1), default=100_000, metavar="N",
                    help="window of each calibration placement: N packets per instance (default: 100,000)")
     g.add_argument("--placement-reps", type=at_least(1), default=3, metavar="K",
                    help="measure every calibration placement once per round, K rounds, and fit each "
                         "one's median (default: 3)")
     g.add_argument("--drift-reference", action="store_true",
-                   help="measure a reference placement (one instance fused on each of up to 4 contexts) "
+                   help="measure a reference placement (one instance fused on each of up to --max-instances contexts) "
                         "before the first calibration placement and after every one, and fit each placement "
                         "scaled by the run's median reference over the references around it (doubles the "
                         "measurements)")
@@ -87,7 +93,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         doc = fit(topo, args.workload, char, defaults["workloads"][args.workload],
                   meter, args.placements, reps=args.placement_reps,
-                  drift_reference=args.drift_reference)
+                  drift_reference=args.drift_reference, max_instances=args.max_instances)
     finally:
         meter.close()
     if meter.no_hugepages:

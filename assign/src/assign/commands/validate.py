@@ -14,7 +14,8 @@ at_least_n = at_least(MIN_N, "{text!r}: validation needs at least " + str(MIN_N)
 
 def register(sub) -> argparse.ArgumentParser:
     p = sub.add_parser("validate", help="compare the model's predictions with measured placements",
-                       description="Measure --n random placements of 1 to 4 co-located instances on this machine "
+                       description="Measure --n random placements of 1 to K co-located instances on this machine (K: "
+                                   "the calibration's --max-instances) "
                                    "(dpdk, measured; none of those assign calibrate used) and compare them with "
                                    "the model's predictions (modelled, noise-free) with --model-params: median "
                                    "and 90th-percentile absolute error in percent, Spearman rank correlation "
@@ -31,14 +32,15 @@ def register(sub) -> argparse.ArgumentParser:
                         "each one's median; the rounds' spread is printed as the measurement noise the "
                         "errors include (default: 1)")
     p.add_argument("--drift-reference", action="store_true",
-                   help="measure a reference placement (one instance fused on each of up to 4 contexts) "
+                   help="measure a reference placement (one instance fused on each of up to K contexts) "
                         "before the first placement and after every one, and compare the model also with "
                         "each placement scaled by the calibration's median reference (from --model-params, "
                         "when calibrate used --drift-reference; else this run's) over the references around "
                         "it (drift-corrected, printed beside the raw figures; doubles the measurements)")
     p.add_argument("--top", type=at_least(0), default=0, metavar="K",
                    help="also measure, in the same rounds, the model's K best-ranked placements of "
-                        f"{TOP_POOL:,} other random ones, and report their errors apart (JSON: model_top): "
+                        f"{TOP_POOL:,} other random ones (all of them where there are fewer), and report their "
+                        "errors apart (JSON: model_top): "
                         "a random sample rarely holds the placements the model ranks first, which are the "
                         "ones a guided search measures (default: 0)")
     p.add_argument("--build", metavar="DIR", help="Meson build of the apps (default: $PIPEPLACE_BUILD or build/)")
@@ -68,7 +70,7 @@ def run(args: argparse.Namespace) -> int:
     from ..backends.base import BackendError
     from ..backends.dpdk.options import DpdkOptions
     from ..backends.model import load_params
-    from ..characterize.fit import MAX_INSTANCES, VAL_SEED, predict, random_placements
+    from ..characterize.fit import MAX_INSTANCES, VAL_SEED, placement_space, predict, random_placements
     from ..characterize.meter import PlacementMeter
     from ..characterize.rounds import measure_rounds, noise_of, reference_placement
     from ..topology import get_machine
@@ -81,17 +83,27 @@ def run(args: argparse.Namespace) -> int:
         doc = json.load(f)
     params = doc["workloads"][args.workload]
     used = {(p["instances"], tuple(p["contexts"])) for p in doc.get("calibration", {}).get("placements", [])}
-    placements = random_placements(topo, VAL_SEED, args.n, skip=used)
+    # the range the model was fitted on (files before --max-instances: 4)
+    kmax = doc.get("calibration", {}).get("max_instances", MAX_INSTANCES)
+    if not isinstance(kmax, int) or isinstance(kmax, bool) or kmax < 1:
+        raise ValueError(f"--model-params {args.model_params}: calibration.max_instances is {kmax!r}, "
+                         "not a positive integer")
+    print(f"placements of 1 to {kmax} instance(s), as calibrated ({args.model_params})")
+    placements = random_placements(topo, VAL_SEED, args.n, skip=used, max_instances=kmax)
     n_random = len(placements)
     if args.top:
         # the model's best of other random placements, measured in the same rounds, reported apart
-        pool = random_placements(topo, VAL_SEED + 1, TOP_POOL, skip=used | set(placements))
-        pool_pred = predict(topo, args.workload, params, pool)
-        placements = placements + [pool[i] for i in np.argsort(-pool_pred, kind="stable")[:args.top]]
+        # all the placements left where there are fewer than TOP_POOL (2 contexts, 1 to 3 instances: 584)
+        taken = used | set(placements)
+        n_pool = min(TOP_POOL, placement_space(topo, kmax) - len(taken))
+        if n_pool > 0:
+            pool = random_placements(topo, VAL_SEED + 1, n_pool, skip=taken, max_instances=kmax)
+            pool_pred = predict(topo, args.workload, params, pool)
+            placements = placements + [pool[i] for i in np.argsort(-pool_pred, kind="stable")[:args.top]]
     predicted = predict(topo, args.workload, params, placements)
     meter = PlacementMeter(topo, args.workload, DpdkOptions(build_dir=Path(args.build) if args.build else None,
                                                             packets=args.packets, warmup=0.0))
-    reference = reference_placement(topo, MAX_INSTANCES) if args.drift_reference else None
+    reference = reference_placement(topo, kmax) if args.drift_reference else None
     level, level_from = None, "this run's median reference"
     cal_ref = doc.get("calibration", {}).get("drift", {}).get("reference")
     if reference is not None and cal_ref and (cal_ref["instances"], tuple(cal_ref["contexts"])) == reference:
@@ -104,7 +116,7 @@ def run(args: argparse.Namespace) -> int:
     finally:
         meter.close()
     no_huge = sorted(meter.no_hugepages)
-    top = model_top(placements, predicted, rounds, n_random) if args.top else None
+    top = model_top(placements, predicted, rounds, n_random, n_pool) if args.top else None
     placements, predicted = placements[:n_random], predicted[:n_random]
     kept = [j for j, v in enumerate(rounds.raw[:n_random]) if v]
     failed = [{"instances": k, "contexts": list(ctx), "reason": rounds.failed.get(j, "")}
@@ -138,7 +150,7 @@ def run(args: argparse.Namespace) -> int:
         print(meter.hugepage_warning())
     if top is not None:
         top["random_best_measured_pps"] = max(measured)
-        print(f"the model's top {args.top} of {TOP_POOL:,} other random placements: "
+        print(f"the model's top {args.top} of {top['pool']:,} other random placements: "
               + (f"median abs error {top['median_abs_err_pct']:.1f}%, best {top['best_measured_pps']:,.0f} "
                  f"packets/s against the random sample's best {max(measured):,.0f} (measured; errors: modelled "
                  f"vs measured, not in the figures above)" if top["n"] else "none measured"))
@@ -167,6 +179,7 @@ def run(args: argparse.Namespace) -> int:
         with open(args.json, "w") as f:
             json.dump({"workload": args.workload, "model_params": args.model_params, **figs,
                        "kind": "modelled vs measured", "not_measured": failed, "reps": args.reps,
+                       "max_instances": kmax,
                        "noise_cv_pct_median": noise,
                        # instance counts measured on 4 KiB pages (the --no-huge fallback)
                        "no_hugepages_instances": no_huge,
@@ -184,7 +197,7 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def model_top(placements, predicted, rounds, n_random: int) -> dict:
+def model_top(placements, predicted, rounds, n_random: int, pool: int) -> dict:
     """The --top placements' figures (every one after the first n_random):
     modelled, measured (median of its rounds), its error; failures listed."""
     import numpy as np
@@ -205,7 +218,7 @@ def model_top(placements, predicted, rounds, n_random: int) -> dict:
         rows.append(row)
     errs = [r["abs_err_pct"] for r in rows]
     cerrs = [r["corrected_abs_err_pct"] for r in rows if "corrected_abs_err_pct" in r]
-    return {"k": len(placements) - n_random, "pool": TOP_POOL, "n": len(rows),
+    return {"k": len(placements) - n_random, "pool": pool, "n": len(rows),
             "median_abs_err_pct": float(np.median(errs)) if errs else None,
             **({"corrected_median_abs_err_pct": float(np.median(cerrs)) if cerrs else None}
                if rounds.corrected is not None else {}),
