@@ -88,7 +88,9 @@ def run(args: argparse.Namespace) -> int:
     if not isinstance(kmax, int) or isinstance(kmax, bool) or kmax < 1:
         raise ValueError(f"--model-params {args.model_params}: calibration.max_instances is {kmax!r}, "
                          "not a positive integer")
-    print(f"placements of 1 to {kmax} instance(s), as calibrated ({args.model_params})")
+    print(f"placements of 1 to {kmax} instance(s), "
+          + (f"as calibrated ({args.model_params})" if "max_instances" in doc.get("calibration", {})
+             else f"the default: {args.model_params} predates calibrate --max-instances"))
     placements = random_placements(topo, VAL_SEED, args.n, skip=used, max_instances=kmax)
     n_random = len(placements)
     if args.top:
