@@ -5,14 +5,14 @@
  *   loop_cycles        cost of one iteration of an empty counted loop
  *   mark_cycles        cost of one profile mark (a TSC read and a counter add)
  * Usage: pp-timer-floor [CPU]   (pins itself to CPU when given) */
-#include <errno.h>
-#include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
 
 #include <rte_cycles.h>
+
+#include "probe.h"
 
 #define SAMPLES 20001
 
@@ -30,6 +30,7 @@ median(uint64_t *v, size_t n)
 	return v[n / 2];
 }
 
+/* The raw clock, not probe_now_s()'s: NTP slews CLOCK_MONOTONIC, and the TSC rate is read off it. */
 static double
 now_s(void)
 {
@@ -48,17 +49,12 @@ main(int argc, char **argv)
 		return 2;
 	}
 	if (argc == 2) {
-		char *end;
-		errno = 0;
-		long cpu = strtol(argv[1], &end, 10);
-		if (errno != 0 || *end != '\0' || cpu < 0 || cpu >= CPU_SETSIZE) {
+		long cpu;
+		if (probe_parse_long(argv[1], 0, CPU_SETSIZE - 1, &cpu) != 0) {
 			fprintf(stderr, "pp-timer-floor: CPU '%s' is not a CPU number\n", argv[1]);
 			return 2;
 		}
-		cpu_set_t set;
-		CPU_ZERO(&set);
-		CPU_SET((int)cpu, &set);
-		if (sched_setaffinity(0, sizeof(set), &set) != 0) {
+		if (probe_pin(cpu) != 0) {
 			fprintf(stderr, "pp-timer-floor: cannot pin to CPU %ld\n", cpu);
 			return 2;
 		}

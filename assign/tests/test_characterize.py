@@ -280,6 +280,14 @@ def test_steadiness_probe_refuses_bad_arguments(profile_build: Path, args: list[
     assert r.returncode == 2 and named in r.stderr and "usage: pp-steadiness" in r.stderr
 
 
+@pytest.mark.parametrize("args, named", [(["x"], "'x'"), (["-1"], "'-1'"), (["99999"], "'99999'"),
+                                         (["0", "1"], "usage: pp-timer-floor")])
+def test_timer_floor_refuses_bad_arguments(profile_build: Path, args: list[str], named: str) -> None:
+    r = subprocess.run([str(profile_build / "tools" / "pp-timer-floor"), *args], capture_output=True, text=True,
+                       timeout=30)
+    assert r.returncode == 2 and named in r.stderr and not r.stdout, r.stderr
+
+
 def test_meter_says_which_instance_counts_ran_on_4k_pages() -> None:
     # the dpdk backend's extra.hugepages, false where the runtime fell back to --no-huge: the meter
     # keeps the instance counts that did, and the warning names them (calibrate and validate print it)
