@@ -184,7 +184,10 @@ class Harness:
                         "kind": "measured"}
             log(f"{r}: {w0[r]:8.1f} cycles/packet (measured, alone, profile floor "
                 f"{roles[r]['floor_cycles_per_packet']:.1f} subtracted), 95% CI +-{ci[r]:.2f}% after "
-                f"{len(reps)} repetitions{'' if ci[r] <= self.s.target_ci_pct else ' (cap reached)'}")
+                f"{len(reps)} repetitions" + ("" if ci[r] <= self.s.target_ci_pct else
+                                              f" (cap reached, the {self.s.target_ci_pct:g}% target not met: "
+                                              f"a larger --max-reps, now {self.s.max_reps}, or a steadier "
+                                              "machine)"))
             log("    breakdown (measured, cycles/packet): " + ", ".join(f"{c} {bd[c]:.1f}" for c in CATEGORIES)
                 + f"; work {work_sum:.1f} vs the runtime's busy counter {runtime:.1f} "
                 + (f"(median of the repetitions {vs_runtime:+.1f}%, "
