@@ -7,6 +7,7 @@ index, so nothing is measured twice and nothing stored is lost.
 """
 from __future__ import annotations
 
+import json
 import sys
 from dataclasses import dataclass
 
@@ -20,6 +21,10 @@ from .topology import Topology
 from .workloads import Workload
 
 MAX_CONSECUTIVE_FAILURES = 20
+
+
+def _shown(v) -> str:
+    return "absent" if v is None else repr(v)
 
 
 class SampleError(RuntimeError):
@@ -46,6 +51,16 @@ class Session:
             if mine != asked:
                 raise SampleError(f"--run {run_id} is {run.label()}; it does not match the options given "
                                   f"(drop --run to start or continue the run that does)")
+            # how each value is made (window, traffic, rule set, ...): values made otherwise would
+            # join the run's as if they were the same measurement
+            given = json.loads(json.dumps(backend.describe(), sort_keys=True))
+            differ = sorted(k for k in set(run.params) | set(given) if run.params.get(k) != given.get(k))
+            if differ:
+                raise SampleError(f"--run {run_id} ({run.label()}) was made with other settings than the "
+                                  f"options give: " + "; ".join(f"{k}: stored {_shown(run.params.get(k))}, "
+                                                                f"given {_shown(given.get(k))}" for k in differ)
+                                  + " (give the run's settings, or drop --run to start or continue the run "
+                                    "that has these)")
             created = False
         else:
             run, created = store.find_or_create_run(

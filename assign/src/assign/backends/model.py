@@ -24,6 +24,7 @@ instance's rate: all their packets over the time the slowest one takes.
 """
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -95,6 +96,13 @@ class ModelParams:
                            throughput == "equal-packets")
 
 
+def params_digest(p: ModelParams) -> str:
+    """The first 16 hex digits of the SHA-256 of every parameter's value: what identifies a
+    model, wherever its file lies."""
+    fields = {k: (v.tolist() if isinstance(v, np.ndarray) else v) for k, v in vars(p).items()}
+    return hashlib.sha256(json.dumps(fields, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
 def load_params(workload: str, path: str | None = None, topo: Topology | None = None) -> ModelParams:
     """Parameters of one workload from the packaged data file (or `path`).
     A file written by `assign calibrate` names the workload and machine it
@@ -153,7 +161,13 @@ class ModelBackend:
         self._level_index = [LEVELS.index(lvl) for lvl in CONTENTION_LEVELS]
 
     def describe(self) -> dict:
-        return {"noise_rel_sd": self.noise}
+        d: dict = {"noise_rel_sd": self.noise}
+        # parameters other than the packaged ones (--model-params) make another run; the packaged
+        # ones leave the identity as it was before this key, so runs stored then continue
+        mine = params_digest(self.params)
+        if mine != params_digest(load_params(self.workload.name)):
+            d["model_params_sha256"] = mine
+        return d
 
     def predict(self, ctx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Noise-free throughput (B,) and per-task cost in ns (B, T) for
