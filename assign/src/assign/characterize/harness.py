@@ -55,6 +55,7 @@ class Settings:
     max_reps: int = 10
     target_ci_pct: float = 1.0
     runs: list[dict] = field(default_factory=list)  # wall and window of every run (the harness's overhead)
+    rules: Path | None = None       # ahocorasick: the rule set (None: the app's default)
 
 
 def ci_halfwidth_pct(values: list[float]) -> float:
@@ -73,7 +74,8 @@ class Harness:
         self.s = settings
         self.workload = Workload(workload, 1)
         self.backend = DpdkBackend(topo, self.workload,
-                                   DpdkOptions(build_dir=settings.build, packets=settings.packets, warmup=0.0))
+                                   DpdkOptions(build_dir=settings.build, packets=settings.packets, warmup=0.0,
+                                               rules=settings.rules))
         os_idx = [int(o) for o in topo.os_index]
         self.a = os_idx[0]
         # one context per level it shares with a (the first found), lowest level first
@@ -230,7 +232,9 @@ class Harness:
         pressure, scores = pressure_point(sharing)
         log(f"pressure point: {pressure} (mean slowdown by co-runner kind, measured: "
             + ", ".join(f"{k} {v:.3f}" for k, v in scores.items()) + ")")
+        rules = self.backend.opts.rules_identity()  # ahocorasick with --rules: calibrate checks it
         return {"workload": self.workload.name, "machine": self.topo.to_json()["tree"],
+                **({"rules": rules} if rules else {}),
                 "contexts": {"a": a, "levels": self.level_ctx, "away": self.away},
                 "timer": self.floor, "steadiness": self.steady, "steadiness_memory": self.steady_mem, "roles": roles, "sharing": sharing,
                 "sharing_kind": "measured (ratio of measured figures)",

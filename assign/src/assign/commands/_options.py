@@ -17,6 +17,8 @@ from ..workloads import DEFAULT_INSTANCES, WORKLOADS
 from ._args import nonneg_int, nonneg_number, number, positive_int, positive_number
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from ..backends.dpdk.options import DpdkOptions
     from ..topology import Topology
 
@@ -77,6 +79,7 @@ def add_dpdk_options(p: argparse.ArgumentParser, *, contexts: bool = True) -> No
                    help="serve: one persistent app process re-pinned per assignment; process: one app process "
                         "per assignment (default: auto, serve when the app supports --serve)")
     g.add_argument("--build", metavar="DIR", help="Meson build with the apps (default: $PIPEPLACE_BUILD or build/)")
+    add_rules_option(g)
     if contexts:
         g.add_argument("--contexts", metavar="LIST",
                        help="hardware contexts (PU os_index) tasks may use, e.g. 0-1 or 2,4-7; leave out the "
@@ -94,6 +97,14 @@ def add_dpdk_options(p: argparse.ArgumentParser, *, contexts: bool = True) -> No
                        help="with --traffic tgen: the contexts pp-tgen runs on, excluded from the sampling space "
                             "(default: the highest context, here "
                             f"{format_contexts(default_tgen_contexts())}); --contexts may not overlap them")
+
+
+def add_rules_option(g) -> None:
+    """--rules FILE: the ahocorasick workload's rule set (the app loads it; its traffic plants its keywords)."""
+    g.add_argument("--rules", metavar="FILE",
+                   help="ahocorasick: the Snort rule set the app loads and its default traffic plants keywords "
+                        "from; part of the run's identity, with the file's SHA-256 (default: the app's own, "
+                        "../shared/data/snort/community.rules beside the source tree)")
 
 
 def add_run_options(p: argparse.ArgumentParser) -> None:
@@ -150,7 +161,16 @@ def dpdk_options(args: argparse.Namespace) -> DpdkOptions:
     traffic, tg = _traffic_args(args)
     return DpdkOptions(build_dir=Path(args.build) if getattr(args, "build", None) else None,
                        packets=args.packets, duration=args.duration, warmup=args.warmup, timeout=args.timeout,
-                       runner=args.runner, contexts=_contexts_arg(args), traffic=traffic, tgen_contexts=tg)
+                       runner=args.runner, contexts=_contexts_arg(args), traffic=traffic, tgen_contexts=tg,
+                       rules=rules_arg(args))
+
+
+def rules_arg(args: argparse.Namespace) -> Path | None:
+    """--rules as a Path, or None."""
+    from pathlib import Path
+
+    rules = getattr(args, "rules", None)
+    return Path(rules) if rules else None
 
 
 def restrict(topo: Topology, args: argparse.Namespace) -> Topology:

@@ -7,7 +7,7 @@ import json
 
 from ..characterize.fit import MAX_INSTANCES
 from ._args import at_least
-from ._options import add_dpdk_options
+from ._options import rules_arg
 from .characterize import add_characterize_options
 
 at_least_three = at_least(3, "{text!r}: the fit needs at least 3 measured placements")
@@ -50,7 +50,11 @@ def register(sub) -> argparse.ArgumentParser:
     return p
 
 
-def load_characterization(path: str, workload: str, topo) -> dict:
+def load_characterization(path: str, workload: str, topo, rules: dict | None = None) -> dict:
+    """A characterize --json file, refused for another workload, machine or rule set (rules: the
+    rule set's identity, DpdkOptions.rules_identity)."""
+    from ..backends.dpdk.options import rules_mismatch
+
     try:
         with open(path) as f:
             char = json.load(f)
@@ -65,6 +69,9 @@ def load_characterization(path: str, workload: str, topo) -> dict:
     if char.get("machine") != topo.to_json()["tree"]:
         raise ValueError(f"--characterization {path} was measured on another machine (its hwloc topology "
                          f"differs from this one's: {topo.summary()})")
+    why = rules_mismatch(char.get("rules"), rules)
+    if why:
+        raise ValueError(f"--characterization {path} is for another rule set: {why}")
     return char
 
 
@@ -81,21 +88,23 @@ def run(args: argparse.Namespace) -> int:
 
     Workload(args.workload, 1)
     topo = get_machine("local")
+    opts = DpdkOptions(build_dir=Path(args.app_build) if args.app_build else None,
+                       packets=args.placement_packets, warmup=0.0, rules=rules_arg(args))
     if args.characterization:
-        char = load_characterization(args.characterization, args.workload, topo)
+        char = load_characterization(args.characterization, args.workload, topo, opts.rules_identity())
         print(f"characterization from {args.characterization}")
     else:
         char = characterize(args)
     defaults = json.loads(resources.files("assign").joinpath("data", "model_params.json").read_text())
-    meter = PlacementMeter(topo, args.workload,
-                           DpdkOptions(build_dir=Path(args.app_build) if args.app_build else None,
-                                       packets=args.placement_packets, warmup=0.0))
+    meter = PlacementMeter(topo, args.workload, opts)
     try:
         doc = fit(topo, args.workload, char, defaults["workloads"][args.workload],
                   meter, args.placements, reps=args.placement_reps,
                   drift_reference=args.drift_reference, max_instances=args.max_instances)
     finally:
         meter.close()
+    if opts.rules is not None:
+        doc["calibrated_for"]["rules"] = opts.rules_identity()
     if meter.no_hugepages:
         doc["calibration"]["status"]["hugepages"] = meter.hugepage_warning()
         doc["calibration"]["no_hugepages_instances"] = sorted(meter.no_hugepages)

@@ -5,6 +5,7 @@ import argparse
 import json
 
 from ._args import at_least
+from ._options import add_rules_option, rules_arg
 
 MIN_N = 5
 TOP_POOL = 1000  # candidates the model ranks for --top
@@ -44,6 +45,7 @@ def register(sub) -> argparse.ArgumentParser:
                         "a random sample rarely holds the placements the model ranks first, which are the "
                         "ones a guided search measures (default: 0)")
     p.add_argument("--build", metavar="DIR", help="Meson build of the apps (default: $PIPEPLACE_BUILD or build/)")
+    add_rules_option(p)
     return p
 
 
@@ -68,7 +70,7 @@ def run(args: argparse.Namespace) -> int:
     import numpy as np
 
     from ..backends.base import BackendError
-    from ..backends.dpdk.options import DpdkOptions
+    from ..backends.dpdk.options import DpdkOptions, rules_mismatch
     from ..backends.model import load_params
     from ..characterize.fit import MAX_INSTANCES, VAL_SEED, placement_space, predict, random_placements
     from ..characterize.meter import PlacementMeter
@@ -82,6 +84,11 @@ def run(args: argparse.Namespace) -> int:
     with open(args.model_params) as f:
         doc = json.load(f)
     params = doc["workloads"][args.workload]
+    opts = DpdkOptions(build_dir=Path(args.build) if args.build else None, packets=args.packets, warmup=0.0,
+                       rules=rules_arg(args))
+    why = rules_mismatch(doc.get("calibrated_for", {}).get("rules"), opts.rules_identity())
+    if why:
+        raise ValueError(f"--model-params {args.model_params} was calibrated for another rule set: {why}")
     used = {(p["instances"], tuple(p["contexts"])) for p in doc.get("calibration", {}).get("placements", [])}
     # the range the model was fitted on (files before --max-instances: 4)
     kmax = doc.get("calibration", {}).get("max_instances", MAX_INSTANCES)
@@ -103,8 +110,7 @@ def run(args: argparse.Namespace) -> int:
             pool_pred = predict(topo, args.workload, params, pool)
             placements = placements + [pool[i] for i in np.argsort(-pool_pred, kind="stable")[:args.top]]
     predicted = predict(topo, args.workload, params, placements)
-    meter = PlacementMeter(topo, args.workload, DpdkOptions(build_dir=Path(args.build) if args.build else None,
-                                                            packets=args.packets, warmup=0.0))
+    meter = PlacementMeter(topo, args.workload, opts)
     reference = reference_placement(topo, kmax) if args.drift_reference else None
     level, level_from = None, "this run's median reference"
     cal_ref = doc.get("calibration", {}).get("drift", {}).get("reference")

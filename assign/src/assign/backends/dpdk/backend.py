@@ -63,17 +63,23 @@ class DpdkBackend:
             raise BackendError(f"backend dpdk: app {workload.app} is not built: {binary} does not exist "
                                f"(ninja -C {build})")
         self.binary = Path(binary)
+        rules = self.opts.rules_identity()
+        if rules is not None and workload.app != "ahocorasick":
+            raise BackendError(f"--rules {rules['file']}: only the ahocorasick workload reads a rule set, "
+                               f"not {workload.name}")
         cache = self.opts.cache_dir or Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / \
             "pipeplace" / "assign-dpdk"
         prefix = "asg" + uuid.uuid4().hex[:10]
         wdir = workdir(prefix)
         self.tgen: TgenTraffic | None = None
+        rules_arg = (Path(rules["file"]), rules["sha256"]) if rules else None
+        app_args = workload.app_args + (["--rules", rules["file"]] if rules else [])
         try:
             if self.opts.traffic == "tgen":
                 self.traffic = self.tgen = TgenTraffic(build, workload, list(self.opts.tgen_contexts), wdir,
-                                                       cache_dir=Path(cache))
+                                                       cache_dir=Path(cache), rules=rules_arg)
             else:
-                self.traffic = build_traffic(build, workload, Path(cache), self.opts.capture_packets)
+                self.traffic = build_traffic(build, workload, Path(cache), self.opts.capture_packets, rules_arg)
         except TrafficError as e:
             shutil.rmtree(wdir, ignore_errors=True)
             raise BackendError(f"backend dpdk: {e}") from None
@@ -82,7 +88,7 @@ class DpdkBackend:
                        + [a for v in self.traffic.vdevs for a in ("--vdev", v)],
                        self.opts.window_args(),
                        ["--mbufs", str(self.traffic.mbufs), "--mbuf-size", str(self.traffic.mbuf_size)]
-                       + workload.app_args,
+                       + app_args,
                        prefix, wdir)
         mode = self.opts.runner
         if mode == "auto":

@@ -5,8 +5,9 @@ may use.  Everything but `runner`, `timeout`, `cache_dir` and `app_binary`
 identifies a run (stored as its params)."""
 from __future__ import annotations
 
+import hashlib
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..base import BackendError
@@ -51,6 +52,8 @@ class DpdkOptions:
     traffic: str = "pcap"                # pcap: embedded replay; tgen: pp-tgen over net_memif
     tgen_contexts: list[int] | None = None  # tgen: the generator's contexts (default: the highest one)
     cache_dir: Path | None = None        # where generated captures are kept
+    rules: Path | None = None            # ahocorasick: the Snort rule set (app and traffic); None: the app's default
+    _rules_digest: str = field(default="", init=False, repr=False)
     app_binary: Path | None = None       # TEST ONLY: run this instead of the build's app (fake crash/hang)
 
     def __post_init__(self) -> None:
@@ -91,6 +94,9 @@ class DpdkOptions:
                         f"(give --contexts without them, or move the generator with --tgen-contexts)")
         elif self.tgen_contexts is not None:
             raise BackendError(f"--tgen-contexts {format_contexts(self.tgen_contexts)}: only with --traffic tgen")
+        if self.rules is not None:
+            self.rules = Path(self.rules).resolve()
+            self._rules_digest = rules_digest(self.rules)
 
     def window_args(self) -> list[str]:
         w = ["--packets", str(self.packets)] if self.duration is None else ["--duration", repr(self.duration)]
@@ -112,7 +118,15 @@ class DpdkOptions:
         if self.traffic != "pcap":  # absent = pcap: runs stored before --traffic keep their identity
             d["traffic_source"] = self.traffic
             d["tgen_contexts"] = format_contexts(self.tgen_contexts)
+        if self.rules is not None:  # absent = the app's default rule set, as before --rules
+            d["rules"] = self.rules_identity()
         return d
+
+    def rules_identity(self) -> dict | None:
+        """The rule set's file and content digest (None: the app's default)."""
+        if self.rules is None:
+            return None
+        return {"file": str(self.rules), "sha256": self._rules_digest}
 
     @staticmethod
     def from_params(params: dict, **overrides) -> "DpdkOptions":
@@ -126,5 +140,34 @@ class DpdkOptions:
         opts["traffic"] = params.get("traffic_source", "pcap")  # runs from before --traffic: pcap
         if "tgen_contexts" in params:
             opts["tgen_contexts"] = parse_contexts(params["tgen_contexts"], "the run's stored tgen_contexts")
+        stored_rules = params.get("rules")
+        if stored_rules is not None:
+            opts["rules"] = Path(stored_rules["file"])
         opts.update(overrides)
-        return DpdkOptions(**opts)
+        o = DpdkOptions(**opts)
+        if stored_rules is not None and o.rules_identity() != stored_rules:
+            raise BackendError(f"the run's rule set {stored_rules['file']} (sha256 {stored_rules['sha256']}) has "
+                               f"changed since it was measured (now {o.rules_identity()['sha256']} at "
+                               f"{o.rules}): its values and new ones would not be the same workload; put the "
+                               f"old file back, or start a new run")
+        return o
+
+
+def rules_mismatch(recorded: dict | None, given: dict | None) -> str | None:
+    """Why a file measured with the rule set `recorded` does not go with `given` (None: they match).
+    The content decides (the digest), not where the file lies."""
+    def name(r: dict | None) -> str:
+        return f"{r['file']} (sha256 {r['sha256']})" if r else "the app's default rule set"
+
+    if (recorded or {}).get("sha256") == (given or {}).get("sha256"):
+        return None
+    return f"it was measured with {name(recorded)}, this run uses {name(given)} (--rules)"
+
+
+def rules_digest(path: Path) -> str:
+    """The first 16 hex digits of a rule file's SHA-256: a changed rule set is another workload."""
+    try:
+        data = path.read_bytes()
+    except OSError as e:
+        raise BackendError(f"--rules {path}: cannot read the rule file: {e.strerror}") from None
+    return hashlib.sha256(data).hexdigest()[:16]

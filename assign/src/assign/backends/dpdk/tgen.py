@@ -99,6 +99,7 @@ class TgenTraffic:
     cache_dir: Path | None = None       # where the default captures live (apps other than ipfwd)
     capture: Path | None = None         # the capture pp-tgen replays (apps other than ipfwd)
     capture_packets: int = 0
+    rules: tuple[Path, str] | None = None  # ahocorasick: the rule file and digest its capture plants keywords from
 
     def __post_init__(self) -> None:
         if self.workload.app == "ipfwd" and self.workload.variant not in FIELDS:
@@ -109,7 +110,7 @@ class TgenTraffic:
             if self.cache_dir is None:
                 raise TrafficError(f"--traffic tgen: workload {self.workload.name} replays its default capture, "
                                    f"and no cache directory was given for it")
-            one = build_traffic(self.build_dir, Workload(self.workload.name, 1), self.cache_dir)
+            one = build_traffic(self.build_dir, Workload(self.workload.name, 1), self.cache_dir, rules=self.rules)
             self.capture = one.captures[0]
             self.capture_packets = one.capture_packets
             self.mbuf_size = one.mbuf_size

@@ -92,8 +92,11 @@ def generator_args(workload: Workload, size: int = PACKET_SIZE) -> list[str]:
     return []
 
 
-def generator_tail(workload: Workload) -> list[str]:
-    return ["--size", str(PACKET_SIZE)] if workload.app == "ipfwd" else []
+def generator_tail(workload: Workload, rules: Path | None = None) -> list[str]:
+    """The generator's options: ipfwd's frame size; ahocorasick's rule set, when not the default."""
+    if workload.app == "ipfwd":
+        return ["--size", str(PACKET_SIZE)]
+    return ["--rules", str(rules)] if rules is not None else []
 
 
 def mbuf_room(biggest_frame: int) -> int:
@@ -102,13 +105,16 @@ def mbuf_room(biggest_frame: int) -> int:
 
 
 def build_traffic(build_dir: Path, workload: Workload, cache_dir: Path,
-                  capture_packets: int | None = None) -> Traffic:
+                  capture_packets: int | None = None, rules: tuple[Path, str] | None = None) -> Traffic:
     """Captures for each instance (cached) and the vdev strings that replay them.
     capture_packets None: the generator's default (l1: locality is in the
     addresses, few packets do; mem: enough distinct destinations that the
-    table lines touched exceed any last-level cache)."""
+    table lines touched exceed any last-level cache).  rules: ahocorasick's
+    rule file and its digest (None: the generator's default rule set)."""
     gen = generator(build_dir, workload.app)
     gen_id = hashlib.sha256(gen.read_bytes()).hexdigest()[:10]  # a changed generator makes new captures
+    if rules is not None:
+        gen_id += f"-rules{rules[1]}"  # keywords planted from another rule set: other captures
     cache_dir.mkdir(parents=True, exist_ok=True)
     caps = []
     for i in range(workload.instances):
@@ -118,8 +124,8 @@ def build_traffic(build_dir: Path, workload: Workload, cache_dir: Path,
         path = cache_dir / f"{workload.app}-{workload.variant}-{n_name}p-{size}-seed{i + 1}-{gen_id}.pcap"
         if not path.exists():
             tmp = path.with_suffix(f".tmp{os.getpid()}")
-            cmd = [sys.executable, str(gen), *generator_args(workload), str(tmp), *generator_tail(workload),
-                   "--seed", str(i + 1)] + (["--packets", str(capture_packets)] if capture_packets else [])
+            cmd = [sys.executable, str(gen), *generator_args(workload), str(tmp),
+                   *generator_tail(workload, rules[0] if rules else None), "--seed", str(i + 1)] + (["--packets", str(capture_packets)] if capture_packets else [])
             p = subprocess.run(cmd, capture_output=True, text=True)
             if p.returncode != 0:
                 raise TrafficError(f"{gen} failed ({p.returncode}): {p.stderr.strip()[-500:]}")
