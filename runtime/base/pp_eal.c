@@ -94,8 +94,17 @@ pp_eal_start(int argc, char **argv, const char *const *extra, uint64_t need_mb, 
 
 	while (extra != NULL && extra[n_extra] != NULL)
 		n_extra++;
+	const char *drivers = getenv("PIPEPLACE_DPDK_DRIVERS");
+	struct stat sb;
+	if (drivers != NULL && *drivers != '\0' &&
+		(stat(drivers, &sb) != 0 || !S_ISDIR(sb.st_mode))) {
+		fprintf(stderr,
+			"%s: PIPEPLACE_DPDK_DRIVERS=%s (from the environment): not a directory\n",
+			who, drivers);
+		return -1;
+	}
 	free(eal_argv);
-	eal_argv = calloc((size_t)argc + (size_t)n_extra + 4, sizeof(char *));
+	eal_argv = calloc((size_t)argc + (size_t)n_extra + 6, sizeof(char *));
 	if (eal_argv == NULL) {
 		fprintf(stderr, "%s: out of memory\n", who);
 		return -1;
@@ -104,6 +113,10 @@ pp_eal_start(int argc, char **argv, const char *const *extra, uint64_t need_mb, 
 		eal_argv[ne++] = argv[i];
 	for (int i = 0; i < n_extra; i++)
 		eal_argv[ne++] = (char *)(uintptr_t)extra[i];
+	if (drivers != NULL && *drivers != '\0') {
+		eal_argv[ne++] = (char *)"-d";
+		eal_argv[ne++] = (char *)(uintptr_t)drivers;
+	}
 	if (!pp_eal_has_arg(argc, argv, mem_opts) &&
 		pp_eal_free_hugepage_bytes() < (need_mb << 20)) {
 		snprintf(mem_mb, sizeof(mem_mb), "%" PRIu64, need_mb + 64);

@@ -23,9 +23,12 @@ uint64_t pp_eal_unused_hugepage_bytes(const char *dir);
 bool pp_eal_has_arg(int argc, char **argv, const char *const *names);
 
 /* rte_eal_init on argv[0..argc) followed by `extra` (NULL-terminated, may
- * be NULL), and by "--no-huge -m N" with N = need_mb + 64 when the EAL
- * arguments give no memory option and the free hugepages hold fewer than
- * need_mb MiB (said on stderr, prefixed with `who`).  argv past argc (the
+ * be NULL), by "-d DIR" when the environment has PIPEPLACE_DPDK_DRIVERS=DIR
+ * (DPDK's drivers on a test bed without DPDK's packages, where EAL's own
+ * plugin directory is missing: tools/testbed-bundle.sh; not a directory:
+ * refused, naming it), and by "--no-huge -m N" with N = need_mb + 64 when
+ * the EAL arguments give no memory option and the free hugepages hold
+ * fewer than need_mb MiB (said on stderr, prefixed with `who`).  argv past argc (the
  * program's own options after "--") is not passed.  Returns what
  * rte_eal_init returns, after printing why on failure. */
 int pp_eal_start(
