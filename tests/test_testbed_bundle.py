@@ -1,0 +1,142 @@
+"""tools/testbed-bundle.sh: a machine without DPDK's packages runs the apps
+from the bundle. Checked by hiding this machine's DPDK driver directory in
+a mount namespace of the test's own (unshare -m, tmpfs over it): there the
+app gets its drivers only through PIPEPLACE_DPDK_DRIVERS, and every DPDK
+library and driver it loads comes from the bundle."""
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from harness import app_binary, eal_args
+from harness.placement import placement, two_contexts, write_placement
+from harness.process import sanitizer_env
+
+RUNTIME = re.compile(r"^(linux-vdso|ld-linux|libc|libm|libpthread|libdl|librt|libresolv|libutil|libgcc_s|"
+                     r"libstdc\+\+)\.so")
+DRIVERS = {"bus_vdev", "mempool_ring", "mempool_stack", "net_memif", "net_null", "net_pcap", "net_ring"}
+
+
+@pytest.fixture(scope="module")
+def bundle(repo_dir: Path, build_dir: Path) -> Iterator[Path]:
+    # not under /tmp: EAL loads no driver from under a world-writable directory
+    where = Path(tempfile.mkdtemp(prefix="testbed-test-", dir=build_dir))
+    out = where / "testbed"
+    try:
+        p = subprocess.run([str(repo_dir / "tools" / "testbed-bundle.sh"), str(out), str(build_dir)],
+                           capture_output=True, text=True, timeout=300)
+        assert p.returncode == 0, p.stderr
+        assert f"testbed-bundle: {out}:" in p.stdout
+        yield out
+    finally:
+        shutil.rmtree(where, ignore_errors=True)
+
+
+def test_a_world_writable_place_or_a_directory_of_something_else_is_refused(repo_dir: Path, build_dir: Path,
+                                                                            tmp_path: Path) -> None:
+    tool = str(repo_dir / "tools" / "testbed-bundle.sh")
+    out = tmp_path / "testbed"
+    p = subprocess.run([tool, str(out), str(build_dir)], capture_output=True, text=True, timeout=300)
+    assert p.returncode == 2 and "world-writable" in p.stderr and not out.exists(), p.stderr
+    p = subprocess.run([tool, str(tmp_path), str(build_dir)], capture_output=True, text=True, timeout=300)
+    assert p.returncode == 2 and "is not a bundle" in p.stderr and tmp_path.is_dir(), p.stderr
+
+
+def plugin_dir() -> Path:
+    found = sorted(Path("/usr/lib").glob("*/dpdk/pmds-*"))
+    assert found, "this machine's DPDK driver directory (/usr/lib/*/dpdk/pmds-*) is missing"
+    return found[0]
+
+
+def test_every_library_but_the_c_runtime_resolves_into_the_bundle(bundle: Path, build_dir: Path) -> None:
+    lib = bundle / "lib"
+    programs = [build_dir / "apps" / "ipfwd" / "ipfwd", build_dir / "apps" / "ahocorasick" / "ahocorasick",
+                build_dir / "traffic-gen" / "pp-tgen", bundle / "bin" / "lstopo-no-graphics"]
+    drivers = sorted((bundle / "drivers").iterdir())
+    assert {d.name.removeprefix("librte_").removesuffix(".so") for d in drivers} == DRIVERS
+    for d in drivers:  # one copy of each: a link into lib/, never a second file
+        assert d.is_symlink() and d.resolve().parent == lib.resolve(), d
+    env = dict(os.environ, LD_LIBRARY_PATH=str(lib))
+    for prog in programs + drivers:
+        out = subprocess.run(["ldd", str(prog)], capture_output=True, text=True, env=env, check=True).stdout
+        assert "not found" not in out, (prog, out)
+        for name, path in re.findall(r"^\s*(\S+) => (/\S+)", out, re.M):
+            if not RUNTIME.match(name):
+                assert Path(path).resolve().parent == lib.resolve(), (prog, name, path)
+
+
+def run_hidden(bundle: Path, build_dir: Path, tmp_path: Path, drivers: bool) -> subprocess.CompletedProcess:
+    """ipfwd forwarding for 0.3 s with this machine's driver directory hidden, the bundle's
+    libraries first; with `drivers`, after sourcing the bundle's env.sh.
+    LD_DEBUG=files: the loader says which file it initialised (on stderr)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "apps" / "ipfwd"))
+    try:
+        import ipfwd_traffic
+    finally:
+        sys.path.pop(0)
+    cap = tmp_path / "l1.pcap"
+    if not cap.exists():
+        ipfwd_traffic.main(["l1", str(cap), "--packets", "256"])
+    c = two_contexts()[0]
+    place = write_placement(tmp_path / "p.json", placement("ipfwd", 1, "l1", contexts=(c, c)))
+    cmd = [str(app_binary(build_dir, "ipfwd")),
+           *eal_args(f"tb{os.getpid()}{int(drivers)}",
+                     [f"net_pcap0,rx_pcap={cap},infinite_rx=1", "net_null0,no-rx=1"], log_level=None),
+           "--", "--placement", str(place), "--duration", "0.3", "--stats", str(tmp_path / "s.json")]
+    env = dict(sanitizer_env(), LD_DEBUG="files")
+    env.pop("PIPEPLACE_DPDK_DRIVERS", None)
+    # with drivers: what a user does there (env.sh sets the variable once the directory is gone)
+    setup = f'. "{bundle}/env.sh"' if drivers else f'export LD_LIBRARY_PATH="{bundle}/lib"'
+    script = f'mount -t tmpfs none "{plugin_dir()}" && {setup} && exec "$@"'
+    return subprocess.run(["unshare", "-m", "bash", "-c", script, "bash", *cmd], capture_output=True,
+                          text=True, env=env, timeout=120)
+
+
+def test_an_app_runs_from_the_bundle_where_dpdk_is_not_installed(bundle: Path, build_dir: Path,
+                                                                   tmp_path: Path) -> None:
+    # without the variable, hiding the directory leaves EAL no pcap driver: the check can fail
+    p = run_hidden(bundle, build_dir, tmp_path, drivers=False)
+    assert p.returncode != 0 and "net_pcap0" in p.stderr, p.stderr[-2000:]
+    p = run_hidden(bundle, build_dir, tmp_path, drivers=True)
+    assert p.returncode == 0, p.stderr[-3000:]
+    assert (tmp_path / "s.json").stat().st_size > 0
+    inits = re.findall(r"calling init: (\S+)", p.stderr)
+    dpdk = [Path(f) for f in inits if "librte_" in f]
+    assert {f.name.split(".so")[0].removeprefix("librte_") for f in dpdk} >= DRIVERS | {"eal", "ethdev", "mbuf"}
+    outside = [str(f) for f in dpdk if f.resolve().parent != (bundle / "lib").resolve()]
+    assert outside == [], outside
+    assert len({f.resolve() for f in dpdk}) == len(dpdk), "a DPDK library was loaded twice"
+
+
+def test_a_drivers_variable_naming_no_directory_is_refused(build_dir: Path, tmp_path: Path) -> None:
+    none = tmp_path / "no-such-dir"
+    p = subprocess.run([str(app_binary(build_dir, "ipfwd")), *eal_args("tbnone", ["net_null0"]), "--",
+                        "--placement", str(write_placement(tmp_path / "p.json", placement("ipfwd", 1, "l1"))),
+                        "--duration", "0.1"],
+                       capture_output=True, text=True, timeout=60,
+                       env=dict(sanitizer_env(), PIPEPLACE_DPDK_DRIVERS=str(none)))
+    assert p.returncode != 0 and f"PIPEPLACE_DPDK_DRIVERS={none}" in p.stderr and "not a directory" in p.stderr, \
+        p.stderr
+
+
+def test_env_sh_and_the_assign_it_puts_first(bundle: Path, repo_dir: Path) -> None:
+    # python3 with the packages assign needs: the project's venv stands in for the test bed's
+    env = dict(os.environ, PATH=f"{repo_dir / '.venv' / 'bin'}:{os.environ['PATH']}")
+    env.pop("PIPEPLACE_DPDK_DRIVERS", None)
+    script = (f'. "{bundle}/env.sh" && echo "LD=$LD_LIBRARY_PATH" && echo "DRV=${{PIPEPLACE_DPDK_DRIVERS-}}" '
+              f'&& command -v assign && assign count --machine ultrasparc-t2 --tasks 3')
+    p = subprocess.run(["bash", "-c", script], capture_output=True, text=True, env=env, timeout=120)
+    assert p.returncode == 0, p.stderr
+    lines = p.stdout.splitlines()
+    assert lines[0].startswith(f"LD={bundle}/lib")
+    assert lines[1] == "DRV=", "DPDK is installed here: EAL's own directory serves, no -d"
+    assert lines[2] == str(bundle / "bin" / "assign")
+    assert "raw placements (injective maps, what random sampling draws from): 249984" in p.stdout  # 64*63*62

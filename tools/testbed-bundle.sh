@@ -1,0 +1,115 @@
+#!/usr/bin/env bash
+# Bundles what the builds need at run time for a test bed that has no
+# package registry (a lab machine with many cores, say), made here on the
+# Debian 12 machine that built them:
+#
+#   tools/testbed-bundle.sh [DIR] [BUILD...]
+#
+# DIR (default testbed/ at the repository root, which git ignores) gets
+#   lib/       every shared library the builds' programs and DPDK's drivers
+#              load, but the C and C++ runtime every Linux has (libc, libm,
+#              libpthread, libdl, librt, ld-linux, libgcc_s, libstdc++)
+#   drivers/   DPDK's drivers the apps use (net_pcap, net_null, net_ring,
+#              net_memif, mempool_ring, mempool_stack, bus_vdev): links to
+#              the one copy in lib/, because a second copy of bus_vdev
+#              registers a second vdev bus and every --vdev then fails
+#   bin/       lstopo-no-graphics (assign reads the topology through it) and
+#              an `assign` that runs the repository's assign/src with the
+#              test bed's python3 (which needs numpy, scipy, matplotlib, tqdm)
+#   env.sh     to source there: `. testbed/env.sh`
+# BUILD... (default build/ and build-profile/ where they exist) are the Meson
+# builds whose programs are bundled.  Copy or carry the repository with DIR
+# and the builds inside it; nothing is written outside DIR, here or there.
+set -euo pipefail
+
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+case "${1:-}" in -h|--help) sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;; esac
+out=${1:-$repo/testbed}
+shift || true
+builds=("$@")
+if ((${#builds[@]} == 0)); then
+  for b in "$repo/build" "$repo/build-profile"; do [ -f "$b/build.ninja" ] && builds+=("$b"); done
+fi
+((${#builds[@]})) || { echo "testbed-bundle: no Meson build found (run tools/setup.sh)" >&2; exit 1; }
+for b in "${builds[@]}"; do
+  [ -f "$b/build.ninja" ] || { echo "testbed-bundle: $b is not a Meson build directory" >&2; exit 2; }
+done
+
+multiarch=$(gcc -print-multiarch 2>/dev/null || echo x86_64-linux-gnu)
+plugins=$(ls -d /usr/lib/"$multiarch"/dpdk/pmds-* 2>/dev/null | head -n 1)
+[ -n "$plugins" ] || { echo "testbed-bundle: DPDK's driver directory /usr/lib/$multiarch/dpdk/pmds-* is missing (apt-get install dpdk)" >&2; exit 1; }
+lstopo=$(command -v lstopo-no-graphics) || { echo "testbed-bundle: lstopo-no-graphics is missing (apt-get install hwloc)" >&2; exit 1; }
+drivers=(bus_vdev mempool_ring mempool_stack net_memif net_null net_pcap net_ring)
+
+# replaced only when it is an earlier bundle: never a directory of something else
+if [ -e "$out" ] && ! [ -f "$out/env.sh" -a -d "$out/lib" -a -d "$out/drivers" ]; then
+  echo "testbed-bundle: $out exists and is not a bundle this tool made: give a new directory" >&2
+  exit 2
+fi
+rm -rf "$out"
+mkdir -p "$out/lib" "$out/drivers" "$out/bin"
+out=$(cd "$out" && pwd)
+# EAL refuses to load drivers from under a directory anyone may write to
+d=$out
+while [ "$d" != / ]; do
+  if [ -n "$(find "$d" -maxdepth 0 -perm -o+w)" ]; then
+    echo "testbed-bundle: $d is world-writable, and DPDK's EAL loads no driver from under such a directory: bundle elsewhere" >&2
+    rm -rf "$out"; exit 2
+  fi
+  d=$(dirname "$d")
+done
+
+# The programs: every ELF executable the builds made (not Meson's own files).
+programs=()
+while IFS= read -r -d '' f; do
+  [ "$(od -An -N4 -tx1 "$f" | tr -d ' ')" = 7f454c46 ] && programs+=("$f")
+done < <(find "${builds[@]}" -type f -perm -u+x ! -path '*/meson-*' ! -path '*.p/*' ! -name '*.so*' -print0)
+driver_files=()
+for d in "${drivers[@]}"; do
+  f=$(readlink -f "$plugins/librte_$d.so") || { echo "testbed-bundle: $plugins/librte_$d.so is missing" >&2; exit 1; }
+  driver_files+=("$f")
+done
+
+# Every library ldd resolves for them, but the runtime any Linux has.
+runtime='^(linux-vdso|ld-linux|libc|libm|libpthread|libdl|librt|libresolv|libutil|libgcc_s|libstdc\+\+)\.so'
+ldd "${programs[@]}" "${driver_files[@]}" "$lstopo" 2>/dev/null |
+  awk '$2 == "=>" && $3 ~ /^\// { print $1, $3 } $2 == "=>" && $3 == "not" { print "MISSING", $1 }' |
+  sort -u > "$out/.libs"
+if grep -q '^MISSING' "$out/.libs"; then
+  echo "testbed-bundle: libraries not found here: $(grep '^MISSING' "$out/.libs" | cut -d' ' -f2 | tr '\n' ' ')" >&2
+  exit 1
+fi
+while read -r name path; do
+  [[ $name =~ $runtime ]] || cp -L "$path" "$out/lib/$name"
+done < "$out/.libs"
+rm -f "$out/.libs"
+for f in "${driver_files[@]}"; do
+  soname=$(objdump -p "$f" | awk '$1 == "SONAME" { print $2 }')
+  [ -e "$out/lib/$soname" ] || cp -L "$f" "$out/lib/$soname"
+  ln -sf "../lib/$soname" "$out/drivers/$(basename "${soname%.*}")"
+done
+cp -L "$lstopo" "$out/bin/"
+
+rel=$(realpath --relative-to="$out" "$repo")
+cat > "$out/bin/assign" <<EOF
+#!/bin/sh
+# assign from the repository's source, with this machine's python3
+here=\$(dirname "\$(readlink -f "\$0")")
+PYTHONPATH="\$here/../$rel/assign/src\${PYTHONPATH:+:\$PYTHONPATH}" exec python3 -m assign.cli "\$@"
+EOF
+chmod +x "$out/bin/assign"
+cat > "$out/env.sh" <<EOF
+# Source on the test bed (bash): . $(basename "$out")/env.sh
+_tb=\$(cd "\$(dirname "\${BASH_SOURCE[0]}")" && pwd)
+export LD_LIBRARY_PATH="\$_tb/lib\${LD_LIBRARY_PATH:+:\$LD_LIBRARY_PATH}"
+export PATH="\$_tb/bin:\$PATH"
+# Where DPDK 22.11's drivers are installed EAL loads them from $plugins
+# itself; elsewhere the runtime hands EAL the bundle's (-d, runtime/base/pp_eal.h)
+[ -e $plugins/librte_net_null.so ] || export PIPEPLACE_DPDK_DRIVERS="\$_tb/drivers"
+python3 -c 'import numpy, scipy, matplotlib, tqdm' 2>/dev/null ||
+  echo "testbed: python3 lacks one of numpy, scipy, matplotlib, tqdm: assign needs them" >&2
+grep -qs ' hugetlbfs ' /proc/mounts && [ "\$(cat /proc/sys/vm/nr_hugepages)" -gt 0 ] ||
+  echo "testbed: no hugepages (echo 4096 > /proc/sys/vm/nr_hugepages; mount -t hugetlbfs nodev /dev/hugepages): DPDK runs with --no-huge, slower" >&2
+unset _tb
+EOF
+echo "testbed-bundle: $out: $(ls "$out/lib" | wc -l) libraries, ${#drivers[@]} drivers, for $(echo "${programs[@]}" | wc -w) programs of ${builds[*]} ($(du -sh "$out" | cut -f1)); on the test bed: . $(basename "$out")/env.sh"
