@@ -54,6 +54,18 @@ def test_characterize_calibrate_validate_end_to_end(profile_build: Path, build_d
         assert v["alone"]["median"] < c["steadiness"]["contexts"][ctx]["alone"]["median"] / 5
     assert "steadiness (measured, a fixed integer kernel" in r.stdout
     assert "steadiness (measured, dependent loads over 64 MiB" in r.stdout
+    # the handoff between the first context and every other one it used (none on one context)
+    a = c["contexts"]["a"]
+    if used - {a}:
+        h = c["steadiness_handoff"]
+        assert h["kind"] == "measured" and h["kernel"] == "handoff" and h["unit"] == "million round trips per second"
+        assert set(h["pairs"]) == {f"{a}-{b}" for b in used - {a}}
+        for v in h["pairs"].values():
+            assert len(v["rates"]) == 20 and all(x > 0 for x in v["rates"])
+            assert v["min"] <= v["median"] <= v["max"] and v["cv_pct"] >= 0
+        assert "handoff steadiness (measured, one cache line passed back and forth" in r.stdout
+    else:
+        assert "steadiness_handoff" not in c
     for role in ROLES:
         v = c["roles"][role]
         assert v["cycles_per_packet"] > 0 and v["repetitions"] == 3 and v["ci_halfwidth_pct"] >= 0
@@ -122,6 +134,9 @@ def test_characterize_calibrate_validate_end_to_end(profile_build: Path, build_d
     for key in ("steadiness", "steadiness_memory"):
         assert p["calibration"]["characterization"][f"{key}_cv_pct"] == {
             k: v["alone"]["cv_pct"] for k, v in c[key]["contexts"].items()}
+    handoff_kept = p["calibration"]["characterization"].get("steadiness_handoff_cv_pct")
+    assert handoff_kept == ({k: v["cv_pct"] for k, v in c["steadiness_handoff"]["pairs"].items()}
+                            if "steadiness_handoff" in c else None)
 
     val = tmp_path / "val.json"
     r = run_assign("validate", "--workload", "ipfwd-l1", "--model-params", str(params), "--n", "5",
@@ -145,6 +160,7 @@ def test_characterize_calibrate_validate_end_to_end(profile_build: Path, build_d
     assert ("ran on 4 KiB pages" in r.stdout) == bool(v["no_hugepages_instances"])
     assert "the contexts' own steadiness when characterized: CV" in r.stdout
     assert "of dependent loads over 64 MiB (the memory side) over 100 ms windows" in r.stdout
+    assert ("the handoff between contexts when characterized: CV" in r.stdout) == bool(handoff_kept)
     # --drift-reference: the reference before each round and after each measured placement; every
     # corrected value is its raw one times the calibration's median reference (the scale the model
     # was fitted on) over the geometric mean of two consecutive references
@@ -275,7 +291,11 @@ def test_guided_search_estimates_from_the_iid_draws_alone(tmp_path: Path) -> Non
 
 @pytest.mark.parametrize("args, named", [(["0", "x", "100"], "'x'"), (["0", "5", "0"], "'0'"),
                                          (["no-cpu", "5", "100"], "'no-cpu'"), (["0"], "arguments"),
-                                         (["0", "5", "100", "disk"], "'disk'")])
+                                         (["0", "5", "100", "disk"], "'disk'"),
+                                         (["0", "5", "100", "handoff"], "'handoff'"),
+                                         (["0", "5", "100", "handoff", "0"], "'0'"),
+                                         (["0", "5", "100", "handoff", "x"], "'x'"),
+                                         (["0", "5", "100", "memory", "1"], "'1'")])
 def test_steadiness_probe_refuses_bad_arguments(profile_build: Path, args: list[str], named: str) -> None:
     r = subprocess.run([str(profile_build / "tools" / "pp-steadiness"), *args], capture_output=True, text=True,
                        timeout=30)

@@ -328,6 +328,9 @@ def fit(topo: Topology, workload: str, char: dict, defaults: dict,
                                  # each context's speed over 100 ms windows, alone (older files lack it)
                                  **{f"{key}_cv_pct": {c: v["alone"]["cv_pct"]
                                                       for c, v in char[key]["contexts"].items()}
-                                    for key in ("steadiness", "steadiness_memory") if key in char}},
+                                    for key in ("steadiness", "steadiness_memory") if key in char},
+                                 **({"steadiness_handoff_cv_pct": {p: v["cv_pct"] for p, v in
+                                                                   char["steadiness_handoff"]["pairs"].items()}}
+                                    if "steadiness_handoff" in char else {})},
         },
     }

@@ -38,7 +38,7 @@ from ..backends.dpdk.backend import DpdkBackend
 from ..backends.dpdk.options import DpdkOptions
 from ..topology import LEVELS, Topology
 from ..workloads import ROLES, Workload
-from .probes import STRESSORS, Stressor, steadiness, timer_floor
+from .probes import STRESSORS, Stressor, handoff_steadiness, steadiness, timer_floor
 
 CATEGORIES = ("empty_poll", "receive", "ring", "process", "transmit", "backpressure_wait")
 WORK = ("receive", "ring", "process", "transmit")
@@ -154,6 +154,14 @@ class Harness:
                     f"({al['min']:{f}}-{al['max']:{f}}, median {al['median']:{f}} {unit}); with the other "
                     f"contexts running it too, CV {to['cv_pct']:.1f}%, median x{v['together_vs_alone']:.3f}: "
                     "no figure measured on this context is steadier")
+        # an instance split over two contexts needs both running at once: a third kind of floor
+        peers = [c for c in used if c != a]
+        self.steady_handoff = handoff_steadiness(self.s.build, a, peers) if peers else None
+        for pair, v in (self.steady_handoff or {}).get("pairs", {}).items():
+            log(f"contexts {pair.replace('-', ' and ')} handoff steadiness (measured, one cache line passed "
+                f"back and forth, {len(v['rates'])} windows of {self.steady_handoff['window_s'] * 1000:g} ms): "
+                f"CV {v['cv_pct']:.1f}% ({v['min']:.3f}-{v['max']:.3f}, median {v['median']:.3f} M round "
+                "trips/s): no placement that splits an instance over these contexts is steadier")
         base = (a, a, a)
         reps: list[dict] = []
         while True:
@@ -236,7 +244,9 @@ class Harness:
         return {"workload": self.workload.name, "machine": self.topo.to_json()["tree"],
                 **({"rules": rules} if rules else {}),
                 "contexts": {"a": a, "levels": self.level_ctx, "away": self.away},
-                "timer": self.floor, "steadiness": self.steady, "steadiness_memory": self.steady_mem, "roles": roles, "sharing": sharing,
+                "timer": self.floor, "steadiness": self.steady, "steadiness_memory": self.steady_mem,
+                **({"steadiness_handoff": self.steady_handoff} if self.steady_handoff else {}),
+                "roles": roles, "sharing": sharing,
                 "sharing_kind": "measured (ratio of measured figures)",
                 "pressure_point": pressure, "pressure_scores": scores,
                 "settings": {"packets": self.s.packets, "min_reps": self.s.min_reps,

@@ -39,6 +39,20 @@ def _spread(rates: list[float]) -> dict:
 
 
 STEADINESS_KERNELS = {"compute": "million kernel steps per second", "memory": "million dependent loads per second"}
+HANDOFF_UNIT = "million round trips per second"
+
+
+def _rates(exe: Path, p: subprocess.Popen, what: str, timeout: float) -> list[float]:
+    """The window rates a pp-steadiness process prints."""
+    try:
+        out, err = p.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        p.communicate()
+        raise BackendError(f"characterize: {exe} on {what} gave no result in {timeout:g} s")
+    if p.returncode != 0:
+        raise BackendError(f"characterize: {exe} on {what} failed (exit {p.returncode}): {err.strip()}")
+    return json.loads(out)["rates"]
 
 
 def steadiness(build: Path, contexts: list[int], windows: int = 20, window_ms: int = 100,
@@ -60,17 +74,7 @@ def steadiness(build: Path, contexts: list[int], windows: int = 20, window_ms: i
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
     def result(p: subprocess.Popen, ctx: int) -> list[float]:
-        timeout = 60 + 2 * windows * window_ms / 1000
-        try:
-            out, err = p.communicate(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            p.kill()
-            p.communicate()
-            raise BackendError(f"characterize: {exe} on context {ctx} gave no result in {timeout:g} s")
-        if p.returncode != 0:
-            raise BackendError(f"characterize: {exe} on context {ctx} failed (exit {p.returncode}): "
-                               f"{err.strip()}")
-        return json.loads(out)["rates"]
+        return _rates(exe, p, f"context {ctx}", 60 + 2 * windows * window_ms / 1000)
 
     alone = {c: _spread(result(start(c), c)) for c in contexts}
     procs = {c: start(c) for c in contexts}
@@ -86,6 +90,22 @@ def steadiness(build: Path, contexts: list[int], windows: int = 20, window_ms: i
             "contexts": {str(c): {"alone": alone[c], "together": together[c],
                                   "together_vs_alone": together[c]["median"] / alone[c]["median"]}
                          for c in contexts}}
+
+
+def handoff_steadiness(build: Path, a: int, peers: list[int], windows: int = 20, window_ms: int = 100) -> dict:
+    """How steady the handoff between context `a` and each of `peers` is (pp-steadiness handoff:
+    one cache line passed back and forth, one pair at a time): per pair "a-b", the windows'
+    median, min, max and CV of round trips per second (measured).  A round trip needs both
+    contexts running at once, as an instance split over them does; a host that runs one of
+    two virtual CPUs while the other waits stalls it, which the one-context kernels miss."""
+    exe = _tool(build, "pp-steadiness")
+    pairs = {}
+    for b in peers:
+        p = subprocess.Popen([str(exe), str(a), str(windows), str(window_ms), "handoff", str(b)],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        pairs[f"{a}-{b}"] = _spread(_rates(exe, p, f"contexts {a} and {b}", 60 + 2 * windows * window_ms / 1000))
+    return {"kernel": "handoff", "window_s": window_ms / 1000, "windows": windows, "unit": HANDOFF_UNIT,
+            "kind": "measured", "pairs": pairs}
 
 
 class Stressor:

@@ -44,7 +44,9 @@ def register(sub) -> argparse.ArgumentParser:
                                             "slowdown by sharing level, pressure point",
                        description="Characterize a workload on this machine (dpdk, one instance, all figures "
                                    "measured): the timer floor (TSC rate, cost of a TSC read, of a loop "
-                                   "iteration, of a profile mark); for each role R, P, T the work cycles per "
+                                   "iteration, of a profile mark); how steady each context is (a compute and a "
+                                   "memory kernel over 100 ms windows) and the handoff between the first "
+                                   "context and each other one (a cache line passed back and forth); for each role R, P, T the work cycles per "
                                    "packet alone, repeated until the 95% CI half-width meets --target-ci or "
                                    "--max-reps; the CPU time of each task by category (empty poll, receive, "
                                    "ring, process, transmit, back-pressure wait) per packet; the slowdown of "

@@ -154,6 +154,11 @@ def run(args: argparse.Namespace) -> int:
                   + ", ".join(f"{v:.1f}% (context {c})" for c, v in char_kept[key].items())
                   + f" of {kernel} over 100 ms windows (measured): on a shared or virtual machine "
                   "that moves under every figure here")
+    if char_kept.get("steadiness_handoff_cv_pct"):
+        print("the handoff between contexts when characterized: CV "
+              + ", ".join(f"{v:.1f}% (contexts {p})" for p, v in char_kept["steadiness_handoff_cv_pct"].items())
+              + " of one cache line passed back and forth over 100 ms windows (measured): a placement that "
+              "splits an instance over contexts moves with it")
     if meter.hugepage_warning():
         print(meter.hugepage_warning())
     if top is not None:
