@@ -101,6 +101,9 @@ def main() -> int:
     if doc["calibrated_for"]["workload"] != a.workload or val.get("workload") != a.workload:
         sys.exit(f"--workload {a.workload}: the calibration is for {doc['calibrated_for']['workload']}, "
                  f"the validation for {val.get('workload')}")
+    if "crossing_reference" in cal.get("drift", {}):
+        sys.exit(f"{a.calibration}: calibrated with --drift-reference both; this script replays runs with the "
+                 "fused reference alone")
     kinds = {q.get("kind", "random") for q in cal["placements"]}
     n_random = sum(q.get("kind", "random") == "random" for q in cal["placements"])
     defaults = json.loads(resources.files("assign").joinpath("data", "model_params.json").read_text())

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from assign.characterize.fit import contrast_placements, random_placements
+from assign.characterize.rounds import split
 from assign.topology import get_machine
 from cli_helpers import run_assign
 
@@ -198,6 +199,29 @@ def test_characterize_calibrate_validate_end_to_end(profile_build: Path, build_d
     assert not cerrs or "the model's top 2, drift-corrected: median abs error" in r.stdout
     assert top["random_best_measured_pps"] == max(q["measured_pps"] for q in v["placements"])
     assert "the model's top 2 of" in r.stdout
+
+    # --drift-reference both: a crossing reference measured beside the fused one; a placement with a
+    # split instance is scaled by it (this calibration measured none: this run's median is its level),
+    # each reference interpolated to the placement's turn (the fused one two turns before, 1/3)
+    val2 = tmp_path / "val2.json"
+    r = run_assign("validate", "--workload", "ipfwd-l1", "--model-params", str(params), "--n", "5",
+                   "--packets", "20000", "--drift-reference", "both", "--build", str(build_dir),
+                   "--json", str(val2), timeout=300)
+    assert r.returncode == 0, r.stderr
+    v2 = json.loads(val2.read_text())
+    d2 = v2["drift_corrected"]
+    fx, xx = d2["reference"]["measured_pps"], d2["crossing_reference"]["measured_pps"]
+    assert len(fx) == len(xx) == 1 + len(v2["placements"])  # one before the first, one after each measured
+    assert d2["crossing_reference"]["contexts"] != d2["reference"]["contexts"]
+    assert "this run's median crossing reference" in d2["scaled_to"] and "crossing reference:" in r.stdout
+    flevel = float(np.median(p["calibration"]["drift"]["reference"]["measured_pps"]))
+    factors = {"fused": [flevel / (a ** (1 / 3) * b ** (2 / 3)) for a, b in zip(fx, fx[1:])],
+               "crossing": [float(np.median(xx)) / (a ** (2 / 3) * b ** (1 / 3)) for a, b in zip(xx, xx[1:])]}
+    for q in v2["placements"]:
+        want = "crossing" if split((q["instances"], tuple(q["contexts"]))) else "fused"
+        assert q["corrected_by"] == want
+        for raw, cor in zip(q["measured_reps_pps"], q["corrected_reps_pps"], strict=True):
+            assert any(abs(cor / raw - f) < 1e-9 * f for f in factors[want]), (want, raw, cor)
     # the model with the calibrated file answers for this workload on this machine
     r = run_assign("sample", "--backend", "model", "--model-params", str(params), "--workload", "ipfwd-l1",
                    "--instances", "2", "--allow-colocate", "--n", "20", "--db", str(tmp_path / "m.db"), "--quiet")

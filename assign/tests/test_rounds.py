@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from assign.backends.base import BackendError
-from assign.characterize.rounds import measure_rounds, noise_of, reference_placement
+from assign.characterize.rounds import crossing_reference_placement, measure_rounds, noise_of, reference_placement, split
 from assign.topology import get_machine
 
 PLACEMENTS = [(1, (0, 0, 0)), (2, (0, 1, 1, 0, 1, 0)), (1, (1, 0, 1)), (3, (0,) * 9)]
@@ -121,3 +121,56 @@ def check_reference(topo) -> None:
     assert all(len(set(x)) == 1 for x in inst)          # R, P and T of each on one context
     assert len({x[0] for x in inst}) == k                # every instance on a context of its own
     assert {x[0] for x in inst} <= {int(o) for o in topo.os_index}
+
+
+XREF = (2, (0, 1, 0, 1, 0, 1))
+
+
+class HandoffMachine(DriftingMachine):
+    """A machine whose level drifts and whose handoff between contexts moves
+    on its own: a placement with a split instance (and the crossing
+    reference) runs at handoff(t) on top of the level; fused ones do not."""
+
+    def __init__(self) -> None:
+        super().__init__(slope=0.03)
+        self.rate[XREF] = 3e6
+
+    def handoff(self, t: int) -> float:
+        # a step every 14 measurements (a round, with both references): for seconds, as the VM's did
+        return 1.0 if (t // 14) % 2 == 0 else 0.3
+
+    def __call__(self, k: int, ctx: tuple) -> float:
+        v = super().__call__(k, ctx)
+        return v * self.handoff(self.t - 1) if any(len(set(ctx[3 * i:3 * i + 3])) > 1 for i in range(k)) else v
+
+
+def test_a_crossing_reference_corrects_the_placements_with_a_split_instance() -> None:
+    m = HandoffMachine()
+    r = measure_rounds(PLACEMENTS, m, 3, lambda s: None, "p", REF, crossing=XREF, level=5e6, crossing_level=3e6)
+    # ref, xref, then p, ref, xref for every placement, in every round
+    assert m.calls == ([REF, XREF] + [x for p in PLACEMENTS for x in (p, REF, XREF)]) * 3
+    assert len(r.reference) == len(r.crossing_reference) == 3 * (len(PLACEMENTS) + 1)
+    assert r.corrected_by == ["fused", "crossing", "crossing", "fused"]
+    # the level drifts geometrically and the handoff holds through a round, so the references around a
+    # measurement saw what it saw: every corrected value is the placement's own rate
+    assert noise_of(r.raw) > 10.0
+    for j, p in enumerate(PLACEMENTS):
+        assert r.corrected[j] == pytest.approx([m.rate[p]] * 3, rel=1e-9)
+    # the fused reference alone does not see the handoff: the split placements keep its steps
+    fused_only = measure_rounds(PLACEMENTS, HandoffMachine(), 3, lambda s: None, "p", REF, level=5e6)
+    assert noise_of([fused_only.corrected[j] for j in (1, 2)]) > 10.0
+    with pytest.raises(ValueError, match="goes with the fused one"):
+        measure_rounds(PLACEMENTS, m, 1, lambda s: None, "p", None, crossing=XREF)
+
+
+def test_the_crossing_reference_splits_every_instance_of_the_fused_one() -> None:
+    for topo in (get_machine("local"), get_machine("ultrasparc-t2")):
+        k, ctx = reference_placement(topo, 4)
+        x = crossing_reference_placement(topo, 4)
+        if topo.n_contexts < 2:
+            assert x is None
+            continue
+        xk, xctx = x
+        assert xk == k and sorted(xctx) == sorted(ctx)     # the same load, the same contexts
+        assert all(len(set(xctx[3 * i:3 * i + 3])) == 2 for i in range(k))  # R and T on one, P on the next
+        assert split(x) and not split((k, ctx))

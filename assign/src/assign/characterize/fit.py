@@ -114,13 +114,14 @@ def contrast_placements(topo: Topology, max_instances: int) -> list[tuple[str, t
                 those 1-12% above what they measured)
     A machine of one context has no crossing one; one of max_instances
     contexts or more has no stacked one."""
-    from .rounds import reference_placement
+    from .rounds import crossing_reference_placement, reference_placement
 
     k, ctx = reference_placement(topo, max_instances)
     cs = [ctx[3 * i] for i in range(k)]
     out: list[tuple[str, tuple[int, tuple]]] = [("fused", (k, ctx))]
-    if k >= 2:
-        out.append(("crossing", (k, tuple(x for i in range(k) for x in (cs[i], cs[(i + 1) % k], cs[i])))))
+    crossing = crossing_reference_placement(topo, max_instances)
+    if crossing is not None:
+        out.append(("crossing", crossing))
     if k + 1 <= max_instances:
         out.append(("stacked", (k + 1, ctx + (cs[0],) * 3)))
     return out
@@ -191,15 +192,16 @@ RESIDUAL_MAX = 0.1
 
 def fit(topo: Topology, workload: str, char: dict, defaults: dict,
         measure: Callable[[int, tuple], float], n_placements: int, log=print, reps: int = 1,
-        drift_reference: bool = False, throughput: str = "equal-packets",
+        drift_reference: bool | str | None = None, throughput: str = "equal-packets",
         max_instances: int = MAX_INSTANCES) -> dict:
     """The calibrated parameter file (dict) for `workload` on `topo`; with
-    drift_reference, fitted to the drift-corrected medians (rounds.py).
+    drift_reference ("fused", or True; "both": the crossing reference too),
+    fitted to the drift-corrected medians (rounds.py).
     throughput "sum" fits the model's form before equal-packets (for
     bench/refit-calibration.py's comparison)."""
     from scipy.optimize import least_squares
 
-    from .rounds import measure_rounds, noise_of, reference_placement
+    from .rounds import crossing_reference_placement, measure_rounds, noise_of, reference_placement
 
     params, status = initial_params(char, defaults, throughput)
     present = [lvl for lvl in char["sharing"] if lvl != "pu"]
@@ -214,7 +216,8 @@ def fit(topo: Topology, workload: str, char: dict, defaults: dict,
             + ", ".join(f"{kd} {k} instance(s) on {list(c)}" for kd, (k, c) in zip(kinds, placements)
                         if kd != "random") + "; characterize/fit.py contrast_placements says why)")
     reference = reference_placement(topo, max_instances) if drift_reference else None
-    rounds = measure_rounds(placements, measure, reps, log, "calibration placement", reference)
+    crossing = crossing_reference_placement(topo, max_instances) if drift_reference == "both" else None
+    rounds = measure_rounds(placements, measure, reps, log, "calibration placement", reference, crossing=crossing)
     values = rounds.raw
     measured = rounds.medians(corrected=True)
     measured_arr = np.asarray(measured, dtype=float)
@@ -287,6 +290,8 @@ def fit(topo: Topology, workload: str, char: dict, defaults: dict,
     if reference is not None:
         drift = {"reference": {"instances": reference[0], "contexts": list(reference[1]),
                                "measured_pps": rounds.reference},
+                 **({"crossing_reference": {"instances": crossing[0], "contexts": list(crossing[1]),
+                                            "measured_pps": rounds.crossing_reference}} if crossing else {}),
                  "noise_cv_pct_median_raw": noise_of(rounds.raw),
                  "noise_cv_pct_median_corrected": noise_of(rounds.corrected)}
         log(f"drift reference: {reference[0]} instance(s) on {list(reference[1])}, measured {len(rounds.reference)} "
@@ -295,7 +300,14 @@ def fit(topo: Topology, workload: str, char: dict, defaults: dict,
                                          f"raw, {drift['noise_cv_pct_median_corrected']:.1f}% corrected"
                                          if reps > 1 else ""))
         status["drift_reference"] = (f"measured placements drift-corrected by a reference placement ({reference[0]} "
-                                     f"instance(s) on {list(reference[1])}) measured around each")
+                                     f"instance(s) on {list(reference[1])}) measured around each"
+                                     + (f"; those with an instance split over contexts by a crossing one "
+                                        f"({crossing[0]} instance(s) on {list(crossing[1])}) measured beside it"
+                                        if crossing else ""))
+        if crossing:
+            log(f"crossing reference: {crossing[0]} instance(s) on {list(crossing[1])}, measured "
+                f"{len(rounds.crossing_reference)} times: {min(rounds.crossing_reference):,.0f} to "
+                f"{max(rounds.crossing_reference):,.0f} packets/s; it corrects the placements with a split instance")
     log(f"fit: scale on base_ns {np.exp(sol.x[0]):.3f}, span_factor {params['span_factor']:.3f}, context_share "
         + ", ".join(f"{o}: {v:.3f}" for o, v in params["context_share"].items()) + ", "
         + f"comm_ns.pu {params['comm_ns']['pu']:.1f}, "

@@ -40,11 +40,13 @@ def register(sub) -> argparse.ArgumentParser:
     g.add_argument("--placement-reps", type=at_least(1), default=3, metavar="K",
                    help="measure every calibration placement once per round, K rounds, and fit each "
                         "one's median (default: 3)")
-    g.add_argument("--drift-reference", action="store_true",
+    g.add_argument("--drift-reference", nargs="?", const="fused", choices=("fused", "both"), metavar="both",
                    help="measure a reference placement (one instance fused on each of up to --max-instances contexts) "
                         "before the first calibration placement and after every one, and fit each placement "
                         "scaled by the run's median reference over the references around it (doubles the "
-                        "measurements)")
+                        "measurements); --drift-reference both: also a crossing one (the same instances, each "
+                        "split over two contexts), which corrects the placements with a split instance "
+                        "(triples them; rounds.py says why)")
     g.add_argument("--app-build", metavar="DIR", help="Meson build of the measured placements "
                                                       "(default: $PIPEPLACE_BUILD or build/)")
     return p

@@ -32,12 +32,14 @@ def register(sub) -> argparse.ArgumentParser:
                    help="measure every placement once per round, K rounds, and compare the model with "
                         "each one's median; the rounds' spread is printed as the measurement noise the "
                         "errors include (default: 1)")
-    p.add_argument("--drift-reference", action="store_true",
+    p.add_argument("--drift-reference", nargs="?", const="fused", choices=("fused", "both"), metavar="both",
                    help="measure a reference placement (one instance fused on each of up to K contexts) "
                         "before the first placement and after every one, and compare the model also with "
                         "each placement scaled by the calibration's median reference (from --model-params, "
                         "when calibrate used --drift-reference; else this run's) over the references around "
-                        "it (drift-corrected, printed beside the raw figures; doubles the measurements)")
+                        "it (drift-corrected, printed beside the raw figures; doubles the measurements); "
+                        "--drift-reference both: also a crossing one (each instance split over two contexts) "
+                        "for the placements with a split instance, scaled likewise (triples them)")
     p.add_argument("--top", type=at_least(0), default=0, metavar="K",
                    help="also measure, in the same rounds, the model's K best-ranked placements of "
                         f"{TOP_POOL:,} other random ones (all of them where there are fewer), and report their "
@@ -74,7 +76,7 @@ def run(args: argparse.Namespace) -> int:
     from ..backends.model import load_params
     from ..characterize.fit import MAX_INSTANCES, VAL_SEED, placement_space, predict, random_placements
     from ..characterize.meter import PlacementMeter
-    from ..characterize.rounds import measure_rounds, noise_of, reference_placement
+    from ..characterize.rounds import crossing_reference_placement, measure_rounds, noise_of, reference_placement
     from ..topology import get_machine
     from ..workloads import Workload
 
@@ -112,15 +114,25 @@ def run(args: argparse.Namespace) -> int:
     predicted = predict(topo, args.workload, params, placements)
     meter = PlacementMeter(topo, args.workload, opts)
     reference = reference_placement(topo, kmax) if args.drift_reference else None
-    level, level_from = None, "this run's median reference"
-    cal_ref = doc.get("calibration", {}).get("drift", {}).get("reference")
-    if reference is not None and cal_ref and (cal_ref["instances"], tuple(cal_ref["contexts"])) == reference:
-        # the scale the model was fitted on: calibration and validation run minutes apart
-        level = float(np.median(cal_ref["measured_pps"]))
-        level_from = f"the calibration's median reference ({level:,.0f} packets/s, {args.model_params})"
+    crossing = crossing_reference_placement(topo, kmax) if args.drift_reference == "both" else None
+    cal_drift = doc.get("calibration", {}).get("drift", {})
+
+    def level_of(ref, key: str, name: str) -> tuple[float | None, str]:
+        """The scale the model was fitted on (the calibration's median of the same reference:
+        calibration and validation run minutes apart), or this run's median."""
+        cal = cal_drift.get(key)
+        if ref is not None and cal and (cal["instances"], tuple(cal["contexts"])) == ref:
+            lv = float(np.median(cal["measured_pps"]))
+            return lv, f"the calibration's median {name} ({lv:,.0f} packets/s, {args.model_params})"
+        return None, f"this run's median {name}"
+
+    level, level_from = level_of(reference, "reference", "reference")
+    xlevel, xlevel_from = level_of(crossing, "crossing_reference", "crossing reference")
+    if crossing is not None:
+        level_from += f" (placements with a split instance: {xlevel_from})"
     try:
         rounds = measure_rounds(placements, meter, args.reps, print, "placement", reference, predicted,
-                                tolerate_failures=True, level=level)
+                                tolerate_failures=True, level=level, crossing=crossing, crossing_level=xlevel)
     finally:
         meter.close()
     no_huge = sorted(meter.no_hugepages)
@@ -174,10 +186,17 @@ def run(args: argparse.Namespace) -> int:
         cnoise = noise_of(creps)
         drift = {**cfigs, "noise_cv_pct_median": cnoise, "scaled_to": level_from,
                  "reference": {"instances": reference[0], "contexts": list(reference[1]),
-                               "measured_pps": rounds.reference}}
+                               "measured_pps": rounds.reference},
+                 **({"crossing_reference": {"instances": crossing[0], "contexts": list(crossing[1]),
+                                            "measured_pps": rounds.crossing_reference}} if crossing else {})}
         print(f"drift reference: {reference[0]} instance(s) on {list(reference[1])}, measured "
               f"{len(rounds.reference)} times, {min(rounds.reference):,.0f} to {max(rounds.reference):,.0f} "
               f"packets/s (measured)")
+        if crossing:
+            print(f"crossing reference: {crossing[0]} instance(s) on {list(crossing[1])}, measured "
+                  f"{len(rounds.crossing_reference)} times, {min(rounds.crossing_reference):,.0f} to "
+                  f"{max(rounds.crossing_reference):,.0f} packets/s (measured); it corrects "
+                  f"{sum(b == 'crossing' for b in rounds.corrected_by[:n_random])} of the {n_random} placements")
         print(f"{args.workload}, drift-corrected: median abs error {cfigs['median_abs_err_pct']:.1f}% (goal <= 10), "
               f"p90 abs error {cfigs['p90_abs_err_pct']:.1f}% (goal <= 15), Spearman {cfigs['spearman']:.3f} "
               f"(goal >= 0.8), model's top 10 holds the measured best: "
@@ -200,7 +219,8 @@ def run(args: argparse.Namespace) -> int:
                        **({"model_top": top} if top is not None else {}),
                        "placements": [{"instances": k, "contexts": list(c), "measured_pps": m, "modelled_pps": float(p),
                                        "measured_reps_pps": r,
-                                       **({"corrected_reps_pps": rounds.corrected[j]} if drift is not None else {})}
+                                       **({"corrected_reps_pps": rounds.corrected[j]} if drift is not None else {}),
+                                       **({"corrected_by": rounds.corrected_by[j]} if crossing else {})}
                                       for (k, c), m, p, r, j in zip(placements, measured, predicted, reps, kept)]},
                       f, indent=2)
         print(f"written to {args.json}")
