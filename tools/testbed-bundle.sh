@@ -46,18 +46,18 @@ if [ -e "$out" ] && ! [ -f "$out/env.sh" -a -d "$out/lib" -a -d "$out/drivers" ]
   echo "testbed-bundle: $out exists and is not a bundle this tool made: give a new directory" >&2
   exit 2
 fi
-rm -rf "$out"
-mkdir -p "$out/lib" "$out/drivers" "$out/bin"
-out=$(cd "$out" && pwd)
+out=$(realpath -m "$out")
 # EAL refuses to load drivers from under a directory anyone may write to
 d=$out
 while [ "$d" != / ]; do
-  if [ -n "$(find "$d" -maxdepth 0 -perm -o+w)" ]; then
+  if [ -e "$d" ] && [ -n "$(find "$d" -maxdepth 0 -perm -o+w)" ]; then
     echo "testbed-bundle: $d is world-writable, and DPDK's EAL loads no driver from under such a directory: bundle elsewhere" >&2
-    rm -rf "$out"; exit 2
+    exit 2
   fi
   d=$(dirname "$d")
 done
+rm -rf "$out"
+mkdir -p "$out/lib" "$out/drivers" "$out/bin"
 
 # The programs: every ELF executable the builds made (not Meson's own files).
 programs=()
