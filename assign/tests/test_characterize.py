@@ -176,6 +176,9 @@ def test_characterize_calibrate_validate_end_to_end(profile_build: Path, build_d
         for raw, cor in zip(q["measured_reps_pps"], q["corrected_reps_pps"], strict=True):
             assert any(abs(cor / raw - f) < 1e-9 * f for f in factors), (raw, cor)
     assert d["n"] == v["n"] and 0 <= d["median_abs_err_pct"] <= d["p90_abs_err_pct"]
+    # a correction noisier than the raw rounds says so, and which figures to read
+    assert d["noisier_than_raw"] == (d["noise_cv_pct_median"] > v["noise_cv_pct_median"])
+    assert ("the drift correction made the rounds noisier" in r.stdout) == d["noisier_than_raw"]
     assert "drift-corrected: median abs error" in r.stdout
     used = {(q["instances"], tuple(q["contexts"])) for q in p["calibration"]["placements"]}
     assert not used & {(q["instances"], tuple(q["contexts"])) for q in v["placements"]}

@@ -203,6 +203,13 @@ def run(args: argparse.Namespace) -> int:
               f"{'yes' if cfigs['top10_holds_best'] else 'no'} (modelled vs measured, each measurement scaled by "
               f"{level_from} over the references just before and after it)"
               + (f"; noise over rounds {cnoise:.1f}% (raw {noise:.1f}%)" if cnoise is not None else ""))
+        # a correction adds its reference's own movement: on a machine steadier than the reference
+        # during the run, the raw figures are the better read (assign/README.md, val23)
+        drift["noisier_than_raw"] = cnoise is not None and noise is not None and cnoise > noise
+        if drift["noisier_than_raw"]:
+            print(f"the drift correction made the rounds noisier ({cnoise:.1f}% against {noise:.1f}% raw): the "
+                  "machine was steadier than the reference(s) during this run, and the raw figures are the "
+                  "better read")
         if top is not None and top.get("corrected_median_abs_err_pct") is not None:
             print(f"the model's top {args.top}, drift-corrected: median abs error "
                   f"{top['corrected_median_abs_err_pct']:.1f}% (raw {top['median_abs_err_pct']:.1f}%; not in the "
