@@ -17,4 +17,13 @@ ipfwd_cksum_update(uint16_t hc, uint16_t m, uint16_t m_new)
 	return (uint16_t)~sum;
 }
 
+/* The same update where the word's new value is 0 (m' = 0): two 16-bit
+ * addends sum to at most 0x1fffe, so one end-around carry folds it. */
+static inline uint16_t
+ipfwd_cksum_update_to_zero(uint16_t hc, uint16_t m)
+{
+	uint32_t sum = (uint32_t)(uint16_t)~hc + (uint16_t)~m;
+	return (uint16_t) ~((sum & 0xffff) + (sum >> 16));
+}
+
 #endif

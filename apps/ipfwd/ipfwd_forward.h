@@ -33,24 +33,25 @@ enum ipfwd_verdict {
 	IPFWD_N_VERDICTS
 };
 
-/* One's complement sum of an IPv4 header of hlen bytes (a multiple of 4),
- * folded to 16 bits: 0xffff when the checksum is right.  The usual 20-byte
- * header as five 32-bit words; the same value as rte_raw_cksum (a one's
+/* Whether an IPv4 header of hlen bytes (a multiple of 4) has a right
+ * checksum: its one's complement sum, folded to 16 bits, is 0xffff.
+ * Folding keeps a sum's value modulo 0xffff (2^16 and 2^32 are both 1
+ * modulo 0xffff) and turns no non-zero sum into 0, so for the usual
+ * 20-byte header the fold is skipped: the five 32-bit words' plain sum s
+ * folds to 0xffff exactly when s is a non-zero multiple of 0xffff, which
+ * the compiler tests with one multiply by the inverse and one compare.
+ * The same verdict as rte_raw_cksum(hdr, hlen) == 0xffff (a one's
  * complement sum does not depend on word size or byte order). */
-static inline uint16_t
-ipfwd_hdr_sum(const void *hdr, unsigned hlen)
+static inline bool
+ipfwd_hdr_cksum_ok(const void *hdr, unsigned hlen)
 {
 	if (unlikely(hlen != 20))
-		return rte_raw_cksum(hdr, hlen);
+		return rte_raw_cksum(hdr, hlen) == 0xffff;
 	/* Unaligned 32-bit loads straight from the frame (no copy). */
 	typedef uint32_t u32_any __attribute__((aligned(1), may_alias));
 	const u32_any *w = hdr;
 	uint64_t s = (uint64_t)w[0] + w[1] + w[2] + w[3] + w[4];
-	s = (s & 0xffffffff) + (s >> 32);
-	s = (s & 0xffff) + (s >> 16);
-	s = (s & 0xffff) + (s >> 16);
-	s = (s & 0xffff) + (s >> 16);
-	return (uint16_t)s;
+	return s != 0 && s % 0xffff == 0;
 }
 
 /* The destination address (host order) an IPv4 packet would have, read
@@ -70,32 +71,27 @@ ipfwd_peek_dst(const struct rte_mbuf *m, uint32_t *dst_host)
 	return true;
 }
 
-/* The header checks: 0 (valid, *ipp set) or a drop reason. */
-static inline uint8_t
-ipfwd_check(struct rte_mbuf *m, struct rte_ipv4_hdr **ipp)
+/* The header checks one by one, in the order that decides the verdict:
+ * 0 (valid, *ipp set) or a drop reason.  Every frame that the fast test in
+ * ipfwd_check does not pass comes here. */
+static __rte_noinline uint8_t
+ipfwd_check_ordered(struct rte_mbuf *m, struct rte_ipv4_hdr **ipp)
 {
 	uint32_t len = rte_pktmbuf_data_len(m); /* headers must be in the first segment */
 	struct rte_ether_hdr *eth = rte_pktmbuf_mtod(m, struct rte_ether_hdr *);
 	struct rte_ipv4_hdr *ip = (struct rte_ipv4_hdr *)(eth + 1);
-	unsigned hlen = sizeof(struct rte_ipv4_hdr);
-	/* The usual frame (IPv4, version 4, 20-byte header, both headers in the
-	 * first segment) passes every check up to here in one test; anything
-	 * else takes them one by one, in the order that decides the verdict. */
-	if (unlikely(len < sizeof(*eth) + sizeof(*ip) ||
-		    eth->ether_type != RTE_BE16(RTE_ETHER_TYPE_IPV4) || ip->version_ihl != 0x45)) {
-		if (len < sizeof(*eth))
-			return IPFWD_TRUNCATED;
-		if (eth->ether_type != RTE_BE16(RTE_ETHER_TYPE_IPV4))
-			return IPFWD_NOT_IPV4;
-		if (len < sizeof(*eth) + sizeof(*ip))
-			return IPFWD_TRUNCATED;
-		unsigned ihl = ip->version_ihl & 0x0f;
-		if ((ip->version_ihl >> 4) != 4 || ihl < 5)
-			return IPFWD_BAD_VERSION_OR_IHL;
-		hlen = ihl * 4;
-		if (len < sizeof(*eth) + hlen)
-			return IPFWD_TRUNCATED;
-	}
+	if (len < sizeof(*eth))
+		return IPFWD_TRUNCATED;
+	if (eth->ether_type != RTE_BE16(RTE_ETHER_TYPE_IPV4))
+		return IPFWD_NOT_IPV4;
+	if (len < sizeof(*eth) + sizeof(*ip))
+		return IPFWD_TRUNCATED;
+	unsigned ihl = ip->version_ihl & 0x0f;
+	if ((ip->version_ihl >> 4) != 4 || ihl < 5)
+		return IPFWD_BAD_VERSION_OR_IHL;
+	unsigned hlen = ihl * 4;
+	if (len < sizeof(*eth) + hlen)
+		return IPFWD_TRUNCATED;
 	unsigned total = rte_be_to_cpu_16(ip->total_length);
 	if (total < hlen)
 		return IPFWD_BAD_VERSION_OR_IHL;
@@ -104,13 +100,43 @@ ipfwd_check(struct rte_mbuf *m, struct rte_ipv4_hdr **ipp)
 	/* A port with Rx IPv4 checksum offload has checked the header
 	 * (pp_port asks for it where offered); otherwise, in software. */
 	uint64_t ck = m->ol_flags & RTE_MBUF_F_RX_IP_CKSUM_MASK;
-	if (unlikely(ck == RTE_MBUF_F_RX_IP_CKSUM_BAD) ||
-		(ck != RTE_MBUF_F_RX_IP_CKSUM_GOOD && ipfwd_hdr_sum(ip, hlen) != 0xffff))
+	if (ck == RTE_MBUF_F_RX_IP_CKSUM_BAD ||
+		(ck != RTE_MBUF_F_RX_IP_CKSUM_GOOD && !ipfwd_hdr_cksum_ok(ip, hlen)))
 		return IPFWD_BAD_CHECKSUM;
 	if (ip->time_to_live <= 1)
 		return IPFWD_TTL_EXPIRED;
 	*ipp = ip;
 	return IPFWD_FORWARD;
+}
+
+/* The header checks: 0 (valid, *ipp set) or a drop reason.  The usual
+ * frame (both headers in the first segment, IPv4, version 4, a 20-byte
+ * header, a total length that fits, a right checksum by the port's flag or
+ * the software's sum, TTL >= 2) passes one test with few branches and no
+ * verdict order to keep; anything else is decided by ipfwd_check_ordered,
+ * so the verdict is the same either way. */
+static inline uint8_t
+ipfwd_check(struct rte_mbuf *m, struct rte_ipv4_hdr **ipp)
+{
+	struct rte_ether_hdr *eth = rte_pktmbuf_mtod(m, struct rte_ether_hdr *);
+	struct rte_ipv4_hdr *ip = (struct rte_ipv4_hdr *)(eth + 1);
+	if (unlikely(rte_pktmbuf_data_len(m) < sizeof(*eth) + sizeof(*ip)))
+		return ipfwd_check_ordered(m, ipp);
+	/* EtherType and version/IHL, frame bytes 12-14, in one load. */
+	uint32_t type_vihl;
+	memcpy(&type_vihl, &eth->ether_type, sizeof(type_vihl));
+	unsigned total = rte_be_to_cpu_16(ip->total_length);
+	uint64_t ck = m->ol_flags & RTE_MBUF_F_RX_IP_CKSUM_MASK;
+	if (likely((type_vihl & RTE_BE32(0xffffff00)) == RTE_BE32(0x08004500) &&
+		    total >= sizeof(*ip) && total + sizeof(*eth) <= rte_pktmbuf_pkt_len(m) &&
+		    ip->time_to_live > 1 &&
+		    (likely(ck == RTE_MBUF_F_RX_IP_CKSUM_UNKNOWN)
+				    ? ipfwd_hdr_cksum_ok(ip, sizeof(*ip))
+				    : ck == RTE_MBUF_F_RX_IP_CKSUM_GOOD))) {
+		*ipp = ip;
+		return IPFWD_FORWARD;
+	}
+	return ipfwd_check_ordered(m, ipp);
 }
 
 /* MACs from the next hop, TTL decrement, checksum patch (ip: checked). */
@@ -127,7 +153,7 @@ ipfwd_rewrite(struct rte_ipv4_hdr *ip, const struct ipfwd_next_hop *nh)
 	 * only that difference: old word ttl_one, new word 0. */
 	const uint16_t ttl_one = RTE_BE16(0x0100);
 	ip->time_to_live--;
-	ip->hdr_checksum = ipfwd_cksum_update(ip->hdr_checksum, ttl_one, 0);
+	ip->hdr_checksum = ipfwd_cksum_update_to_zero(ip->hdr_checksum, ttl_one);
 }
 
 static inline uint8_t
