@@ -58,7 +58,10 @@ struct pp_app {
 	int (*task_init)(void *app_state, unsigned instance, void **task_state);
 
 	/* FAST PATH: n <= PP_BURST packets; write verdict[i] for each.
-	 * No allocation, locking, logging or printing here. */
+	 * No allocation, locking, logging or printing here.  A packet's bytes
+	 * may be rewritten in place, its length and segments not: the fused
+	 * layout counts T's bytes from what R received (checked where
+	 * assertions are on, as in the sanitizer builds). */
 	void (*process)(void *task_state, struct rte_mbuf **pkts, uint16_t n, uint8_t *verdict);
 
 	/* App figures, added to the JSON object `out`, which the runtime

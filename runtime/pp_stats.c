@@ -34,7 +34,8 @@ pp_stats_build(const struct pp_app *app, void *app_state, void *const *task_stat
 {
 	unsigned n_reasons = app->n_drop_reasons + 2;
 	uint64_t tot_repaired = 0;
-	uint64_t tot_rx = 0, tot_tx = 0, tot_drop = 0, tot_q = 0, tot_win = 0, tot_bytes = 0;
+	uint64_t tot_rx = 0, tot_tx = 0, tot_drop = 0, tot_q = 0, tot_win = 0, tot_bytes = 0,
+		 tot_tx_bytes = 0;
 	uint64_t tot_by[PP_MAX_DROP_REASONS] = { 0 };
 	bool ok = true;
 	json_t *root = json_object();
@@ -75,6 +76,9 @@ pp_stats_build(const struct pp_app *app, void *app_state, void *const *task_stat
 		json_object_set_new(ji, "index", json_integer(i));
 		json_object_set_new(ji, "rx_packets", json_integer((json_int_t)rx));
 		json_object_set_new(ji, "tx_packets", json_integer((json_int_t)tx));
+		uint64_t tx_bytes = rd(&t->bytes);
+		tot_tx_bytes += tx_bytes;
+		json_object_set_new(ji, "tx_bytes", json_integer((json_int_t)tx_bytes));
 		json_object_set_new(ji, "dropped_packets", json_integer((json_int_t)drop));
 		json_object_set_new(ji, "dropped_by_reason", jby);
 		json_object_set_new(ji, "queued_packets", json_integer((json_int_t)queued));
@@ -126,6 +130,7 @@ pp_stats_build(const struct pp_app *app, void *app_state, void *const *task_stat
 		json_object_set_new(jby, reason_name(app, k), json_integer((json_int_t)tot_by[k]));
 	json_object_set_new(total, "rx_packets", json_integer((json_int_t)tot_rx));
 	json_object_set_new(total, "tx_packets", json_integer((json_int_t)tot_tx));
+	json_object_set_new(total, "tx_bytes", json_integer((json_int_t)tot_tx_bytes));
 	json_object_set_new(total, "dropped_packets", json_integer((json_int_t)tot_drop));
 	json_object_set_new(total, "dropped_by_reason", jby);
 	json_object_set_new(total, "queued_packets", json_integer((json_int_t)tot_q));

@@ -19,6 +19,7 @@
 #include "pp_task.h"
 #include "pp_profile.h"
 
+#include <assert.h>
 #include <sched.h>
 #include <string.h>
 
@@ -28,6 +29,12 @@
 #include <rte_prefetch.h>
 
 uint32_t pp_stop_flag;
+
+#ifdef NDEBUG
+#define NDEBUG_BUILD 1
+#else
+#define NDEBUG_BUILD 0
+#endif
 
 /* Counters are read by the main lcore while they change: relaxed atomic
  * stores keep that well defined and compile to plain moves on x86. */
@@ -100,15 +107,19 @@ not_plain(const struct rte_mbuf *m)
 }
 
 /* Fused R: not_plain() over the burst, in the pass that prefetches the
- * packet headers for P. */
+ * packet headers for P, summing pkt_len on the way (T's bytes when every
+ * packet goes out, the usual case: no second pass over the mbufs). */
 static inline uint32_t
-prefetch_and_check(struct rte_mbuf **pkts, unsigned n)
+prefetch_and_check(struct rte_mbuf **pkts, unsigned n, uint64_t *bytes)
 {
 	uint32_t odd = 0;
+	uint64_t sum = 0;
 	for (unsigned i = 0; i < n; i++) {
 		rte_prefetch0(rte_pktmbuf_mtod(pkts[i], void *));
 		odd |= not_plain(pkts[i]);
+		sum += rte_pktmbuf_pkt_len(pkts[i]);
 	}
+	*bytes = sum;
 	return odd;
 }
 
@@ -120,8 +131,9 @@ repair_burst(struct rte_mbuf **pkts, unsigned n, struct pp_task_counters *c)
 }
 
 /* P's work on a burst: the app's verdicts, dropped packets freed and
- * counted by reason, forwarded ones packed into fwd.  Returns how many
- * were forwarded. */
+ * counted by reason, forwarded ones packed into fwd (which may be pkts
+ * itself: the fused poll packs in place).  Returns how many were
+ * forwarded. */
 static inline unsigned
 process_burst(struct pp_task *t, struct rte_mbuf **pkts, unsigned n, struct rte_mbuf **fwd)
 {
@@ -133,25 +145,25 @@ process_burst(struct pp_task *t, struct rte_mbuf **pkts, unsigned n, struct rte_
 	for (unsigned i = 0; i < n; i++)
 		any |= verdict[i];
 	if (likely(any == PP_VERDICT_FORWARD)) {
-		memcpy(fwd, pkts, n * sizeof(*pkts));
+		if (fwd != pkts)
+			memcpy(fwd, pkts, n * sizeof(*pkts));
 		return n;
 	}
-	unsigned nf = 0;
-	for (unsigned i = 0; i < n; i++) {
-		fwd[nf] = pkts[i];
-		nf += verdict[i] == PP_VERDICT_FORWARD;
-	}
-	/* Some dropped: the rare path.  Counted by reason per burst. */
+	/* Some dropped: the rare path.  Counted by reason per burst.  Each
+	 * packet is read before fwd[nf] (nf <= i) is written: safe in place. */
 	struct rte_mbuf *drop[PP_BURST];
 	uint8_t by_reason[PP_MAX_DROP_REASONS];
-	unsigned nd = 0, n_reasons = in->app->n_drop_reasons + 1; /* + bad_verdict */
+	unsigned nf = 0, nd = 0, n_reasons = in->app->n_drop_reasons + 1; /* + bad_verdict */
 	memset(by_reason, 0, n_reasons);
 	for (unsigned i = 0; i < n; i++) {
+		struct rte_mbuf *m = pkts[i];
 		unsigned v = verdict[i];
-		if (v == PP_VERDICT_FORWARD)
+		if (v == PP_VERDICT_FORWARD) {
+			fwd[nf++] = m;
 			continue;
+		}
 		by_reason[v <= in->app->n_drop_reasons ? v - 1 : in->bad_verdict_reason]++;
-		drop[nd++] = pkts[i];
+		drop[nd++] = m;
 	}
 	for (unsigned k = 0; k < n_reasons; k++)
 		if (by_reason[k] != 0)
@@ -160,19 +172,30 @@ process_burst(struct pp_task *t, struct rte_mbuf **pkts, unsigned n, struct rte_
 	return nf;
 }
 
+/* send_held's held_bytes when the caller does not know them. */
+#define BYTES_UNKNOWN UINT64_MAX
+
 /* T: send what it holds (t->held from held_off); the port may take part.
  * Counts what went; after a stop, gives up on a port that takes nothing
- * for a second.  t0: when the poll started.  Sets *sent, returns the TSC
- * when it ends. */
+ * for a second.  t0: when the poll started; held_bytes: the held packets'
+ * pkt_len sum where the caller has it (the fused poll, when P forwarded
+ * R's whole burst; apps keep lengths, pp_app.h), else BYTES_UNKNOWN.
+ * Sets *sent, returns the TSC when it ends. */
 static uint64_t
-send_held(struct pp_task *t, uint64_t t0, uint16_t *sent_out)
+send_held(struct pp_task *t, uint64_t t0, uint16_t *sent_out, uint64_t held_bytes)
 {
 	struct pp_instance_rt *in = t->inst;
 	struct pp_task_counters *c = t->ctr;
 	struct rte_mbuf **pkts = &t->held[t->held_off];
 	uint64_t bytes = 0;
-	for (unsigned i = 0; i < t->n_held; i++)
-		bytes += rte_pktmbuf_pkt_len(pkts[i]);
+	if (held_bytes == BYTES_UNKNOWN || !NDEBUG_BUILD)
+		for (unsigned i = 0; i < t->n_held; i++)
+			bytes += rte_pktmbuf_pkt_len(pkts[i]);
+	/* Builds with assertions (the sanitizer builds the tests use) check
+	 * the caller's sum: an app that changed a length would break it. */
+	assert(held_bytes == BYTES_UNKNOWN || held_bytes == bytes);
+	if (held_bytes != BYTES_UNKNOWN)
+		bytes = held_bytes;
 	uint16_t sent = rte_eth_tx_burst(in->place.tx.port, in->place.tx.queue, pkts, t->n_held);
 	for (unsigned i = sent; i < t->n_held; i++)
 		bytes -= rte_pktmbuf_pkt_len(pkts[i]);
@@ -313,7 +336,7 @@ poll_t(struct pp_task *t, uint64_t t0)
 		PP_PROF_MARK(t->ctr, pt, PP_PROF_RING);
 	}
 	uint16_t sent;
-	uint64_t end = send_held(t, t0, &sent);
+	uint64_t end = send_held(t, t0, &sent, BYTES_UNKNOWN);
 	PP_PROF_MARK(t->ctr, pt, sent != 0 ? PP_PROF_TRANSMIT : PP_PROF_BACKPRESSURE);
 	(void)sent; /* without -Dprofile=true the mark is empty */
 	return end;
@@ -321,18 +344,19 @@ poll_t(struct pp_task *t, uint64_t t0)
 
 /* R, P and T of one instance on this lcore, as one poll.  Their rings stay
  * empty; T's held packets (a port that took part of a burst) go out before
- * R receives again. */
+ * R receives again.  R receives into T's held array and P packs it in
+ * place, so the burst is never copied. */
 static uint64_t
 poll_fused(struct pp_instance_rt *in, uint64_t t0)
 {
 	struct pp_task *r = &in->tasks[PP_ROLE_R], *p = &in->tasks[PP_ROLE_P],
 		       *t = &in->tasks[PP_ROLE_T];
-	struct rte_mbuf *pkts[PP_BURST];
+	struct rte_mbuf **pkts = t->held;
 	PP_PROF_START(pt);
 
 	uint16_t sent;
 	if (unlikely(t->n_held != 0)) {
-		t0 = send_held(t, t0, &sent);
+		t0 = send_held(t, t0, &sent, BYTES_UNKNOWN);
 		PP_PROF_MARK(t->ctr, pt, t->n_held != 0 ? PP_PROF_BACKPRESSURE : PP_PROF_TRANSMIT);
 		if (t->n_held != 0)
 			return t0;
@@ -351,13 +375,16 @@ poll_fused(struct pp_instance_rt *in, uint64_t t0)
 		PP_PROF_MARK(r->ctr, pt, PP_PROF_EMPTY_POLL);
 		return rte_rdtsc();
 	}
-	if (unlikely(prefetch_and_check(pkts, n) != 0))
+	uint64_t bytes;
+	if (unlikely(prefetch_and_check(pkts, n, &bytes) != 0)) {
 		repair_burst(pkts, n, r->ctr);
+		bytes = BYTES_UNKNOWN; /* lengths repaired */
+	}
 	uint64_t t1 = rte_rdtsc();
 	bump_burst(r->ctr, n, t1 - t0);
 	PP_PROF_MARK(r->ctr, pt, PP_PROF_RECEIVE);
 
-	unsigned nf = process_burst(p, pkts, n, t->held);
+	unsigned nf = process_burst(p, pkts, n, pkts);
 	uint64_t t2 = rte_rdtsc();
 	bump_burst(p->ctr, n, t2 - t1);
 	PP_PROF_MARK(p->ctr, pt, PP_PROF_PROCESS);
@@ -365,7 +392,7 @@ poll_fused(struct pp_instance_rt *in, uint64_t t0)
 		return t2;
 	t->n_held = (uint16_t)nf;
 	t->held_off = 0;
-	uint64_t end = send_held(t, t2, &sent);
+	uint64_t end = send_held(t, t2, &sent, nf == n ? bytes : BYTES_UNKNOWN);
 	PP_PROF_MARK(t->ctr, pt, sent != 0 ? PP_PROF_TRANSMIT : PP_PROF_BACKPRESSURE);
 	(void)sent;
 	return end;

@@ -55,8 +55,12 @@ def test_fused_and_split_layouts_send_and_drop_alike(build_dir: Path, file_prefi
         for stats, outs in ((fused, fused_out), (split, split_out)):
             check_against_reference(stats, i, inps[i], outs[i])
         f, s = fused["instances"][i], split["instances"][i]
-        for k in ("rx_packets", "tx_packets", "dropped_packets", "dropped_by_reason", "queued_packets"):
+        for k in ("rx_packets", "tx_packets", "tx_bytes", "dropped_packets", "dropped_by_reason",
+                  "queued_packets"):
             assert f[k] == s[k], (i, k, f[k], s[k])
+        # T's bytes: what the output capture holds (the fused layout sums
+        # them in R's pass; the split one in T's).
+        assert f["tx_bytes"] == sum(len(p) for p in fused_out[i]) > 0
         assert sum(f["dropped_by_reason"][r] > 0 for r in REASONS) == len(REASONS), f["dropped_by_reason"]
 
     def tasks(stats: dict) -> dict[tuple[int, str], dict]:
