@@ -108,7 +108,7 @@ def measure(cmd: list[str], file_prefix: str, warmup: float, duration: float, lo
     source port counters at the end, the tail of the program's output)."""
     with open(log, "w") as out_f:  # a file, not a pipe: l3fwd prints a line per route
         p = subprocess.Popen(cmd, stdout=out_f, stderr=subprocess.STDOUT, text=True,
-                             start_new_session=True)
+                             start_new_session=True, preexec_fn=harness.die_with_parent)
     try:
         tel = Telemetry(file_prefix, startup_timeout, p)
         deadline = time.monotonic() + startup_timeout

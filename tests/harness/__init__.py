@@ -11,11 +11,11 @@ from harness.app import app_binary, eal_args, free_hugepage_mb, hugepages, run_a
 from harness.pcap import (LINKTYPE_ETHERNET, PCAP_MAGIC_US, pcap_header, pcap_record,
                           read_pcap, read_pcap_records, write_pcap, write_pcap_array)
 from harness.placement import instance, placement, two_contexts, write_placement
-from harness.process import (SANITIZER_MARKS, Result, broken_pipe_safe, catches_signal, finish,
-                             json_documents, sanitizer_env, sanitizer_reports, wait_catches_signal)
+from harness.process import (SANITIZER_MARKS, Result, broken_pipe_safe, catches_signal,
+                             die_with_parent, finish, json_documents, sanitizer_env, sanitizer_reports, wait_catches_signal)
 
 __all__ = [
-    "app_binary", "broken_pipe_safe", "catches_signal", "eal_args", "finish",
+    "app_binary", "broken_pipe_safe", "catches_signal", "die_with_parent", "eal_args", "finish",
     "free_hugepage_mb", "hugepages", "instance", "json_documents", "LINKTYPE_ETHERNET",
     "pcap_header", "PCAP_MAGIC_US", "pcap_record", "placement", "read_pcap",
     "read_pcap_records", "Result", "run_app", "sanitizer_env", "SANITIZER_MARKS",

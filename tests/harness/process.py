@@ -137,6 +137,20 @@ def json_documents(text: str) -> list[Any]:
 F = TypeVar("F", bound=Callable[..., Any])
 
 
+def die_with_parent() -> None:
+    """preexec_fn for a program a script starts in a session of its own
+    (start_new_session=True, so that a terminal's Ctrl-C reaches the script
+    only): the kernel kills the program when the script dies, however it
+    dies (SIGKILL, a timeout's SIGTERM), instead of leaving it polling a
+    core.  Linux's PR_SET_PDEATHSIG; nothing elsewhere."""
+    try:
+        import ctypes
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGKILL, 0, 0, 0)  # 1: PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+
 def broken_pipe_safe(main: F) -> F:
     """Wrap a script's main so that it behaves like a Unix tool when its
     reader goes away (`bench/x.py | head -1`): no traceback, exit status
