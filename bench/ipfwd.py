@@ -251,6 +251,7 @@ def ipfwd_instructions(exe: Path, cap: Path, tmp: Path, packets: int, tag: str) 
     runtime and app) / packets received (its own exact count).  Checks that
     net_pcap returned a full burst on every call (packets = PP_BURST x its
     calls), which l3fwd's count rests on."""
+    packets = -(-packets // BURST) * BURST  # whole bursts: R asks for no more than the limit leaves
     ctx = sorted(os.sched_getaffinity(0))[0]
     place = harness.write_placement(tmp / f"vg_{tag}.json", harness.placement(
         "ipfwd", [harness.instance(0, 0, 1, 0, ctx, ctx, ctx)], variant="l1"))
