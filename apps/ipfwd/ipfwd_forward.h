@@ -109,19 +109,17 @@ ipfwd_check_ordered(struct rte_mbuf *m, struct rte_ipv4_hdr **ipp)
 	return IPFWD_FORWARD;
 }
 
-/* The header checks: 0 (valid, *ipp set) or a drop reason.  The usual
- * frame (both headers in the first segment, IPv4, version 4, a 20-byte
- * header, a total length that fits, a right checksum by the port's flag or
- * the software's sum, TTL >= 2) passes one test with few branches and no
- * verdict order to keep; anything else is decided by ipfwd_check_ordered,
- * so the verdict is the same either way. */
-static inline uint8_t
-ipfwd_check(struct rte_mbuf *m, struct rte_ipv4_hdr **ipp)
+/* The usual frame (both headers in the first segment, IPv4, version 4, a
+ * 20-byte header, a total length that fits, a right checksum by the port's
+ * flag or the software's sum, TTL >= 2): one test with few branches and no
+ * verdict order to keep.  Its IPv4 header, or NULL for any other frame. */
+static inline struct rte_ipv4_hdr *
+ipfwd_usual(struct rte_mbuf *m)
 {
 	struct rte_ether_hdr *eth = rte_pktmbuf_mtod(m, struct rte_ether_hdr *);
 	struct rte_ipv4_hdr *ip = (struct rte_ipv4_hdr *)(eth + 1);
 	if (unlikely(rte_pktmbuf_data_len(m) < sizeof(*eth) + sizeof(*ip)))
-		return ipfwd_check_ordered(m, ipp);
+		return NULL;
 	/* EtherType and version/IHL, frame bytes 12-14, in one load. */
 	uint32_t type_vihl;
 	memcpy(&type_vihl, &eth->ether_type, sizeof(type_vihl));
@@ -132,7 +130,19 @@ ipfwd_check(struct rte_mbuf *m, struct rte_ipv4_hdr **ipp)
 		    ip->time_to_live > 1 &&
 		    (likely(ck == RTE_MBUF_F_RX_IP_CKSUM_UNKNOWN)
 				    ? ipfwd_hdr_cksum_ok(ip, sizeof(*ip))
-				    : ck == RTE_MBUF_F_RX_IP_CKSUM_GOOD))) {
+				    : ck == RTE_MBUF_F_RX_IP_CKSUM_GOOD)))
+		return ip;
+	return NULL;
+}
+
+/* The header checks: 0 (valid, *ipp set) or a drop reason.  A frame that
+ * ipfwd_usual does not pass is decided by ipfwd_check_ordered, so the
+ * verdict is the same either way. */
+static inline uint8_t
+ipfwd_check(struct rte_mbuf *m, struct rte_ipv4_hdr **ipp)
+{
+	struct rte_ipv4_hdr *ip = ipfwd_usual(m);
+	if (likely(ip != NULL)) {
 		*ipp = ip;
 		return IPFWD_FORWARD;
 	}
@@ -150,19 +160,24 @@ ipfwd_rewrite(struct rte_ipv4_hdr *ip, const struct ipfwd_next_hop *nh)
 	memcpy(eth, nh, 2 * RTE_ETHER_ADDR_LEN);
 	/* TTL minus one: its 16-bit header word (TTL, protocol) goes down by
 	 * the stored form of 0x0100 (no borrow: TTL >= 2), so RFC 1624 needs
-	 * only that difference: old word ttl_one, new word 0. */
-	const uint16_t ttl_one = RTE_BE16(0x0100);
+	 * only that difference (ipfwd_cksum_ttl_decrement). */
 	ip->time_to_live--;
-	ip->hdr_checksum = ipfwd_cksum_update_to_zero(ip->hdr_checksum, ttl_one);
+	ip->hdr_checksum = ipfwd_cksum_ttl_decrement(ip->hdr_checksum);
 }
 
 static inline uint8_t
 ipfwd_forward(struct rte_mbuf *m, const struct ipfwd_table *t)
 {
-	struct rte_ipv4_hdr *ip;
-	uint8_t v = ipfwd_check(m, &ip);
-	if (v != IPFWD_FORWARD)
-		return v;
+	/* The usual frame's header stays in a register: only the rare path
+	 * takes an address for the ordered checks to fill. */
+	struct rte_ipv4_hdr *ip = ipfwd_usual(m);
+	if (unlikely(ip == NULL)) {
+		struct rte_ipv4_hdr *checked;
+		uint8_t v = ipfwd_check_ordered(m, &checked);
+		if (v != IPFWD_FORWARD)
+			return v;
+		ip = checked;
+	}
 	ipfwd_rewrite(ip, ipfwd_lookup(t, rte_be_to_cpu_32(ip->dst_addr)));
 	return IPFWD_FORWARD;
 }

@@ -1,7 +1,8 @@
 /* RFC 1624 incremental checksum against full recomputation, on random IPv4
  * headers (20 to 60 bytes): after a TTL decrement as ipfwd does it, and
  * after arbitrary changes of any one 16-bit word; and the one-fold update
- * to zero against the general update on every checksum value. */
+ * to zero and the TTL decrement's form against the general update on every
+ * checksum value. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -64,7 +65,7 @@ main(void)
 		 * down by the stored form of 0x0100), and with the whole word. */
 		uint16_t old = word_at(h, 8);
 		h[8]--;
-		uint16_t inc = ipfwd_cksum_update_to_zero(word_at(h, 10), RTE_BE16(0x0100));
+		uint16_t inc = ipfwd_cksum_ttl_decrement(word_at(h, 10));
 		uint16_t inc_word = ipfwd_cksum_update(word_at(h, 10), old, word_at(h, 8));
 		if (inc != inc_word && failures++ < 10)
 			fprintf(stderr, "TTL: len %u by difference %04x, by word %04x\n", len, inc,
@@ -103,8 +104,17 @@ main(void)
 				fprintf(stderr, "to zero: hc %04x m %04x: %04x, general %04x\n", hc,
 					m, ipfwd_cksum_update_to_zero((uint16_t)hc, (uint16_t)m),
 					ipfwd_cksum_update((uint16_t)hc, (uint16_t)m, 0));
+	/* The TTL decrement's form against the general update, every checksum. */
+	for (uint32_t hc = 0; hc <= 0xffff; hc++)
+		if (ipfwd_cksum_ttl_decrement((uint16_t)hc) !=
+				ipfwd_cksum_update((uint16_t)hc, RTE_BE16(0x0100), 0) &&
+			differ++ < 10)
+			fprintf(stderr, "TTL decrement: hc %04x: %04x, general %04x\n", hc,
+				ipfwd_cksum_ttl_decrement((uint16_t)hc),
+				ipfwd_cksum_update((uint16_t)hc, RTE_BE16(0x0100), 0));
 	failures += differ;
-	printf("%u random headers, %u mismatches; one-fold update to zero: %u differences\n", n,
-		failures - differ, differ);
+	printf("%u random headers, %u mismatches; one-fold update to zero and TTL decrement: %u "
+	       "differences\n",
+		n, failures - differ, differ);
 	return failures != 0;
 }
