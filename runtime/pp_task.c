@@ -103,7 +103,7 @@ repair_chain(struct rte_mbuf *m, struct pp_task_counters *c)
 static inline uint32_t
 not_plain(const struct rte_mbuf *m)
 {
-	return (uint32_t)(m->nb_segs ^ 1) | (m->data_len ^ m->pkt_len);
+	return ((uint32_t)m->nb_segs ^ 1u) | ((uint32_t)m->data_len ^ m->pkt_len);
 }
 
 /* Fused R: not_plain() over the burst, in the pass that prefetches the
@@ -112,8 +112,10 @@ not_plain(const struct rte_mbuf *m)
 static inline uint32_t
 prefetch_and_check(struct rte_mbuf **pkts, unsigned n, uint64_t *bytes)
 {
-	uint32_t odd = 0;
-	uint64_t sum = 0;
+	/* 32 bits hold the sum where it is used: plain packets, each of at
+	 * most 65535 bytes (data_len), PP_BURST of them. */
+	RTE_BUILD_BUG_ON(PP_BURST > 0xffffffffu / 0xffffu);
+	uint32_t odd = 0, sum = 0;
 	for (unsigned i = 0; i < n; i++) {
 		rte_prefetch0(rte_pktmbuf_mtod(pkts[i], void *));
 		odd |= not_plain(pkts[i]);
