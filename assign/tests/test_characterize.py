@@ -179,6 +179,17 @@ def test_characterize_calibrate_validate_end_to_end(profile_build: Path, build_d
     # a correction noisier than the raw rounds says so, and which figures to read
     assert d["noisier_than_raw"] == (d["noise_cv_pct_median"] > v["noise_cv_pct_median"])
     assert ("the drift correction made the rounds noisier" in r.stdout) == d["noisier_than_raw"]
+    # every read of the rounds with its noise, and the steadiest named (no model figure in the choice)
+    assert set(d["reads"]) == {"raw", "fused reference"}
+    assert d["reads"]["raw"]["noise_cv_pct_median"] == v["noise_cv_pct_median"]
+    assert d["reads"]["fused reference"]["noise_cv_pct_median"] == d["noise_cv_pct_median"]
+    assert d["reads"]["raw"]["median_abs_err_pct"] == v["median_abs_err_pct"]
+    noisy = {k: x["noise_cv_pct_median"] for k, x in d["reads"].items()}
+    if None in noisy.values():
+        assert d["steadiest_read"] is None and "steadiest over rounds" not in r.stdout
+    else:
+        assert d["steadiest_read"] == min(noisy, key=lambda k: noisy[k])
+        assert f"steadiest over rounds: {d['steadiest_read']}" in r.stdout
     assert "drift-corrected: median abs error" in r.stdout
     used = {(q["instances"], tuple(q["contexts"])) for q in p["calibration"]["placements"]}
     assert not used & {(q["instances"], tuple(q["contexts"])) for q in v["placements"]}
@@ -208,13 +219,14 @@ def test_characterize_calibrate_validate_end_to_end(profile_build: Path, build_d
     # each reference interpolated to the placement's turn (the fused one two turns before, 1/3)
     val2 = tmp_path / "val2.json"
     r = run_assign("validate", "--workload", "ipfwd-l1", "--model-params", str(params), "--n", "5",
-                   "--packets", "20000", "--drift-reference", "both", "--build", str(build_dir),
+                   "--packets", "20000", "--reps", "2", "--drift-reference", "both", "--build", str(build_dir),
                    "--json", str(val2), timeout=300)
     assert r.returncode == 0, r.stderr
     v2 = json.loads(val2.read_text())
     d2 = v2["drift_corrected"]
     fx, xx = d2["reference"]["measured_pps"], d2["crossing_reference"]["measured_pps"]
-    assert len(fx) == len(xx) == 1 + len(v2["placements"])  # one before the first, one after each measured
+    # one before each round's first placement, one after each measured
+    assert len(fx) == len(xx) == 2 + sum(len(q["measured_reps_pps"]) for q in v2["placements"])
     assert d2["crossing_reference"]["contexts"] != d2["reference"]["contexts"]
     assert "this run's median crossing reference" in d2["scaled_to"] and "crossing reference:" in r.stdout
     flevel = float(np.median(p["calibration"]["drift"]["reference"]["measured_pps"]))
@@ -225,6 +237,14 @@ def test_characterize_calibrate_validate_end_to_end(profile_build: Path, build_d
         assert q["corrected_by"] == want
         for raw, cor in zip(q["measured_reps_pps"], q["corrected_reps_pps"], strict=True):
             assert any(abs(cor / raw - f) < 1e-9 * f for f in factors[want]), (want, raw, cor)
+    # three reads of the same rounds: raw, the fused reference alone, both; the steadiest named
+    assert set(d2["reads"]) == {"raw", "fused reference", "both references"}
+    assert d2["reads"]["both references"]["noise_cv_pct_median"] == d2["noise_cv_pct_median"]
+    assert d2["reads"]["raw"]["spearman"] == v2["spearman"]
+    noisy2 = {k: x["noise_cv_pct_median"] for k, x in d2["reads"].items()}
+    if None not in noisy2.values():
+        assert d2["steadiest_read"] == min(noisy2, key=lambda k: noisy2[k])
+        assert "the same rounds read three ways" in r.stdout
     # the model with the calibrated file answers for this workload on this machine
     r = run_assign("sample", "--backend", "model", "--model-params", str(params), "--workload", "ipfwd-l1",
                    "--instances", "2", "--allow-colocate", "--n", "20", "--db", str(tmp_path / "m.db"), "--quiet")

@@ -159,6 +159,12 @@ def test_a_crossing_reference_corrects_the_placements_with_a_split_instance() ->
     # the fused reference alone does not see the handoff: the split placements keep its steps
     fused_only = measure_rounds(PLACEMENTS, HandoffMachine(), 3, lambda s: None, "p", REF, level=5e6)
     assert noise_of([fused_only.corrected[j] for j in (1, 2)]) > 10.0
+    assert fused_only.corrected_fused is None
+    # the same rounds read with the fused reference alone (validate prints every read): the fused
+    # placements as corrected, the split ones keeping the handoff's steps
+    for j in (0, 3):
+        assert r.corrected_fused[j] == pytest.approx(r.corrected[j], rel=1e-12)
+    assert noise_of([r.corrected_fused[j] for j in (1, 2)]) > 10.0
     with pytest.raises(ValueError, match="goes with the fused one"):
         measure_rounds(PLACEMENTS, m, 1, lambda s: None, "p", None, crossing=XREF)
 

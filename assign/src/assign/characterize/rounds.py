@@ -78,6 +78,8 @@ class Rounds:
     failed: dict[int, str] = field(default_factory=dict)  # placement index -> why it was never measured
     crossing_reference: list[float] = field(default_factory=list)  # the same, of the crossing one
     corrected_by: list[str] = field(default_factory=list)  # per placement: "fused" or "crossing" (with both)
+    # with both references: every placement scaled by the fused one alone, as if that were the only one
+    corrected_fused: list[list[float]] | None = None
 
     def medians(self, corrected: bool) -> list[float]:
         src = self.corrected if corrected and self.corrected is not None else self.raw
@@ -100,6 +102,7 @@ def measure_rounds(placements: list[tuple[int, tuple]], measure: Callable[[int, 
     it could not be corrected."""
     raw: list[list[float]] = [[] for _ in placements]
     brackets: list[list[tuple[float, float]]] = [[] for _ in placements]
+    fused_brackets: list[list[tuple[float, float]]] = [[] for _ in placements]
     refs: list[float] = []
     xrefs: list[float] = []
     failed: dict[int, str] = {}
@@ -138,6 +141,7 @@ def measure_rounds(placements: list[tuple[int, tuple]], measure: Callable[[int, 
                 after = refs_now()
                 pick = 1 if by[j] == "crossing" else 0
                 brackets[j].append((before[pick], after[pick]))
+                fused_brackets[j].append((before[0], after[0]))
                 tail += f"; reference {before[0]:,.0f} before, {after[0]:,.0f} after (measured)"
                 if crossing is not None:
                     tail += (f", crossing {before[1]:,.0f} before, {after[1]:,.0f} after (measured; this "
@@ -160,6 +164,12 @@ def measure_rounds(placements: list[tuple[int, tuple]], measure: Callable[[int, 
         corrected = [[v * levels[by[j]] / float(a ** w_before[by[j]] * b ** (1 - w_before[by[j]]))
                       for v, (a, b) in zip(raw[j], brackets[j])]
                      for j in range(len(placements))]
+        if crossing is not None:
+            wf = w_before["fused"]
+            corrected_fused = [[v * levels["fused"] / float(a ** wf * b ** (1 - wf))
+                                for v, (a, b) in zip(raw[j], fused_brackets[j])]
+                               for j in range(len(placements))]
+            return Rounds(raw, corrected, refs, failed, xrefs, by, corrected_fused)
     return Rounds(raw, corrected, refs, failed, xrefs, by if reference is not None else [])
 
 

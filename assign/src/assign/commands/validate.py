@@ -39,7 +39,10 @@ def register(sub) -> argparse.ArgumentParser:
                         "when calibrate used --drift-reference; else this run's) over the references around "
                         "it (drift-corrected, printed beside the raw figures; doubles the measurements); "
                         "--drift-reference both: also a crossing one (each instance split over two contexts) "
-                        "for the placements with a split instance, scaled likewise (triples them)")
+                        "for the placements with a split instance, scaled likewise (triples them). "
+                        "With --reps 2 or more, every read of the rounds (raw, the fused reference alone, both) "
+                        "is printed with its noise over rounds, and the steadiest is named: chosen by the "
+                        "repeated measurements alone (JSON: drift_corrected.reads, steadiest_read)")
     p.add_argument("--top", type=at_least(0), default=0, metavar="K",
                    help="also measure, in the same rounds, the model's K best-ranked placements of "
                         f"{TOP_POOL:,} other random ones (all of them where there are fewer), and report their "
@@ -210,6 +213,24 @@ def run(args: argparse.Namespace) -> int:
             print(f"the drift correction made the rounds noisier ({cnoise:.1f}% against {noise:.1f}% raw): the "
                   "machine was steadier than the reference(s) during this run, and the raw figures are the "
                   "better read")
+        # every read of the same rounds, and the steadiest over rounds: a choice made from the repeated
+        # measurements alone (no model figure enters it), so it does not flatter the model
+        reads = {"raw": reps, ("both references" if crossing else "fused reference"): creps}
+        if rounds.corrected_fused is not None:
+            reads["fused reference"] = [rounds.corrected_fused[j] for j in kept]
+        drift["reads"] = {name: {**compare(predicted, [float(np.median(v)) for v in r]),
+                                 "noise_cv_pct_median": noise_of(r)} for name, r in reads.items()}
+        noisy = {name: d["noise_cv_pct_median"] for name, d in drift["reads"].items()}
+        drift["steadiest_read"] = (min(noisy, key=lambda k: noisy[k])
+                                   if all(v is not None for v in noisy.values()) else None)
+        if drift["steadiest_read"] is not None:
+            print("the same rounds read three ways" if len(reads) == 3 else "the same rounds read two ways",
+                  "(noise over rounds, measured; errors modelled vs measured): "
+                  + "; ".join(f"{name}: noise {d['noise_cv_pct_median']:.1f}%, median {d['median_abs_err_pct']:.1f}%, "
+                              f"p90 {d['p90_abs_err_pct']:.1f}%, Spearman {d['spearman']:.3f}"
+                              for name, d in sorted(drift["reads"].items(), key=lambda kv: noisy[kv[0]])))
+            print(f"steadiest over rounds: {drift['steadiest_read']} (chosen by the repeated measurements alone, "
+                  "no model figure)")
         if top is not None and top.get("corrected_median_abs_err_pct") is not None:
             print(f"the model's top {args.top}, drift-corrected: median abs error "
                   f"{top['corrected_median_abs_err_pct']:.1f}% (raw {top['median_abs_err_pct']:.1f}%; not in the "
