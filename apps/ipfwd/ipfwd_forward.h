@@ -72,8 +72,8 @@ ipfwd_peek_dst(const struct rte_mbuf *m, uint32_t *dst_host)
 }
 
 /* The header checks one by one, in the order that decides the verdict:
- * 0 (valid, *ipp set) or a drop reason.  Every frame that the fast test in
- * ipfwd_check does not pass comes here. */
+ * 0 (valid, *ipp set) or a drop reason.  Every frame that ipfwd_usual
+ * does not pass comes here. */
 static __rte_noinline uint8_t
 ipfwd_check_ordered(struct rte_mbuf *m, struct rte_ipv4_hdr **ipp)
 {
