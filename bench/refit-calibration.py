@@ -5,8 +5,12 @@ and without its contrast placements (characterize/fit.py,
 contrast_placements), and with each form of the modelled throughput (the
 model's "throughput": equal-packets, what calibrate writes, instances x the
 slowest instance's rate as a --packets window measures it; or sum, the
-instances' rates added, the form before), and scores every fit on the same
-stored `assign validate --top K` measurements.  Nothing is measured: the machine's drift between two
+instances' rates added, the form before), with and without return_ns (what
+an R task pays per buffer that comes back from another context: calibrate
+fits it since 2026-11-25; the row "e-p + return_ns" is what it writes now),
+and scores every fit on the same stored `assign validate --top K`
+measurements.  Runs calibrated with `--drift-reference both` are replayed
+with both references.  Nothing is measured: the machine's drift between two
 calibrations (tens of percent over minutes on a shared box) would swamp the
 difference a fitting choice makes.
 
@@ -57,18 +61,22 @@ def replay(cal: dict, drop: set[str], path: str) -> tuple[Callable[[int, tuple],
     refs = cal.get("drift", {}).get("reference", {}).get("measured_pps")
     if not refs:
         sys.exit(f"{path}: no drift reference values; replaying needs a calibration run with --drift-reference")
+    # --drift-reference both: the crossing reference was measured after the fused one each time
+    xrefs = cal["drift"].get("crossing_reference", {}).get("measured_pps")
     reps = len(pl[0]["measured_reps_pps"])
     n = len(pl)
-    if len(refs) != reps * (n + 1) or any(len(q["measured_reps_pps"]) != reps for q in pl):
+    if (len(refs) != reps * (n + 1) or (xrefs is not None and len(xrefs) != len(refs))
+            or any(len(q["measured_reps_pps"]) != reps for q in pl)):
         sys.exit(f"{path}: {len(refs)} reference values for {n} placements in {reps} rounds (expected "
                  f"{reps * (n + 1)}): a placement failed in some round; not replayable")
     seq: list[float] = []
     for r in range(reps):
         ref_r = refs[r * (n + 1):(r + 1) * (n + 1)]
-        seq.append(ref_r[0])
+        x_r = xrefs[r * (n + 1):(r + 1) * (n + 1)] if xrefs is not None else None
+        seq += [ref_r[0]] + ([x_r[0]] if x_r else [])
         for j, q in enumerate(pl):
             if q.get("kind", "random") not in drop:
-                seq += [q["measured_reps_pps"][r], ref_r[j + 1]]
+                seq += [q["measured_reps_pps"][r], ref_r[j + 1]] + ([x_r[j + 1]] if x_r else [])
     it = iter(seq)
     return (lambda k, ctx: next(it)), reps
 
@@ -101,29 +109,31 @@ def main() -> int:
     if doc["calibrated_for"]["workload"] != a.workload or val.get("workload") != a.workload:
         sys.exit(f"--workload {a.workload}: the calibration is for {doc['calibrated_for']['workload']}, "
                  f"the validation for {val.get('workload')}")
-    if "crossing_reference" in cal.get("drift", {}):
-        sys.exit(f"{a.calibration}: calibrated with --drift-reference both; this script replays runs with the "
-                 "fused reference alone")
+    drift = "both" if "crossing_reference" in cal.get("drift", {}) else True
     kinds = {q.get("kind", "random") for q in cal["placements"]}
     n_random = sum(q.get("kind", "random") == "random" for q in cal["placements"])
     defaults = json.loads(resources.files("assign").joinpath("data", "model_params.json").read_text())
     top = val.get("model_top", {}).get("placements", [])
     stored = doc["workloads"][a.workload].get("throughput", "sum")
-    fits = [(f"random only, {tp}", set(CONTRASTS), tp) for tp in THROUGHPUTS]
+    fits = [(f"random only, {tp}", set(CONTRASTS), tp, False) for tp in THROUGHPUTS]
     if kinds & set(CONTRASTS):
-        fits += [(f"+ contrasts, {tp}", set(), tp) for tp in THROUGHPUTS]
+        fits += [(f"+ contrasts, {tp}", set(), tp, False) for tp in THROUGHPUTS]
+    # the form calibrate writes now: equal packets and return_ns, with the contrasts where measured
+    last = fits[-1][1]
+    fits.append((f"{'random only' if last else '+ contrasts'}, e-p + return_ns", last, "equal-packets", True))
     print(f"{a.workload}: {n_random} random calibration placements, contrasts: "
           f"{', '.join(sorted(kinds & set(CONTRASTS))) or 'none'}; validation n {len(val['placements'])}, "
           f"model top {len(top)} (refitted from stored measurements; errors computed, drift-corrected); "
           f"the stored calibration's throughput: {stored}")
-    print(f"{'fit':28} {'cal err %':>9} {'val median %':>12} {'val p90 %':>9} {'Spearman':>8} {'top median %':>12}")
+    print(f"{'fit':34} {'cal err %':>9} {'val median %':>12} {'val p90 %':>9} {'Spearman':>8} {'top median %':>12}")
     real = fit_mod.contrast_placements
     try:
-        for label, drop, tp in fits:
+        for label, drop, tp, ret in fits:
             fit_mod.contrast_placements = (lambda t, m: []) if drop else real
             measure, reps = replay(cal, drop, a.calibration)
             out = fit_mod.fit(topo, a.workload, char, defaults["workloads"][a.workload], measure, n_random,
-                              log=lambda s: None, reps=reps, drift_reference=True, throughput=tp)
+                              log=lambda s: None, reps=reps, drift_reference=drift, throughput=tp,
+                              buffer_return=ret)
             got = [(q["instances"], tuple(q["contexts"])) for q in out["calibration"]["placements"]]
             want = [(q["instances"], tuple(q["contexts"])) for q in cal["placements"]
                     if q.get("kind", "random") not in drop]
@@ -133,7 +143,7 @@ def main() -> int:
             p = out["workloads"][a.workload]
             med, p90, rho = score(topo, a.workload, p, val["placements"])
             tmed = score(topo, a.workload, p, top)[0] if top else float("nan")
-            print(f"{label:28} {out['calibration']['median_abs_err_pct']:9.1f} {med:12.1f} {p90:9.1f} "
+            print(f"{label:34} {out['calibration']['median_abs_err_pct']:9.1f} {med:12.1f} {p90:9.1f} "
                   f"{rho:8.3f} {tmed:12.1f}")
     finally:
         fit_mod.contrast_placements = real

@@ -128,6 +128,38 @@ def test_equal_packets_throughput_is_instances_times_the_slowest():
     assert not ModelParams.from_dict(d, "(test)").equal_packets
 
 
+def test_return_ns_charges_r_for_each_buffer_from_another_context():
+    # no communication cost, return_ns 40: R pays 40 times the share of its buffers that its
+    # context's T tasks did not free, or that their P wrote on another context (each task's own
+    # cost, before timesharing adds up a context's tasks)
+    from dataclasses import replace
+
+    topo = get_machine(topology="core:2 pu:1")
+    p = replace(_tiny_params([0] * 5, 0.0), fusion=True, return_ns=40.0)
+
+    def r_costs(k: int, ctx: list[list[int]]) -> list[list[float]]:
+        _, cost = ModelBackend(topo, Workload("ipfwd-l1", k), p).predict(np.array(ctx))
+        b = ModelBackend(topo, Workload("ipfwd-l1", k), replace(p, return_ns=0.0)).predict(np.array(ctx))[1]
+        return (cost - b)[:, 0::3].tolist()
+
+    # one instance: fused, nothing comes back from elsewhere; P alone on context 1 (R and T on 0: T
+    # frees what P wrote there); T alone on 1 (R's buffers are freed there); R alone on 1
+    assert r_costs(1, [[0, 0, 0], [0, 1, 0], [0, 0, 1], [1, 0, 0]]) == [[0.0], [40.0], [40.0], [40.0]]
+    # two instances crossing (R and T on one context, P on the other): every buffer was written
+    # elsewhere; two instances each with T on the other context but P beside R, and the frees
+    # balance: each context's R takes what the other instance's T freed, written on the other context
+    assert r_costs(2, [[0, 1, 0, 1, 0, 1], [0, 0, 1, 1, 1, 0]]) == [[40.0, 40.0], [40.0, 40.0]]
+    # four instances, two T and two R per context, half of each context's frees written elsewhere
+    assert r_costs(4, [[1, 0, 0, 1, 1, 0, 0, 1, 1, 0, 0, 1]]) == [[20.0] * 4]
+    # three R on context 0, one T there (its P on 0): one of three buffers local and clean
+    assert r_costs(3, [[0, 0, 0, 0, 1, 1, 0, 1, 1]]) == [[pytest.approx(80 / 3)] * 3]
+    d = {"roles": {r: {"base_ns": 1, "demand": {}, "sensitivity": {}} for r in "RPT"},
+         "comm_ns": {lvl: 0 for lvl in ("pu", "pipeline", "core", "chip", "machine")}}
+    with pytest.raises(ModelError, match="return_ns -1"):
+        ModelParams.from_dict({**d, "return_ns": -1}, "(test)")
+    assert ModelParams.from_dict(d, "(test)").return_ns == 0.0
+
+
 def test_results_are_modelled_and_noise_is_seeded_per_draw(t2):
     m = ModelBackend(t2, Workload("ipfwd-mem"), noise_rel_sd=0.01, seed=4)
     ctx = draws(2, 0, 2, 24, 64)

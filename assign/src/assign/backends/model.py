@@ -10,6 +10,8 @@ For task i of a workload on context v_i (levels pu, pipeline, core, chip):
                            + residual_l * (total_l(i) - demand_l(i)))
     comm_i     = sum over the stage neighbours j of i of comm_ns[dist(v_i, v_j)]
     cost_i     = base_ns(i) * slowdown_i + comm_i          (ns per packet)
+                 + return_ns * remote(v_i) for an R task (_remote_buffers: the
+                 share of its buffers that come back from another context)
 
 where dist is the lowest level the two contexts share (with "fusion": true,
 an instance whose three tasks share one context pays none: the runtime
@@ -62,6 +64,8 @@ class ModelParams:
     # backend's --packets window), so the workload's rate is all their packets over the time the
     # slowest instance takes: instances x the slowest one's rate.  "sum" (absent): their rates added
     equal_packets: bool = False
+    # "return_ns": what an R task pays per packet for a buffer from another context (see predict)
+    return_ns: float = 0.0
 
     @staticmethod
     def from_dict(d: dict, where: str) -> "ModelParams":
@@ -88,12 +92,15 @@ class ModelParams:
             throughput = d.get("throughput", "sum")
             if throughput not in ("sum", "equal-packets"):
                 raise ValueError(f"throughput {throughput!r} (known: sum, equal-packets)")
+            return_ns = float(d.get("return_ns", 0.0))
+            if not return_ns >= 0:
+                raise ValueError(f"return_ns {return_ns} (expected >= 0)")
         except (KeyError, TypeError, ValueError) as e:
             raise ModelError(f"model parameters {where}: missing or bad entry {e}") from None
         if (base <= 0).any() or (demand < 0).any() or (sens < 0).any() or (resid < 0).any() or (comm < 0).any() or noise < 0:
             raise ModelError(f"model parameters {where}: costs must be > 0, demands/sensitivities/noise >= 0")
         return ModelParams(base, demand, sens, resid, comm, noise, sharing == "timeshare", span, share, fusion,
-                           throughput == "equal-packets")
+                           throughput == "equal-packets", return_ns)
 
 
 def params_digest(p: ModelParams) -> str:
@@ -205,6 +212,8 @@ class ModelBackend:
                 pay = pay * unfused
             cost[:, src::3] += pay
             cost[:, src + 1::3] += pay
+        if self.params.return_ns > 0:
+            cost[:, 0::3] += self.params.return_ns * self._remote_buffers(ctx, row_offset, n_ids)
         if self.params.pu_timeshare:
             # round-robin polling: a context serves one burst of each of its
             # tasks in turn, so each of them waits for the work of all
@@ -223,6 +232,24 @@ class ModelBackend:
         rate = 1e9 / slowest
         throughput = rate.shape[1] * rate.min(axis=1) if self.params.equal_packets else rate.sum(axis=1)
         return throughput, cost
+
+    def _remote_buffers(self, ctx: np.ndarray, row_offset: np.ndarray, n_ids: int) -> np.ndarray:
+        """(B, instances): the share of the buffers each R task's port fills that come from
+        another context.  The instances share one buffer pool with a cache per context: T
+        frees into its context's cache and R takes from its own.  A context's R tasks get
+        the buffers its T tasks freed, up to as many as they need (the rest come from the
+        other contexts); of those, the ones whose P ran on another context wrote their
+        headers there.  Either way R's port rewrites cache lines another context holds."""
+        b = ctx.shape[0]
+        r, p, t = ctx[:, 0::3] + row_offset, ctx[:, 1::3], ctx[:, 2::3] + row_offset
+        size = b * n_ids
+        n_r = np.bincount(r.ravel(), minlength=size)
+        n_f = np.bincount(t.ravel(), minlength=size)
+        n_fd = np.bincount(t.ravel(), weights=(p != ctx[:, 2::3]).ravel().astype(float), minlength=size)
+        local = np.minimum(n_f, n_r)
+        dirty = np.divide(n_fd, n_f, out=np.zeros(size), where=n_f > 0)
+        remote = np.divide(local * dirty + np.maximum(n_r - n_f, 0), n_r, out=np.zeros(size), where=n_r > 0)
+        return remote[r]
 
     def _noise(self, keys: Sequence[int]) -> np.ndarray:
         if self.noise == 0:

@@ -37,6 +37,19 @@ What each parameter comes from:
                          over two contexts of a machine with other load is many
                          times slower, its stages run only while both contexts
                          give them time)
+  return_ns              fitted on the placements: what an R task pays per packet
+                         for a buffer that comes back from another context
+                         (backends/model.py, _remote_buffers: the instances share
+                         one pool with a cache per context; R's port rewrites the
+                         buffer's lines, which another context's T freed or P
+                         wrote).  Measured with the profile build (ipfwd-l1,
+                         2026-11-25): R's receive took 27.5 cycles per packet with
+                         P on its context and 72 with P on the other.  Without it
+                         the model put every split placement at one cost, where
+                         one split instance ran at 26-34 Mpps and four balanced
+                         ones, each context refilling buffers its own T freed,
+                         at 48-54 (val23); held out, it took ipfwd-l1's p90
+                         error from 32.6% to 17.7%
   throughput             "equal-packets": calibrate and validate measure --packets
                          windows (the same packet count per instance, the window
                          ends when the slowest instance is done), so the modelled
@@ -132,9 +145,12 @@ def predict(topo: Topology, workload: str, params: dict, placements: list[tuple[
     mp = ModelParams.from_dict(params, "(calibration)")
     lut = {int(o): i for i, o in enumerate(topo.os_index)}
     out = np.empty(len(placements))
-    for j, (k, ctx) in enumerate(placements):
+    by_k: dict[int, list[int]] = {}
+    for j, (k, _) in enumerate(placements):
+        by_k.setdefault(k, []).append(j)
+    for k, js in by_k.items():  # one backend and one batch per instance count
         be = ModelBackend(topo, Workload(workload, k), mp, noise_rel_sd=0.0)
-        out[j] = be.predict(np.array([[lut[c] for c in ctx]]))[0][0]
+        out[js] = be.predict(np.array([[lut[c] for c in placements[j][1]] for j in js]))[0]
     return out
 
 
@@ -188,17 +204,20 @@ def initial_params(char: dict, defaults: dict, throughput: str = "equal-packets"
 # slowdown per task at the level beside the context
 COMM_MAX = 0.5
 RESIDUAL_MAX = 0.1
+# bound of return_ns, a multiple of the largest base cost
+RETURN_MAX = 4.0
 
 
 def fit(topo: Topology, workload: str, char: dict, defaults: dict,
         measure: Callable[[int, tuple], float], n_placements: int, log=print, reps: int = 1,
         drift_reference: bool | str | None = None, throughput: str = "equal-packets",
-        max_instances: int = MAX_INSTANCES) -> dict:
+        max_instances: int = MAX_INSTANCES, buffer_return: bool = True) -> dict:
     """The calibrated parameter file (dict) for `workload` on `topo`; with
     drift_reference ("fused", or True; "both": the crossing reference too),
     fitted to the drift-corrected medians (rounds.py).
-    throughput "sum" fits the model's form before equal-packets (for
-    bench/refit-calibration.py's comparison)."""
+    throughput "sum" fits the model's form before equal-packets, and
+    buffer_return False the form before return_ns (for
+    bench/refit-calibration.py's comparisons)."""
     from scipy.optimize import least_squares
 
     from .rounds import crossing_reference_placement, measure_rounds, noise_of, reference_placement
@@ -226,12 +245,15 @@ def fit(topo: Topology, workload: str, char: dict, defaults: dict,
     os_idx = [int(o) for o in topo.os_index]
     n_ctx = len(os_idx)
 
-    def solve(n_share: int, ring: bool):
+    def solve(n_share: int, ring: bool, ret: bool):
         """Least squares on log throughput with n_share context shares (one for all
-        contexts, or one per context), and comm_ns.pu fitted (ring) or 0."""
+        contexts, or one per context), comm_ns.pu fitted (ring) or 0, and
+        return_ns fitted (ret) or left out."""
         def with_x(x: np.ndarray) -> dict:
             q = {**params, "roles": {r: dict(params["roles"][r]) for r in ROLES},
                  "comm_ns": dict(params["comm_ns"])}
+            if ret:
+                q["return_ns"] = float(x[2 + 2 * len(present)])
             for r in ROLES:
                 q["roles"][r]["base_ns"] = base0[r] * float(np.exp(x[0]))
             q["residual"] = dict(params["residual"])
@@ -251,12 +273,14 @@ def fit(topo: Topology, workload: str, char: dict, defaults: dict,
         # comm and residual beside the context start at 0 and may grow only a little: with a handful of
         # noisy placements they trade off against the scale and the shares (a fit to the bounds otherwise)
         cmax = COMM_MAX * max(base0.values())
-        x0 = np.array([0.0] + [0.0, 0.0] * len(present) + [0.0] + [np.log(0.5)] + [0.0] * n_share)
-        lo = np.array([np.log(0.01)] + [0.0, 0.0] * len(present) + [0.0] + [np.log(1e-3)]
+        rmax = [RETURN_MAX * max(base0.values())] if ret else []  # return_ns, only where fitted
+        x0 = np.array([0.0] + [0.0, 0.0] * len(present) + [0.0] + [0.0] * len(rmax) + [np.log(0.5)]
+                      + [0.0] * n_share)
+        lo = np.array([np.log(0.01)] + [0.0, 0.0] * len(present) + [0.0] + [0.0] * len(rmax) + [np.log(1e-3)]
                       + [np.log(1e-3)] * n_share)
         # comm_ns.pu off: held at 0 (least_squares wants lo < hi) and not counted as a parameter
-        hi = np.array([np.log(100.0)] + [cmax, RESIDUAL_MAX] * len(present) + [cmax if ring else 1e-9] + [0.0]
-                      + [0.0] * n_share)
+        hi = np.array([np.log(100.0)] + [cmax, RESIDUAL_MAX] * len(present) + [cmax if ring else 1e-9] + rmax
+                      + [0.0] + [0.0] * n_share)
         sol = least_squares(residuals, np.clip(x0, lo, hi), bounds=(lo, hi), diff_step=1e-2)
         rss = float(np.sum(sol.fun ** 2))
         n = len(placements)
@@ -266,7 +290,7 @@ def fit(topo: Topology, workload: str, char: dict, defaults: dict,
         return with_x(sol.x), sol, aic
 
     shapes = [(1, False), (1, True)] + ([(n_ctx, False), (n_ctx, True)] if n_ctx > 1 else [])
-    fits = {shape: solve(*shape) for shape in shapes}
+    fits = {shape: solve(*shape, buffer_return) for shape in shapes}
     best = min(fits, key=lambda shape: fits[shape][2])
     params, sol, _ = fits[best]
     shares_kind = "one per context" if best[0] > 1 else "one for every context"
@@ -275,6 +299,10 @@ def fit(topo: Topology, workload: str, char: dict, defaults: dict,
         "on the calibration placements, estimated: "
         + ", ".join(f"{'one per context' if k > 1 else 'one for every context'} with comm_ns.pu "
                     f"{'fitted' if r else '0'} {fits[(k, r)][2]:.1f}" for k, r in shapes) + ")")
+    if buffer_return:
+        status["return_ns"] = (f"calibrated (fitted on {len(placements)} measured placements: an R task's cost "
+                               "per buffer that comes back from another context, whose cache lines its port "
+                               "rewrites)")
     status["span_factor"] = f"calibrated (fitted on {len(placements)} measured placements)"
     status["context_share"] = f"calibrated ({shares_kind}, chosen by Akaike's criterion; fitted on " \
                               f"{len(placements)} measured placements; the machine's other load at the time)"
@@ -311,6 +339,7 @@ def fit(topo: Topology, workload: str, char: dict, defaults: dict,
     log(f"fit: scale on base_ns {np.exp(sol.x[0]):.3f}, span_factor {params['span_factor']:.3f}, context_share "
         + ", ".join(f"{o}: {v:.3f}" for o, v in params["context_share"].items()) + ", "
         + f"comm_ns.pu {params['comm_ns']['pu']:.1f}, "
+        + (f"return_ns {params['return_ns']:.1f}, " if "return_ns" in params else "")
         + ", ".join(f"comm_ns.{lvl} {params['comm_ns'][lvl]:.1f}, residual.{lvl} {params['residual'][lvl]:.3f}"
                     for lvl in present)
         + f"; median abs error on the calibration placements {np.median(err):.1f}% (estimated)")
