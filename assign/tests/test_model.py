@@ -188,3 +188,18 @@ def test_packaged_parameters_cover_every_workload():
     for name in WORKLOADS:
         p = load_params(name)
         assert (p.base_ns > 0).all()
+
+
+def test_a_model_from_before_return_ns_keeps_its_digest():
+    # runs stored with --model-params are named by this digest: the term added later must not
+    # change it where it is unset, or those runs would no longer continue
+    import hashlib
+    from dataclasses import replace
+
+    from assign.backends.model import params_digest
+
+    p = _tiny_params([1, 2, 3, 4, 5], 0.5)
+    before = {k: (v.tolist() if isinstance(v, np.ndarray) else v) for k, v in vars(p).items() if k != "return_ns"}
+    old = hashlib.sha256(json.dumps(before, sort_keys=True, default=str).encode()).hexdigest()[:16]
+    assert params_digest(p) == old
+    assert params_digest(replace(p, return_ns=3.0)) != old

@@ -107,6 +107,10 @@ def params_digest(p: ModelParams) -> str:
     """The first 16 hex digits of the SHA-256 of every parameter's value: what identifies a
     model, wherever its file lies."""
     fields = {k: (v.tolist() if isinstance(v, np.ndarray) else v) for k, v in vars(p).items()}
+    # a term added later counts only where set, so that a model from before it keeps its digest
+    # and its stored runs continue
+    if fields["return_ns"] == 0.0:
+        del fields["return_ns"]
     return hashlib.sha256(json.dumps(fields, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
