@@ -86,7 +86,7 @@ def main() -> int:
             for name, ret in FORMS:
                 doc = fit_mod.fit(topo, a.workload, char, defaults["workloads"][a.workload],
                                   lambda k, c: measured[(k, tuple(c))], len(train), log=lambda s: None,
-                                  buffer_return=ret)
+                                  fit_return=ret)
                 p = doc["workloads"][a.workload]
                 f = compare(fit_mod.predict(topo, a.workload, p, test), [measured[x] for x in test])
                 out[name].append((f["median_abs_err_pct"], f["p90_abs_err_pct"], f["spearman"],

@@ -133,7 +133,7 @@ def main() -> int:
             measure, reps = replay(cal, drop, a.calibration)
             out = fit_mod.fit(topo, a.workload, char, defaults["workloads"][a.workload], measure, n_random,
                               log=lambda s: None, reps=reps, drift_reference=drift, throughput=tp,
-                              buffer_return=ret)
+                              fit_return=ret)
             got = [(q["instances"], tuple(q["contexts"])) for q in out["calibration"]["placements"]]
             want = [(q["instances"], tuple(q["contexts"])) for q in cal["placements"]
                     if q.get("kind", "random") not in drop]

@@ -211,12 +211,12 @@ RETURN_MAX = 4.0
 def fit(topo: Topology, workload: str, char: dict, defaults: dict,
         measure: Callable[[int, tuple], float], n_placements: int, log=print, reps: int = 1,
         drift_reference: bool | str | None = None, throughput: str = "equal-packets",
-        max_instances: int = MAX_INSTANCES, buffer_return: bool = True) -> dict:
+        max_instances: int = MAX_INSTANCES, fit_return: bool = True) -> dict:
     """The calibrated parameter file (dict) for `workload` on `topo`; with
     drift_reference ("fused", or True; "both": the crossing reference too),
     fitted to the drift-corrected medians (rounds.py).
     throughput "sum" fits the model's form before equal-packets, and
-    buffer_return False the form before return_ns (for
+    fit_return False the form before return_ns (for
     bench/refit-calibration.py's comparisons)."""
     from scipy.optimize import least_squares
 
@@ -290,7 +290,7 @@ def fit(topo: Topology, workload: str, char: dict, defaults: dict,
         return with_x(sol.x), sol, aic
 
     shapes = [(1, False), (1, True)] + ([(n_ctx, False), (n_ctx, True)] if n_ctx > 1 else [])
-    fits = {shape: solve(*shape, buffer_return) for shape in shapes}
+    fits = {shape: solve(*shape, fit_return) for shape in shapes}
     best = min(fits, key=lambda shape: fits[shape][2])
     params, sol, _ = fits[best]
     shares_kind = "one per context" if best[0] > 1 else "one for every context"
@@ -299,7 +299,7 @@ def fit(topo: Topology, workload: str, char: dict, defaults: dict,
         "on the calibration placements, estimated: "
         + ", ".join(f"{'one per context' if k > 1 else 'one for every context'} with comm_ns.pu "
                     f"{'fitted' if r else '0'} {fits[(k, r)][2]:.1f}" for k, r in shapes) + ")")
-    if buffer_return:
+    if fit_return:
         status["return_ns"] = (f"calibrated (fitted on {len(placements)} measured placements: an R task's cost "
                                "per buffer that comes back from another context, whose cache lines its port "
                                "rewrites)")
