@@ -64,6 +64,8 @@ def main() -> int:
         sys.exit(f"bench/model-holdout.py: {e}")
     if val.get("workload") != a.workload:
         sys.exit(f"--workload {a.workload}: {a.validation} is a validation of {val.get('workload')}")
+    if char.get("workload") != a.workload:
+        sys.exit(f"--workload {a.workload}: {a.characterization} characterizes {char.get('workload')}")
     topo = get_machine("local")
     defaults = json.loads(resources.files("assign").joinpath("data", "model_params.json").read_text())
     rows = val["placements"] + val.get("model_top", {}).get("placements", [])

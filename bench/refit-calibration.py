@@ -109,6 +109,8 @@ def main() -> int:
     if doc["calibrated_for"]["workload"] != a.workload or val.get("workload") != a.workload:
         sys.exit(f"--workload {a.workload}: the calibration is for {doc['calibrated_for']['workload']}, "
                  f"the validation for {val.get('workload')}")
+    if char.get("workload") != a.workload:
+        sys.exit(f"--workload {a.workload}: {a.characterization} characterizes {char.get('workload')}")
     drift = "both" if "crossing_reference" in cal.get("drift", {}) else True
     kinds = {q.get("kind", "random") for q in cal["placements"]}
     n_random = sum(q.get("kind", "random") == "random" for q in cal["placements"])
