@@ -131,6 +131,11 @@ def test_characterize_calibrate_validate_end_to_end(profile_build: Path, build_d
     # every instance forwards the same packets in a --packets window: the file models that, and says so
     assert p["workloads"]["ipfwd-l1"]["throughput"] == "equal-packets"
     assert "slowest" in p["calibration"]["status"]["throughput"]
+    # what R pays for a buffer from another context: fitted within its bound, said in the file and the output
+    ret = p["workloads"]["ipfwd-l1"]["return_ns"]
+    assert 0 <= ret <= 4.0 * max(p["workloads"]["ipfwd-l1"]["roles"][r]["base_ns"] for r in "RPT") / \
+        p["calibration"]["scale"] * 1.000001
+    assert p["calibration"]["status"]["return_ns"].startswith("calibrated (fitted") and "return_ns" in r.stdout
     # each context's steadiness, from the characterization, kept for validate to print
     for key in ("steadiness", "steadiness_memory"):
         assert p["calibration"]["characterization"][f"{key}_cv_pct"] == {
