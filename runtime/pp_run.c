@@ -340,6 +340,7 @@ create_instances(struct run *r)
 		int socket = (int)rte_lcore_to_socket_id(
 			r->rt->lcore_of_context[in->place.context[PP_ROLE_P]]);
 		snprintf(name, sizeof(name), "pp%u_rp%u", r->rt->n_runs, i);
+		in->rx_pool = r->rt->pool;
 		in->r_to_p = rte_ring_create(
 			name, r->opts->ring_size, socket, RING_F_SP_ENQ | RING_F_SC_DEQ);
 		snprintf(name, sizeof(name), "pp%u_pt%u", r->rt->n_runs, i);

@@ -52,7 +52,8 @@ struct pp_task {
 struct pp_instance_rt {
 	struct pp_instance_placement place;
 	struct rte_ring *r_to_p, *p_to_t;
-	uint64_t packet_limit; /* 0 = none */
+	struct rte_mempool *rx_pool; /* the pool R's rx queue fills buffers from */
+	uint64_t packet_limit;       /* 0 = none */
 	const struct pp_app *app;
 	void *app_task_state;
 	unsigned tx_failed_reason; /* index into dropped[] for T's failures */
