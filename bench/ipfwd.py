@@ -464,6 +464,14 @@ def main(argv: list[str] | None = None) -> int:
           "doing the same check in software, the comparison at equal work")
     print("P cyc/pkt: TSC cycles of P's polls that moved packets / packets P processed; R+P+T cyc/pkt: the three "
           "tasks' cycles / packets received (measured, runtime counters; fused, P's share is the app's burst work)")
+    split = [row for row in rows if "P alone" in row.name]
+    if split:
+        print()
+        print("P alone, every round: Mpps @ P cycles per packet (measured). On a VM whose host sometimes runs the "
+              "two virtual CPUs far apart, P alone moves between two modes within seconds; P's cycles per packet "
+              "(its waits on lines from R's context) tell the runs apart better than a probe before the run does")
+        for row in split:
+            print(f"  {row.name:42} " + ", ".join(f"{x / 1e6:.1f} @ {c:.0f}" for x, c in zip(row.pps, row.cpp)))
     if instr:
         print()
         print(f"{'':44} {'instructions/packet (measured, callgrind)':>42} {'x l3fwd':>8}")
