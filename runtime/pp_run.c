@@ -329,18 +329,18 @@ plan_tasks(struct run *r)
 	return 0;
 }
 
-/* Per instance: the two SP/SC rings and the app's task state. */
+/* Per instance: its rx pool, the two SP/SC rings and the app's task state. */
 static int
 create_instances(struct run *r)
 {
 	const struct pp_app *app = r->rt->app;
 	for (unsigned i = 0; i < r->n; i++) {
 		struct pp_instance_rt *in = &r->inst[i];
+		in->rx_pool = r->rt->pool; /* the one pool every rx queue fills from */
 		char name[RTE_RING_NAMESIZE];
 		int socket = (int)rte_lcore_to_socket_id(
 			r->rt->lcore_of_context[in->place.context[PP_ROLE_P]]);
 		snprintf(name, sizeof(name), "pp%u_rp%u", r->rt->n_runs, i);
-		in->rx_pool = r->rt->pool;
 		in->r_to_p = rte_ring_create(
 			name, r->opts->ring_size, socket, RING_F_SP_ENQ | RING_F_SC_DEQ);
 		snprintf(name, sizeof(name), "pp%u_pt%u", r->rt->n_runs, i);
