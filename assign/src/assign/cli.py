@@ -122,6 +122,12 @@ def _main(argv: list[str] | None) -> int:
     except KeyboardInterrupt:
         print(f"assign {args.command}: interrupted", file=sys.stderr)
         return 130
+    except OSError as e:  # a file the command reads or writes (a path checked at parse time can still fail)
+        if e.errno is None or isinstance(e, BrokenPipeError):  # the reader gone: main() ends quietly
+            raise
+        where = f": {e.filename}" if e.filename else ""
+        print(f"assign {args.command}: error: {e.strerror}{where}", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":

@@ -197,6 +197,12 @@ class Store:
             raise StoreError(f"results database {path} does not exist")
         if exists:
             _check_header(path)
+        elif not readonly:
+            parent = os.path.dirname(os.path.abspath(path))
+            if not os.path.isdir(parent):
+                raise StoreError(f"cannot create results database {path}: directory {parent} does not exist")
+            if not os.access(parent, os.W_OK | os.X_OK):
+                raise StoreError(f"cannot create results database {path}: directory {parent} is not writable")
         if readonly:
             self.db = sqlite3.connect(f"file:{os.path.abspath(path)}?mode=ro", uri=True)
         else:

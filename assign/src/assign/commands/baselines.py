@@ -12,8 +12,9 @@ from __future__ import annotations
 import argparse
 import json
 
-from ._args import number, positive_int
+from ._args import figure_file, number, positive_int
 from ._options import RUNNERS, add_db
+from ._save import save_figure
 
 MEASURED_DESCRIPTION = """\
 Baselines measured with a dpdk run's own protocol, each with its gap to the
@@ -38,7 +39,7 @@ def add_measured_options(p: argparse.ArgumentParser) -> None:
     """What --measured (and `compare`) take beyond --db/--run/--confidence."""
     p.add_argument("--reps", type=positive_int, default=None,
                    help="measurements of each baseline (default: 5)")
-    p.add_argument("--plot", metavar="FILE", help="bar chart like the paper's Figure 1 (.png or .svg)")
+    p.add_argument("--plot", type=figure_file, metavar="FILE", help="bar chart like the paper's Figure 1 (.png or .svg)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     g = p.add_argument_group("dpdk backend (the window, warm-up and traffic are the run's)")
     g.add_argument("--build", metavar="DIR", help="Meson build with the apps (default: $PIPEPLACE_BUILD or build/)")
@@ -105,23 +106,26 @@ def run_measured(args: argparse.Namespace) -> int:
         bars = measured(store, run_, values, est, args.confidence, args.reps or 5, args.build,
                         args.runner or "auto", args.timeout)
     upb = est.upb if est is not None else None
-    if args.plot:
-        _plot(bars, args.plot, f"{run_.workload} x{run_.instances} on {run_.machine}", est)
+    # the figures first, the drawing after: a figure that cannot be written loses nothing measured
     if args.json:
         print(json.dumps({"run": run_.id, "bars": [b.to_dict() for b in bars],
                           "estimate": est.to_dict() if est is not None else None, "estimate_error": est_note},
                          indent=2, default=str))
-        return 0
-    print(run_.label())
-    if upb is None:
-        print(f"no EVT estimate ({est_note}); gaps to the optimum not shown")
-    for b in bars:
-        v = "n/a" if b.value is None else f"{b.value:,.0f}"
-        sd = f" +- {b.sd:,.0f}" if b.sd is not None and b.sd == b.sd else ""
-        gap = f"; {b.gap_pct:.2f}% below the optimum (estimated)" if b.gap_pct is not None else ""
-        print(f"  {b.name:22s} {v:>14s}{sd} packets/s ({b.label}): {b.note}{gap}")
+    else:
+        print(run_.label())
+        if upb is None:
+            print(f"no EVT estimate ({est_note}); gaps to the optimum not shown")
+        for b in bars:
+            v = "n/a" if b.value is None else f"{b.value:,.0f}"
+            sd = f" +- {b.sd:,.0f}" if b.sd is not None and b.sd == b.sd else ""
+            gap = f"; {b.gap_pct:.2f}% below the optimum (estimated)" if b.gap_pct is not None else ""
+            print(f"  {b.name:22s} {v:>14s}{sd} packets/s ({b.label}): {b.note}{gap}")
     if args.plot:
-        print(f"figure: {args.plot}")
+        if not save_figure(lambda path: _plot(bars, path, f"{run_.workload} x{run_.instances} on {run_.machine}",
+                                              est), args.plot):
+            return 1
+        if not args.json:
+            print(f"figure: {args.plot}")
     return 0
 
 

@@ -4,7 +4,9 @@ from __future__ import annotations
 import argparse
 import json
 
+from ._args import output_file
 from ._options import add_db
+from ._save import save
 
 
 def register(sub) -> argparse.ArgumentParser:
@@ -13,7 +15,7 @@ def register(sub) -> argparse.ArgumentParser:
                                    "runtime/PLACEMENT.md): contexts are PU os_index; instance i receives on port 0 "
                                    "queue i and transmits on port 1 queue i.")
     add_db(p)
-    p.add_argument("--out", required=True, metavar="FILE", help="placement JSON to write")
+    p.add_argument("--out", required=True, type=output_file, metavar="FILE", help="placement JSON to write")
     return p
 
 
@@ -29,8 +31,7 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError(f"{args.db} run {run.id} holds no successful measurements")
     workload = Workload(run.workload, run.instances)
     doc = placement(workload, best.assignment, run.allow_colocate)
-    with open(args.out, "w") as f:
-        json.dump(doc, f, indent=2)
-        f.write("\n")
+    if not save(args.out, lambda f: f.write(json.dumps(doc, indent=2) + "\n"), "placement"):
+        return 1
     print(f"wrote {args.out}: best of {run.label()}: draw {best.idx}, {best.value:,.1f} packets/s ({run.kind})")
     return 0

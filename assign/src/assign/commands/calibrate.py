@@ -6,8 +6,9 @@ import argparse
 import json
 
 from ..characterize.fit import MAX_INSTANCES
-from ._args import at_least
+from ._args import at_least, output_file
 from ._options import rules_arg
+from ._save import save
 from .characterize import add_characterize_options
 
 at_least_three = at_least(3, "{text!r}: the fit needs at least 3 measured placements")
@@ -25,7 +26,7 @@ def register(sub) -> argparse.ArgumentParser:
                                    "lacks keep their packaged defaults and are marked 'not calibrated' in the file "
                                    "and the output. Use the file with --backend model --model-params FILE.")
     p.add_argument("--workload", required=True, metavar="NAME", help="the workload")
-    p.add_argument("--out", required=True, metavar="FILE", help="the calibrated parameter file to write")
+    p.add_argument("--out", required=True, type=output_file, metavar="FILE", help="the calibrated parameter file to write")
     p.add_argument("--characterization", metavar="FILE",
                    help="assign characterize --json output for this workload and machine (default: characterize now)")
     p.add_argument("--placements", type=at_least_three, default=8, metavar="N",
@@ -111,12 +112,13 @@ def run(args: argparse.Namespace) -> int:
     if meter.no_hugepages:
         doc["calibration"]["status"]["hugepages"] = meter.hugepage_warning()
         doc["calibration"]["no_hugepages_instances"] = sorted(meter.no_hugepages)
-    with open(args.out, "w") as f:
-        json.dump(doc, f, indent=2)
+    saved = save(args.out, lambda f: json.dump(doc, f, indent=2), "calibrated parameters")
     status = doc["calibration"]["status"]
     for key, why in status.items():
         print(f"  {key}: {why}")
     print(f"not calibrated ({len(doc['calibration']['not_calibrated'])}): "
           + (", ".join(doc["calibration"]["not_calibrated"]) or "none"))
+    if not saved:
+        return 1
     print(f"calibrated parameters for {args.workload} on this machine written to {args.out}")
     return 0

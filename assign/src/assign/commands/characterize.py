@@ -12,8 +12,9 @@ import json
 import os
 from pathlib import Path
 
-from ._args import at_least, positive_int, positive_number
+from ._args import at_least, figure_file, output_file, positive_int, positive_number
 from ._options import add_rules_option, rules_arg
+from ._save import save, save_figure
 
 at_least_two = at_least(2, "{text!r}: a confidence interval needs at least 2 repetitions")
 
@@ -55,8 +56,9 @@ def register(sub) -> argparse.ArgumentParser:
                                    "with a memory-heavy and a compute-heavy stressor (tools/stressor.c); and "
                                    "the pressure point. Needs a build configured with -Dprofile=true.")
     p.add_argument("--workload", required=True, metavar="NAME", help="the workload (see assign sample --help)")
-    p.add_argument("--json", metavar="FILE", help="write the characterization as JSON (input of assign calibrate)")
-    p.add_argument("--plot", metavar="FILE", help="figure: breakdown per role and slowdowns by level")
+    p.add_argument("--json", type=output_file, metavar="FILE",
+                   help="write the characterization as JSON (input of assign calibrate)")
+    p.add_argument("--plot", type=figure_file, metavar="FILE", help="figure: breakdown per role and slowdowns by level")
     add_characterize_options(p)
     return p
 
@@ -86,14 +88,18 @@ def characterize(args: argparse.Namespace) -> dict:
 
 def run(args: argparse.Namespace) -> int:
     result = characterize(args)
+    rc = 0
     if args.json:
-        with open(args.json, "w") as f:
-            json.dump(result, f, indent=2)
-        print(f"characterization written to {args.json}")
+        if save(args.json, lambda f: json.dump(result, f, indent=2), "characterization"):
+            print(f"characterization written to {args.json}")
+        else:
+            rc = 1
     if args.plot:
-        plot(result, args.plot)
-        print(f"figure written to {args.plot}")
-    return 0
+        if save_figure(lambda path: plot(result, path), args.plot):
+            print(f"figure written to {args.plot}")
+        else:
+            rc = 1
+    return rc
 
 
 def plot(result: dict, path: str) -> None:

@@ -3,8 +3,9 @@ from __future__ import annotations
 
 import argparse
 
-from ._args import nonneg_int, positive_int
+from ._args import nonneg_int, output_file, positive_int
 from ._options import add_backend, add_dpdk_options, add_machine, add_workload, dpdk_options, topology_of
+from ._save import save
 
 ENUMERATE_LIMIT = 200_000
 
@@ -21,7 +22,7 @@ def register(sub) -> argparse.ArgumentParser:
     p.add_argument("--limit", type=positive_int, default=ENUMERATE_LIMIT,
                    help=f"refuse populations larger than this (default: {ENUMERATE_LIMIT})")
     p.add_argument("--top", type=nonneg_int, default=5, help="print the best K assignments (default: 5)")
-    p.add_argument("--out", metavar="CSV", help="write every representative: multiplicity, value, contexts")
+    p.add_argument("--out", type=output_file, metavar="CSV", help="write every representative: multiplicity, value, contexts")
     return p
 
 
@@ -76,10 +77,12 @@ def run(args: argparse.Namespace) -> int:
             where = " ".join(f"{n}@{c}" for n, c in zip(names, requests[i].contexts))
             print(f"  #{rank} {results[i].value:,.1f} ({label}) x{mults[i]}: {where}")
     if args.out:
-        with open(args.out, "w") as f:
+        def write(f) -> None:
             f.write("multiplicity,value,status," + ",".join(workload.task_names()) + "\n")
             for i, r in enumerate(results):
                 v = "" if r.value is None else repr(r.value)
                 f.write(f"{mults[i]},{v},{r.status}," + ",".join(str(c) for c in requests[i].contexts) + "\n")
+        if not save(args.out, write, "representatives"):
+            return 1
         print(f"all {len(reps)} written to {args.out}")
     return 0

@@ -5,7 +5,7 @@ import argparse
 import json
 import os
 
-from ._args import number
+from ._args import number, output_dir
 from ._options import add_db
 from ._runs import run_values
 
@@ -13,7 +13,7 @@ from ._runs import run_values
 def register(sub) -> argparse.ArgumentParser:
     p = sub.add_parser("report", help="figures (PNG and SVG) and a one-page HTML summary of a run")
     add_db(p)
-    p.add_argument("--out", required=True, metavar="DIR", help="directory for the files")
+    p.add_argument("--out", required=True, type=output_dir, metavar="DIR", help="directory for the files")
     p.add_argument("--threshold", type=number, help="threshold u (default: chosen automatically)")
     p.add_argument("--confidence", type=number, default=0.95, help="confidence level (default: 0.95)")
     return p

@@ -6,8 +6,9 @@ from __future__ import annotations
 import argparse
 import json
 
-from ._args import at_least, positive_int, positive_number
+from ._args import at_least, output_file, positive_int, positive_number
 from ._options import add_backend, add_dpdk_options, add_machine, add_workload
+from ._save import save
 
 
 def share(text: str) -> float:
@@ -43,7 +44,7 @@ def register(sub) -> argparse.ArgumentParser:
                    help="fraction of the budget spent on guided candidates (default: 0.2)")
     p.add_argument("--pool", type=positive_int, default=100_000, metavar="M",
                    help="random candidates the model ranks (default: 100,000)")
-    p.add_argument("--json", metavar="FILE", help="write the result as JSON")
+    p.add_argument("--json", type=output_file, metavar="FILE", help="write the result as JSON")
     add_machine(p)
     add_workload(p)
     add_backend(p, "model: relative measurement noise, sd (default: the workload's, see MODEL.md)")
@@ -118,7 +119,7 @@ def run(args: argparse.Namespace) -> int:
         result["estimate_error"] = str(e)
         print(f"no EVT estimate from the {len(i_ok)} iid draws alone: {e}")
     if args.json:
-        with open(args.json, "w") as f:
-            json.dump(result, f, indent=2, default=float)
+        if not save(args.json, lambda f: json.dump(result, f, indent=2, default=float), "search result"):
+            return 1
         print(f"written to {args.json}")
     return 0

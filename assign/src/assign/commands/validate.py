@@ -4,8 +4,9 @@ from __future__ import annotations
 import argparse
 import json
 
-from ._args import at_least
+from ._args import at_least, figure_file, output_file
 from ._options import add_rules_option, rules_arg
+from ._save import save, save_figure
 
 MIN_N = 5
 TOP_POOL = 1000  # candidates the model ranks for --top
@@ -24,8 +25,8 @@ def register(sub) -> argparse.ArgumentParser:
     p.add_argument("--workload", required=True, metavar="NAME", help="the workload")
     p.add_argument("--model-params", required=True, metavar="FILE", help="parameters from assign calibrate")
     p.add_argument("--n", type=at_least_n, required=True, help=f"placements to measure (at least {MIN_N})")
-    p.add_argument("--json", metavar="FILE", help="write the figures and every placement as JSON")
-    p.add_argument("--plot", metavar="FILE", help="predicted-vs-measured figure")
+    p.add_argument("--json", type=output_file, metavar="FILE", help="write the figures and every placement as JSON")
+    p.add_argument("--plot", type=figure_file, metavar="FILE", help="predicted-vs-measured figure")
     p.add_argument("--packets", type=at_least(1), default=100_000, metavar="N",
                    help="window of each placement: N packets per instance (default: 100,000)")
     p.add_argument("--reps", type=at_least(1), default=1, metavar="K",
@@ -235,27 +236,31 @@ def run(args: argparse.Namespace) -> int:
             print(f"the model's top {args.top}, drift-corrected: median abs error "
                   f"{top['corrected_median_abs_err_pct']:.1f}% (raw {top['median_abs_err_pct']:.1f}%; not in the "
                   "figures above)")
+    rc = 0
     if args.json:
-        with open(args.json, "w") as f:
-            json.dump({"workload": args.workload, "model_params": args.model_params, **figs,
-                       "kind": "modelled vs measured", "not_measured": failed, "reps": args.reps,
-                       "max_instances": kmax,
-                       "noise_cv_pct_median": noise,
-                       # instance counts measured on 4 KiB pages (the --no-huge fallback)
-                       "no_hugepages_instances": no_huge,
-                       **({"drift_corrected": drift} if drift is not None else {}),
-                       **({"model_top": top} if top is not None else {}),
-                       "placements": [{"instances": k, "contexts": list(c), "measured_pps": m, "modelled_pps": float(p),
-                                       "measured_reps_pps": r,
-                                       **({"corrected_reps_pps": rounds.corrected[j]} if drift is not None else {}),
-                                       **({"corrected_by": rounds.corrected_by[j]} if crossing else {})}
-                                      for (k, c), m, p, r, j in zip(placements, measured, predicted, reps, kept)]},
-                      f, indent=2)
-        print(f"written to {args.json}")
+        doc = {"workload": args.workload, "model_params": args.model_params, **figs,
+               "kind": "modelled vs measured", "not_measured": failed, "reps": args.reps,
+               "max_instances": kmax,
+               "noise_cv_pct_median": noise,
+               # instance counts measured on 4 KiB pages (the --no-huge fallback)
+               "no_hugepages_instances": no_huge,
+               **({"drift_corrected": drift} if drift is not None else {}),
+               **({"model_top": top} if top is not None else {}),
+               "placements": [{"instances": k, "contexts": list(c), "measured_pps": m, "modelled_pps": float(p),
+                               "measured_reps_pps": r,
+                               **({"corrected_reps_pps": rounds.corrected[j]} if drift is not None else {}),
+                               **({"corrected_by": rounds.corrected_by[j]} if crossing else {})}
+                              for (k, c), m, p, r, j in zip(placements, measured, predicted, reps, kept)]}
+        if not save(args.json, lambda f: json.dump(doc, f, indent=2), "validation"):
+            rc = 1
+        else:
+            print(f"written to {args.json}")
     if args.plot:
-        plot(predicted, measured, figs, args.workload, args.plot)
-        print(f"figure written to {args.plot}")
-    return 0
+        if save_figure(lambda path: plot(predicted, measured, figs, args.workload, path), args.plot):
+            print(f"figure written to {args.plot}")
+        else:
+            rc = 1
+    return rc
 
 
 def model_top(placements, predicted, rounds, n_random: int, pool: int) -> dict:
