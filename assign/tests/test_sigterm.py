@@ -24,14 +24,18 @@ def stored(db: Path) -> int:
         return 0
 
 
+def start_sample(build_dir: Path, tmp_path: Path, db: Path, *args: str) -> subprocess.Popen:
+    """`assign sample` of ipfwd-l1 on this machine's dpdk backend, in the background."""
+    env = dict(os.environ, XDG_CACHE_HOME=str(tmp_path / "cache"))
+    return subprocess.Popen([sys.executable, "-m", "assign.cli", "sample", "--workload", "ipfwd-l1",
+                             "--instances", "1", "--allow-colocate", "--backend", "dpdk", "--machine", "local",
+                             "--warmup", "0.05", "--build", str(build_dir), "--db", str(db), "--quiet", *args],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)
+
+
 def test_sigterm_stops_the_app_and_keeps_the_measurements(build_dir: Path, tmp_path: Path) -> None:
     db = tmp_path / "s.db"
-    env = dict(os.environ, XDG_CACHE_HOME=str(tmp_path / "cache"))
-    p = subprocess.Popen([sys.executable, "-m", "assign.cli", "sample", "--workload", "ipfwd-l1",
-                          "--instances", "1", "--allow-colocate", "--backend", "dpdk", "--machine", "local",
-                          "--n", "100000", "--duration", "0.2", "--warmup", "0.05", "--runner", "serve",
-                          "--build", str(build_dir), "--db", str(db), "--quiet"],
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    p = start_sample(build_dir, tmp_path, db, "--n", "100000", "--duration", "0.2", "--runner", "serve")
     try:
         end = time.monotonic() + 240
         while stored(db) < 2 and p.poll() is None and time.monotonic() < end:
@@ -52,3 +56,25 @@ def test_sigterm_stops_the_app_and_keeps_the_measurements(build_dir: Path, tmp_p
     with sqlite3.connect(db) as c:
         idx = [r[0] for r in c.execute("SELECT idx FROM measurements ORDER BY idx")]
     assert n >= 2 and idx == list(range(n))
+
+
+def test_sigkill_of_assign_ends_the_app_mid_window(build_dir: Path, tmp_path: Path) -> None:
+    """SIGKILL runs no finalizer: the app still gets SIGTERM from the kernel
+    (its parent-death signal) and ends its 60 s window at once."""
+    db = tmp_path / "k.db"
+    p = start_sample(build_dir, tmp_path, db, "--n", "3", "--duration", "60", "--runner", "process")
+    try:
+        end = time.monotonic() + 240
+        while not app_processes(build_dir) and p.poll() is None and time.monotonic() < end:
+            time.sleep(0.2)
+        assert app_processes(build_dir), p.stderr.read() if p.poll() is not None else "no app started in 240 s"
+        time.sleep(1)  # past setpriv's exec: the app itself is running its window
+        p.kill()
+        assert p.wait(timeout=30) == -signal.SIGKILL
+    finally:
+        if p.poll() is None:
+            p.kill()
+    deadline = time.monotonic() + 30  # well inside the 60 s window the app would otherwise finish
+    while app_processes(build_dir) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert app_processes(build_dir) == [], "an app process outlived a SIGKILL of assign"

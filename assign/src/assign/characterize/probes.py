@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 
 from ..backends.base import BackendError
+from ..backends.dpdk.runners import die_with_assign
 
 STRESSORS = ("mem", "compute")
 
@@ -70,7 +71,7 @@ def steadiness(build: Path, contexts: list[int], windows: int = 20, window_ms: i
     exe = _tool(build, "pp-steadiness")
 
     def start(ctx: int) -> subprocess.Popen:
-        return subprocess.Popen([str(exe), str(ctx), str(windows), str(window_ms), kernel],
+        return subprocess.Popen(die_with_assign([str(exe), str(ctx), str(windows), str(window_ms), kernel]),
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
     def result(p: subprocess.Popen, ctx: int) -> list[float]:
@@ -101,7 +102,7 @@ def handoff_steadiness(build: Path, a: int, peers: list[int], windows: int = 20,
     exe = _tool(build, "pp-steadiness")
     pairs = {}
     for b in peers:
-        p = subprocess.Popen([str(exe), str(a), str(windows), str(window_ms), "handoff", str(b)],
+        p = subprocess.Popen(die_with_assign([str(exe), str(a), str(windows), str(window_ms), "handoff", str(b)]),
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         pairs[f"{a}-{b}"] = _spread(_rates(exe, p, f"contexts {a} and {b}", 60 + 2 * windows * window_ms / 1000))
     return {"kernel": "handoff", "window_s": window_ms / 1000, "windows": windows, "unit": HANDOFF_UNIT,
@@ -118,7 +119,7 @@ class Stressor:
         self.proc: subprocess.Popen | None = None
 
     def __enter__(self) -> "Stressor":
-        self.proc = subprocess.Popen(self.cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        self.proc = subprocess.Popen(die_with_assign(self.cmd), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         return self
 
     def __exit__(self, *exc) -> None:

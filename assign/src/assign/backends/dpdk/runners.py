@@ -24,11 +24,27 @@ import shutil
 import signal
 import subprocess
 import tempfile
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 STDERR_TAIL = 1500  # characters of the app's stderr kept in a failure reason
+SETPRIV = shutil.which("setpriv")  # util-linux (essential in Debian)
+
+
+def die_with_assign(cmd: list[str]) -> list[str]:
+    """cmd, started so that it gets SIGTERM when this process dies, even by
+    SIGKILL, which runs no finalizer: an app measuring a long window, or a
+    stressor, would otherwise go on alone.  setpriv sets the parent-death
+    signal and execs cmd (no Python code runs between fork and exec).  The
+    signal follows the thread that forked: only the main thread asks for it,
+    so that a worker thread that ends does not take a live app with it.  A
+    cmd that cannot be executed is left to Popen, whose error names why."""
+    if (SETPRIV is None or threading.current_thread() is not threading.main_thread()
+            or not os.access(cmd[0], os.X_OK)):
+        return cmd
+    return [SETPRIV, "--pdeathsig", "TERM", *cmd]
 
 
 @dataclass
@@ -120,8 +136,8 @@ class ProcessRunner:
         t0 = time.perf_counter()
         with efile.open("w") as err:
             try:
-                proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err,
-                                        start_new_session=True)
+                proc = subprocess.Popen(die_with_assign(cmd), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                        stderr=err, start_new_session=True)
             except OSError as e:  # e.g. the binary is being relinked: a failed attempt, not a crash of assign
                 return Outcome(None, time.perf_counter() - t0, f"cannot start {s.binary}: {e.strerror}")
             try:
@@ -176,8 +192,8 @@ class ServeRunner:
         s = self.spec
         cmd = [str(s.binary), *s.eal, "--file-prefix", s.file_prefix, "--", "--serve", *s.window, *s.app_args]
         self._err = self.errfile.open("w")
-        self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._err,
-                                     start_new_session=True)
+        self.proc = subprocess.Popen(die_with_assign(cmd), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=self._err, start_new_session=True)
         self._sel = selectors.DefaultSelector()
         self._sel.register(self.proc.stdout, selectors.EVENT_READ)
         self._buf = b""

@@ -39,7 +39,7 @@ import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .runners import cleanup_prefix, describe_exit, kill_group, stderr_tail
+from .runners import cleanup_prefix, describe_exit, die_with_assign, kill_group, stderr_tail
 from .traffic import PACKET_SIZE, PP_BURST, PP_RING_SIZE, TrafficError, build_traffic
 from ...workloads import Workload
 
@@ -203,8 +203,9 @@ class TgenTraffic:
         t0 = time.perf_counter()
         err = self.errfile.open("w")
         try:
-            self.proc = subprocess.Popen(self.command(packets_per_instance), stdin=subprocess.DEVNULL,
-                                         stdout=subprocess.DEVNULL, stderr=err, start_new_session=True)
+            self.proc = subprocess.Popen(die_with_assign(self.command(packets_per_instance)),
+                                         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err,
+                                         start_new_session=True)
         except OSError as e:
             self.proc = None
             return f"cannot start the traffic generator {self.binary}: {e.strerror}"
