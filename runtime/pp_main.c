@@ -62,7 +62,9 @@ usage(const struct pp_app *app, FILE *out)
 		"                      --packets, SIGINT or SIGTERM)\n"
 		"  --warmup S          seconds whose packets are not in the measured window (0)\n"
 		"  --stats FILE        write the statistics JSON here (default: stdout);\n"
-		"                      SIGUSR1 writes an in-progress snapshot\n"
+		"                      SIGUSR1 writes an in-progress snapshot. Checked\n"
+		"                      before the run; should the write fail after it, the\n"
+		"                      statistics go to stdout\n"
 		"  --variant V         app variant (overrides the placement's \"variant\")\n"
 		"  --topology DESC     hwloc synthetic topology, e.g. \"pack:1 core:8 group:2 "
 		"pu:4\"\n"
@@ -380,6 +382,10 @@ pp_main(int argc, char **argv, const struct pp_app *app)
 		return 1;
 	}
 	c.run.stats_path = c.stats_path;
+	if (pp_stats_check_path(c.stats_path) < 0) {
+		free(app_cfg);
+		return 1;
+	}
 	if (pp_topology_load(&topo, c.topology, err, sizeof(err)) < 0) {
 		fprintf(stderr, "%s\n", err);
 		goto out;

@@ -3,8 +3,11 @@
 #include "pp_stats.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <rte_cycles.h>
 #include <rte_eal.h>
@@ -153,22 +156,49 @@ pp_stats_build(const struct pp_app *app, void *app_state, void *const *task_stat
 }
 
 int
+pp_stats_check_path(const char *path)
+{
+	if (path == NULL || strcmp(path, "-") == 0)
+		return 0;
+	struct stat st;
+	bool existed = stat(path, &st) == 0;
+	if (existed && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode))
+		return 0; /* a FIFO or a device: opening it now could block or consume */
+	int fd = open(path, O_WRONLY | O_APPEND | O_CREAT, 0644);
+	if (fd < 0) {
+		fprintf(stderr, "--stats %s: cannot open for writing: %s\n", path, strerror(errno));
+		return -1;
+	}
+	close(fd);
+	if (!existed)
+		unlink(path);
+	return 0;
+}
+
+int
 pp_stats_write(const json_t *stats, const char *path)
 {
 	bool out = path == NULL || strcmp(path, "-") == 0;
 	FILE *f = out ? stdout : fopen(path, "w");
-	if (f == NULL) {
-		fprintf(stderr, "--stats %s: cannot open for writing: %s\n", path, strerror(errno));
+	int rc = -1, err = errno;
+	if (f != NULL) {
+		rc = json_dumpf(stats, f, JSON_INDENT(1) | JSON_REAL_PRECISION(10));
+		rc |= fputc('\n', f) == EOF;
+		rc |= fflush(f);
+		if (!out)
+			rc |= fclose(f);
+		err = errno;
+	}
+	if (rc == 0)
+		return 0;
+	if (out) {
+		fprintf(stderr, "--stats: cannot write the statistics to stdout: %s\n",
+			strerror(err));
 		return -1;
 	}
-	int rc = json_dumpf(stats, f, JSON_INDENT(1) | JSON_REAL_PRECISION(10));
-	fputc('\n', f);
-	rc |= fflush(f);
-	if (!out)
-		rc |= fclose(f);
-	if (rc != 0) {
-		fprintf(stderr, "--stats %s: write failed\n", path ? path : "stdout");
-		return -1;
-	}
-	return 0;
+	/* What was measured is not lost: it goes to stdout instead. */
+	fprintf(stderr, "--stats %s: cannot %s: %s; writing the statistics to stdout\n", path,
+		f == NULL ? "open for writing" : "write", strerror(err));
+	pp_stats_write(stats, NULL);
+	return -1;
 }

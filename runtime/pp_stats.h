@@ -22,7 +22,13 @@ json_t *pp_stats_build(const struct pp_app *app, void *app_state, void *const *t
 	const uint64_t *b1, bool in_progress);
 
 /* Write one JSON document followed by a newline to path (NULL or "-":
- * stdout).  0, or -1 with a message on stderr. */
+ * stdout).  0, or -1 with a message on stderr; a path that cannot be opened
+ * sends the document to stdout instead. */
 int pp_stats_write(const json_t *stats, const char *path);
+
+/* Before a run: 0 when --stats PATH can be written (a file it creates for
+ * the check is removed again), -1 with a message naming it otherwise, so a
+ * measurement never ends in a path that cannot take it. */
+int pp_stats_check_path(const char *path);
 
 #endif

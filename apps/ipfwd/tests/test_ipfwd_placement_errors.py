@@ -3,6 +3,7 @@ is refused with its own message naming the file, the task and the value,
 and a non-zero exit."""
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -11,6 +12,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # helpers beside this file
 from ipfwd_harness import instance, ipfwd_binary, placement, run_ipfwd, sanitizer_env  # noqa: E402
+import harness  # noqa: E402
 from harness import sanitizer_reports  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -136,3 +138,43 @@ def test_missing_queue_is_refused_at_launch(build_dir: Path, file_prefix: str, t
 def test_serve_needs_an_end(build_dir: Path) -> None:
     p = run(build_dir, ["--", "--serve"])
     assert p.returncode != 0 and "--serve needs --duration S or --packets N" in p.stderr
+
+
+def test_stats_path_that_cannot_be_written_is_refused_before_the_run(build_dir: Path, file_prefix: str,
+                                                                     tmp_path: Path) -> None:
+    """Checked up front: a 60 s window is never measured into a path that cannot take it."""
+    missing = tmp_path / "no-such-dir" / "stats.json"
+    res = harness.run_app(ipfwd_binary(build_dir), file_prefix, tmp_path, ["net_null0", "net_null1"],
+                          placement([instance(0, 0, 1, 0)]), ["--duration", "60"], timeout=30, stats=missing)
+    assert res.rc != 0
+    assert f"--stats {missing}: cannot open for writing: No such file or directory" in res.stderr, res.stderr
+    assert "EAL" not in res.stderr and not missing.parent.exists()
+    assert not res.sanitizer_reports(), res.stderr
+
+
+def test_stats_check_leaves_no_file_behind(build_dir: Path, tmp_path: Path) -> None:
+    f = tmp_path / "p.json"
+    f.write_text('{"app":"ipfwd","allow_colocate":true,"instances":[{"rx":{"port":0,"queue":0},'
+                 '"tx":{"port":0,"queue":0},"tasks":{"R":0,"P":0,"T":0}}]}')
+    stats = tmp_path / "new-stats.json"
+    p = run(build_dir, ["--", "--placement", str(f), "--check-placement", "--stats", str(stats)])
+    assert p.returncode == 0, p.stderr
+    assert sorted(x.name for x in tmp_path.iterdir()) == ["p.json"]
+
+
+def test_statistics_that_cannot_be_written_after_the_run_go_to_stdout(build_dir: Path, file_prefix: str,
+                                                                     tmp_path: Path) -> None:
+    """/dev/full opens, and every write to it fails (ENOSPC), as a full disk would after the check."""
+    full = Path("/dev/full")
+    assert full.is_char_device(), "this test needs the /dev/full device"
+    # --stats through args: the harness's own stats option removes its file first
+    res = harness.run_app(ipfwd_binary(build_dir), file_prefix, tmp_path, ["net_null0", "net_null1"],
+                          placement([instance(0, 0, 1, 0)]), ["--packets", "1000", "--stats", str(full)],
+                          stats=None)
+    assert full.is_char_device()
+    assert res.rc == 1, res.stderr
+    assert ("--stats /dev/full: cannot write: No space left on device; writing the statistics to stdout"
+            in res.stderr), res.stderr
+    stats = json.loads(res.stdout)
+    assert stats["kind"] == "measured" and stats["total"]["rx_packets"] == 1000, res.stdout[:500]
+    assert not res.sanitizer_reports(), res.stderr
