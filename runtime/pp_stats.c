@@ -3,16 +3,14 @@
 #include "pp_stats.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <rte_cycles.h>
 #include <rte_eal.h>
 #include <rte_ring.h>
 
+#include "pp_outfile.h"
 #include "pp_task.h"
 
 static uint64_t
@@ -158,21 +156,11 @@ pp_stats_build(const struct pp_app *app, void *app_state, void *const *task_stat
 int
 pp_stats_check_path(const char *path)
 {
-	if (path == NULL || strcmp(path, "-") == 0)
+	char err[128];
+	if (path == NULL || strcmp(path, "-") == 0 || pp_outfile_check(path, err, sizeof(err)) == 0)
 		return 0;
-	struct stat st;
-	bool existed = stat(path, &st) == 0;
-	if (existed && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode))
-		return 0; /* a FIFO or a device: opening it now could block or consume */
-	int fd = open(path, O_WRONLY | O_APPEND | O_CREAT, 0644);
-	if (fd < 0) {
-		fprintf(stderr, "--stats %s: cannot open for writing: %s\n", path, strerror(errno));
-		return -1;
-	}
-	close(fd);
-	if (!existed)
-		unlink(path);
-	return 0;
+	fprintf(stderr, "--stats %s: %s\n", path, err);
+	return -1;
 }
 
 int

@@ -1,7 +1,9 @@
 /* pp-tgen's command line (after the EAL's "--") and its usage text. */
 #include "tg_cli.h"
 
+#include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "tg_keys.h"
@@ -80,6 +82,23 @@ static const char usage[] =
 	"\n"
 	"Every figure printed is measured on this run and labelled so.\n";
 
+/* Whether KEY names an option (a global or a stream key), tried on a copy
+ * so that nothing in c changes: an unknown flag at the end of the command
+ * line is then called unknown, not short of a value. */
+static bool
+known_key(const struct tg_cfg *c, const char *key)
+{
+	char err[256];
+	struct tg_cfg *scratch = malloc(sizeof(*scratch));
+	if (scratch == NULL)
+		return true;
+	memcpy(scratch, c, sizeof(*scratch));
+	bool known = tg_set_global_key(scratch, key, "", err, sizeof(err)) != 0 ||
+		tg_set_stream_key(&scratch->stream[0], key, "", err, sizeof(err)) != 0;
+	free(scratch);
+	return known;
+}
+
 int
 tg_cli_parse(struct tg_cfg *c, int argc, char **argv)
 {
@@ -128,7 +147,11 @@ tg_cli_parse(struct tg_cfg *c, int argc, char **argv)
 			val = "false";
 		} else {
 			if (i + 1 >= argc) {
-				fprintf(stderr, "pp-tgen: %s needs a value (see --help)\n", a);
+				fprintf(stderr,
+					known_key(c, key)
+						? "pp-tgen: %s needs a value (see --help)\n"
+						: "pp-tgen: unknown option '%s' (see --help)\n",
+					a);
 				return -1;
 			}
 			val = argv[++i];

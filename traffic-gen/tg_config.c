@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "pp_outfile.h"
 #include "tg_signature.h"
 
 const char *const tg_field_key[TG_F_COUNT] = {
@@ -99,6 +100,11 @@ tg_mix_mean_size(const struct tg_size_mix *m)
 int
 tg_cfg_check(struct tg_cfg *c)
 {
+	char err[128];
+	if (c->stats_path[0] && pp_outfile_check(c->stats_path, err, sizeof(err))) {
+		fprintf(stderr, "pp-tgen: --stats %s: %s\n", c->stats_path, err);
+		return -1;
+	}
 	if (c->mode == TG_MODE_RFC2544 && c->tx_port < 0) {
 		fprintf(stderr, "pp-tgen: --mode rfc2544 needs --tx-port\n");
 		return -1;

@@ -71,6 +71,10 @@ BAD_FLAGS = {
     "rate": (["--rate", "fast"], "--rate: 'fast'"),
     "unknown": (["--colour", "red"], "unknown option '--colour'"),
     "missing_value": (["--duration"], "--duration needs a value"),
+    "unknown_last": (["--colour"], "unknown option '--colour'"),  # not "needs a value"
+    "stream_key_missing_value": (["--src-ip"], "--src-ip needs a value"),
+    "stats_missing_dir": (["--stats", "/nonexistent-pp-dir/s.json", "--duration", "30"],
+                          "--stats /nonexistent-pp-dir/s.json: cannot open for writing"),
     "mode": (["--mode", "turbo"], "'turbo' is not a mode"),
     "queues": (["--tx-queues", "0"], "--tx-queues: '0'"),
     "payload_escape": (["--payload", "\\xZZ"], "--payload"),
