@@ -49,7 +49,8 @@ pp_pcap_classify(struct pp_pcap_frames *f, uint32_t caplen, unsigned tailroom, b
 }
 
 static int
-scan_file(const char *path, unsigned tailroom, bool infinite, struct pp_pcap_frames *f)
+scan_file(const char *vdev, const char *path, unsigned tailroom, bool infinite, const char *who,
+	struct pp_pcap_frames *f)
 {
 	char err[PCAP_ERRBUF_SIZE];
 	pcap_t *p = pcap_open_offline(path, err);
@@ -57,9 +58,20 @@ scan_file(const char *path, unsigned tailroom, bool infinite, struct pp_pcap_fra
 		return -1; /* net_pcap says why when it opens the file */
 	struct pcap_pkthdr *h;
 	const u_char *data;
-	/* net_pcap stops at the first error too */
-	while (pcap_next_ex(p, &h, &data) == 1)
+	int rc;
+	while ((rc = pcap_next_ex(p, &h, &data)) == 1)
 		pp_pcap_classify(f, h->caplen, tailroom, infinite);
+	/* net_pcap stops at the first error too, without a word: say it here */
+	if (rc == PCAP_ERROR)
+		fprintf(stderr,
+			"%s: %s rx_pcap=%s: broken after frame %" PRIu64 " (%s): only the %" PRIu64
+			" frames before it are replayed\n",
+			who, vdev, path, f->frames, pcap_geterr(p), f->frames);
+	else if (f->frames == 0)
+		fprintf(stderr,
+			"%s: %s rx_pcap=%s: the capture holds no frame: the port receives "
+			"nothing\n",
+			who, vdev, path);
 	pcap_close(p);
 	return 0;
 }
@@ -116,7 +128,7 @@ check_vdev(const char *value, unsigned tailroom, const char *who, struct pp_pcap
 		if (strncmp(kv, "rx_pcap=", 8) != 0)
 			continue;
 		struct pp_pcap_frames f = { 0 };
-		if (scan_file(kv + 8, tailroom, infinite, &f) < 0)
+		if (scan_file(name, kv + 8, tailroom, infinite, who, &f) < 0)
 			continue;
 		report(name, kv + 8, &f, tailroom, infinite, who);
 		total->frames += f.frames;
