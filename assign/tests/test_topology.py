@@ -69,6 +69,15 @@ def test_workload_that_does_not_fit_says_what_to_change():
     Workload("ipfwd-l1", 4).check_fits(small, True, "model")  # co-location lets it run
 
 
+def test_workload_on_fewer_than_three_contexts_is_not_told_to_use_fewer_instances():
+    two = get_machine(topology="core:2 pu:1")
+    with pytest.raises(WorkloadError) as e:
+        Workload("ipfwd-l1", 5).check_fits(two, False, "model")
+    msg = str(e.value)
+    assert "has 2 (fewer --instances cannot help: one instance needs 3). Use --allow-colocate" in msg, msg
+    assert "at most" not in msg
+
+
 def test_ahocorasick_workload_runs_keywords_mode() -> None:
     # the paper's benchmark (every occurrence of every keyword), not the app's
     # default rules mode; the dpdk backend appends these to the app's options

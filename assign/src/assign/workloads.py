@@ -70,13 +70,13 @@ class Workload:
         if allow_colocate or self.n_tasks <= topo.n_contexts:
             return
         most = topo.n_contexts // 3
-        fewer = (f"fewer --instances (at most {most} fit)" if most >= 1
-                 else "fewer --instances cannot help (one instance needs 3 contexts)")
-        hints = [fewer, "--allow-colocate (tasks share contexts)"]
+        hints = ([f"fewer --instances (at most {most} fit)"] if most >= 1 else []) + [
+            "--allow-colocate (tasks share contexts)"]
         if topo.name != "ultrasparc-t2":
             hints.append("--backend model --machine ultrasparc-t2 (the modelled 64-context T2)")
         raise WorkloadError(
             f"workload {self.name} with {self.instances} instances needs {self.n_tasks} hardware contexts "
-            f"(one per task: R, P, T per instance) but machine {topo.name} has {topo.n_contexts}. "
-            f"Use {', or '.join(hints)}"
+            f"(one per task: R, P, T per instance) but machine {topo.name} has {topo.n_contexts}"
+            + ("" if most >= 1 else " (fewer --instances cannot help: one instance needs 3)")
+            + f". Use {', or '.join(hints)}"
         )
