@@ -103,3 +103,16 @@ def test_a_good_write_replaces_the_file(tmp_path: Path) -> None:
     out.write_text("old")
     assert save(str(out), lambda f: f.write("new"), "x") is True
     assert out.read_text() == "new" and [p.name for p in tmp_path.iterdir()] == ["x.json"]
+
+
+def test_a_link_or_a_device_is_written_through_not_replaced(tmp_path: Path) -> None:
+    target = tmp_path / "real.json"
+    target.write_text("old")
+    link = tmp_path / "link.json"
+    link.symlink_to(target)
+    assert save(str(link), lambda f: f.write("new"), "x") is True
+    assert link.is_symlink() and target.read_text() == "new"
+    null = Path("/dev/null")
+    assert null.is_char_device()
+    assert save(str(null), lambda f: f.write("gone"), "x") is True
+    assert null.is_char_device()  # not replaced by a regular file

@@ -15,18 +15,23 @@ from typing import TextIO
 
 def save(path: str, write: Callable[[TextIO], None], what: str) -> bool:
     """Write `what` to path through write(file); False (and where it went
-    instead, on stderr) when path could not take it."""
-    tmp = f"{path}.tmp{os.getpid()}"
+    instead, on stderr) when path could not take it.  A new or regular file
+    is written beside and renamed over; a symbolic link, a device or a pipe
+    (--json /dev/stdout) is written through, never replaced."""
+    direct = os.path.islink(path) or (os.path.exists(path) and not os.path.isfile(path))
+    tmp = path if direct else f"{path}.tmp{os.getpid()}"
     try:
         with open(tmp, "w") as f:
             write(f)
-        os.replace(tmp, path)
+        if not direct:
+            os.replace(tmp, path)
         return True
     except OSError as e:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
+        if not direct:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
         reason = e.strerror or str(e)
     suffix = os.path.splitext(path)[1] or ".txt"
     fd, alt = tempfile.mkstemp(prefix=f"assign-{what.replace(' ', '-')}-", suffix=suffix)
