@@ -1,8 +1,10 @@
 /* Statistics JSON: everything in it was measured on this run, except the
  * "config" object (what was asked). */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "tg_ctx.h"
@@ -164,11 +166,13 @@ tg_report_run(const struct tg_ctx *x, const struct tg_result *r)
 }
 
 /* To --stats FILE (written to FILE.tmp first, then renamed, so a crash
- * never leaves half a file) or to stdout. */
+ * never leaves half a file; a link, a device or a pipe, such as
+ * /dev/stdout, is written through instead, never replaced) or to stdout. */
 int
 tg_report_write(const struct tg_cfg *c, json_t *root)
 {
 	char tmp[PATH_MAX + 8];
+	struct stat st;
 
 	if (!c->stats_path[0]) {
 		/* A reader that went away gives EPIPE (SIGPIPE is ignored). */
@@ -180,13 +184,18 @@ tg_report_write(const struct tg_cfg *c, json_t *root)
 		}
 		return 0;
 	}
-	snprintf(tmp, sizeof(tmp), "%s.tmp", c->stats_path);
-	if (json_dump_file(root, tmp, JSON_INDENT(2)) || rename(tmp, c->stats_path)) {
+	bool direct = lstat(c->stats_path, &st) == 0 && !S_ISREG(st.st_mode);
+	if (direct)
+		snprintf(tmp, sizeof(tmp), "%s", c->stats_path);
+	else
+		snprintf(tmp, sizeof(tmp), "%s.tmp", c->stats_path);
+	if (json_dump_file(root, tmp, JSON_INDENT(2)) || (!direct && rename(tmp, c->stats_path))) {
 		/* What was measured is not lost: it goes to stdout instead. */
 		fprintf(stderr,
 			"pp-tgen: cannot write statistics to %s (%s); writing them to stdout\n",
 			c->stats_path, strerror(errno));
-		unlink(tmp);
+		if (!direct)
+			unlink(tmp);
 		json_dumpf(root, stdout, JSON_INDENT(2));
 		fputc('\n', stdout);
 		fflush(stdout);

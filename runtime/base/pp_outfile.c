@@ -14,9 +14,9 @@ int
 pp_outfile_check(const char *path, char *err, size_t errlen)
 {
 	struct stat st;
-	bool existed = stat(path, &st) == 0;
+	bool existed = lstat(path, &st) == 0;
 	if (existed && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode))
-		return 0;
+		return 0; /* a link too: removing what the check created would remove the link */
 	int fd = open(path, O_WRONLY | O_APPEND | O_CREAT, 0644);
 	if (fd < 0) {
 		snprintf(err, errlen, "cannot open for writing: %s", strerror(errno));

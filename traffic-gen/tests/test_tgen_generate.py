@@ -127,7 +127,10 @@ def test_ring_loopback_counts_everything(build_dir: Path, file_prefix: str, tmp_
 
 def test_unwritable_stats_file_keeps_the_figures(build_dir: Path, file_prefix: str,
                                                  tmp_path: Path) -> None:
-    bad = tmp_path / "no-such-dir" / "stats.json"
+    """A path refused up front is refused before sending (test_tgen_profiles); /dev/full
+    passes that check and fails every write, as a disk that fills during the run."""
+    bad = Path("/dev/full")
+    assert bad.is_char_device(), "this test needs the /dev/full device"
     cmd = [str(tgen_binary(build_dir)), "-l", "0,1", "--no-pci", "--file-prefix", file_prefix,
            "--log-level", "lib.eal:warning", "--vdev", "net_null0", "--", "--packets", "7",
            "--stats", str(bad)]
@@ -135,6 +138,19 @@ def test_unwritable_stats_file_keeps_the_figures(build_dir: Path, file_prefix: s
     assert p.returncode == 1 and str(bad) in p.stderr
     out = json.loads(p.stdout[p.stdout.index("{"):])
     assert out["tx"]["packets"] == 7 and out["kind"] == "measured"
+    assert bad.is_char_device() and not Path("/dev/full.tmp").exists()  # written through, not replaced
+
+
+def test_stats_to_a_link_is_written_through(build_dir: Path, file_prefix: str, tmp_path: Path) -> None:
+    target = tmp_path / "real.json"
+    link = tmp_path / "stats.json"
+    link.symlink_to(target)
+    cmd = [str(tgen_binary(build_dir)), "-l", "0,1", "--no-pci", "--file-prefix", file_prefix,
+           "--log-level", "lib.eal:warning", "--vdev", "net_null0", "--", "--packets", "7",
+           "--stats", str(link)]
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=60, env=sanitizer_env())
+    assert p.returncode == 0, p.stderr
+    assert link.is_symlink() and json.loads(target.read_text())["tx"]["packets"] == 7
 
 
 def test_two_queue_loop_merges_receive_queues(build_dir: Path, file_prefix: str,

@@ -178,3 +178,14 @@ def test_statistics_that_cannot_be_written_after_the_run_go_to_stdout(build_dir:
     stats = json.loads(res.stdout)
     assert stats["kind"] == "measured" and stats["total"]["rx_packets"] == 1000, res.stdout[:500]
     assert not res.sanitizer_reports(), res.stderr
+
+
+def test_stats_to_a_link_is_written_through(build_dir: Path, file_prefix: str, tmp_path: Path) -> None:
+    target = tmp_path / "real.json"
+    link = tmp_path / "stats.json"
+    link.symlink_to(target)  # dangling until the run writes through it
+    res = harness.run_app(ipfwd_binary(build_dir), file_prefix, tmp_path, ["net_null0", "net_null1"],
+                          placement([instance(0, 0, 1, 0)]), ["--packets", "1000", "--stats", str(link)],
+                          stats=None)
+    assert res.rc == 0, res.stderr
+    assert link.is_symlink() and json.loads(target.read_text())["total"]["rx_packets"] == 1000
