@@ -161,6 +161,11 @@ def test_characterize_calibrate_validate_end_to_end(profile_build: Path, build_d
     for q in v["placements"]:
         assert 1 <= len(q["measured_reps_pps"]) <= 2 and q["measured_pps"] == float(np.median(q["measured_reps_pps"]))
     assert v["reps"] == 2 and ("measurement noise: median CV" in r.stdout) == (v["noise_cv_pct_median"] is not None)
+    # the errors an exact model would show from this noise alone (estimated), printed and stored
+    assert ("noise floor: a model exact" in r.stdout) == (v["noise_floor"] is not None)
+    if v["noise_floor"] is not None:
+        assert v["noise_floor"]["kind"] == "estimated"
+        assert 0 <= v["noise_floor"]["median_abs_err_pct"] <= v["noise_floor"]["p90_abs_err_pct"]
     # the instance counts measured on 4 KiB pages, listed and warned about (none when hugepages sufficed)
     assert isinstance(v["no_hugepages_instances"], list)
     assert ("ran on 4 KiB pages" in r.stdout) == bool(v["no_hugepages_instances"])

@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 from assign.backends.base import BackendError
-from assign.characterize.rounds import crossing_reference_placement, measure_rounds, noise_of, reference_placement, split
+from assign.characterize.rounds import (crossing_reference_placement, measure_rounds, noise_floor, noise_of,
+                                        reference_placement, split)
 from assign.topology import get_machine
 
 PLACEMENTS = [(1, (0, 0, 0)), (2, (0, 1, 1, 0, 1, 0)), (1, (1, 0, 1)), (3, (0,) * 9)]
@@ -180,3 +181,24 @@ def test_the_crossing_reference_splits_every_instance_of_the_fused_one() -> None
         assert xk == k and sorted(xctx) == sorted(ctx)     # the same load, the same contexts
         assert all(len(set(xctx[3 * i:3 * i + 3])) == 2 for i in range(k))  # R and T on one, P on the next
         assert split(x) and not split((k, ctx))
+
+
+def test_noise_floor_of_steady_rounds_is_zero() -> None:
+    f = noise_floor([[5e6, 5e6, 5e6], [7e6, 7e6, 7e6]])
+    assert f is not None and f["median_abs_err_pct"] == 0.0 and f["p90_abs_err_pct"] == 0.0
+    assert f["kind"] == "estimated"
+    assert noise_floor([[5e6], [7e6]]) is None  # one round each: no spread to read
+
+
+def test_noise_floor_matches_the_median_of_three_normal_rounds() -> None:
+    """Rounds with a CV of exactly 5%: the median of 3 normal draws has a standard deviation
+    of 0.670 sigma, so an exact model's absolute errors have a median of 0.6745 * 0.670 * 5%
+    and a 90th percentile of 1.645 * 0.670 * 5% (the p90 of 40 placements, itself a median over
+    simulations: within 10%)."""
+    a = 0.05
+    reps = [[(1 - a) * lvl, lvl, (1 + a) * lvl] for lvl in np.linspace(5e6, 20e6, 40)]
+    f = noise_floor(reps, sims=4000)
+    sd_median = 0.670 * a * 100
+    assert f["median_abs_err_pct"] == pytest.approx(0.6745 * sd_median, rel=0.10)
+    assert f["p90_abs_err_pct"] == pytest.approx(1.645 * sd_median, rel=0.10)
+    assert noise_floor(reps, sims=4000) == f  # seeded: the same rounds give the same floor

@@ -178,3 +178,28 @@ def noise_of(reps: list[list[float]]) -> float | None:
     percent; None with one repetition each."""
     cvs = [float(np.std(v, ddof=1) / np.mean(v) * 100.0) for v in reps if len(v) > 1]
     return float(np.median(cvs)) if cvs else None
+
+
+NOISE_FLOOR_SIMS = 2000
+
+
+def noise_floor(reps: list[list[float]], sims: int = NOISE_FLOOR_SIMS, seed: int = 0) -> dict | None:
+    """The errors a model exact for every placement would show from the
+    rounds' noise alone (estimated): each placement's figure is the median of
+    its rounds, drawn here as normal noise with that placement's own CV
+    around its level; the median and p90 absolute error over placements, as
+    validate computes them, medians over `sims` simulations.  A run whose
+    floor is near the goal cannot tell a good model from a bad one.  None
+    with one repetition each."""
+    rounds = [np.asarray(v, dtype=float) for v in reps if len(v) > 1]
+    if not rounds:
+        return None
+    rng = np.random.default_rng(seed)
+    errs = np.empty((sims, len(rounds)))
+    for i, v in enumerate(rounds):
+        cv = np.std(v, ddof=1) / np.mean(v)
+        med = np.median(1.0 + cv * rng.standard_normal((sims, v.size)), axis=1)
+        errs[:, i] = np.abs(1.0 / med - 1.0) * 100.0  # modelled (exact: 1) vs measured, in percent
+    return {"median_abs_err_pct": float(np.median(np.median(errs, axis=1))),
+            "p90_abs_err_pct": float(np.median(np.percentile(errs, 90, axis=1))),
+            "simulations": sims, "kind": "estimated"}

@@ -8,6 +8,9 @@ from ._args import at_least, figure_file, output_file
 from ._options import add_rules_option, rules_arg
 from ._save import save, save_figure
 
+# issue 10's goal for the model against measurements (also in the figures' lines)
+GOAL_MEDIAN_PCT, GOAL_P90_PCT = 10.0, 15.0
+
 MIN_N = 5
 TOP_POOL = 1000  # candidates the model ranks for --top
 at_least_n = at_least(MIN_N, "{text!r}: validation needs at least " + str(MIN_N)
@@ -80,7 +83,8 @@ def run(args: argparse.Namespace) -> int:
     from ..backends.model import load_params
     from ..characterize.fit import MAX_INSTANCES, VAL_SEED, placement_space, predict, random_placements
     from ..characterize.meter import PlacementMeter
-    from ..characterize.rounds import crossing_reference_placement, measure_rounds, noise_of, reference_placement
+    from ..characterize.rounds import (crossing_reference_placement, measure_rounds, noise_floor, noise_of,
+                                       reference_placement)
     from ..topology import get_machine
     from ..workloads import Workload
 
@@ -162,6 +166,9 @@ def run(args: argparse.Namespace) -> int:
     if noise is not None:
         print(f"measurement noise: median CV of a placement over {args.reps} rounds {noise:.1f}% (measured); "
               f"the errors above include it")
+    floor = noise_floor(reps)
+    if floor is not None:
+        print(noise_floor_line(floor))
     char_kept = doc.get("calibration", {}).get("characterization", {})
     for key, kernel in (("steadiness_cv_pct", "a fixed integer kernel"),
                         ("steadiness_memory_cv_pct", "dependent loads over 64 MiB (the memory side)")):
@@ -220,7 +227,8 @@ def run(args: argparse.Namespace) -> int:
         if rounds.corrected_fused is not None:
             reads["fused reference"] = [rounds.corrected_fused[j] for j in kept]
         drift["reads"] = {name: {**compare(predicted, [float(np.median(v)) for v in r]),
-                                 "noise_cv_pct_median": noise_of(r)} for name, r in reads.items()}
+                                 "noise_cv_pct_median": noise_of(r), "noise_floor": noise_floor(r)}
+                          for name, r in reads.items()}
         noisy = {name: d["noise_cv_pct_median"] for name, d in drift["reads"].items()}
         drift["steadiest_read"] = (min(noisy, key=lambda k: noisy[k])
                                    if all(v is not None for v in noisy.values()) else None)
@@ -228,7 +236,8 @@ def run(args: argparse.Namespace) -> int:
             print("the same rounds read three ways" if len(reads) == 3 else "the same rounds read two ways",
                   "(noise over rounds, measured; errors modelled vs measured): "
                   + "; ".join(f"{name}: noise {d['noise_cv_pct_median']:.1f}%, median {d['median_abs_err_pct']:.1f}%, "
-                              f"p90 {d['p90_abs_err_pct']:.1f}%, Spearman {d['spearman']:.3f}"
+                              f"p90 {d['p90_abs_err_pct']:.1f}%, Spearman {d['spearman']:.3f}, noise floor "
+                              f"{d['noise_floor']['median_abs_err_pct']:.1f}% / {d['noise_floor']['p90_abs_err_pct']:.1f}%"
                               for name, d in sorted(drift["reads"].items(), key=lambda kv: noisy[kv[0]])))
             print(f"steadiest over rounds: {drift['steadiest_read']} (chosen by the repeated measurements alone, "
                   "no model figure)")
@@ -242,6 +251,7 @@ def run(args: argparse.Namespace) -> int:
                "kind": "modelled vs measured", "not_measured": failed, "reps": args.reps,
                "max_instances": kmax,
                "noise_cv_pct_median": noise,
+               "noise_floor": floor,
                # instance counts measured on 4 KiB pages (the --no-huge fallback)
                "no_hugepages_instances": no_huge,
                **({"drift_corrected": drift} if drift is not None else {}),
@@ -261,6 +271,18 @@ def run(args: argparse.Namespace) -> int:
         else:
             rc = 1
     return rc
+
+
+def noise_floor_line(floor: dict) -> str:
+    """What the noise floor says, and whether the goal can be judged above it."""
+    line = (f"noise floor: a model exact for every placement would show median abs error "
+            f"{floor['median_abs_err_pct']:.1f}%, p90 {floor['p90_abs_err_pct']:.1f}% from these rounds' noise "
+            f"alone (estimated: each placement's rounds as normal noise around its level, "
+            f"{floor['simulations']:,} simulations)")
+    if floor["median_abs_err_pct"] > GOAL_MEDIAN_PCT or floor["p90_abs_err_pct"] > GOAL_P90_PCT:
+        line += (f"; above the goal (median <= {GOAL_MEDIAN_PCT:g}, p90 <= {GOAL_P90_PCT:g}): this run cannot "
+                 "judge the model, measure on a steadier machine or with more --reps")
+    return line
 
 
 def model_top(placements, predicted, rounds, n_random: int, pool: int) -> dict:
