@@ -62,7 +62,11 @@ scan_file(const char *vdev, const char *path, unsigned tailroom, bool infinite, 
 	while ((rc = pcap_next_ex(p, &h, &data)) == 1)
 		pp_pcap_classify(f, h->caplen, tailroom, infinite);
 	/* net_pcap stops at the first error too, without a word: say it here */
-	if (rc == PCAP_ERROR)
+	if (rc == PCAP_ERROR && f->frames == 0)
+		fprintf(stderr,
+			"%s: %s rx_pcap=%s: broken at its first frame (%s): nothing is replayed\n",
+			who, vdev, path, pcap_geterr(p));
+	else if (rc == PCAP_ERROR)
 		fprintf(stderr,
 			"%s: %s rx_pcap=%s: broken after frame %" PRIu64 " (%s): only the %" PRIu64
 			" frames before it are replayed\n",

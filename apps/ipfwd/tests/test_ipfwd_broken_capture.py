@@ -43,6 +43,14 @@ def test_a_capture_cut_mid_record_is_named_and_its_whole_frames_replayed(build_d
     assert not res.sanitizer_reports(), res.stderr
 
 
+def test_a_capture_cut_in_its_first_record_is_named(build_dir: Path, file_prefix: str, tmp_path: Path) -> None:
+    cap = capture(tmp_path, 0, RECORD_HEADER + 20)
+    res = run(build_dir, file_prefix, tmp_path, cap)
+    assert f"net_pcap0 rx_pcap={cap}: broken at its first frame (truncated dump file" in res.stderr, res.stderr
+    assert "nothing is replayed" in res.stderr
+    assert not res.sanitizer_reports(), res.stderr
+
+
 def test_a_capture_without_frames_is_named(build_dir: Path, file_prefix: str, tmp_path: Path) -> None:
     cap = capture(tmp_path, 0, None)  # the file header alone
     res = run(build_dir, file_prefix, tmp_path, cap)
