@@ -367,28 +367,53 @@ def test_timer_floor_refuses_bad_arguments(profile_build: Path, args: list[str],
     assert r.returncode == 2 and named in r.stderr and not r.stdout, r.stderr
 
 
-def test_meter_says_which_instance_counts_ran_on_4k_pages() -> None:
-    # the dpdk backend's extra.hugepages, false where the runtime fell back to --no-huge: the meter
-    # keeps the instance counts that did, and the warning names them (calibrate and validate print it)
+def test_meter_frees_the_hugepages_other_counts_hold_and_names_counts_that_still_miss_them(monkeypatch) -> None:
+    # The meter keeps one app process per instance count, each holding its captures in hugepages.
+    # Simulated here: a pool of 10 units, an app of k instances takes k when it starts and falls back
+    # to 4 KiB pages (extra.hugepages false, a slower figure) when fewer are free.  A count that falls
+    # back while other counts' processes are up gets them stopped and its placement measured again;
+    # a count that misses the pool even alone is kept, measured, and named in the warning.
     from assign.backends.base import Result
     from assign.backends.dpdk.options import DpdkOptions
-    from assign.characterize.meter import PlacementMeter
+    from assign.characterize import meter as meter_mod
 
-    class Stub:
-        def __init__(self, huge: bool | None):
-            self.huge = huge
+    pool = {"free": 10}
+    started: list[tuple[int, bool]] = []
+
+    class FakeBackend:
+        def __init__(self, topo, workload, options) -> None:
+            self.k, self.up, self.huge = workload.instances, False, False
 
         def measure_one(self, contexts: list[int]) -> Result:
-            return Result(1e6, extra={} if self.huge is None else {"hugepages": self.huge})
+            if not self.up:
+                self.up, self.huge = True, pool["free"] >= self.k
+                pool["free"] -= self.k if self.huge else 0
+                started.append((self.k, self.huge))
+            return Result(1e6 if self.huge else 6e5, extra={"hugepages": self.huge})
+
+        def restart(self) -> None:
+            self.close()
 
         def close(self) -> None:
-            pass
+            if self.up and self.huge:
+                pool["free"] += self.k
+            self.up = False
 
-    meter = PlacementMeter(get_machine("local"), "ipfwd-mem", DpdkOptions())
-    meter.backends = {1: Stub(True), 2: Stub(False), 3: Stub(None), 4: Stub(False)}
+    monkeypatch.setattr(meter_mod, "DpdkBackend", FakeBackend)
+    meter = meter_mod.PlacementMeter(get_machine("local"), "ipfwd-mem", DpdkOptions())
     assert meter.hugepage_warning() is None
-    for k in (1, 2, 3, 4, 2):
+    for k in (4, 3, 2, 4):  # 9 of 10 units held: all on hugepages, one process per count
         assert meter(k, tuple([0] * 3 * k)) == 1e6
-    assert meter.no_hugepages == {2, 4}
+    assert sorted(meter.backends) == [2, 3, 4] and meter.hugepage_retries == 0
+    assert meter(5, (0,) * 15) == 1e6  # 1 unit free: falls back, the others stop, measured again
+    assert started[-2:] == [(5, False), (5, True)] and sorted(meter.backends) == [5]
+    assert meter.hugepage_retries == 1 and not meter.no_hugepages and pool["free"] == 5
+    assert meter(11, (0,) * 33) == 6e5  # more than the pool alone: stops 5, still 4 KiB pages, kept
+    assert meter.hugepage_retries == 2 and sorted(meter.backends) == [11]
+    assert meter(11, (0,) * 33) == 6e5 and meter.hugepage_retries == 2  # nothing left to stop: no retry
+    assert meter.no_hugepages == {11}
     w = meter.hugepage_warning()
-    assert w is not None and "2, 4 instance(s) ran on 4 KiB pages" in w and "nr_hugepages" in w
+    assert w is not None and "11 instance(s) ran on 4 KiB pages" in w and "nr_hugepages" in w
+    meter.close()
+    assert pool["free"] == 10 and not meter.backends
+

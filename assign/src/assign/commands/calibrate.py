@@ -112,6 +112,8 @@ def run(args: argparse.Namespace) -> int:
     if meter.no_hugepages:
         doc["calibration"]["status"]["hugepages"] = meter.hugepage_warning()
         doc["calibration"]["no_hugepages_instances"] = sorted(meter.no_hugepages)
+    if meter.hugepage_retries:
+        doc["calibration"]["status"]["hugepage_retries"] = meter.retry_note()
     saved = save(args.out, lambda f: json.dump(doc, f, indent=2), "calibrated parameters")
     status = doc["calibration"]["status"]
     for key, why in status.items():

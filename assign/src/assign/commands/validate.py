@@ -182,8 +182,9 @@ def run(args: argparse.Namespace) -> int:
               + ", ".join(f"{v:.1f}% (contexts {p})" for p, v in char_kept["steadiness_handoff_cv_pct"].items())
               + " of one cache line passed back and forth over 100 ms windows (measured): a placement that "
               "splits an instance over contexts moves with it")
-    if meter.hugepage_warning():
-        print(meter.hugepage_warning())
+    for note in (meter.retry_note(), meter.hugepage_warning()):
+        if note:
+            print(note)
     if top is not None:
         top["random_best_measured_pps"] = max(measured)
         print(f"the model's top {args.top} of {top['pool']:,} other random placements: "
@@ -254,6 +255,7 @@ def run(args: argparse.Namespace) -> int:
                "noise_floor": floor,
                # instance counts measured on 4 KiB pages (the --no-huge fallback)
                "no_hugepages_instances": no_huge,
+               "hugepage_retries": meter.hugepage_retries,
                **({"drift_corrected": drift} if drift is not None else {}),
                **({"model_top": top} if top is not None else {}),
                "placements": [{"instances": k, "contexts": list(c), "measured_pps": m, "modelled_pps": float(p),

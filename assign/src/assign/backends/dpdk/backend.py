@@ -19,6 +19,7 @@ reasons, never as a value.
 """
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 import sys
@@ -259,6 +260,18 @@ class DpdkBackend:
             "tasks": [{k: t.get(k) for k in ("instance", "role", "context", "packets", "bursts",
                                               "empty_polls", "cycles")} for t in s["tasks"]],
         }
+
+    def provenance(self) -> dict:
+        """The app this backend measures, by content: a rebuilt app is another measurement."""
+        return {"app": str(self.binary), "app_sha256": hashlib.sha256(self.binary.read_bytes()).hexdigest()}
+
+    def restart(self) -> None:
+        """The next placement gets a fresh app process (and, with tgen, a fresh generator), as
+        after a failed attempt: one whose EAL start fell back to 4 KiB pages, say."""
+        if isinstance(self.runner, ServeRunner):
+            self.runner.restart()
+        if self.tgen is not None:
+            self.tgen.abort()
 
     def close(self) -> None:
         """Stop the serve process (end of input: it finishes and exits), then the traffic generator,

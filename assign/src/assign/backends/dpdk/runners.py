@@ -77,9 +77,21 @@ def stderr_tail(path: Path) -> str:
     return " | ".join(lines)[-STDERR_TAIL:]
 
 
+def hugetlbfs_dirs() -> list[str]:
+    """Every hugetlbfs mount (/dev/hugepages on Debian; a test bed may use another)."""
+    try:
+        lines = Path("/proc/mounts").read_text().splitlines()
+    except OSError:
+        return ["/dev/hugepages"]
+    return [f[1] for f in (ln.split() for ln in lines) if len(f) > 2 and f[2] == "hugetlbfs"]
+
+
 def cleanup_prefix(prefix: str) -> None:
-    """Files a killed DPDK process leaves behind under its --file-prefix."""
-    for d in ("/dev/hugepages",):
+    """Files a DPDK process leaves behind under its --file-prefix once it has
+    ended, killed or not: DPDK 22.11 keeps a hugepage file per page it used
+    (for secondary processes), so the pages stay taken until the next DPDK
+    start clears them, hundreds of MB per instance of a replayed capture."""
+    for d in hugetlbfs_dirs():
         try:
             for name in os.listdir(d):
                 if name.startswith(prefix + "map_"):
@@ -148,15 +160,13 @@ class ProcessRunner:
                 return Outcome(None, time.perf_counter() - t0, f"hung: no result within the {timeout:g} s timeout "
                                f"(killed); stderr: {stderr_tail(efile) or '(empty)'}", None, True)
         wall = time.perf_counter() - t0
-        shutil.rmtree(f"/var/run/dpdk/{s.file_prefix}", ignore_errors=True)
+        cleanup_prefix(s.file_prefix)
         stats = None
         if sfile.exists():
             try:
                 stats = json.loads(sfile.read_text())
             except ValueError as e:
                 return Outcome(None, wall, f"statistics file {sfile} is not JSON ({e}); {describe_exit(rc)}", rc)
-        if rc < 0:
-            cleanup_prefix(s.file_prefix)
         # rc 2 = the accounting check failed (stats still written): judged by the backend from the stats
         if rc != 0 and not (rc == 2 and stats is not None):
             return Outcome(None, wall, f"{describe_exit(rc)}; stderr: {stderr_tail(efile) or '(empty)'}", rc)
@@ -218,7 +228,7 @@ class ServeRunner:
         if self._sel is not None:
             self._sel.close()
         self._err.close()
-        shutil.rmtree(f"/var/run/dpdk/{self.spec.file_prefix}", ignore_errors=True)
+        cleanup_prefix(self.spec.file_prefix)  # the process has ended: its pages are free to take back
         self.proc = None
 
     def _readline(self, deadline: float) -> bytes | None:
