@@ -15,6 +15,7 @@ import numpy as np
 from tqdm import tqdm
 
 from .backends.base import Backend, MeasureRequest
+from .ground import differences, ground
 from .sampling import draws
 from .store import Run, Store, json_rows
 from .topology import Topology
@@ -78,6 +79,8 @@ class Session:
             return 0, 0
         added = fails = streak = 0
         label = "modelled" if self.backend.kind == "modelled" else "measured"
+        if self.backend.kind == "measured":
+            self._sit(nxt)
         bar = tqdm(total=n_ok, initial=ok, unit="asg", disable=not show_progress, file=sys.stderr,
                    desc=f"sampling ({label})", dynamic_ncols=True, mininterval=0.25)
         try:
@@ -123,6 +126,25 @@ class Session:
         finally:
             bar.close()
         return added, fails
+
+    def _sit(self, first_idx: int) -> None:
+        """Record this sitting's ground; say when the run's earlier values were measured on
+        other ground, or on ground not recorded (`assign estimate` tests whether they differ)."""
+        now = ground(self.backend)
+        before = self.store.sittings(self.run.id)
+        self.store.add_sitting(self.run.id, first_idx, now)
+        if first_idx == 0:
+            return
+        if not before:
+            print(f"note: draws 0-{first_idx - 1} of run {self.run.id} were measured before assign recorded what a "
+                  f"sitting measures on; `assign estimate` tests whether their values and this sitting's come "
+                  f"from one distribution", file=sys.stderr)
+        if before:
+            diff = differences(before[-1][3], now)
+            if diff:
+                print(f"note: run {self.run.id} continues on other ground than its last sitting ("
+                      + "; ".join(diff) + "): `assign estimate` tests whether the sittings' values come from "
+                      "one distribution", file=sys.stderr)
 
     def _sample_array(self, first: int, ctx: np.ndarray, best: float | None) -> float:
         """Evaluate and store draws first.. of a batch (context indices `ctx`) in one

@@ -99,6 +99,14 @@ CREATE TABLE IF NOT EXISTS reference_measurements (
     CHECK ((status = 'ok') = (value IS NOT NULL))
 );
 CREATE INDEX IF NOT EXISTS reference_measurements_run ON reference_measurements (run_id, worker);
+CREATE TABLE IF NOT EXISTS sittings (
+    run_id INTEGER NOT NULL REFERENCES runs(id),
+    seq INTEGER NOT NULL,            -- 0, 1, ...: each `assign sample` that measured into the run
+    first_idx INTEGER NOT NULL,      -- its first draw; its draws run up to the next sitting's first
+    started TEXT NOT NULL,
+    ground TEXT NOT NULL,            -- JSON: what it measured on (host, boot, CPU, kernel, the app's build)
+    PRIMARY KEY (run_id, seq)
+);
 CREATE TRIGGER IF NOT EXISTS references_keep_update BEFORE UPDATE ON reference_measurements
 BEGIN SELECT RAISE(ABORT, 'stored measurements are never changed'); END;
 CREATE TRIGGER IF NOT EXISTS references_keep_delete BEFORE DELETE ON reference_measurements
@@ -117,7 +125,8 @@ class StoreError(ValueError):
     """The database is missing, unreadable, or has no such run."""
 
 
-SCHEMA_VERSION = 2  # PRAGMA user_version; 0: written before it was recorded (the tables of 1)
+SCHEMA_VERSION = 3  # PRAGMA user_version; 0: written before it was recorded (the tables of 1)
+# 3: table sittings (what each `assign sample` of a measured run measured on; estimate compares them).
 # 2: measurements.worker, tables workers and reference_measurements (sample --cluster's machine check).
 # An older store is migrated when opened for writing (a column and two tables added, nothing else
 # touched); opened read-only it is read as it is (no worker ever flagged).
@@ -229,6 +238,9 @@ class Store:
                 self.db.execute("SELECT 1 FROM runs LIMIT 1")
             # a read-only store of schema < 2 has no workers: nothing in it is flagged
             self._workers = self._has_worker_column()
+            # nor, below 3, sittings: its values are all from before they were recorded
+            self._sittings = bool(self.db.execute(
+                "SELECT 1 FROM sqlite_master WHERE type='table' AND name='sittings'").fetchone())
         except StoreError:
             self.db.close()
             raise
@@ -370,6 +382,29 @@ class Store:
         return out
 
     # cluster workers and their reference measurements -----------------------
+    # sittings: the `assign sample` commands that measured into a run --------
+    def add_sitting(self, run_id: int, first_idx: int, ground: dict) -> int:
+        """A sitting of a measured run, starting at draw first_idx; its number."""
+        with self.db:
+            seq = self.db.execute("SELECT COALESCE(MAX(seq) + 1, 0) FROM sittings WHERE run_id=?",
+                                  (run_id,)).fetchone()[0]
+            self.db.execute("INSERT INTO sittings (run_id, seq, first_idx, started, ground) VALUES (?,?,?,?,?)",
+                            (run_id, seq, first_idx, _now(), json.dumps(ground, sort_keys=True)))
+        return int(seq)
+
+    def sittings(self, run_id: int) -> list[tuple[int, int, str, dict]]:
+        """(seq, first draw, started, ground) of a run's sittings, in order."""
+        if not self._sittings:
+            return []
+        return [(int(q), int(i), t, json.loads(g)) for q, i, t, g in self.db.execute(
+            "SELECT seq, first_idx, started, ground FROM sittings WHERE run_id=? ORDER BY seq", (run_id,))]
+
+    def indexed_values(self, run_id: int) -> list[tuple[int, float]]:
+        """(draw, value) of the values `values` gives, in the same order."""
+        q = (f"SELECT idx, value FROM measurements WHERE run_id=? AND status='ok' AND {self._unflagged(run_id)} "
+             "ORDER BY idx")
+        return [(int(i), v) for i, v in self.db.execute(q, (run_id,))]
+
     def add_worker(self, run_id: int, address: str, name: str, host: str) -> None:
         """A worker of a cluster run, once (a worker seen again keeps its row and flag)."""
         with self.db:

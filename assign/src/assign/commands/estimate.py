@@ -4,8 +4,9 @@ from __future__ import annotations
 import argparse
 import json
 
-from ._args import number, positive_int
+from ._args import nonneg_int, number, positive_int
 from ._runs import load_values
+from ..sittings import describe
 
 
 def register(sub) -> argparse.ArgumentParser:
@@ -19,6 +20,9 @@ def register(sub) -> argparse.ArgumentParser:
     p.add_argument("--run", type=positive_int, metavar="ID", help="run in the database")
     p.add_argument("--kind", choices=("measured", "modelled"), default="measured",
                    help="what the --csv values are, for the labels (default: measured)")
+    p.add_argument("--sitting", type=nonneg_int, metavar="K",
+                   help="with --db: the values of one sitting of the run (each `assign sample` that measured into "
+                        "it is one; 0: values from before sittings were recorded); the output lists them")
     p.add_argument("--threshold", type=number, help="threshold u (default: chosen automatically)")
     p.add_argument("--confidence", type=number, default=0.95, help="confidence level (default: 0.95)")
     p.add_argument("--cross-check", action="store_true",
@@ -32,6 +36,13 @@ def run(args: argparse.Namespace) -> int:
     from ..evt import EstimateError, estimate
 
     values, label, where, excluded = load_values(args)
+    groups, test = by_sitting(args)
+    if args.sitting is not None:
+        chosen = [g for g in groups if g.number == args.sitting]
+        if not chosen:
+            raise ValueError(f"--sitting {args.sitting}: {where} has " + (
+                "values of sittings " + ", ".join(str(g.number) for g in groups) if groups else "no sittings"))
+        values, where = chosen[0].values, f"{where} sitting {args.sitting}"
     try:
         est = estimate(values, threshold=args.threshold, confidence=args.confidence, cross_checks=args.cross_check)
     except EstimateError as e:
@@ -41,9 +52,36 @@ def run(args: argparse.Namespace) -> int:
         d["source"] = where
         d["value_kind"] = label
         d["excluded_flagged_values"] = excluded
+        if groups:
+            d["sittings"] = [g.to_dict() for g in groups]
+            d["sittings_test"] = test
         print(json.dumps(d, indent=2))
     else:
         left_out = f"; {excluded} values of cluster workers flagged as differing left out" if excluded else ""
         print(f"source: {where} ({len(values)} {label} values{left_out})")
         print(est.format_text(label))
+        if len(groups) > 1:
+            print("sittings of the run (measured; each `assign sample` that measured into it):")
+            for line in describe(groups, test):
+                print(line)
     return 0
+
+
+def by_sitting(args: argparse.Namespace) -> tuple[list, dict | None]:
+    """A measured run's values by sitting, and the test of whether they agree; ([], None) for a
+    value file or a modelled run."""
+    if args.csv:
+        if args.sitting is not None:
+            raise ValueError("--sitting goes with --db, not with --csv")
+        return [], None
+    from ..sittings import compare, split
+    from ..store import Store
+
+    with Store(args.db, readonly=True) as store:
+        run = store.run(args.run)
+        if run.kind != "measured":
+            if args.sitting is not None:
+                raise ValueError(f"--sitting: {args.db} run {run.id} is modelled: it has no sittings")
+            return [], None
+        groups = split(store, run.id)
+    return groups, compare(groups)

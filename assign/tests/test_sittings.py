@@ -1,0 +1,109 @@
+"""Sittings: what each `assign sample` of a measured run measured on, and
+`assign estimate`'s test of whether the sittings' values come from one
+distribution (a run resumed on another machine of the same topology measured
+values whose median was a third higher: 3,341 then 1,659 ipfwd-l1 draws)."""
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+import numpy as np
+
+from assign.session import Session
+from assign.store import Store
+from assign.topology import get_machine
+from cli_helpers import run_assign
+
+
+def measured_run(db: Path, parts: list[tuple[dict | None, np.ndarray]]) -> None:
+    """A measured run whose values come in parts, each part a sitting with that ground (None: values
+    from before sittings were recorded, which must come first)."""
+    with Store(str(db)) as store:
+        run, _ = store.find_or_create_run(workload="ipfwd-l1", instances=1, machine="local",
+                                          topology={"name": "t"}, backend="dpdk", kind="measured", seed=1,
+                                          allow_colocate=True, params={})
+        idx = 0
+        for ground, values in parts:
+            if ground is not None:
+                store.add_sitting(run.id, idx, ground)
+            store.add_many(run.id, [(idx + k, [0, 0, 0], float(v), "ok", None, {}) for k, v in enumerate(values)])
+            idx += len(values) + 3  # a gap: draws that failed leave none
+
+
+def test_sittings_that_differ_are_told_apart_and_one_can_be_estimated(tmp_path: Path) -> None:
+    rng = np.random.default_rng(5)
+    db = tmp_path / "r.db"
+    a, b = 31e6 + 3e6 * rng.weibull(3, 600), 41e6 + 6e6 * rng.weibull(3, 400)
+    measured_run(db, [(None, a), ({"host": "vm1", "app_sha256": "a" * 64}, b)])
+    r = run_assign("estimate", "--db", str(db))
+    assert r.returncode == 0, r.stderr
+    assert "sitting 0 (before sittings were recorded): n 600" in r.stdout
+    assert "sitting 1 (from " in r.stdout and " on vm1): n 400" in r.stdout
+    assert "warning: the sittings' values differ" in r.stdout and "p <= 0.001" in r.stdout
+    j = json.loads(run_assign("estimate", "--db", str(db), "--json").stdout)
+    assert [s["n"] for s in j["sittings"]] == [600, 400] and j["sittings_test"]["one_distribution"] is False
+    assert j["sittings"][1]["app_sha256"] == "a" * 64
+    one = json.loads(run_assign("estimate", "--db", str(db), "--json", "--sitting", "1").stdout)
+    assert one["n"] == 400 and one["source"].endswith("sitting 1")
+    assert one["best"] == max(b)
+    bad = run_assign("estimate", "--db", str(db), "--sitting", "2")
+    assert bad.returncode != 0 and "--sitting 2" in bad.stderr and "sittings 0, 1" in bad.stderr
+
+
+def test_sittings_of_one_distribution_agree(tmp_path: Path) -> None:
+    rng = np.random.default_rng(6)
+    db = tmp_path / "r.db"
+    g = {"host": "h", "app_sha256": "b" * 64}
+    measured_run(db, [(g, 30e6 + 4e6 * rng.weibull(3, 500)), (dict(g, boot_id="x"), 30e6 + 4e6 * rng.weibull(3, 500))])
+    r = run_assign("estimate", "--db", str(db))
+    assert r.returncode == 0, r.stderr
+    assert "the sittings' values agree" in r.stdout and "warning" not in r.stdout
+
+
+def test_a_store_of_schema_2_gets_sittings_and_keeps_its_values(tmp_path: Path) -> None:
+    db = tmp_path / "old.db"
+    measured_run(db, [(None, np.linspace(1e6, 2e6, 60))])
+    with sqlite3.connect(db) as c:  # as schema 2 wrote it: no sittings table
+        c.execute("DROP TABLE sittings")
+        c.execute("PRAGMA user_version = 2")
+    with Store(str(db), readonly=True) as s:  # read as it is
+        assert s.sittings(1) == [] and len(s.values(1)) == 60
+    with Store(str(db)) as s:  # opened for writing: migrated
+        assert s.add_sitting(1, 63, {"host": "h"}) == 0 and s.sittings(1)[0][:2] == (0, 63)
+        assert len(s.values(1)) == 60
+
+
+def test_sample_records_each_sitting_and_says_when_the_ground_changed(tmp_path: Path, capsys) -> None:
+    # a measured backend stand-in: the ground comes from the host and the backend's provenance
+    from assign.backends.base import Result
+    from assign.workloads import Workload
+
+    class Measured:
+        name, kind, batch_size = "dpdk", "measured", 4
+        sha = "c" * 64
+
+        def describe(self) -> dict:
+            return {}
+
+        def provenance(self) -> dict:
+            return {"app_sha256": self.sha}
+
+        def measure(self, requests):
+            return [Result(1e6 + r.idx) for r in requests]
+
+    topo = get_machine()
+    be = Measured()
+    with Store(str(tmp_path / "s.db")) as store:
+        s, _ = Session.open(store, topo, Workload("ipfwd-l1", 1), be, 1, True)
+        s.sample_until(8, show_progress=False)
+        assert "note:" not in capsys.readouterr().err
+        s.sample_until(12, show_progress=False)  # same ground: recorded, nothing to say
+        assert "note:" not in capsys.readouterr().err
+        be.sha = "d" * 64  # the app rebuilt
+        s.sample_until(16, show_progress=False)
+        err = capsys.readouterr().err
+        assert "continues on other ground than its last sitting (app_sha256: cccccccccccc -> dddddddddddd)" in err
+        sits = store.sittings(s.run.id)
+    assert [(q, first) for q, first, _, _ in sits] == [(0, 0), (1, 8), (2, 12)]
+    assert all(g["host"] and g["kernel"] for *_, g in sits) and sits[2][3]["app_sha256"] == "d" * 64
