@@ -8,8 +8,11 @@ slowest instance's rate as a --packets window measures it; or sum, the
 instances' rates added, the form before), with and without return_ns (what
 an R task pays per buffer that comes back from another context: calibrate
 fits it since 2026-11-25; the row "e-p + return_ns" is what it writes now),
-and scores every fit on the same stored `assign validate --top K`
-measurements.  Runs calibrated with `--drift-reference both` are replayed
+with its context shares (calibrate --context-shares: one for every context,
+the default since 2026-11-25; one per context; or Akaike's choice, the rule
+before), and scores every fit on the same stored `assign validate --top K`
+measurements.  The machine is the calibration file's own: a calibration made
+on a test bed replays here.  Runs calibrated with `--drift-reference both` are replayed
 with both references.  Nothing is measured: the machine's drift between two
 calibrations (tens of percent over minutes on a shared box) would swamp the
 difference a fitting choice makes.
@@ -45,7 +48,7 @@ try:
 
     import assign.characterize.fit as fit_mod
     from assign.commands.validate import compare
-    from assign.topology import get_machine
+    from assign.topology import Node, Topology
 except ImportError as e:
     sys.exit(f"bench/refit-calibration.py: {e}; run it with the project's venv: .venv/bin/python "
              "bench/refit-calibration.py")
@@ -98,7 +101,6 @@ def main() -> int:
     ap.add_argument("--characterization", required=True, metavar="FILE",
                     help="the characterization the calibration used (assign characterize --json)")
     a = ap.parse_args()
-    topo = get_machine("local")
     try:
         doc = json.load(open(a.calibration))
         val = json.load(open(a.validation))
@@ -106,6 +108,9 @@ def main() -> int:
     except (OSError, ValueError) as e:
         sys.exit(f"bench/refit-calibration.py: {e}")
     cal = doc["calibration"]
+    # the machine the calibration measured, whichever runs this
+    topo = Topology("local", "the calibration's machine (hwloc)", Node.from_json(doc["calibrated_for"]["machine"]))
+    max_instances = int(cal.get("max_instances", 4))
     if doc["calibrated_for"]["workload"] != a.workload or val.get("workload") != a.workload:
         sys.exit(f"--workload {a.workload}: the calibration is for {doc['calibrated_for']['workload']}, "
                  f"the validation for {val.get('workload')}")
@@ -117,25 +122,28 @@ def main() -> int:
     defaults = json.loads(resources.files("assign").joinpath("data", "model_params.json").read_text())
     top = val.get("model_top", {}).get("placements", [])
     stored = doc["workloads"][a.workload].get("throughput", "sum")
-    fits = [(f"random only, {tp}", set(CONTRASTS), tp, False) for tp in THROUGHPUTS]
+    fits = [(f"random only, {tp}", set(CONTRASTS), tp, False, "one") for tp in THROUGHPUTS]
     if kinds & set(CONTRASTS):
-        fits += [(f"+ contrasts, {tp}", set(), tp, False) for tp in THROUGHPUTS]
-    # the form calibrate writes now: equal packets and return_ns, with the contrasts where measured
+        fits += [(f"+ contrasts, {tp}", set(), tp, False, "one") for tp in THROUGHPUTS]
+    # the form calibrate writes now: equal packets and return_ns, with the contrasts where measured,
+    # one share for every context; then its context shares per context, and as Akaike's criterion chose
     last = fits[-1][1]
-    fits.append((f"{'random only' if last else '+ contrasts'}, e-p + return_ns", last, "equal-packets", True))
+    now = f"{'random only' if last else '+ contrasts'}, e-p + return_ns"
+    fits += [(f"{now}{tail}", last, "equal-packets", True, shares)
+             for tail, shares in (("", "one"), (", shares/ctx", "per-context"), (", shares AIC", "choose"))]
     print(f"{a.workload}: {n_random} random calibration placements, contrasts: "
           f"{', '.join(sorted(kinds & set(CONTRASTS))) or 'none'}; validation n {len(val['placements'])}, "
           f"model top {len(top)} (refitted from stored measurements; errors computed, drift-corrected); "
           f"the stored calibration's throughput: {stored}")
-    print(f"{'fit':34} {'cal err %':>9} {'val median %':>12} {'val p90 %':>9} {'Spearman':>8} {'top median %':>12}")
+    print(f"{'fit':46} {'cal err %':>9} {'val median %':>12} {'val p90 %':>9} {'Spearman':>8} {'top median %':>12}")
     real = fit_mod.contrast_placements
     try:
-        for label, drop, tp, ret in fits:
+        for label, drop, tp, ret, shares in fits:
             fit_mod.contrast_placements = (lambda t, m: []) if drop else real
             measure, reps = replay(cal, drop, a.calibration)
             out = fit_mod.fit(topo, a.workload, char, defaults["workloads"][a.workload], measure, n_random,
                               log=lambda s: None, reps=reps, drift_reference=drift, throughput=tp,
-                              fit_return=ret)
+                              fit_return=ret, max_instances=max_instances, context_shares=shares)
             got = [(q["instances"], tuple(q["contexts"])) for q in out["calibration"]["placements"]]
             want = [(q["instances"], tuple(q["contexts"])) for q in cal["placements"]
                     if q.get("kind", "random") not in drop]
@@ -145,7 +153,7 @@ def main() -> int:
             p = out["workloads"][a.workload]
             med, p90, rho = score(topo, a.workload, p, val["placements"])
             tmed = score(topo, a.workload, p, top)[0] if top else float("nan")
-            print(f"{label:34} {out['calibration']['median_abs_err_pct']:9.1f} {med:12.1f} {p90:9.1f} "
+            print(f"{label:46} {out['calibration']['median_abs_err_pct']:9.1f} {med:12.1f} {p90:9.1f} "
                   f"{rho:8.3f} {tmed:12.1f}")
     finally:
         fit_mod.contrast_placements = real

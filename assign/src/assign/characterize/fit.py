@@ -25,12 +25,12 @@ What each parameter comes from:
                          time the workload's tasks get (a task's cost is divided
                          by it); on a machine shared with other load, the
                          contexts differ many times over (characterize's
-                         role-pair slowdowns).  One share for all contexts or
-                         one per context, whichever Akaike's criterion prefers:
-                         on a quiet machine, shares per context fitted to eight
-                         single windows followed their noise (0.64 for context 0
-                         and 0.88 for context 1 in one calibration, 1.00 and
-                         0.73 in another)
+                         role-pair slowdowns).  One share for all contexts
+                         (--context-shares one, the default), one per context,
+                         or whichever Akaike's criterion prefers (choose):
+                         shares per context follow the other load of the
+                         calibration's minutes, not the machine (CONTEXT_SHARES
+                         below says what they cost on new placements)
   span_factor            fitted on the placements: an instance spread over k
                          contexts runs at span_factor ** (k - 1) of its rate
                          (characterize's role-pair slowdowns: an instance split
@@ -208,10 +208,21 @@ RESIDUAL_MAX = 0.1
 RETURN_MAX = 4.0
 
 
+# --context-shares: one share for every context by default.  Shares per context, which Akaike's
+# criterion on the calibration placements preferred on 16 contexts and often on 2, fitted the other
+# load of the calibration's minutes and missed on the placements validate measured minutes later:
+# refitted on 19 stored calibrations where the choice differs (bench/refit-calibration.py), one share
+# gave the lower median error on the validation placements in 16 (assign/README.md).
+CONTEXT_SHARES = ("one", "per-context", "choose")
+SHARES_WHY = {"one": "--context-shares one, the default",
+              "per-context": "--context-shares per-context",
+              "choose": "--context-shares choose: Akaike's criterion on the calibration placements"}
+
+
 def fit(topo: Topology, workload: str, char: dict, defaults: dict,
         measure: Callable[[int, tuple], float], n_placements: int, log=print, reps: int = 1,
         drift_reference: bool | str | None = None, throughput: str = "equal-packets",
-        max_instances: int = MAX_INSTANCES, fit_return: bool = True) -> dict:
+        max_instances: int = MAX_INSTANCES, fit_return: bool = True, context_shares: str = "one") -> dict:
     """The calibrated parameter file (dict) for `workload` on `topo`; with
     drift_reference ("fused", or True; "both": the crossing reference too),
     fitted to the drift-corrected medians (rounds.py).
@@ -289,13 +300,17 @@ def fit(topo: Topology, workload: str, char: dict, defaults: dict,
         aic = n * np.log(max(rss, 1e-300) / n) + 2 * (len(x0) - (0 if ring else 1))
         return with_x(sol.x), sol, aic
 
-    shapes = [(1, False), (1, True)] + ([(n_ctx, False), (n_ctx, True)] if n_ctx > 1 else [])
+    if context_shares not in CONTEXT_SHARES:
+        raise ValueError(f"context shares {context_shares!r}: one of {', '.join(CONTEXT_SHARES)}")
+    share_counts = {"one": [1], "per-context": [n_ctx], "choose": sorted({1, n_ctx})}[context_shares]
+    shapes = [(k, ring) for k in share_counts for ring in (False, True)]
     fits = {shape: solve(*shape, fit_return) for shape in shapes}
     best = min(fits, key=lambda shape: fits[shape][2])
     params, sol, _ = fits[best]
     shares_kind = "one per context" if best[0] > 1 else "one for every context"
     ring_kind = "fitted" if best[1] else "0"
-    log(f"context shares: {shares_kind}; ring within a context (comm_ns.pu): {ring_kind} (Akaike's criterion "
+    log(f"context shares: {shares_kind} ({SHARES_WHY[context_shares]}); ring within a context (comm_ns.pu): "
+        f"{ring_kind} (Akaike's criterion "
         "on the calibration placements, estimated: "
         + ", ".join(f"{'one per context' if k > 1 else 'one for every context'} with comm_ns.pu "
                     f"{'fitted' if r else '0'} {fits[(k, r)][2]:.1f}" for k, r in shapes) + ")")
@@ -304,7 +319,7 @@ def fit(topo: Topology, workload: str, char: dict, defaults: dict,
                                "per buffer that comes back from another context, whose cache lines its port "
                                "rewrites)")
     status["span_factor"] = f"calibrated (fitted on {len(placements)} measured placements)"
-    status["context_share"] = f"calibrated ({shares_kind}, chosen by Akaike's criterion; fitted on " \
+    status["context_share"] = f"calibrated ({shares_kind}, {SHARES_WHY[context_shares]}; fitted on " \
                               f"{len(placements)} measured placements; the machine's other load at the time)"
     status["comm_ns.pu"] = (f"calibrated ({ring_kind}, chosen by Akaike's criterion on {len(placements)} "
                             "measured placements: the ring between two tasks of an unfused instance taking "

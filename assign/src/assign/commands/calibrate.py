@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from ..characterize.fit import MAX_INSTANCES
+from ..characterize.fit import CONTEXT_SHARES, MAX_INSTANCES
 from ._args import at_least, output_file
 from ._options import rules_arg
 from ._save import save
@@ -49,6 +49,11 @@ def register(sub) -> argparse.ArgumentParser:
                         "measurements); --drift-reference both: also a crossing one (the same instances, each "
                         "split over two contexts), which corrects the placements with a split instance "
                         "(triples them; rounds.py says why)")
+    g.add_argument("--context-shares", choices=CONTEXT_SHARES, default="one",
+                   help="the model's share of each context's time the workload gets: one for every context "
+                        "(default), one per context, or whichever Akaike's criterion prefers on the calibration "
+                        "placements (choose); shares per context fit the other load of the calibration's "
+                        "minutes and missed more on new placements (assign/README.md)")
     g.add_argument("--app-build", metavar="DIR", help="Meson build of the measured placements "
                                                       "(default: $PIPEPLACE_BUILD or build/)")
     return p
@@ -104,7 +109,8 @@ def run(args: argparse.Namespace) -> int:
     try:
         doc = fit(topo, args.workload, char, defaults["workloads"][args.workload],
                   meter, args.placements, reps=args.placement_reps,
-                  drift_reference=args.drift_reference, max_instances=args.max_instances)
+                  drift_reference=args.drift_reference, max_instances=args.max_instances,
+                  context_shares=args.context_shares)
     finally:
         meter.close()
     if opts.rules is not None:
