@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +24,7 @@
 #include "flow_key.h"
 #include "flow_table.h"
 #include "pp_app.h"
+#include "pp_outfile.h"
 #include "pp_task.h" /* pp_stop_flag: stats after the stop flush the export */
 
 /* Buckets each P task sweeps for idle flows after a burst: a full lap of the
@@ -59,7 +61,7 @@ struct stateful_state {
 	struct stateful_cfg cfg;
 	unsigned socket_id;
 	unsigned n_instances;
-	FILE *dump;                     /* opened at set-up so a bad path fails early */
+	bool dump;                      /* --dump-flows given, its path checked at set-up */
 	struct flow_exporter *exporter; /* NULL: no export */
 #ifdef STATEFUL_HAVE_NDPI
 	struct flow_dpi *dpi;                               /* NULL: no --dpi */
@@ -111,6 +113,7 @@ static const char stateful_usage[] =
 	"                       counted in flows_dropped_table_full, not tracked, and\n"
 	"                       their packets still forwarded\n"
 	"  --dump-flows FILE    write every flow record as JSON at the end of the run\n"
+	"                       (to $TMPDIR/stateful-flows-* if FILE cannot take it)\n"
 	"  --ipfix-collector HOST:PORT  export ended flows as IPFIX over UDP\n"
 	"  --ipfix-file FILE    export ended flows as an IPFIX file (RFC 7011)\n"
 	"                       With either: flows end on idle timeout, active\n"
@@ -242,15 +245,18 @@ stateful_setup(void *cfgp, const struct pp_setup_info *info, void **app_state)
 	st->socket_id = info->socket_id;
 	st->n_instances = info->n_instances;
 	if (cfg->dump_flows != NULL) {
-		st->dump = fopen(cfg->dump_flows, "w");
-		if (st->dump == NULL) {
+		/* checked now, written at the end: a file of an earlier run is
+		 * kept until this one has flow records to replace it with */
+		char why[256];
+
+		if (pp_outfile_check(cfg->dump_flows, why, sizeof(why)) != 0) {
 			int e = errno;
 
-			fprintf(stderr, "stateful: --dump-flows '%s': %s\n", cfg->dump_flows,
-				strerror(e));
+			fprintf(stderr, "stateful: --dump-flows '%s': %s\n", cfg->dump_flows, why);
 			rte_free(st);
-			return -e;
+			return -(e ? e : EINVAL);
 		}
+		st->dump = true;
 	}
 	st->table = flow_table_create(cfg->max_flows ? cfg->max_flows : DEFAULT_MAX_FLOWS,
 		(uint64_t)(idle_s * (double)rte_get_tsc_hz()), &hasher, (int)info->socket_id);
@@ -258,8 +264,6 @@ stateful_setup(void *cfgp, const struct pp_setup_info *info, void **app_state)
 		fprintf(stderr,
 			"stateful: cannot allocate the flow table (%u records) on socket %u\n",
 			cfg->max_flows ? cfg->max_flows : DEFAULT_MAX_FLOWS, info->socket_id);
-		if (st->dump != NULL)
-			fclose(st->dump);
 		rte_free(st);
 		return -ENOMEM;
 	}
@@ -278,8 +282,6 @@ stateful_setup(void *cfgp, const struct pp_setup_info *info, void **app_state)
 		if (st->dpi == NULL) {
 			fprintf(stderr, "stateful: %s\n", err);
 			flow_table_free(st->table);
-			if (st->dump != NULL)
-				fclose(st->dump);
 			rte_free(st);
 			return -ENOMEM;
 		}
@@ -311,8 +313,6 @@ stateful_setup(void *cfgp, const struct pp_setup_info *info, void **app_state)
 			flow_dpi_free(st->dpi);
 #endif
 			flow_table_free(st->table);
-			if (st->dump != NULL)
-				fclose(st->dump);
 			rte_free(st);
 			return -EINVAL;
 		}
@@ -582,6 +582,22 @@ dump_one(const struct flow_record *r, void *arg)
 	json_array_append_new(flows, f);
 }
 
+/* root to f, closed; 0, or -1 with errno's value in *err */
+static int
+write_json(const json_t *root, FILE *f, int *err)
+{
+	int rc = json_dumpf(root, f, JSON_INDENT(1));
+	rc |= fputc('\n', f) == EOF;
+	rc |= fflush(f);
+	if (rc != 0)
+		*err = errno ? errno : EIO;
+	if (fclose(f) != 0 && rc == 0) {
+		*err = errno;
+		rc = -1;
+	}
+	return rc ? -1 : 0;
+}
+
 static void
 dump_flows(const struct stateful_state *st)
 {
@@ -596,10 +612,31 @@ dump_flows(const struct stateful_state *st)
 		json_string(st->table->hasher.kind == FLOW_HASH_KEYED ? "keyed" : "nprobe"));
 	json_object_set_new(root, "tsc_hz", json_integer((json_int_t)rte_get_tsc_hz()));
 	json_object_set_new(root, "flows", flows);
-	if (json_dumpf(root, st->dump, JSON_INDENT(1)) != 0 || fputc('\n', st->dump) == EOF ||
-		fflush(st->dump) != 0)
-		fprintf(stderr, "stateful: --dump-flows '%s': write failed: %s\n",
-			st->cfg.dump_flows, strerror(errno));
+	FILE *f = fopen(st->cfg.dump_flows, "w");
+	int e = errno;
+	if (f != NULL && write_json(root, f, &e) == 0) {
+		json_decref(root);
+		return;
+	}
+	/* The records were measured: a full disk or a path gone since set-up
+	 * must not lose them.  They go to a file of their own in $TMPDIR. */
+	const char *dir = getenv("TMPDIR");
+	char tmp[4096];
+	snprintf(tmp, sizeof(tmp), "%s/stateful-flows-XXXXXX", dir && *dir ? dir : "/tmp");
+	int fd = mkstemp(tmp), e2 = errno;
+	FILE *g = fd >= 0 ? fdopen(fd, "w") : NULL;
+	if (g != NULL && write_json(root, g, &e2) == 0)
+		fprintf(stderr,
+			"stateful: --dump-flows '%s': cannot write: %s; the %zu flow records "
+			"are in %s\n",
+			st->cfg.dump_flows, strerror(e), json_array_size(flows), tmp);
+	else
+		fprintf(stderr,
+			"stateful: --dump-flows '%s': cannot write: %s; nor %s: %s: the %zu flow "
+			"records are lost\n",
+			st->cfg.dump_flows, strerror(e), tmp, strerror(e2), json_array_size(flows));
+	if (g == NULL && fd >= 0)
+		close(fd);
 	json_decref(root);
 }
 
@@ -611,10 +648,8 @@ stateful_teardown(void *app_state, void **task_states, unsigned n_tasks)
 
 	if (st == NULL)
 		return;
-	if (st->dump != NULL) {
+	if (st->dump)
 		dump_flows(st);
-		fclose(st->dump);
-	}
 	if (st->exporter != NULL) {
 		flow_export_finish(st->exporter, st->table);
 		flow_export_free(st->exporter);

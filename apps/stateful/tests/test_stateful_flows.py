@@ -183,6 +183,49 @@ def test_flow_records_equal_an_independent_count(build_dir: Path, tmp_path: Path
         assert app["longest_chain"] >= 2
 
 
+def test_flow_records_that_cannot_be_written_are_kept_in_a_file_of_their_own(
+        build_dir: Path, tmp_path: Path, file_prefix: str,
+        known_capture: tuple[Path, list[bytes], dict[str, Any]]) -> None:
+    # --dump-flows is checked at set-up and written at the end; /dev/full passes the check and fails
+    # the write (a disk that filled during the run): the measured records go to $TMPDIR, named
+    import json
+    import os
+    import re
+
+    from harness import run_app as harness_run_app
+    from harness import placement as harness_placement
+
+    pcap, frames, flows = known_capture
+    tmpdir = tmp_path / "tmpdir"
+    tmpdir.mkdir()
+    run = harness_run_app(app_binary(build_dir), file_prefix, tmp_path, [f"net_pcap0,rx_pcap={pcap}", "net_null0"],
+                          harness_placement("stateful", 1), ["--dump-flows", "/dev/full"], duration=1.5,
+                          stats=tmp_path / "stats.json", env=dict(os.environ, TMPDIR=str(tmpdir)))
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert not sanitizer_reports(run.stderr)
+    m = re.search(r"--dump-flows '/dev/full': cannot write: No space left on device; the (\d+) flow records "
+                  r"are in (\S+)", run.stderr)
+    assert m, run.stderr[-3000:]
+    kept = Path(m.group(2))
+    assert kept.parent == tmpdir
+    records = json.loads(kept.read_text())["flows"]
+    assert len(records) == int(m.group(1)) == run.stats["app_stats"]["flows_created"] > 0
+
+
+def test_an_earlier_flow_dump_is_kept_until_the_run_writes_its_own(
+        build_dir: Path, tmp_path: Path, file_prefix: str) -> None:
+    # the path is checked at set-up without truncating it: a run whose set-up fails after that
+    # check (here: its IPFIX file cannot be created) leaves the dump of an earlier run as it was
+    dump = tmp_path / "flows.json"
+    dump.write_text('{"flows": []}\n')
+    cmd = [str(app_binary(build_dir)), "--no-pci", "--no-huge", "-m", "64", f"--file-prefix={file_prefix}",
+           "--vdev=net_null0", "--vdev=net_null1", "--", "--placement", str(placement(tmp_path)),
+           "--duration", "0.2", "--dump-flows", str(dump), "--ipfix-file", str(tmp_path / "no" / "x.ipfix")]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+    assert proc.returncode != 0 and "x.ipfix" in proc.stderr, proc.stderr[-2000:]
+    assert dump.read_text() == '{"flows": []}\n'
+
+
 def test_table_full_is_counted_and_packets_still_forwarded(
         build_dir: Path, tmp_path: Path, file_prefix: str,
         known_capture: tuple[Path, list[bytes], dict[str, Any]]) -> None:
