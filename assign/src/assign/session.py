@@ -139,7 +139,7 @@ class Session:
             print(f"note: draws 0-{first_idx - 1} of run {self.run.id} were measured before assign recorded what a "
                   f"sitting measures on; `assign estimate` tests whether their values and this sitting's come "
                   f"from one distribution", file=sys.stderr)
-        if before:
+        else:
             diff = differences(before[-1][3], now)
             if diff:
                 print(f"note: run {self.run.id} continues on other ground than its last sitting ("

@@ -6,7 +6,6 @@ import json
 
 from ._args import nonneg_int, number, positive_int
 from ._runs import load_values
-from ..sittings import describe
 
 
 def register(sub) -> argparse.ArgumentParser:
@@ -61,6 +60,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"source: {where} ({len(values)} {label} values{left_out})")
         print(est.format_text(label))
         if len(groups) > 1:
+            from ..sittings import describe
+
             print("sittings of the run (measured; each `assign sample` that measured into it):")
             for line in describe(groups, test):
                 print(line)
