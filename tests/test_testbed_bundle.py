@@ -131,12 +131,20 @@ def test_env_sh_and_the_assign_it_puts_first(bundle: Path, repo_dir: Path) -> No
     # python3 with the packages assign needs: the project's venv stands in for the test bed's
     env = dict(os.environ, PATH=f"{repo_dir / '.venv' / 'bin'}:{os.environ['PATH']}")
     env.pop("PIPEPLACE_DPDK_DRIVERS", None)
+    env.pop("PIPEPLACE_RULES", None)
     script = (f'. "{bundle}/env.sh" && echo "LD=$LD_LIBRARY_PATH" && echo "DRV=${{PIPEPLACE_DPDK_DRIVERS-}}" '
-              f'&& command -v assign && assign count --machine ultrasparc-t2 --tasks 3')
+              f'&& command -v assign && echo "RULES=${{PIPEPLACE_RULES-}}" '
+              f'&& assign count --machine ultrasparc-t2 --tasks 3')
     p = subprocess.run(["bash", "-c", script], capture_output=True, text=True, env=env, timeout=120)
     assert p.returncode == 0, p.stderr
     lines = p.stdout.splitlines()
     assert lines[0].startswith(f"LD={bundle}/lib")
     assert lines[1] == "DRV=", "DPDK is installed here: EAL's own directory serves, no -d"
     assert lines[2] == str(bundle / "bin" / "assign")
+    # ahocorasick's rules travel with the bundle (the app's built-in default is this machine's path)
+    # and env.sh names them for assign's --rules default
+    rules = repo_dir.parent / "shared" / "data" / "snort" / "community.rules"
+    assert rules.is_file(), "CI runs with ../shared beside the clone"
+    assert lines[3] == f"RULES={bundle}/rules/community.rules"
+    assert (bundle / "rules" / "community.rules").read_bytes() == rules.read_bytes()
     assert "raw placements (injective maps, what random sampling draws from): 249984" in p.stdout  # 64*63*62

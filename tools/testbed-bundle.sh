@@ -16,6 +16,10 @@
 #   bin/       lstopo-no-graphics (assign reads the topology through it) and
 #              an `assign` that runs the repository's assign/src with the
 #              test bed's python3 (which needs numpy, scipy, matplotlib, tqdm)
+#   rules/     the ahocorasick workload's Snort rules (../shared/data/snort/
+#              community.rules, where present): the app's built-in default is
+#              this machine's path, so env.sh names the copy in PIPEPLACE_RULES,
+#              which assign reads as --rules' default
 #   env.sh     to source there: `. testbed/env.sh`
 # BUILD... (default build/ and build-profile/ where they exist) are the Meson
 # builds whose programs are bundled.  Copy or carry the repository with DIR
@@ -23,7 +27,7 @@
 set -euo pipefail
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-case "${1:-}" in -h|--help) sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;; esac
+case "${1:-}" in -h|--help) sed -n '2,26p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;; esac
 out=${1:-$repo/testbed}
 shift || true
 builds=("$@")
@@ -89,6 +93,11 @@ for f in "${driver_files[@]}"; do
   ln -sf "../lib/$soname" "$out/drivers/$(basename "${soname%.*}")"
 done
 cp -L "$lstopo" "$out/bin/"
+rules="$repo/../shared/data/snort/community.rules"
+if [ -f "$rules" ]; then
+  mkdir -p "$out/rules"
+  cp -L "$rules" "$out/rules/"
+fi
 
 rel=$(realpath --relative-to="$out" "$repo")
 cat > "$out/bin/assign" <<EOF
@@ -106,6 +115,8 @@ export PATH="\$_tb/bin:\$PATH"
 # Where DPDK 22.11's drivers are installed EAL loads them from $plugins
 # itself; elsewhere the runtime hands EAL the bundle's (-d, runtime/base/pp_eal.h)
 [ -e $plugins/librte_net_null.so ] || export PIPEPLACE_DPDK_DRIVERS="\$_tb/drivers"
+# the ahocorasick workload's rules, where bundled: assign's default for --rules
+if [ -f "\$_tb/rules/community.rules" ]; then export PIPEPLACE_RULES="\$_tb/rules/community.rules"; fi
 python3 -c 'import numpy, scipy, matplotlib, tqdm' 2>/dev/null ||
   echo "testbed: python3 lacks one of numpy, scipy, matplotlib, tqdm: assign needs them" >&2
 grep -qs ' hugetlbfs ' /proc/mounts && [ "\$(cat /proc/sys/vm/nr_hugepages)" -gt 0 ] ||

@@ -113,3 +113,24 @@ def test_characterization_and_calibration_are_refused_for_another_rule_set(tmp_p
     r = run_assign("validate", "--workload", "ahocorasick", "--model-params", str(params), "--n", "5")
     assert r.returncode == 2 and "calibrated for another rule set" in r.stderr and mine["sha256"] in r.stderr, \
         r.stderr
+
+
+def test_pipeplace_rules_is_the_default_for_ahocorasick_alone(tmp_path: Path, rules: Path, monkeypatch) -> None:
+    # a test bed's bundle names its copy of the rules in PIPEPLACE_RULES (tools/testbed-bundle.sh): the
+    # app's built-in default is a path of the machine that built it
+    import argparse
+
+    from assign.commands._options import rules_arg
+
+    monkeypatch.setenv("PIPEPLACE_RULES", str(rules))
+    assert rules_arg(argparse.Namespace(workload="ahocorasick", rules=None)) == rules
+    assert rules_arg(argparse.Namespace(workload="ahocorasick", rules="/x/given.rules")) == Path("/x/given.rules")
+    assert rules_arg(argparse.Namespace(workload="stateful", rules=None)) is None  # it reads no rule set
+    monkeypatch.delenv("PIPEPLACE_RULES")
+    assert rules_arg(argparse.Namespace(workload="ahocorasick", rules=None)) is None  # the app's own default
+    missing = tmp_path / "gone.rules"
+    monkeypatch.setenv("PIPEPLACE_RULES", str(missing))  # the command inherits it
+    r = run_assign("sample", "--workload", "ahocorasick", "--instances", "1", "--backend", "dpdk", "--n", "1",
+                   "--db", str(tmp_path / "x.db"), "--quiet", "--allow-colocate")
+    assert r.returncode == 2 and f"PIPEPLACE_RULES={missing} (from the environment)" in r.stderr, r.stderr
+    assert "Traceback" not in r.stderr and not (tmp_path / "x.db").exists()

@@ -103,8 +103,9 @@ def add_rules_option(g) -> None:
     """--rules FILE: the ahocorasick workload's rule set (the app loads it; its traffic plants its keywords)."""
     g.add_argument("--rules", metavar="FILE",
                    help="ahocorasick: the Snort rule set the app loads and its default traffic plants keywords "
-                        "from; part of the run's identity, with the file's SHA-256 (default: the app's own, "
-                        "../shared/data/snort/community.rules beside the source tree)")
+                        "from; part of the run's identity, with the file's SHA-256 (default: $PIPEPLACE_RULES "
+                        "where set, else the app's own, ../shared/data/snort/community.rules beside the source "
+                        "tree)")
 
 
 def add_run_options(p: argparse.ArgumentParser) -> None:
@@ -166,11 +167,22 @@ def dpdk_options(args: argparse.Namespace) -> DpdkOptions:
 
 
 def rules_arg(args: argparse.Namespace) -> Path | None:
-    """--rules as a Path, or None."""
+    """--rules as a Path; for the ahocorasick workload without it, $PIPEPLACE_RULES where set
+    (a test bed's bundle names its copy of the rules there, tools/testbed-bundle.sh: the app's
+    built-in default is a path of the machine that built it); else None."""
+    import os
     from pathlib import Path
 
     rules = getattr(args, "rules", None)
-    return Path(rules) if rules else None
+    if rules:
+        return Path(rules)
+    env = os.environ.get("PIPEPLACE_RULES")
+    if env and getattr(args, "workload", None) == "ahocorasick":
+        if not os.access(env, os.R_OK) or not os.path.isfile(env):
+            raise ValueError(f"PIPEPLACE_RULES={env} (from the environment): not a readable file; "
+                             "give --rules FILE or unset it")
+        return Path(env)
+    return None
 
 
 def restrict(topo: Topology, args: argparse.Namespace) -> Topology:
