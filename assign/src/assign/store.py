@@ -358,10 +358,14 @@ class Store:
     def values(self, run_id: int, limit: int | None = None) -> list[float]:
         """Successful values in draw order (failures are never values), without
         the values of flagged workers (excluded_count says how many those are)."""
-        q = (f"SELECT value FROM measurements WHERE run_id=? AND status='ok' AND {self._unflagged(run_id)} "
-             "ORDER BY idx")
+        q = self._ok_values("value", run_id)
         rows = self.db.execute(q + (" LIMIT ?" if limit else ""), (run_id, limit) if limit else (run_id,))
         return [r[0] for r in rows]
+
+    def _ok_values(self, columns: str, run_id: int) -> str:
+        """The query of a run's successful values not left out, in draw order (one parameter: run_id)."""
+        return (f"SELECT {columns} FROM measurements WHERE run_id=? AND status='ok' AND "
+                f"{self._unflagged(run_id)} ORDER BY idx")
 
     def excluded_count(self, run_id: int) -> int:
         """Successful values left out because their worker is flagged."""
@@ -401,9 +405,7 @@ class Store:
 
     def indexed_values(self, run_id: int) -> list[tuple[int, float]]:
         """(draw, value) of the values `values` gives, in the same order."""
-        q = (f"SELECT idx, value FROM measurements WHERE run_id=? AND status='ok' AND {self._unflagged(run_id)} "
-             "ORDER BY idx")
-        return [(int(i), v) for i, v in self.db.execute(q, (run_id,))]
+        return [(int(i), v) for i, v in self.db.execute(self._ok_values("idx, value", run_id), (run_id,))]
 
     def add_worker(self, run_id: int, address: str, name: str, host: str) -> None:
         """A worker of a cluster run, once (a worker seen again keeps its row and flag)."""
