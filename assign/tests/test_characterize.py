@@ -128,6 +128,11 @@ def test_characterize_calibrate_validate_end_to_end(profile_build: Path, build_d
     assert "round 2/2" in r.stdout and "drift reference" in r.stdout
     assert len(p["calibration"]["drift"]["reference"]["measured_pps"]) == 2 * (len(cal) + 1)
     assert "drift_reference" in p["calibration"]["status"]
+    # placements measured again for their hugepages keep their first figure (none retried: an empty list)
+    assert isinstance(p["calibration"]["discarded_measurements"], list)
+    assert ("hugepage_retries" in p["calibration"]["status"]) == bool(p["calibration"]["discarded_measurements"])
+    assert all(d["kind"] == "measured" and d["value_pps"] > 0 and d["reason"]
+               for d in p["calibration"]["discarded_measurements"])
     assert p["workloads"]["ipfwd-l1"]["pu_sharing"] == "timeshare"
     # every instance forwards the same packets in a --packets window: the file models that, and says so
     assert p["workloads"]["ipfwd-l1"]["throughput"] == "equal-packets"
@@ -170,6 +175,9 @@ def test_characterize_calibrate_validate_end_to_end(profile_build: Path, build_d
     # the instance counts measured on 4 KiB pages, listed and warned about (none when hugepages sufficed)
     assert isinstance(v["no_hugepages_instances"], list)
     assert ("ran on 4 KiB pages" in r.stdout) == bool(v["no_hugepages_instances"])
+    # one kept first figure (on 4 KiB pages, measured) for every placement measured again
+    assert len(v["discarded_measurements"]) == v["hugepage_retries"]
+    assert all(d["kind"] == "measured" and d["value_pps"] > 0 for d in v["discarded_measurements"])
     assert "the contexts' own steadiness when characterized: CV" in r.stdout
     assert "of dependent loads over 64 MiB (the memory side) over 100 ms windows" in r.stdout
     assert ("the handoff between contexts when characterized: CV" in r.stdout) == bool(handoff_kept)
@@ -409,10 +417,17 @@ def test_meter_frees_the_hugepages_other_counts_hold_and_names_counts_that_still
     assert meter(5, (0,) * 15) == 1e6  # 1 unit free: falls back, the others stop, measured again
     assert started[-2:] == [(5, False), (5, True)] and sorted(meter.backends) == [5]
     assert meter.hugepage_retries == 1 and not meter.no_hugepages and pool["free"] == 5
+    # the figure first measured on 4 KiB pages is not used, and kept with its placement and why
+    [d] = meter.discarded
+    assert (d["instances"], d["contexts"], d["value_pps"], d["kind"]) == (5, [0] * 15, 6e5, "measured")
+    assert "4 KiB pages" in d["reason"] and "measured again" in d["reason"]
     assert meter(11, (0,) * 33) == 6e5  # more than the pool alone: stops 5, still 4 KiB pages, kept
     assert meter.hugepage_retries == 2 and sorted(meter.backends) == [11]
     assert meter(11, (0,) * 33) == 6e5 and meter.hugepage_retries == 2  # nothing left to stop: no retry
     assert meter.no_hugepages == {11}
+    # one record a retry: the second figure of 11 was used, not discarded
+    assert [(x["instances"], x["value_pps"]) for x in meter.discarded] == [(5, 6e5), (11, 6e5)]
+    assert "discarded_measurements" in meter.retry_note()
     w = meter.hugepage_warning()
     assert w is not None and "11 instance(s) ran on 4 KiB pages" in w and "nr_hugepages" in w
     meter.close()

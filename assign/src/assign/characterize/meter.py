@@ -5,7 +5,9 @@ placements of that count.  Each such process holds its replayed captures in
 hugepages, so on a memory-bound workload with many counts (ipfwd-mem, 1 to 8
 instances: 36 instances' captures at once, 17 GB) the last ones started find
 too few free and fall back to 4 KiB pages.  Then the processes of the other
-counts are stopped and the placement is measured again on hugepages."""
+counts are stopped and the placement is measured again on hugepages; the
+figure on 4 KiB pages is not used, and kept (`discarded`) for the command's
+JSON: nothing measured is lost."""
 from __future__ import annotations
 
 from ..backends.base import BackendError
@@ -26,6 +28,8 @@ class PlacementMeter:
         self.no_hugepages: set[int] = set()
         # placements measured again after stopping the other counts' processes to free hugepages
         self.hugepage_retries = 0
+        # the figures those placements first measured on 4 KiB pages: not used, kept for the JSON
+        self.discarded: list[dict] = []
 
     def __call__(self, instances: int, contexts: tuple) -> float:
         be = self.backends.get(instances)
@@ -33,9 +37,14 @@ class PlacementMeter:
             be = self.backends[instances] = DpdkBackend(self.topo, Workload(self.workload, instances), self.options)
         r = be.measure_one(list(contexts))
         if r.status == "ok" and (r.extra or {}).get("hugepages") is False and self._stop_others(instances):
-            # the figure on 4 KiB pages does not compare with the others: thrown away, measured again
-            # by a fresh process of this count, which now finds the hugepages the others held
+            # the figure on 4 KiB pages does not compare with the others: kept, not used; measured
+            # again by a fresh process of this count, which now finds the hugepages the others held
             self.hugepage_retries += 1
+            self.discarded.append({
+                "instances": instances, "contexts": list(contexts), "value_pps": float(r.value), "kind": "measured",
+                "reason": "measured on 4 KiB pages (the app fell back to --no-huge: the processes kept for other "
+                          "instance counts held the hugepages), so it does not compare with the others; not used: "
+                          "those processes were stopped and the placement measured again in a fresh process"})
             be.restart()
             r = be.measure_one(list(contexts))
         if r.status != "ok":
@@ -68,7 +77,8 @@ class PlacementMeter:
             return None
         return (f"{self.hugepage_retries} placement(s) measured again: their app had fallen back to 4 KiB pages "
                 "because the app processes kept for other instance counts held the hugepages; those were "
-                "stopped, and the figure on 4 KiB pages was not used (measured)")
+                "stopped, and the figure on 4 KiB pages was not used (measured; kept with its reason in the "
+                "JSON's discarded_measurements)")
 
     def close(self) -> None:
         for be in self.backends.values():

@@ -120,6 +120,8 @@ def run(args: argparse.Namespace) -> int:
         doc["calibration"]["no_hugepages_instances"] = sorted(meter.no_hugepages)
     if meter.hugepage_retries:
         doc["calibration"]["status"]["hugepage_retries"] = meter.retry_note()
+    # the figures measured on 4 KiB pages and measured again (not fitted): kept, never dropped
+    doc["calibration"]["discarded_measurements"] = meter.discarded
     saved = save(args.out, lambda f: json.dump(doc, f, indent=2), "calibrated parameters")
     status = doc["calibration"]["status"]
     for key, why in status.items():

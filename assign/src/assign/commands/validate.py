@@ -256,6 +256,8 @@ def run(args: argparse.Namespace) -> int:
                # instance counts measured on 4 KiB pages (the --no-huge fallback)
                "no_hugepages_instances": no_huge,
                "hugepage_retries": meter.hugepage_retries,
+               # what those placements first measured on 4 KiB pages (not used): kept, never dropped
+               "discarded_measurements": meter.discarded,
                **({"drift_corrected": drift} if drift is not None else {}),
                **({"model_top": top} if top is not None else {}),
                "placements": [{"instances": k, "contexts": list(c), "measured_pps": m, "modelled_pps": float(p),
