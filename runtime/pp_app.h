@@ -72,8 +72,13 @@ struct pp_app {
 	void (*stats)(void *app_state, void *const *task_states, unsigned n_tasks, json_t *out);
 
 	/* End of a run: free everything setup and task_init made (n_tasks may
-	 * be fewer than instances when a task_init failed).  May be NULL. */
-	void (*teardown)(void *app_state, void **task_states, unsigned n_tasks);
+	 * be fewer than instances when a task_init failed).  0, or -1 when an
+	 * output the app was asked to write (a log, a dump) is not complete
+	 * where it was asked for, after printing what is missing or where it
+	 * went instead: the run's status is then 1, its statistics still
+	 * written (a script that reads the output must not take it as whole).
+	 * May be NULL. */
+	int (*teardown)(void *app_state, void **task_states, unsigned n_tasks);
 
 	/* After the options are parsed, before EAL start: the DPDK memory (MiB)
 	 * setup will allocate, added to the runtime's own when it sizes the

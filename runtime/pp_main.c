@@ -290,7 +290,12 @@ serve(struct pp_runtime *rt, const struct pp_topology *topo, struct cli *c)
 			if (rc == 0) {
 				rc = pp_run_placement(rt, &pl, origin,
 					pl.variant[0] ? pl.variant : NULL, &c->run, &out);
-				if (rc == 1)
+				if (rc == 1 && out != NULL)
+					snprintf(err, sizeof(err),
+						"%s: measured, but the app's output is incomplete "
+						"(messages on stderr)",
+						origin);
+				else if (rc == 1)
 					snprintf(err, sizeof(err),
 						"%s: the run failed (messages on stderr)", origin);
 				else if (rc == 2)
@@ -312,6 +317,8 @@ serve(struct pp_runtime *rt, const struct pp_topology *topo, struct cli *c)
 			json_object_set_new(
 				ports, "reconfigured", json_integer(rt->run_port_configures));
 			json_object_set_new(out, "ports", ports);
+			if (rc == 1)
+				json_object_set_new(out, "error", json_string(err));
 		}
 		json_object_set_new(out, "line", json_integer(lineno));
 		json_dumpf(out, stdout, JSON_COMPACT | JSON_REAL_PRECISION(10));

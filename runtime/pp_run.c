@@ -446,9 +446,12 @@ watch(struct run *r)
 	return last > tsc_win0 ? (double)(last - tsc_win0) / (double)rte_get_tsc_hz() : 0;
 }
 
-static void
+/* Everything the run holds given back; the app's teardown status (0 or -1). */
+static int
 release_run(struct run *r)
 {
+	int trc = 0;
+
 	if (r->launched) {
 		__atomic_store_n(&pp_stop_flag, 1, __ATOMIC_RELEASE);
 		rte_eal_mp_wait_lcore();
@@ -470,7 +473,7 @@ release_run(struct run *r)
 			rte_pktmbuf_free_bulk(&t->held[t->held_off], t->n_held);
 	}
 	if (r->rt->app->teardown != NULL && r->set_up)
-		r->rt->app->teardown(r->app_state, r->task_states, r->n_inited);
+		trc = r->rt->app->teardown(r->app_state, r->task_states, r->n_inited);
 	for (unsigned lc = 0; r->plans != NULL && lc < RTE_MAX_LCORE; lc++)
 		free(r->plans[lc].tasks);
 	free(r->plans);
@@ -482,6 +485,7 @@ release_run(struct run *r)
 	free(r->b1);
 	rte_free(r->inst);
 	rte_free(r->ctr);
+	return trc;
 }
 
 int
@@ -540,6 +544,7 @@ pp_run_placement(struct pp_runtime *rt, const struct pp_placement *pl, const cha
 			"accounting violated: rx != tx + dropped + queued (see \"instances\" in "
 			"the statistics)\n");
 out:
-	release_run(&r);
+	if (release_run(&r) != 0 && rc == 0)
+		rc = 1; /* measured, but the app's output is incomplete */
 	return rc;
 }

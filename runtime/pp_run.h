@@ -49,7 +49,9 @@ struct pp_runtime {
 
 /* Run `pl` to its end (app setup, launch, stop, drain, app teardown) (packets, duration, or a stop signal).  On success
  * *stats receives the statistics (contract 2).  Returns 0, 1 for an error
- * (message printed), 2 when the accounting check failed (stats still set). */
+ * (message printed; stats still set when the run was measured and only the
+ * app's own output is incomplete: its teardown said so), 2 when the
+ * accounting check failed (stats still set). */
 int pp_run_placement(struct pp_runtime *rt, const struct pp_placement *pl, const char *origin,
 	const char *variant, const struct pp_run_opts *opts, json_t **stats);
 

@@ -42,8 +42,11 @@ write_rec(struct ac_alert_log *l, const struct ac_alert_rec *a)
 	char *s = o ? json_dumps(o, JSON_COMPACT) : NULL;
 	if (s != NULL && fprintf(l->f, "%s\n", s) > 0)
 		__atomic_fetch_add(&l->written, 1, __ATOMIC_RELAXED);
-	else
+	else {
+		if (s != NULL && l->write_errno == 0)
+			l->write_errno = errno;
 		__atomic_fetch_add(&l->write_errs, 1, __ATOMIC_RELAXED);
+	}
 	free(s);
 	json_decref(o);
 }
@@ -68,6 +71,15 @@ drain_once(struct ac_alert_log *l)
 	return moved;
 }
 
+/* Writer thread only: the first failure's errno is kept for the message at
+ * the stop (the stream's error flag keeps none). */
+static void
+flush_log(struct ac_alert_log *l)
+{
+	if (fflush(l->f) != 0 && l->write_errno == 0)
+		l->write_errno = errno;
+}
+
 static void *
 writer_main(void *arg)
 {
@@ -77,12 +89,12 @@ writer_main(void *arg)
 		if (drain_once(l) == 0) {
 			if (stopping)
 				break;
-			fflush(l->f);
+			flush_log(l);
 			struct timespec nap = { 0, WRITER_IDLE_NS };
 			nanosleep(&nap, NULL);
 		}
 	}
-	fflush(l->f);
+	flush_log(l);
 	return NULL;
 }
 
@@ -160,20 +172,38 @@ ac_alert_log_drain(struct ac_alert_log *l, unsigned timeout_ms)
 	}
 }
 
-void
+int
 ac_alert_log_stop(struct ac_alert_log *l)
 {
+	int rc = 0;
 	if (l->running) {
 		__atomic_store_n(&l->stop, 1, __ATOMIC_RELEASE);
 		pthread_join(l->thread, NULL);
 		l->running = false;
 	}
-	if (l->f != NULL)
-		fclose(l->f);
+	if (l->f != NULL) {
+		/* fprintf only fills stdio's buffer: a write that failed (a full
+		 * disk) shows in the stream's sticky error flag or at the close. */
+		bool bad =
+			ferror(l->f) != 0 || __atomic_load_n(&l->write_errs, __ATOMIC_RELAXED) != 0;
+		int e = l->write_errno; /* the writer has been joined */
+		if (fclose(l->f) != 0) {
+			bad = true;
+			e = e != 0 ? e : errno;
+		}
+		if (bad) {
+			fprintf(stderr,
+				"ahocorasick: --alert-log '%s': cannot write: %s; the log is "
+				"incomplete\n",
+				l->path, strerror(e != 0 ? e : EIO));
+			rc = -1;
+		}
+	}
 	l->f = NULL;
 	for (unsigned i = 0; i < l->n_rings; i++) {
 		rte_ring_free(l->rings[i]);
 		l->rings[i] = NULL;
 	}
 	l->n_rings = 0;
+	return rc;
 }

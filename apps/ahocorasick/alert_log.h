@@ -41,6 +41,7 @@ struct ac_alert_log {
 	int stop;            /* atomic */
 	uint64_t written;    /* atomic */
 	uint64_t write_errs; /* atomic */
+	int write_errno;     /* the writer's first failure (0: none) */
 };
 
 /* Open the file and start the writer.  0, or -1 (error printed). */
@@ -49,7 +50,8 @@ int ac_alert_log_start(struct ac_alert_log *l, const char *path, const struct ac
 struct rte_ring *ac_alert_log_ring(struct ac_alert_log *l, unsigned instance, int socket);
 /* Wait (up to timeout_ms) until every ring is empty, then flush. */
 void ac_alert_log_drain(struct ac_alert_log *l, unsigned timeout_ms);
-/* Drain, stop the writer, close the file, free the rings. */
-void ac_alert_log_stop(struct ac_alert_log *l);
+/* Drain, stop the writer, close the file, free the rings.  0, or -1 when
+ * the log is incomplete: a write or the close failed (error printed). */
+int ac_alert_log_stop(struct ac_alert_log *l);
 
 #endif /* AC_ALERT_LOG_H */

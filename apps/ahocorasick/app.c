@@ -905,10 +905,11 @@ ac_stats(void *app_state, void *const *task_states, unsigned n_tasks, json_t *ou
 	json_object_set_new(out, "tasks", per_task);
 }
 
-static void
+static int
 ac_teardown(void *app_state, void **task_states, unsigned n_tasks)
 {
 	struct ac_state *st = app_state;
+	int rc = 0;
 
 	for (unsigned i = 0; i < n_tasks; i++) {
 		struct ac_task *t = task_states[i];
@@ -922,14 +923,15 @@ ac_teardown(void *app_state, void **task_states, unsigned n_tasks)
 		task_states[i] = NULL;
 	}
 	if (st == NULL)
-		return;
+		return 0;
 	if (st->log_on)
-		ac_alert_log_stop(&st->log);
+		rc = ac_alert_log_stop(&st->log);
 	ac_verifier_free(&st->ver);
 	ac_vars_free(&st->vars);
 	ac_engine_free(st->engine);
 	ac_ruleset_free(&st->rs);
 	free(st);
+	return rc;
 }
 
 const struct pp_app ac_app = {

@@ -3,6 +3,7 @@
  * writer through one SP/SC ring per task.  A full ring never waits: the
  * record is counted as lost and the count is in the statistics. */
 #include <errno.h>
+#include <inttypes.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
@@ -129,9 +130,11 @@ analyzer_parse_opt(void *cfgp, int argc, char **argv)
 	return 2;
 }
 
-static void
+/* 0, or -1 when closing a file failed (what it left is lost; printed). */
+static int
 close_outputs(struct an_state *st)
 {
+	int rc = 0;
 	/* Closing writes what a failed flush left: on a pipe without a
 	 * reader that raises SIGPIPE, which must fail the close, not kill
 	 * the process.  Block it here and discard it if it came. */
@@ -139,13 +142,17 @@ close_outputs(struct an_state *st)
 	sigemptyset(&pipe_sig);
 	sigaddset(&pipe_sig, SIGPIPE);
 	pthread_sigmask(SIG_BLOCK, &pipe_sig, &old_mask);
-	if (st->log_file != NULL && fclose(st->log_file) != 0)
+	if (st->log_file != NULL && fclose(st->log_file) != 0) {
 		fprintf(stderr, "analyzer: --log %s: %s\n", st->cfg->log_path, strerror(errno));
+		rc = -1;
+	}
 	st->log_file = NULL;
 	if (st->pcap_dumper != NULL) {
-		if (pcap_dump_flush(st->pcap_dumper) != 0)
+		if (pcap_dump_flush(st->pcap_dumper) != 0) {
 			fprintf(stderr, "analyzer: --pcap-out %s: write error\n",
 				st->cfg->pcap_path);
+			rc = -1;
+		}
 		pcap_dump_close(st->pcap_dumper);
 		st->pcap_dumper = NULL;
 	}
@@ -156,6 +163,7 @@ close_outputs(struct an_state *st)
 	while (sigtimedwait(&pipe_sig, NULL, &zero) == SIGPIPE)
 		;
 	pthread_sigmask(SIG_SETMASK, &old_mask, NULL);
+	return rc;
 }
 
 /* fopen(path, "w" or "a"), except that a FIFO with no reader is refused
@@ -279,7 +287,7 @@ analyzer_setup(void *cfgp, const struct pp_setup_info *info, void **out)
 	*out = st;
 	return 0;
 fail:
-	close_outputs(st);
+	(void)close_outputs(st); /* set-up failed: nothing was written yet */
 	if (cfg->filter_compiled) {
 		pcap_freecode(&cfg->filter);
 		cfg->filter_compiled = false;
@@ -544,7 +552,24 @@ analyzer_stats(void *app_state, void *const *task_states, unsigned n_tasks, json
 	json_object_set_new(out, "instances", per);
 }
 
-static void
+/* The log and the pcap output hold every record the P tasks enqueued, or
+ * the exit status says they do not (records lost to a full ring are the
+ * documented exception: counted, and the packet path never waits). */
+static int
+logs_incomplete(const struct an_state *st)
+{
+	uint64_t errs = __atomic_load_n(&st->log_write_errors, __ATOMIC_ACQUIRE);
+	bool failed = __atomic_load_n(&st->flush_failed, __ATOMIC_ACQUIRE) != 0;
+	if (!failed && errs == 0)
+		return 0;
+	fprintf(stderr,
+		"analyzer: the output is incomplete: %" PRIu64 " records failed to write%s "
+		"(\"log\", \"pcap\" and \"writer\" in the statistics)\n",
+		errs, failed ? ", and a flush of the files failed" : "");
+	return -1;
+}
+
+static int
 analyzer_teardown(void *app_state, void **task_states, unsigned n_tasks)
 {
 	struct an_state *st = app_state;
@@ -554,8 +579,10 @@ analyzer_teardown(void *app_state, void **task_states, unsigned n_tasks)
 		st->cfg->filter_compiled = false;
 	}
 	if (st->writer_stuck)
-		return; /* the blocked writer still points at all the rest */
-	close_outputs(st);
+		return -1; /* said by an_writer_stop; it still points at all the rest */
+	int rc = logs_incomplete(st);
+	if (close_outputs(st) != 0)
+		rc = -1;
 	for (unsigned i = 0; i < n_tasks; i++) {
 		struct an_task *t = task_states[i];
 		if (t == NULL)
@@ -566,6 +593,7 @@ analyzer_teardown(void *app_state, void **task_states, unsigned n_tasks)
 	}
 	free(st->tasks);
 	free(st);
+	return rc;
 }
 
 static const struct pp_app analyzer_app = {

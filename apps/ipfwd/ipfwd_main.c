@@ -253,7 +253,7 @@ ipfwd_stats(void *app_state, void *const *task_states, unsigned n_tasks, json_t 
 	json_object_set_new(out, "llc_bytes", json_integer((json_int_t)s->llc_bytes));
 }
 
-static void
+static int
 ipfwd_teardown(void *app_state, void **task_states, unsigned n_tasks)
 {
 	for (unsigned i = 0; i < n_tasks; i++)
@@ -266,6 +266,7 @@ ipfwd_teardown(void *app_state, void **task_states, unsigned n_tasks)
 			ipfwd_table_free(&s->table);
 		free(s);
 	}
+	return 0; /* ipfwd writes no output of its own */
 }
 
 static const struct pp_app ipfwd_app = {

@@ -615,6 +615,15 @@ flow_export_get_stats(const struct flow_exporter *x, struct flow_export_stats *s
 	pthread_mutex_unlock((pthread_mutex_t *)(uintptr_t)&x->err_lock);
 }
 
+bool
+flow_export_file_failed(const struct flow_exporter *x)
+{
+	for (unsigned i = 0; x != NULL && i < x->n_sinks; i++)
+		if (x->sinks[i].fd < 0 && x->sinks[i].failed)
+			return true;
+	return false;
+}
+
 void
 flow_export_free(struct flow_exporter *x)
 {

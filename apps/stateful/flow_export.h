@@ -65,6 +65,11 @@ struct flow_export_stats {
 };
 void flow_export_get_stats(const struct flow_exporter *x, struct flow_export_stats *s);
 
+/* After flow_export_finish: whether a write to the --ipfix-file failed (its
+ * first error was printed; the file misses records).  A collector over UDP
+ * is not asked: datagrams may be lost on the way anyway, and it is counted. */
+bool flow_export_file_failed(const struct flow_exporter *x);
+
 void flow_export_free(struct flow_exporter *x);
 
 #endif

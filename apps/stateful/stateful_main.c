@@ -598,7 +598,9 @@ write_json(const json_t *root, FILE *f, int *err)
 	return rc ? -1 : 0;
 }
 
-static void
+/* 0 when the records are in --dump-flows' file, -1 when they went elsewhere
+ * or were lost (said on stderr). */
+static int
 dump_flows(const struct stateful_state *st)
 {
 	json_t *root = json_object(), *flows = json_array();
@@ -616,7 +618,7 @@ dump_flows(const struct stateful_state *st)
 	int e = errno;
 	if (f != NULL && write_json(root, f, &e) == 0) {
 		json_decref(root);
-		return;
+		return 0;
 	}
 	/* The records were measured: a full disk or a path gone since set-up
 	 * must not lose them.  They go to a file of their own in $TMPDIR. */
@@ -638,20 +640,24 @@ dump_flows(const struct stateful_state *st)
 	if (g == NULL && fd >= 0)
 		close(fd);
 	json_decref(root);
+	return -1;
 }
 
-static void
+static int
 stateful_teardown(void *app_state, void **task_states, unsigned n_tasks)
 {
 	struct stateful_state *st = app_state;
 	unsigned i;
+	int rc = 0;
 
 	if (st == NULL)
-		return;
-	if (st->dump)
-		dump_flows(st);
+		return 0;
+	if (st->dump && dump_flows(st) != 0)
+		rc = -1;
 	if (st->exporter != NULL) {
 		flow_export_finish(st->exporter, st->table);
+		if (flow_export_file_failed(st->exporter))
+			rc = -1;
 		flow_export_free(st->exporter);
 	}
 	for (i = 0; i < n_tasks; i++) {
@@ -666,6 +672,7 @@ stateful_teardown(void *app_state, void **task_states, unsigned n_tasks)
 #endif
 	flow_table_free(st->table);
 	rte_free(st);
+	return rc;
 }
 
 static const struct pp_app stateful_app = {

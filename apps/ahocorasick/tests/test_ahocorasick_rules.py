@@ -254,6 +254,25 @@ def test_alerts_equal_reference_on_planted_edge_cases(build_dir: Path, file_pref
     assert e["alert"]["rev"] == 1 and e["src_ip"] == "10.0.0.1" and e["dest_port"] == 80
 
 
+def test_an_alert_log_that_cannot_take_the_alerts_fails_the_run(build_dir: Path, file_prefix: str,
+                                                                 tmp_path: Path) -> None:
+    # /dev/full opens and fails every write (a disk that filled during the run): the alerts
+    # are still counted in the statistics, and the exit status is 1, so that a script does
+    # not take the log as whole
+    rules_file, vars_file, cap = tmp_path / "edge.rules", tmp_path / "vars.conf", tmp_path / "edge.pcap"
+    rules_file.write_text(EDGE_RULES)
+    vars_file.write_text(VARS)
+    edge_capture(cap)
+    run = run_app(build_dir, file_prefix, tmp_path, [cap],
+                  RULES + ["--rules", str(rules_file), "--vars", str(vars_file), "--alert-log", "/dev/full"])
+    assert run.rc == 1, run.stderr[-3000:]
+    assert not run.sanitizer_reports(), run.stderr[-3000:]
+    assert run.stats is not None and run.stats["accounting_ok"] is True
+    assert run.stats["app_stats"]["alerts"] > 0
+    assert "--alert-log '/dev/full': cannot write: No space left on device; the log is incomplete" \
+        in run.stderr, run.stderr[-3000:]
+
+
 def test_on_alert_drop_drops_alerted_packets(build_dir: Path, file_prefix: str, tmp_path: Path) -> None:
     rules_file, cap = tmp_path / "edge.rules", tmp_path / "edge.pcap"
     rules_file.write_text(EDGE_RULES)

@@ -57,10 +57,12 @@ def all_frames(shared_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> tu
     return path, frames
 
 
-def check_clean(run, what: str) -> dict:
+def check_clean(run, what: str, rc: int = 0) -> dict:
+    """The run's statistics, after checking it ended with status rc (1: measured, with an
+    output file incomplete), with its accounting closed and no sanitizer report."""
     reports = sanitizer_reports(run.stderr)
     assert not reports, f"{what}: sanitizer reports:\n" + "\n".join(reports[:20])
-    assert run.returncode == 0, f"{what}: rc {run.returncode}\n{run.stderr[-3000:]}"
+    assert run.returncode == rc, f"{what}: rc {run.returncode}\n{run.stderr[-3000:]}"
     assert run.stats is not None, f"{what}: no statistics written"
     assert run.stats["accounting_ok"] is True
     return run.stats
@@ -288,13 +290,26 @@ def test_log_reader_gone_is_a_write_error_not_a_crash(build_dir: Path, tmp_path:
     finally:
         closer.join()
     assert seen_full == [True]
-    s = check_clean(run, "reader gone")
+    s = check_clean(run, "reader gone", rc=1)  # the log is incomplete, and the status says so
+    assert "analyzer: the output is incomplete" in run.stderr
     a = s["app_stats"]
     assert a["writer"]["synced"] is True    # failed writes do not block
     assert a["writer"]["flushed"] is False  # and the log says it is incomplete
     # Records fail in fwrite (counted as write errors) or in the flush
     # after stdio took them (counted as written: flushed tells them apart).
     assert a["log"]["records_written"] + a["log"]["write_errors"] == a["log"]["records_enqueued"]
+
+
+@pytest.mark.parametrize("option", ["--log", "--pcap-out"])
+def test_an_output_file_that_cannot_take_the_records_fails_the_run(build_dir: Path, tmp_path: Path,
+                                                                   file_prefix: str, option: str) -> None:
+    """/dev/full opens and fails every write (a disk that filled during the run): the
+    statistics still count every packet, and the exit status is 1, so that a script does
+    not take the file as whole."""
+    run = run_app(build_dir, tmp_path, file_prefix, synthetic_pcap(tmp_path), [option, "/dev/full"])
+    s = check_clean(run, f"{option} /dev/full", rc=1)
+    assert s["total"]["rx_packets"] == 16
+    assert "analyzer: the output is incomplete" in run.stderr, run.stderr[-3000:]
 
 
 def test_log_reader_stuck_does_not_hang_the_app(build_dir: Path, tmp_path: Path,
@@ -314,7 +329,7 @@ def test_log_reader_stuck_does_not_hang_the_app(build_dir: Path, tmp_path: Path,
         assert wait_pipe_full(rfd, timeout_s=0)
     finally:
         os.close(rfd)
-    s = check_clean(run, "reader stuck")
+    s = check_clean(run, "reader stuck", rc=1)
     a = s["app_stats"]
     assert a["writer"] == {"cpus": a["writer"]["cpus"], "synced": False, "flushed": False}
     assert a["log"]["records_lost"] > 0

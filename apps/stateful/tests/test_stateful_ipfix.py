@@ -291,6 +291,48 @@ def test_bad_collector_address_is_refused(build_dir: Path, tmp_path: Path,
     assert run.returncode != 0 and "--ipfix-file" in run.stderr, run.stderr[-2000:]
 
 
+def test_an_ipfix_file_that_cannot_take_the_records_fails_the_run(build_dir: Path, tmp_path: Path,
+                                                                 file_prefix: str) -> None:
+    # /dev/full passes the set-up check and fails every write (a disk that filled during the
+    # run): the records are counted lost, and the exit status is 1 with the statistics written,
+    # so that a script does not take the file as whole
+    pcap = tmp_path / "rst.pcap"
+    write_pcap(pcap, rst_flows(200))
+    run = run_app(build_dir, tmp_path, file_prefix, pcap, ["--ipfix-file", "/dev/full"], duration_s=1.0)
+    assert run.returncode == 1, run.stderr[-3000:]
+    assert not sanitizer_reports(run.stderr), run.stderr[-3000:]
+    assert run.stats is not None and run.stats["accounting_ok"] is True
+    x = run.stats["app_stats"]["ipfix"]
+    assert x["records_lost"] > 0 and x["first_error"] and "/dev/full" in x["first_error"], x
+    assert "IPFIX export to file /dev/full failed" in run.stderr, run.stderr[-3000:]
+
+
+def test_serve_answers_the_statistics_and_the_error_of_a_run_whose_file_failed(
+        build_dir: Path, tmp_path: Path, file_prefix: str) -> None:
+    # --serve: each placement measured answers its statistics, and where its IPFIX file could
+    # not take the records an "error" beside them; the process exits 1 at the end of input
+    import json
+
+    from harness import placement, sanitizer_env
+    from stateful_run import app_binary
+    pcap = tmp_path / "rst.pcap"
+    write_pcap(pcap, rst_flows(200))
+    line = json.dumps(placement("stateful", 1))
+    cmd = [str(app_binary(build_dir)), "--no-pci", "--file-prefix", file_prefix,
+           "--vdev", f"net_pcap0,rx_pcap={pcap},infinite_rx=1", "--vdev", "net_null0",
+           "--", "--serve", "--packets", "2000", "--ipfix-file", "/dev/full"]
+    p = subprocess.run(cmd, input=f"{line}\n{line}\n", capture_output=True, text=True, timeout=120,
+                       env=sanitizer_env())
+    assert p.returncode == 1, p.stderr[-3000:]
+    assert not sanitizer_reports(p.stderr), p.stderr[-3000:]
+    out = [json.loads(x) for x in p.stdout.splitlines()]
+    assert [o["line"] for o in out] == [1, 2]
+    for o in out:
+        assert o["accounting_ok"] is True and o["total"]["rx_packets"] >= 2000
+        assert o["error"] == f"stdin line {o['line']}: measured, but the app's output is incomplete " \
+                             "(messages on stderr)"
+
+
 def rst_flows(count: int) -> list[bytes]:
     """count one-packet TCP flows, each a lone RST: each ends at once."""
     frames = []
