@@ -107,3 +107,65 @@ def test_sample_records_each_sitting_and_says_when_the_ground_changed(tmp_path: 
         sits = store.sittings(s.run.id)
     assert [(q, first) for q, first, _, _ in sits] == [(0, 0), (1, 8), (2, 12)]
     assert all(g["host"] and g["kernel"] for *_, g in sits) and sits[2][3]["app_sha256"] == "d" * 64
+
+
+def test_a_cluster_sitting_lists_the_grounds_its_workers_measured_on(tmp_path: Path) -> None:
+    # a sitting on a cluster records the coordinator's ground; its values were measured on the workers,
+    # each with its own ground (here one worker rebuilt with another app), listed with the sitting
+    rng = np.random.default_rng(7)
+    db = tmp_path / "c.db"
+    coord = {"host": "coord", "kernel": "6.1", "app_sha256": "a" * 64}
+    w1 = {"host": "w1", "boot_id": "1", "cpu": "c", "kernel": "6.1", "app": "/w1/ipfwd", "app_sha256": "a" * 64}
+    w2 = dict(w1, host="w2", boot_id="2", app_sha256="b" * 64)
+    with Store(str(db)) as store:
+        run, _ = store.find_or_create_run(workload="ipfwd-l1", instances=1, machine="local", topology={"name": "t"},
+                                          backend="dpdk", kind="measured", seed=1, allow_colocate=True, params={})
+        store.add_sitting(run.id, 0, coord)
+        store.add_many(run.id, [(k, [0, 0, 0], float(v), "ok", None, {})
+                                for k, v in enumerate(30e6 + 4e6 * rng.weibull(3, 300))])
+        store.add_sitting(run.id, 300, dict(coord, cluster="tcp://s:8786"))
+        store.add_worker(run.id, "tcp://w1:1", "0", "w1", w1)
+        store.add_worker(run.id, "tcp://w2:1", "1", "w2", w2)
+        for k, v in enumerate(30e6 + 4e6 * rng.weibull(3, 300)):
+            store.add_rows(run.id, [(300 + k, "[0, 0, 0]", float(v), "ok", None, "{}")],
+                           worker=("tcp://w1:1", "tcp://w2:1")[k % 2])
+    r = run_assign("estimate", "--db", str(db))
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    at = next(i for i, x in enumerate(lines) if x.startswith("  sitting 2 ("))
+    assert "on cluster tcp://s:8786, coordinated from coord): n 300" in lines[at]
+    assert lines[at + 1] == ("    measured by cluster workers on: w1 (app aaaaaaaaaaaa, kernel 6.1); "
+                             "w2 (app bbbbbbbbbbbb, kernel 6.1)")
+    assert sum("measured by cluster workers" in x for x in lines) == 1  # sitting 1 was measured in one process
+    j = json.loads(run_assign("estimate", "--db", str(db), "--json").stdout)
+    assert [s["worker_grounds"] for s in j["sittings"]] == [[], [w1, w2]]
+    assert [s["cluster"] for s in j["sittings"]] == [None, "tcp://s:8786"]
+
+
+def test_a_store_of_schema_3_gets_the_workers_ground_and_keeps_its_rows(tmp_path: Path) -> None:
+    from cli_helpers import digest
+
+    db = tmp_path / "old3.db"
+    measured_run(db, [({"host": "h"}, np.linspace(1e6, 2e6, 60))])
+    with sqlite3.connect(db) as c:  # as schema 3 wrote it: workers without ground
+        c.executescript("""
+            DROP TABLE workers;
+            CREATE TABLE workers (run_id INTEGER NOT NULL REFERENCES runs(id), address TEXT NOT NULL,
+                name TEXT NOT NULL, host TEXT NOT NULL, first_seen TEXT NOT NULL, flagged TEXT, flagged_at TEXT,
+                PRIMARY KEY (run_id, address));
+            INSERT INTO workers VALUES (1, 'tcp://h:1', '0', 'h', 'then', NULL, NULL);
+            PRAGMA user_version = 3;""")
+    before = digest(db)
+    with Store(str(db), readonly=True) as s:  # read as it is: the worker's ground not recorded
+        assert s.worker_grounds(1) == {"tcp://h:1": None} and s.workers(1) == [("tcp://h:1", "0", "h", None)]
+        assert len(s.values(1)) == 60 and len(s.sittings(1)) == 1
+    assert digest(db) == before
+    with Store(str(db)) as s:  # opened for writing: the column added, the old row kept as it was
+        s.add_worker(1, "tcp://h:2", "1", "h", {"host": "h"})
+        assert s.worker_grounds(1) == {"tcp://h:1": None, "tcp://h:2": {"host": "h"}}
+        assert len(s.values(1)) == 60 and len(s.sittings(1)) == 1
+    con = sqlite3.connect(db)
+    assert con.execute("PRAGMA user_version").fetchone()[0] == 4
+    assert con.execute("SELECT * FROM workers WHERE address='tcp://h:1'").fetchall() == [
+        (1, "tcp://h:1", "0", "h", "then", None, None, None)]
+    con.close()

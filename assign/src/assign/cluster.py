@@ -22,6 +22,13 @@ others (machine_check.py).  A worker that differs is named on stderr,
 flagged in the store (its values, earlier ones included, are left out of
 the estimate, kept in the database) and given no more draws; the run goes
 on until it holds --n values of unflagged workers.
+
+What each worker measures on (its ground: host, boot, CPU, kernel, the app's
+build by content; ground.py) is computed once per worker process and sent
+with its chunks; the client stores it with the worker, and says on stderr
+when a worker's differs from the run's other workers' (a worker rebuilt with
+another app, another kernel).  The sitting a cluster sample records is the
+coordinator's ground with the cluster's address.
 """
 from __future__ import annotations
 
@@ -86,6 +93,7 @@ class _Worker:
     reference: Any                 # context indices (1, T) of the reference placement (draw 0)
     draws: int = 0                 # draws measured so far
     references: int = 0            # reference measurements so far
+    ground: dict | None = None     # what this worker measures on (ground.ground of its backend)
 
 
 _BUILT: dict[str, _Worker] = {}  # per worker process, by repr(spec): the backend stays up between chunks
@@ -105,6 +113,7 @@ def _worker_state(spec: WorkerSpec, name: str) -> _Worker:
         import json
 
         from .backends.registry import make_backend
+        from .ground import ground
         from .sampling import draws
         from .topology import Topology
         from .workloads import Workload
@@ -114,7 +123,7 @@ def _worker_state(spec: WorkerSpec, name: str) -> _Worker:
                           noise=spec.noise, model_params=_model_params_here(spec, name),
                           allow_colocate=spec.allow_colocate, dpdk=spec.dpdk)
         ref = draws(spec.seed, 0, 1, 3 * spec.instances, topo.n_contexts, spec.allow_colocate)
-        _BUILT[key] = _Worker(topo, be, ref)
+        _BUILT[key] = _Worker(topo, be, ref, ground=ground(be))
     return _BUILT[key]
 
 
@@ -128,6 +137,7 @@ class ChunkResult:
     host: str
     rows: list[tuple]      # (idx, assignment JSON, value or None, status, reason, extra JSON)
     references: list[tuple] = field(default_factory=list)  # store.add_references rows
+    ground: dict | None = None  # what the worker measures on (None: a worker of an assign without it)
 
 
 def _references(w: _Worker, first: int, due: int) -> list[tuple]:
@@ -190,7 +200,7 @@ def measure_chunk(spec: WorkerSpec, first: int, count: int, reference_every: int
             rows.append((i, a, res.value if res.status == "ok" else None, res.status, res.reason,
                          json.dumps(res.extra, separators=(",", ":"))))
     w.draws += count
-    return ChunkResult(me.address, name, socket.gethostname(), rows, refs)
+    return ChunkResult(me.address, name, socket.gethostname(), rows, refs, w.ground)
 
 
 def check_address(address: str) -> int | None:
@@ -243,6 +253,8 @@ class _MachineCheck:
         self.names = {a: n for a, n, _, _ in known}
         self.flagged = {a for a, _, _, f in known if f}
         self.refs = self.store.references(self.run_id)
+        self.grounds = self.store.worker_grounds(self.run_id)  # as each worker reported when first seen
+        self.ground_checked: set[str] = set()  # addresses whose ground this sample has compared
 
     def more_coming(self, judged: int) -> bool:
         """Has the cluster more unflagged workers than the `judged` ones with references?"""
@@ -252,14 +264,47 @@ class _MachineCheck:
         n = self.names.get(address, address)
         return address if n == address else f"{n} ({address})"
 
+    def _check_ground(self, res: ChunkResult) -> None:
+        """Say on stderr when a worker measures on other ground than the run's other workers
+        (one note for each new ground), or than its address reported when the run first saw it
+        (the store keeps that first one)."""
+        from .ground import differences
+
+        if res.ground is None:
+            return
+        mine = _comparable(res.ground)
+        if res.address in self.grounds:  # seen in an earlier sample of the run (tcp:// workers keep their address)
+            before = self.grounds[res.address]
+            if before is None:
+                print(f"assign sample: note: worker {self.name(res.address)} was first seen by an assign that did "
+                      "not record the workers' ground; the store keeps none for it", file=sys.stderr)
+            elif _comparable(before) != mine:
+                print(f"assign sample: note: worker {self.name(res.address)} measures on other ground than when the "
+                      "run first saw its address (" + "; ".join(differences(_comparable(before), mine))
+                      + "); the store keeps the first: `assign estimate` tests whether the sittings' values come "
+                      "from one distribution", file=sys.stderr)
+            return
+        others = {a: g for a, g in self.grounds.items() if g is not None}
+        self.grounds[res.address] = res.ground
+        if not others or any(_comparable(g) == mine for g in others.values()):
+            return
+        first, g = next(iter(others.items()))
+        print(f"assign sample: note: worker {self.name(res.address)} on {res.ground.get('host')} measures on other "
+              f"ground than worker {self.name(first)} on {g.get('host')} ("
+              + "; ".join(differences(_comparable(g), mine)) + "): its values may come from another distribution; "
+              "the store keeps each worker's ground, and `assign estimate` lists them by sitting", file=sys.stderr)
+
     def add(self, res: ChunkResult) -> list:
         """Record a chunk's worker and references; the verdicts of newly flagged workers."""
         from .machine_check import differing_workers
 
         if res.address not in self.seen:
-            self.store.add_worker(self.run_id, res.address, res.name, res.host)
+            self.store.add_worker(self.run_id, res.address, res.name, res.host, res.ground)
             self.seen.add(res.address)
             self.names[res.address] = res.name
+        if res.address not in self.ground_checked:
+            self.ground_checked.add(res.address)
+            self._check_ground(res)
         if not res.references:
             return []
         self.store.add_references(self.run_id, res.address, res.references)
@@ -274,6 +319,15 @@ class _MachineCheck:
             print(f"assign sample: worker {self.name(v.worker)} differs from the others, stopped; its values "
                   f"are flagged and left out of the estimate: {why}", file=sys.stderr)
         return verdicts
+
+
+# what differs between identical machines: their names, their boots, where the app was built
+_OWN_GROUND = ("host", "boot_id", "app")
+
+
+def _comparable(g: dict) -> dict:
+    """A ground without what differs between identical machines (the app by content stays)."""
+    return {k: v for k, v in g.items() if k not in _OWN_GROUND}
 
 
 def sample_until(session: Session, n_ok: int, address: str, spec: WorkerSpec, *,
@@ -291,6 +345,8 @@ def sample_until(session: Session, n_ok: int, address: str, spec: WorkerSpec, *,
     nxt, ok, failed, best = store.progress(run.id)
     if ok >= n_ok:
         return 0, 0
+    if session.backend.kind == "measured":
+        session._sit(nxt, cluster=address)  # the coordinator's ground; each worker's comes with its chunks
     chunk = max(1, session.backend.batch_size)
     added = fails = streak = 0
     added_by: dict[str, int] = {}  # values added by each worker (taken back when it is flagged)

@@ -127,10 +127,14 @@ class Session:
             bar.close()
         return added, fails
 
-    def _sit(self, first_idx: int) -> None:
+    def _sit(self, first_idx: int, cluster: str | None = None) -> None:
         """Record this sitting's ground; say when the run's earlier values were measured on
-        other ground, or on ground not recorded (`assign estimate` tests whether they differ)."""
+        other ground, or on ground not recorded (`assign estimate` tests whether they differ).
+        `cluster`: the --cluster address of a sample on workers (the ground is then this
+        coordinator's; each worker's is stored with the worker)."""
         now = ground(self.backend)
+        if cluster is not None:
+            now["cluster"] = cluster
         before = self.store.sittings(self.run.id)
         self.store.add_sitting(self.run.id, first_idx, now)
         if first_idx == 0:

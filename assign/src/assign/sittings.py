@@ -1,11 +1,14 @@
 """A measured run's values by sitting (each `assign sample` that measured into
 it; values from before sittings were recorded form sitting 0), and whether
 they come from one distribution, as the EVT estimate assumes: the
-Anderson-Darling k-sample test (scipy.stats.anderson_ksamp)."""
+Anderson-Darling k-sample test (scipy.stats.anderson_ksamp).  A sitting on a
+cluster records the coordinator's ground; its values were measured on the
+workers, whose grounds (stored with each worker) are listed with it."""
 from __future__ import annotations
 
+import json
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -20,12 +23,16 @@ class Sitting:
     started: str | None
     ground: dict | None
     values: list[float]
+    # the distinct grounds of the cluster workers that measured its values (None: a worker's not
+    # recorded); empty for values measured in one process
+    worker_grounds: list[dict | None] = field(default_factory=list)
 
     def to_dict(self) -> dict:
         v = np.asarray(self.values)
         return {"sitting": self.number, "first_draw": self.first_idx, "started": self.started,
                 "n": len(v), "median": float(np.median(v)), "max": float(v.max()),
-                "host": (self.ground or {}).get("host"), "app_sha256": (self.ground or {}).get("app_sha256")}
+                "host": (self.ground or {}).get("host"), "app_sha256": (self.ground or {}).get("app_sha256"),
+                "cluster": (self.ground or {}).get("cluster"), "worker_grounds": self.worker_grounds}
 
 
 def split(store, run_id: int) -> list[Sitting]:
@@ -35,6 +42,14 @@ def split(store, run_id: int) -> list[Sitting]:
     groups = [Sitting(0, 0, None, None, [])] + [Sitting(q + 1, first, t, g, []) for q, first, t, g in stored]
     for idx, v in store.indexed_values(run_id):
         groups[int(np.searchsorted(starts, idx, side="right"))].values.append(v)
+    # the workers that measured each sitting's values, and what they measured on
+    by_worker: list[set[str]] = [set() for _ in groups]
+    for idx, w in store.value_workers(run_id):
+        by_worker[int(np.searchsorted(starts, idx, side="right"))].add(w)
+    grounds = store.worker_grounds(run_id) if any(by_worker) else {}
+    for g, workers in zip(groups, by_worker):
+        distinct = {json.dumps(grounds.get(w), sort_keys=True) for w in workers}
+        g.worker_grounds = [json.loads(x) for x in sorted(distinct)]
     return [g for g in groups if g.values]
 
 
@@ -54,14 +69,27 @@ def compare(groups: list[Sitting]) -> dict | None:
             "one_distribution": p >= ONE_DISTRIBUTION_P}
 
 
+def _short(ground: dict | None) -> str:
+    """A worker's ground in a few words: its host, the app by content, the kernel."""
+    if ground is None:
+        return "ground not recorded"
+    app = ground.get("app_sha256")
+    return (f"{ground.get('host')}" + (f" (app {app[:12]}, " if app else " (") + f"kernel {ground.get('kernel')})")
+
+
 def describe(groups: list[Sitting], test: dict | None) -> list[str]:
     """Lines for the estimate's text output: each sitting, then the test's verdict."""
     lines = []
     for g in groups:
         d = g.to_dict()
-        when = "before sittings were recorded" if g.number == 0 else f"from {g.started[:16]} on {d['host']}"
+        when = ("before sittings were recorded" if g.number == 0 else
+                f"from {g.started[:16]} on {d['host']}" if d["cluster"] is None else
+                f"from {g.started[:16]} on cluster {d['cluster']}, coordinated from {d['host']}")
         lines.append(f"  sitting {g.number} ({when}): n {d['n']}, median {d['median']:,.0f}, best {d['max']:,.0f} "
                      f"(measured)")
+        if g.worker_grounds:
+            lines.append("    measured by cluster workers on: "
+                         + "; ".join(sorted({_short(w) for w in g.worker_grounds})))
     if test is None:
         return lines
     if test["one_distribution"]:

@@ -6,7 +6,9 @@ that measured it), estimates (what `assign iterate` concluded at each step),
 and for `sample --cluster` workers (each worker of a run, and whether its
 values are flagged: measured on a machine that differs from the others) and
 reference_measurements (the reference placement each worker measures at
-start and every K draws; see machine_check.py).  Flagged values are kept,
+start and every K draws; see machine_check.py), and sittings (each `assign
+sample` that measured into a measured run, and its ground; a worker's own
+ground is stored with the worker).  Flagged values are kept,
 never deleted, and left out of values(), progress() and best().  Measurements are inserted as
 they come, one transaction per backend batch (one measurement for the dpdk
 backend, up to the model's batch_size for the model), and never updated or
@@ -83,6 +85,8 @@ CREATE TABLE IF NOT EXISTS workers (
     first_seen TEXT NOT NULL,
     flagged TEXT,                    -- why its values are left out (its machine differs); NULL: not flagged
     flagged_at TEXT,
+    ground TEXT,                     -- JSON: what it measured on (ground.py), as it reported when first seen;
+                                     -- NULL: not recorded (a worker of a store before schema 4)
     PRIMARY KEY (run_id, address)
 );
 CREATE TABLE IF NOT EXISTS reference_measurements (
@@ -125,11 +129,12 @@ class StoreError(ValueError):
     """The database is missing, unreadable, or has no such run."""
 
 
-SCHEMA_VERSION = 3  # PRAGMA user_version; 0: written before it was recorded (the tables of 1)
+SCHEMA_VERSION = 4  # PRAGMA user_version; 0: written before it was recorded (the tables of 1)
+# 4: workers.ground (what each cluster worker measured on: a sitting's ground is the coordinator's).
 # 3: table sittings (what each `assign sample` of a measured run measured on; estimate compares them).
 # 2: measurements.worker, tables workers and reference_measurements (sample --cluster's machine check).
-# An older store is migrated when opened for writing (a column and two tables added, nothing else
-# touched); opened read-only it is read as it is (no worker ever flagged).
+# An older store is migrated when opened for writing (the columns and tables added, nothing else
+# touched); opened read-only it is read as it is (no worker ever flagged, no sitting, no worker's ground).
 # a measurement of an unflagged worker (not a correlated subquery: SQLite evaluates it once a query)
 _UNFLAGGED = ("(worker IS NULL OR worker NOT IN "
               "(SELECT address FROM workers WHERE run_id={run} AND flagged IS NOT NULL))")
@@ -232,6 +237,9 @@ class Store:
                     with self.db:  # schema 2: the column before SCHEMA's tables and triggers
                         self.db.execute("ALTER TABLE measurements ADD COLUMN worker TEXT")
                 self.db.executescript(SCHEMA)
+                if not self._has_column("workers", "ground"):
+                    with self.db:  # schema 4: a workers table of 2 or 3 (SCHEMA creates it with the column)
+                        self.db.execute("ALTER TABLE workers ADD COLUMN ground TEXT")
                 if version < SCHEMA_VERSION:
                     self.db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
             else:
@@ -241,6 +249,8 @@ class Store:
             # nor, below 3, sittings: its values are all from before they were recorded
             self._sittings = bool(self.db.execute(
                 "SELECT 1 FROM sqlite_master WHERE type='table' AND name='sittings'").fetchone())
+            # nor, below 4, the workers' grounds
+            self._worker_grounds = self._has_column("workers", "ground")
         except StoreError:
             self.db.close()
             raise
@@ -253,7 +263,11 @@ class Store:
         return _UNFLAGGED.format(run=int(run_id)) if self._workers else "1"
 
     def _has_worker_column(self) -> bool:
-        return any(r[1] == "worker" for r in self.db.execute("PRAGMA table_info(measurements)"))
+        return self._has_column("measurements", "worker")
+
+    def _has_column(self, table: str, column: str) -> bool:
+        """Whether `table` exists and has `column` (PRAGMA table_info of a missing table: no rows)."""
+        return any(r[1] == column for r in self.db.execute(f"PRAGMA table_info({table})"))
 
     def close(self) -> None:
         self.db.close()
@@ -407,11 +421,27 @@ class Store:
         """(draw, value) of the values `values` gives, in the same order."""
         return [(int(i), v) for i, v in self.db.execute(self._ok_values("idx, value", run_id), (run_id,))]
 
-    def add_worker(self, run_id: int, address: str, name: str, host: str) -> None:
-        """A worker of a cluster run, once (a worker seen again keeps its row and flag)."""
+    def value_workers(self, run_id: int) -> list[tuple[int, str]]:
+        """(draw, worker address) of the values `values` gives that a cluster worker measured."""
+        if not self._workers:
+            return []
+        return [(int(i), w) for i, w in self.db.execute(self._ok_values("idx, worker", run_id), (run_id,))
+                if w is not None]
+
+    def add_worker(self, run_id: int, address: str, name: str, host: str, ground: dict | None = None) -> None:
+        """A worker of a cluster run, once (a worker seen again keeps its row, flag and ground);
+        `ground`: what it measures on (ground.ground on the worker)."""
         with self.db:
-            self.db.execute("INSERT OR IGNORE INTO workers (run_id, address, name, host, first_seen) "
-                            "VALUES (?,?,?,?,?)", (run_id, address, name, host, _now()))
+            self.db.execute("INSERT OR IGNORE INTO workers (run_id, address, name, host, first_seen, ground) "
+                            "VALUES (?,?,?,?,?,?)", (run_id, address, name, host, _now(),
+                                                     None if ground is None else json.dumps(ground, sort_keys=True)))
+
+    def worker_grounds(self, run_id: int) -> dict[str, dict | None]:
+        """Each worker's ground by address, in order of appearance (None: not recorded)."""
+        if not self._worker_grounds:
+            return {a: None for a, *_ in self.workers(run_id)}
+        return {a: None if g is None else json.loads(g) for a, g in self.db.execute(
+            "SELECT address, ground FROM workers WHERE run_id=? ORDER BY first_seen, address", (run_id,))}
 
     def flag_worker(self, run_id: int, address: str, why: str) -> None:
         """Leave out a worker's values (all of them in this run, before and after), saying why."""

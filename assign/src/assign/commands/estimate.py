@@ -59,7 +59,8 @@ def run(args: argparse.Namespace) -> int:
         left_out = f"; {excluded} values of cluster workers flagged as differing left out" if excluded else ""
         print(f"source: {where} ({len(values)} {label} values{left_out})")
         print(est.format_text(label))
-        if len(groups) > 1:
+        # one sitting is listed too when cluster workers measured it: what they measured on
+        if len(groups) > 1 or any(g.worker_grounds for g in groups):
             from ..sittings import describe
 
             print("sittings of the run (measured; each `assign sample` that measured into it):")
