@@ -428,6 +428,8 @@ def test_meter_frees_the_hugepages_other_counts_hold_and_names_counts_that_still
     # one record a retry: the second figure of 11 was used, not discarded
     assert [(x["instances"], x["value_pps"]) for x in meter.discarded] == [(5, 6e5), (11, 6e5)]
     assert "discarded_measurements" in meter.retry_note()
+    # printed too, for a validate run without --json: the figures themselves
+    assert "5 instance(s) on [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]: 600,000 packets/s" in meter.retry_note()
     w = meter.hugepage_warning()
     assert w is not None and "11 instance(s) ran on 4 KiB pages" in w and "nr_hugepages" in w
     meter.close()

@@ -77,8 +77,10 @@ class PlacementMeter:
             return None
         return (f"{self.hugepage_retries} placement(s) measured again: their app had fallen back to 4 KiB pages "
                 "because the app processes kept for other instance counts held the hugepages; those were "
-                "stopped, and the figure on 4 KiB pages was not used (measured; kept with its reason in the "
-                "JSON's discarded_measurements)")
+                "stopped, and the figure on 4 KiB pages was not used (measured: "
+                + "; ".join(f"{d['instances']} instance(s) on {d['contexts']}: {d['value_pps']:,.0f} packets/s"
+                            for d in self.discarded)
+                + "; kept with its reason in the JSON's discarded_measurements)")
 
     def close(self) -> None:
         for be in self.backends.values():
