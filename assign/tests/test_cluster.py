@@ -142,13 +142,15 @@ def test_a_worker_on_other_ground_is_noted_once_and_its_ground_stored(tmp_path: 
                 "eeeeeeeeeeee -> ffffffffffff)") in err
         assert st.worker_grounds(run.id) == {"tcp://a:1": reports[0][1], "tcp://b:1": reports[1][1],
                                              "tcp://c:1": reports[2][1], "tcp://d:1": reports[4][1]}
-        # the run resumed: a worker at a known address on other ground is said too; the first is kept
-        check = _MachineCheck(SimpleNamespace(store=st, run=run), False, None)
+        # the run resumed: a worker at a known address on other ground is said too; the worker keeps
+        # the first, and each sitting keeps what the worker measured on in it
+        check = _MachineCheck(SimpleNamespace(store=st, run=run), False, None, sitting=1)
         check.add(ChunkResult("tcp://a:1", "a", "a", [], [], dict(g, kernel="6.2")))
         err = capsys.readouterr().err
         assert "worker a (tcp://a:1) measures on other ground than when the run first saw its address (kernel: " \
                "6.1 -> 6.2)" in err
         assert st.worker_grounds(run.id)["tcp://a:1"] == g
+        assert st.sitting_worker_grounds(run.id) == {(1, "tcp://a:1"): dict(g, kernel="6.2")}
 
 
 def test_dpdk_backend_through_one_worker(build_dir: Path, tmp_path: Path, monkeypatch) -> None:
@@ -170,6 +172,7 @@ def test_dpdk_backend_through_one_worker(build_dir: Path, tmp_path: Path, monkey
     with Store(str(db), readonly=True) as st:
         [(seq, first, _, sitting)] = st.sittings(1)
         [(address, worker)] = st.worker_grounds(1).items()
+        assert st.sitting_worker_grounds(1) == {(0, address): worker}
         [listed] = [g.to_dict() for g in split(st, 1)]
     assert (seq, first, sitting["cluster"]) == (0, 0, "local:1")
     assert worker["app_sha256"] == sitting["app_sha256"] and worker["host"] == socket.gethostname()

@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 
 from assign.session import Session
+from assign.sittings import split
 from assign.store import Store
 from assign.topology import get_machine
 from cli_helpers import run_assign
@@ -140,6 +141,28 @@ def test_a_cluster_sitting_lists_the_grounds_its_workers_measured_on(tmp_path: P
     j = json.loads(run_assign("estimate", "--db", str(db), "--json").stdout)
     assert [s["worker_grounds"] for s in j["sittings"]] == [[], [w1, w2]]
     assert [s["cluster"] for s in j["sittings"]] == [None, "tcp://s:8786"]
+
+
+def test_a_worker_rebuilt_between_sittings_is_listed_with_each_sittings_ground(tmp_path: Path) -> None:
+    # a tcp:// worker keeps its address when it is rebuilt: the worker row keeps the ground it was
+    # first seen with, and each sitting lists what the worker measured on in it
+    rng = np.random.default_rng(8)
+    db = tmp_path / "r.db"
+    coord = {"host": "coord", "kernel": "6.1", "app_sha256": "a" * 64, "cluster": "tcp://s:8786"}
+    old = {"host": "w1", "boot_id": "1", "cpu": "c", "kernel": "6.1", "app": "/w1/ipfwd", "app_sha256": "a" * 64}
+    new = dict(old, app_sha256="b" * 64)
+    with Store(str(db)) as store:
+        run, _ = store.find_or_create_run(workload="ipfwd-l1", instances=1, machine="local", topology={"name": "t"},
+                                          backend="dpdk", kind="measured", seed=1, allow_colocate=True, params={})
+        store.add_worker(run.id, "tcp://w1:1", "0", "w1", old)
+        for seq, ground in ((0, old), (1, new)):
+            store.add_sitting(run.id, 100 * seq, coord)
+            store.add_sitting_worker(run.id, seq, "tcp://w1:1", ground)
+            store.add_rows(run.id, [(100 * seq + k, "[0, 0, 0]", float(v), "ok", None, "{}")
+                                    for k, v in enumerate(30e6 + 4e6 * rng.weibull(3, 100))], worker="tcp://w1:1")
+    with Store(str(db), readonly=True) as store:
+        assert store.worker_grounds(run.id) == {"tcp://w1:1": old}
+        assert [g.worker_grounds for g in split(store, run.id)] == [[old], [new]]
 
 
 def test_a_store_of_schema_3_gets_the_workers_ground_and_keeps_its_rows(tmp_path: Path) -> None:

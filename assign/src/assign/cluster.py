@@ -245,8 +245,9 @@ class _MachineCheck:
     report (their names, their reference measurements), judges them
     (machine_check.differing_workers) and flags those that differ."""
 
-    def __init__(self, session: Session, enabled: bool, client):
+    def __init__(self, session: Session, enabled: bool, client, sitting: int | None = None):
         self.store, self.run_id, self.client = session.store, session.run.id, client
+        self.sitting = sitting  # this sample's sitting (a measured run), for each worker's ground in it
         self.enabled = enabled
         known = self.store.workers(self.run_id)  # a resumed run: its workers, references and flags
         self.seen = {a for a, _, _, _ in known}
@@ -267,7 +268,7 @@ class _MachineCheck:
     def _check_ground(self, res: ChunkResult) -> None:
         """Say on stderr when a worker measures on other ground than the run's other workers
         (one note for each new ground), or than its address reported when the run first saw it
-        (the store keeps that first one)."""
+        (the store keeps both: the first with the worker, each sitting's in sitting_workers)."""
         from .ground import differences
 
         if res.ground is None:
@@ -277,12 +278,12 @@ class _MachineCheck:
             before = self.grounds[res.address]
             if before is None:
                 print(f"assign sample: note: worker {self.name(res.address)} was first seen by an assign that did "
-                      "not record the workers' ground; the store keeps none for it", file=sys.stderr)
+                      "not record the workers' ground; the store keeps this sitting's", file=sys.stderr)
             elif _comparable(before) != mine:
                 print(f"assign sample: note: worker {self.name(res.address)} measures on other ground than when the "
                       "run first saw its address (" + "; ".join(differences(_comparable(before), mine))
-                      + "); the store keeps the first: `assign estimate` tests whether the sittings' values come "
-                      "from one distribution", file=sys.stderr)
+                      + "); the store keeps each sitting's: `assign estimate` lists them and tests whether the "
+                      "sittings' values come from one distribution", file=sys.stderr)
             return
         others = {a: g for a, g in self.grounds.items() if g is not None}
         self.grounds[res.address] = res.ground
@@ -305,6 +306,8 @@ class _MachineCheck:
         if res.address not in self.ground_checked:
             self.ground_checked.add(res.address)
             self._check_ground(res)
+            if res.ground is not None and self.sitting is not None:
+                self.store.add_sitting_worker(self.run_id, self.sitting, res.address, res.ground)
         if not res.references:
             return []
         self.store.add_references(self.run_id, res.address, res.references)
@@ -345,14 +348,14 @@ def sample_until(session: Session, n_ok: int, address: str, spec: WorkerSpec, *,
     nxt, ok, failed, best = store.progress(run.id)
     if ok >= n_ok:
         return 0, 0
-    if session.backend.kind == "measured":
-        session._sit(nxt, cluster=address)  # the coordinator's ground; each worker's comes with its chunks
+    # the coordinator's ground; each worker's comes with its chunks and is stored for this sitting
+    sitting = session._sit(nxt, cluster=address) if session.backend.kind == "measured" else None
     chunk = max(1, session.backend.batch_size)
     added = fails = streak = 0
     added_by: dict[str, int] = {}  # values added by each worker (taken back when it is flagged)
     label = session.backend.kind
     client = connect(address)
-    check = _MachineCheck(session, reference_every > 0, client)
+    check = _MachineCheck(session, reference_every > 0, client, sitting)
     bar = tqdm(total=n_ok, initial=ok, unit="asg", disable=not show_progress, file=sys.stderr,
                desc=f"sampling ({label}, {address})", dynamic_ncols=True, mininterval=0.25)
     try:

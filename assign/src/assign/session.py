@@ -127,18 +127,18 @@ class Session:
             bar.close()
         return added, fails
 
-    def _sit(self, first_idx: int, cluster: str | None = None) -> None:
-        """Record this sitting's ground; say when the run's earlier values were measured on
-        other ground, or on ground not recorded (`assign estimate` tests whether they differ).
-        `cluster`: the --cluster address of a sample on workers (the ground is then this
-        coordinator's; each worker's is stored with the worker)."""
+    def _sit(self, first_idx: int, cluster: str | None = None) -> int:
+        """Record this sitting's ground, and return its number; say when the run's earlier
+        values were measured on other ground, or on ground not recorded (`assign estimate`
+        tests whether they differ).  `cluster`: the --cluster address of a sample on workers
+        (the ground is then this coordinator's; each worker's is stored for the sitting)."""
         now = ground(self.backend)
         if cluster is not None:
             now["cluster"] = cluster
         before = self.store.sittings(self.run.id)
-        self.store.add_sitting(self.run.id, first_idx, now)
+        seq = self.store.add_sitting(self.run.id, first_idx, now)
         if first_idx == 0:
-            return
+            return seq
         if not before:
             print(f"note: draws 0-{first_idx - 1} of run {self.run.id} were measured before assign recorded what a "
                   f"sitting measures on; `assign estimate` tests whether their values and this sitting's come "
@@ -149,6 +149,7 @@ class Session:
                 print(f"note: run {self.run.id} continues on other ground than its last sitting ("
                       + "; ".join(diff) + "): `assign estimate` tests whether the sittings' values come from "
                       "one distribution", file=sys.stderr)
+        return seq
 
     def _sample_array(self, first: int, ctx: np.ndarray, best: float | None) -> float:
         """Evaluate and store draws first.. of a batch (context indices `ctx`) in one

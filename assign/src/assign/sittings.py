@@ -46,9 +46,13 @@ def split(store, run_id: int) -> list[Sitting]:
     by_worker: list[set[str]] = [set() for _ in groups]
     for idx, w in store.value_workers(run_id):
         by_worker[int(np.searchsorted(starts, idx, side="right"))].add(w)
-    grounds = store.worker_grounds(run_id) if any(by_worker) else {}
+    grounds = store.worker_grounds(run_id) if any(by_worker) else {}  # as first seen
+    in_sitting = store.sitting_worker_grounds(run_id) if any(by_worker) else {}
     for g, workers in zip(groups, by_worker):
-        distinct = {json.dumps(grounds.get(w), sort_keys=True) for w in workers}
+        # what each worker reported in this sitting (sitting g.number is stored as seq g.number - 1),
+        # else as the run first saw it (a store from before sitting_workers)
+        distinct = {json.dumps(in_sitting.get((g.number - 1, w), grounds.get(w)), sort_keys=True)
+                    for w in workers}
         g.worker_grounds = [json.loads(x) for x in sorted(distinct)]
     return [g for g in groups if g.values]
 

@@ -111,6 +111,14 @@ CREATE TABLE IF NOT EXISTS sittings (
     ground TEXT NOT NULL,            -- JSON: what it measured on (host, boot, CPU, kernel, the app's build)
     PRIMARY KEY (run_id, seq)
 );
+CREATE TABLE IF NOT EXISTS sitting_workers (
+    run_id INTEGER NOT NULL REFERENCES runs(id),
+    seq INTEGER NOT NULL,            -- the sitting (sittings.seq) a cluster worker measured in
+    address TEXT NOT NULL,           -- the worker (workers.address)
+    ground TEXT NOT NULL,            -- JSON: what it measured on in that sitting (a worker rebuilt at the
+                                     -- same address between two sittings reports other ground)
+    PRIMARY KEY (run_id, seq, address)
+);
 CREATE TRIGGER IF NOT EXISTS references_keep_update BEFORE UPDATE ON reference_measurements
 BEGIN SELECT RAISE(ABORT, 'stored measurements are never changed'); END;
 CREATE TRIGGER IF NOT EXISTS references_keep_delete BEFORE DELETE ON reference_measurements
@@ -130,7 +138,8 @@ class StoreError(ValueError):
 
 
 SCHEMA_VERSION = 4  # PRAGMA user_version; 0: written before it was recorded (the tables of 1)
-# 4: workers.ground (what each cluster worker measured on: a sitting's ground is the coordinator's).
+# 4: workers.ground (what each cluster worker measured on when first seen: a sitting's ground is the
+#    coordinator's) and table sitting_workers (what each worker measured on in each sitting).
 # 3: table sittings (what each `assign sample` of a measured run measured on; estimate compares them).
 # 2: measurements.worker, tables workers and reference_measurements (sample --cluster's machine check).
 # An older store is migrated when opened for writing (the columns and tables added, nothing else
@@ -251,6 +260,8 @@ class Store:
                 "SELECT 1 FROM sqlite_master WHERE type='table' AND name='sittings'").fetchone())
             # nor, below 4, the workers' grounds
             self._worker_grounds = self._has_column("workers", "ground")
+            self._sitting_workers = bool(self.db.execute(
+                "SELECT 1 FROM sqlite_master WHERE type='table' AND name='sitting_workers'").fetchone())
         except StoreError:
             self.db.close()
             raise
@@ -442,6 +453,19 @@ class Store:
             return {a: None for a, *_ in self.workers(run_id)}
         return {a: None if g is None else json.loads(g) for a, g in self.db.execute(
             "SELECT address, ground FROM workers WHERE run_id=? ORDER BY first_seen, address", (run_id,))}
+
+    def add_sitting_worker(self, run_id: int, seq: int, address: str, ground: dict) -> None:
+        """What a cluster worker measures on in sitting `seq`, once per sitting."""
+        with self.db:
+            self.db.execute("INSERT OR IGNORE INTO sitting_workers (run_id, seq, address, ground) VALUES (?,?,?,?)",
+                            (run_id, seq, address, json.dumps(ground, sort_keys=True)))
+
+    def sitting_worker_grounds(self, run_id: int) -> dict[tuple[int, str], dict]:
+        """(sitting, worker address) -> what the worker measured on in that sitting."""
+        if not self._sitting_workers:
+            return {}
+        return {(int(q), a): json.loads(g) for q, a, g in self.db.execute(
+            "SELECT seq, address, ground FROM sitting_workers WHERE run_id=?", (run_id,))}
 
     def flag_worker(self, run_id: int, address: str, why: str) -> None:
         """Leave out a worker's values (all of them in this run, before and after), saying why."""
