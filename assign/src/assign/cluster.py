@@ -349,7 +349,7 @@ def sample_until(session: Session, n_ok: int, address: str, spec: WorkerSpec, *,
     if ok >= n_ok:
         return 0, 0
     # the coordinator's ground; each worker's comes with its chunks and is stored for this sitting
-    sitting = session._sit(nxt, cluster=address) if session.backend.kind == "measured" else None
+    sitting = session.record_sitting(nxt, cluster=address) if session.backend.kind == "measured" else None
     chunk = max(1, session.backend.batch_size)
     added = fails = streak = 0
     added_by: dict[str, int] = {}  # values added by each worker (taken back when it is flagged)

@@ -80,7 +80,7 @@ class Session:
         added = fails = streak = 0
         label = "modelled" if self.backend.kind == "modelled" else "measured"
         if self.backend.kind == "measured":
-            self._sit(nxt)
+            self.record_sitting(nxt)
         bar = tqdm(total=n_ok, initial=ok, unit="asg", disable=not show_progress, file=sys.stderr,
                    desc=f"sampling ({label})", dynamic_ncols=True, mininterval=0.25)
         try:
@@ -127,7 +127,7 @@ class Session:
             bar.close()
         return added, fails
 
-    def _sit(self, first_idx: int, cluster: str | None = None) -> int:
+    def record_sitting(self, first_idx: int, cluster: str | None = None) -> int:
         """Record this sitting's ground, and return its number; say when the run's earlier
         values were measured on other ground, or on ground not recorded (`assign estimate`
         tests whether they differ).  `cluster`: the --cluster address of a sample on workers

@@ -3,7 +3,8 @@ it; values from before sittings were recorded form sitting 0), and whether
 they come from one distribution, as the EVT estimate assumes: the
 Anderson-Darling k-sample test (scipy.stats.anderson_ksamp).  A sitting on a
 cluster records the coordinator's ground; its values were measured on the
-workers, whose grounds (stored with each worker) are listed with it."""
+workers, whose grounds (stored for each sitting, or with the worker in a
+store from before that) are listed with it."""
 from __future__ import annotations
 
 import json
