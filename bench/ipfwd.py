@@ -23,7 +23,10 @@ one context:
                  statistics printing, --no-lsc-interrupt, the same pool
                  size, mbuf size and burst as ipfwd.
   ipfwd l1/mem   R+P+T co-located on the one context, and P alone on it
-                 with R and T on the other context.
+                 with R and T on the other context; its pool on the
+                 runtime's default driver (stack, a LIFO; l3fwd and testpmd
+                 keep DPDK's ring_mp_mc): in these two shapes the two
+                 drivers measure alike (bench/pool-ops.py).
 l3fwd and testpmd are counted from the sink port through DPDK's telemetry
 socket (opackets over the window); ipfwd from its own statistics window.
 Contenders alternate within each round (--rounds, >= 3): medians and spread

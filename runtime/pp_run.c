@@ -378,6 +378,16 @@ launch(struct run *r)
 	return 0;
 }
 
+/* The pool's driver changes how fast buffers freed on another context come
+ * back warm: a figure says which one it was measured with. */
+static void
+note_pool(json_t *stats, const struct rte_mempool *pool)
+{
+	if (stats != NULL && pool != NULL)
+		json_object_set_new(
+			stats, "pool_ops", json_string(rte_mempool_get_ops(pool->ops_index)->name));
+}
+
 static void
 write_snapshot(struct run *r, double window_s, bool in_window)
 {
@@ -385,6 +395,7 @@ write_snapshot(struct run *r, double window_s, bool in_window)
 		window_s, in_window ? r->tx0 : NULL, in_window ? r->b0 : NULL, NULL, NULL, true);
 	if (s == NULL)
 		return;
+	note_pool(s, r->rt->pool);
 	if (r->opts->snapshots_to_stderr) {
 		json_dumpf(s, stderr, JSON_COMPACT);
 		fputc('\n', stderr);
@@ -538,6 +549,7 @@ pp_run_placement(struct pp_runtime *rt, const struct pp_placement *pl, const cha
 		fprintf(stderr, "cannot build the statistics JSON\n");
 		goto out;
 	}
+	note_pool(*stats, rt->pool);
 	rc = json_is_true(json_object_get(*stats, "accounting_ok")) ? 0 : 2;
 	if (rc == 2)
 		fprintf(stderr,

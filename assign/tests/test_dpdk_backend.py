@@ -419,6 +419,7 @@ def test_the_apps_hugepages_are_given_back_when_it_ends(build_dir: Path, cache: 
         prefix = be.runner.spec.file_prefix
         r = be.measure_one((0, 0, 0))
         assert r.status == "ok", r.reason
+        assert r.extra["pool_ops"] == "stack"  # the runtime's default driver, kept with the figure
         if runner == "serve" and r.extra["hugepages"]:
             assert hugepage_files(prefix), "the serve process is up: its hugepage files are there to see"
         if runner == "process":  # its process has ended: nothing of it is left for the next start

@@ -251,6 +251,8 @@ class DpdkBackend:
             "window_packets": s["total"].get("window_tx_packets"),
             # false: the app ran on 4 KiB pages (too few hugepages free), slower for a memory-bound one
             "hugepages": s.get("hugepages"),
+            # the mbuf pool's driver: a LIFO hands back buffers freed on another context warmer
+            "pool_ops": s.get("pool_ops"),
             # start-up, port set-up, drain, tear-down: everything that is not warm-up or window
             "overhead_s": round(max(0.0, out.wall_s - window - warm), 6),
             "notes": out.notes,
