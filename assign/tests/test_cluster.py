@@ -17,7 +17,7 @@ import pytest
 
 from assign.cluster import WORKER_MODEL_PARAMS_ENV, ChunkResult, _MachineCheck
 from assign.ground import ground
-from assign.machine_check import REFERENCES_AT_START
+from assign.machine_check import REFERENCES_AT_START, ground_lines
 from assign.store import Store
 from cli_helpers import ASSIGN, run_assign
 from kill_soak import count, rows
@@ -51,6 +51,8 @@ def test_two_workers_store_exactly_what_one_process_does(local_run: Path, tmp_pa
         assert st.sittings(1) == []  # modelled: no sittings
     assert "note:" not in r.stderr  # the same ground: nothing to say
     assert "FLAGGED" not in r.stdout and "Anderson-Darling" in r.stdout and "modelled values of 2 workers" in r.stdout
+    assert f"ground: the 2 worker(s) alike (cpu {cpu}, kernel {os.uname().release}); host(s) " \
+        f"{socket.gethostname()}" in r.stdout
 
 
 def test_a_worker_on_a_different_machine_is_stopped_named_and_its_values_flagged(local_run: Path,
@@ -142,6 +144,14 @@ def test_a_worker_on_other_ground_is_noted_once_and_its_ground_stored(tmp_path: 
                 "eeeeeeeeeeee -> ffffffffffff)") in err
         assert st.worker_grounds(run.id) == {"tcp://a:1": reports[0][1], "tcp://b:1": reports[1][1],
                                              "tcp://c:1": reports[2][1], "tcp://d:1": reports[4][1]}
+        # the per-worker table says it too: b is alike (host, boot and path aside), c and d are not
+        lines = ground_lines(st.worker_grounds(run.id), {"tcp://a:1": "a", "tcp://c:1": "c", "tcp://d:1": "d"})
+        assert lines == ["  grounds differ: worker a (tcp://a:1) on a (app eeeeeeeeeeee, kernel 6.1); against it:",
+                         "    worker c (tcp://c:1): app_sha256: eeeeeeeeeeee -> ffffffffffff",
+                         "    worker d (tcp://d:1): app_sha256: eeeeeeeeeeee -> ffffffffffff"], lines
+        assert ground_lines({"tcp://a:1": g, "tcp://e:1": None}, {}) == [
+            "  ground: the 1 worker(s) alike (cpu c, kernel 6.1, app sha256 eeeeeeeeeeee); host(s) a",
+            "  ground not recorded (first seen by an assign that did not record it): tcp://e:1"]
         # the run resumed: a worker at a known address on other ground is said too; the worker keeps
         # the first, and each sitting keeps what the worker measured on in it
         check = _MachineCheck(SimpleNamespace(store=st, run=run), False, None, sitting=1)

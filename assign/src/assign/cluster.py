@@ -269,30 +269,30 @@ class _MachineCheck:
         """Say on stderr when a worker measures on other ground than the run's other workers
         (one note for each new ground), or than its address reported when the run first saw it
         (the store keeps both: the first with the worker, each sitting's in sitting_workers)."""
-        from .ground import differences
+        from .ground import comparable, differences
 
         if res.ground is None:
             return
-        mine = _comparable(res.ground)
+        mine = comparable(res.ground)
         if res.address in self.grounds:  # seen in an earlier sample of the run (tcp:// workers keep their address)
             before = self.grounds[res.address]
             if before is None:
                 print(f"assign sample: note: worker {self.name(res.address)} was first seen by an assign that did "
                       "not record the workers' ground; the store keeps this sitting's", file=sys.stderr)
-            elif _comparable(before) != mine:
+            elif comparable(before) != mine:
                 print(f"assign sample: note: worker {self.name(res.address)} measures on other ground than when the "
-                      "run first saw its address (" + "; ".join(differences(_comparable(before), mine))
+                      "run first saw its address (" + "; ".join(differences(comparable(before), mine))
                       + "); the store keeps each sitting's: `assign estimate` lists them and tests whether the "
                       "sittings' values come from one distribution", file=sys.stderr)
             return
         others = {a: g for a, g in self.grounds.items() if g is not None}
         self.grounds[res.address] = res.ground
-        if not others or any(_comparable(g) == mine for g in others.values()):
+        if not others or any(comparable(g) == mine for g in others.values()):
             return
         first, g = next(iter(others.items()))
         print(f"assign sample: note: worker {self.name(res.address)} on {res.ground.get('host')} measures on other "
               f"ground than worker {self.name(first)} on {g.get('host')} ("
-              + "; ".join(differences(_comparable(g), mine)) + "): its values may come from another distribution; "
+              + "; ".join(differences(comparable(g), mine)) + "): its values may come from another distribution; "
               "the store keeps each worker's ground, and `assign estimate` lists them by sitting", file=sys.stderr)
 
     def add(self, res: ChunkResult) -> list:
@@ -322,15 +322,6 @@ class _MachineCheck:
             print(f"assign sample: worker {self.name(v.worker)} differs from the others, stopped; its values "
                   f"are flagged and left out of the estimate: {why}", file=sys.stderr)
         return verdicts
-
-
-# what differs between identical machines: their names, their boots, where the app was built
-_OWN_GROUND = ("host", "boot_id", "app")
-
-
-def _comparable(g: dict) -> dict:
-    """A ground without what differs between identical machines (the app by content stays)."""
-    return {k: v for k, v in g.items() if k not in _OWN_GROUND}
 
 
 def sample_until(session: Session, n_ok: int, address: str, spec: WorkerSpec, *,

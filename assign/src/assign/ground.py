@@ -42,3 +42,20 @@ def differences(before: dict, now: dict) -> list[str]:
         return s[:12] if len(s) == 64 else s  # a sha256: its first 12 digits
     return [f"{k}: {short(before.get(k))} -> {short(now.get(k))}"
             for k in sorted(set(before) | set(now)) if before.get(k) != now.get(k)]
+
+
+# what differs between identical machines: their names, their boots, where the app was built
+OWN_GROUND = ("host", "boot_id", "app")
+
+
+def comparable(g: dict) -> dict:
+    """A ground without what differs between identical machines (the app by content stays)."""
+    return {k: v for k, v in g.items() if k not in OWN_GROUND}
+
+
+def summary(g: dict | None) -> str:
+    """A ground in a few words: its host, the app by content, the kernel."""
+    if g is None:
+        return "ground not recorded"
+    app = g.get("app_sha256")
+    return f"{g.get('host')}" + (f" (app {app[:12]}, " if app else " (") + f"kernel {g.get('kernel')})"

@@ -210,14 +210,46 @@ def _test_line(test: OnePopulation | None, kind: str, which: str) -> str:
             f"{test.note}; a small p-value says the workers' values differ")
 
 
+def ground_lines(grounds: Mapping[str, dict | None], names: Mapping[str, str]) -> list[str]:
+    """What the workers measured on, as each reported when the run first saw it: one
+    line when they agree on all but their hosts, boots and the app's path; else what
+    differs from the first worker's."""
+    from .ground import comparable, differences, summary
+
+    def who(a: str) -> str:
+        return a if names.get(a, a) == a else f"{names[a]} ({a})"
+
+    known = {a: g for a, g in grounds.items() if g is not None}
+    missing = [who(a) for a, g in grounds.items() if g is None]
+    lines = []
+    if known:
+        first, g0 = next(iter(known.items()))
+        other = {a: differences(comparable(g0), comparable(g)) for a, g in known.items()
+                 if comparable(g) != comparable(g0)}
+        if not other:
+            hosts = sorted({str(g.get("host")) for g in known.values()})
+            app = f", app sha256 {g0['app_sha256'][:12]}" if g0.get("app_sha256") else ""
+            lines.append(f"  ground: the {len(known)} worker(s) alike (cpu {g0.get('cpu')}, kernel "
+                         f"{g0.get('kernel')}{app}); host(s) " + ", ".join(hosts))
+        else:
+            lines.append(f"  grounds differ: worker {who(first)} on {summary(g0)}; against it:")
+            lines += [f"    worker {who(a)}: " + "; ".join(d) for a, d in other.items()]
+    if missing:
+        lines.append("  ground not recorded (first seen by an assign that did not record it): "
+                     + ", ".join(missing))
+    return lines
+
+
 def run_lines(store, run) -> list[str]:
-    """The per-worker table and the test of a stored cluster run (none for a run
-    measured in one process); with flagged workers, the test again on those kept."""
+    """The per-worker table, the workers' grounds and the test of a stored cluster run
+    (none for a run measured in one process); with flagged workers, the test again on
+    those kept."""
     workers = store.workers(run.id)
     if not workers:
         return []
     values = store.values_by_worker(run.id)
     lines = format_table(summarize(workers, values, store.references(run.id)), anderson_darling(values), run.kind)
+    lines[-1:-1] = ground_lines(store.worker_grounds(run.id), {a: n for a, n, _, _ in workers})
     flagged = {a for a, _, _, f in workers if f}
     if flagged:
         kept = {a: v for a, v in values.items() if a not in flagged}

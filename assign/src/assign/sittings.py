@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .ground import summary
+
 MIN_VALUES = 50      # a sitting with fewer is listed, not tested
 ONE_DISTRIBUTION_P = 0.01
 
@@ -74,14 +76,6 @@ def compare(groups: list[Sitting]) -> dict | None:
             "one_distribution": p >= ONE_DISTRIBUTION_P}
 
 
-def _short(ground: dict | None) -> str:
-    """A worker's ground in a few words: its host, the app by content, the kernel."""
-    if ground is None:
-        return "ground not recorded"
-    app = ground.get("app_sha256")
-    return (f"{ground.get('host')}" + (f" (app {app[:12]}, " if app else " (") + f"kernel {ground.get('kernel')})")
-
-
 def describe(groups: list[Sitting], test: dict | None) -> list[str]:
     """Lines for the estimate's text output: each sitting, then the test's verdict."""
     lines = []
@@ -94,7 +88,7 @@ def describe(groups: list[Sitting], test: dict | None) -> list[str]:
                      f"(measured)")
         if g.worker_grounds:
             lines.append("    measured by cluster workers on: "
-                         + "; ".join(sorted({_short(w) for w in g.worker_grounds})))
+                         + "; ".join(sorted({summary(w) for w in g.worker_grounds})))
     if test is None:
         return lines
     if test["one_distribution"]:
