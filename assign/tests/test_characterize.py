@@ -178,6 +178,10 @@ def test_characterize_calibrate_validate_end_to_end(profile_build: Path, build_d
     # one kept first figure (on 4 KiB pages, measured) for every placement measured again
     assert len(v["discarded_measurements"]) == v["hugepage_retries"]
     assert all(d["kind"] == "measured" and d["value_pps"] > 0 for d in v["discarded_measurements"])
+    # what calibrate warned about its file, repeated by validate, on stderr and in its JSON
+    assert v["calibration_warnings"] == p["calibration"]["warnings"]
+    assert all(f"assign validate: warning: --model-params {params}: {w}" in r.stderr
+               for w in p["calibration"]["warnings"])
     assert "the contexts' own steadiness when characterized: CV" in r.stdout
     assert "of dependent loads over 64 MiB (the memory side) over 100 ms windows" in r.stdout
     assert ("the handoff between contexts when characterized: CV" in r.stdout) == bool(handoff_kept)
@@ -469,3 +473,38 @@ def test_context_shares_one_by_default_per_context_or_chosen_on_request() -> Non
     assert chosen == per and "Akaike's criterion" in why
     with pytest.raises(ValueError, match="context shares 'some'"):
         calibrate("some")
+
+
+def test_a_calibration_measured_while_the_machine_moved_is_flagged() -> None:
+    # rounds that vary by more than CALIBRATION_NOISE_WARN_PCT: calibrate writes the file and says
+    # it is less to be trusted, in it and (commands/calibrate.py) on stderr; steady rounds: nothing
+    from importlib import resources
+
+    from assign.characterize.fit import CALIBRATION_NOISE_WARN_PCT, fit, stored_warnings
+
+    topo = get_machine(topology="pack:1 core:2 pu:1")
+    char = {"timer": {"tsc_hz": 2e9}, "roles": {r: {"cycles_per_packet": c} for r, c in zip(ROLES, (60, 40, 30))},
+            "sharing": {"pu": {}, "chip": {}}, "pressure_point": "compute"}
+    defaults = json.loads(resources.files("assign").joinpath("data", "model_params.json").read_text())
+    calls = []
+
+    def steady(k: int, ctx: tuple) -> float:
+        return k * 2e7 * min(1.0 / list(ctx).count(c) for c in ctx)
+
+    def moving(k: int, ctx: tuple) -> float:  # the machine's speed swings from one measurement to the next
+        calls.append(1)
+        return steady(k, ctx) * (0.5, 1.0, 1.5)[len(calls) % 3]
+
+    def calibrate(measure) -> dict:
+        return fit(topo, "ipfwd-l1", char, defaults["workloads"]["ipfwd-l1"], measure, 8, log=lambda s: None,
+                   reps=3, max_instances=2)["calibration"]
+
+    quiet = calibrate(steady)
+    assert quiet["warnings"] == [] and quiet["noise_cv_pct_median_raw"] < 1e-9
+    noisy = calibrate(moving)
+    assert noisy["noise_cv_pct_median_raw"] > CALIBRATION_NOISE_WARN_PCT
+    assert any(w.startswith(f"the calibration placements' rounds varied by {noisy['noise_cv_pct_median_raw']:.1f}%")
+               and "calibrate again in a quieter minute" in w for w in noisy["warnings"]), noisy["warnings"]
+    # a file written before calibrate warned gets the same checks from what it stored
+    old = {k: v for k, v in noisy.items() if k != "warnings"}
+    assert stored_warnings(old) == noisy["warnings"] and stored_warnings(quiet) == []

@@ -75,6 +75,10 @@ from ..workloads import ROLES, Workload
 CAL_SEED = 7001   # draws of the calibration placements
 VAL_SEED = 7002   # draws of the validation placements
 MAX_INSTANCES = 4  # default of --max-instances: what a 2-context machine runs in a few minutes
+# placement noise over rounds (median CV, raw) above which calibrate warns: stored calibrations
+# noisier than this validated about twice as badly (bench/calibration-noise.py, assign/README.md)
+CALIBRATION_NOISE_WARN_PCT = 10.0
+FIT_ERROR_WARN_PCT = 10.0  # validate's goal for the median error (commands/validate.py GOAL_MEDIAN_PCT)
 
 
 def random_placements(topo: Topology, seed: int, n: int, skip: set[tuple] = frozenset(),
@@ -219,6 +223,39 @@ SHARES_WHY = {"one": "--context-shares one, the default",
               "choose": "--context-shares choose: Akaike's criterion on the calibration placements"}
 
 
+def calibration_warnings(noise_pct: float | None, fit_err_pct: float,
+                         reference: tuple[float, float] | None) -> list[str]:
+    """Why a calibration is less to be trusted: its placements' rounds moved more than
+    CALIBRATION_NOISE_WARN_PCT (noise_pct: median CV over rounds, raw; None with one
+    round), or the fit misses its own placements by more than validate's median goal."""
+    out = []
+    if noise_pct is not None and noise_pct > CALIBRATION_NOISE_WARN_PCT:
+        ref = (f"; the drift reference measured from {reference[0]:,.0f} to {reference[1]:,.0f} packets/s"
+               if reference is not None else "")
+        out.append(f"the calibration placements' rounds varied by {noise_pct:.1f}% (median CV over rounds, "
+                   f"measured), above {CALIBRATION_NOISE_WARN_PCT:g}%: the machine's speed moved while calibrate "
+                   f"measured{ref}. Stored calibrations that noisy validated worse (assign/README.md, 'A noisy "
+                   "calibration'); calibrate again in a quieter minute, or with more --placement-reps")
+    if fit_err_pct > FIT_ERROR_WARN_PCT:
+        out.append(f"the fit misses its own calibration placements by {fit_err_pct:.1f}% (median abs error, "
+                   f"estimated), above validate's {FIT_ERROR_WARN_PCT:g}% goal: the model does not follow these "
+                   "measurements, and other placements will not do better")
+    return out
+
+
+def stored_warnings(cal: dict) -> list[str]:
+    """The warnings of a calibration file's "calibration" object; for a file written before
+    calibrate warned, the same checks on what it stored."""
+    if "warnings" in cal:
+        return list(cal["warnings"])
+    from .rounds import noise_of
+
+    reps = [p.get("measured_reps_pps") or [] for p in cal.get("placements", [])]
+    refs = ((cal.get("drift") or {}).get("reference") or {}).get("measured_pps") or []
+    return calibration_warnings(noise_of(reps), float(cal.get("median_abs_err_pct", 0.0)),
+                                (min(refs), max(refs)) if refs else None)
+
+
 def fit(topo: Topology, workload: str, char: dict, defaults: dict,
         measure: Callable[[int, tuple], float], n_placements: int, log=print, reps: int = 1,
         drift_reference: bool | str | None = None, throughput: str = "equal-packets",
@@ -358,6 +395,8 @@ def fit(topo: Topology, workload: str, char: dict, defaults: dict,
         + ", ".join(f"comm_ns.{lvl} {params['comm_ns'][lvl]:.1f}, residual.{lvl} {params['residual'][lvl]:.3f}"
                     for lvl in present)
         + f"; median abs error on the calibration placements {np.median(err):.1f}% (estimated)")
+    warnings = calibration_warnings(noise_of(values), float(np.median(err)),
+                                    (min(rounds.reference), max(rounds.reference)) if rounds.reference else None)
     not_cal = sorted(k for k, v in status.items() if v.startswith("not calibrated"))
     tree = topo.to_json()["tree"]
     return {
@@ -378,6 +417,9 @@ def fit(topo: Topology, workload: str, char: dict, defaults: dict,
                                                               rounds.corrected or values)],
             **({"drift": drift} if drift is not None else {}),
             "median_abs_err_pct": float(np.median(err)),
+            "noise_cv_pct_median_raw": noise_of(values),
+            # what makes this file less to be trusted (validate repeats them); [] when none
+            "warnings": warnings,
             "pressure_point": char.get("pressure_point"),
             "characterization": {"roles": {r: {"cycles_per_packet": char["roles"][r]["cycles_per_packet"]}
                                            for r in ROLES}, "tsc_hz": char["timer"]["tsc_hz"],

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 
 from ..characterize.fit import CONTEXT_SHARES, MAX_INSTANCES
 from ._args import at_least, output_file
@@ -131,4 +132,6 @@ def run(args: argparse.Namespace) -> int:
     if not saved:
         return 1
     print(f"calibrated parameters for {args.workload} on this machine written to {args.out}")
+    for w in doc["calibration"]["warnings"]:
+        print(f"assign calibrate: warning: {w}", file=sys.stderr)
     return 0

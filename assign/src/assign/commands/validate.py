@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 
 from ._args import at_least, figure_file, output_file
 from ._options import add_rules_option, rules_arg
@@ -81,7 +82,8 @@ def run(args: argparse.Namespace) -> int:
     from ..backends.base import BackendError
     from ..backends.dpdk.options import DpdkOptions, rules_mismatch
     from ..backends.model import load_params
-    from ..characterize.fit import MAX_INSTANCES, VAL_SEED, placement_space, predict, random_placements
+    from ..characterize.fit import (MAX_INSTANCES, VAL_SEED, placement_space, predict, random_placements,
+                                    stored_warnings)
     from ..characterize.meter import PlacementMeter
     from ..characterize.rounds import (crossing_reference_placement, measure_rounds, noise_floor, noise_of,
                                        reference_placement)
@@ -94,6 +96,9 @@ def run(args: argparse.Namespace) -> int:
     with open(args.model_params) as f:
         doc = json.load(f)
     params = doc["workloads"][args.workload]
+    cal_warnings = stored_warnings(doc.get("calibration", {}))
+    for w in cal_warnings:  # what calibrate said about this file: the figures below inherit it
+        print(f"assign validate: warning: --model-params {args.model_params}: {w}", file=sys.stderr)
     opts = DpdkOptions(build_dir=Path(args.build) if args.build else None, packets=args.packets, warmup=0.0,
                        rules=rules_arg(args))
     why = rules_mismatch(doc.get("calibrated_for", {}).get("rules"), opts.rules_identity())
@@ -251,6 +256,7 @@ def run(args: argparse.Namespace) -> int:
         doc = {"workload": args.workload, "model_params": args.model_params, **figs,
                "kind": "modelled vs measured", "not_measured": failed, "reps": args.reps,
                "max_instances": kmax,
+               "calibration_warnings": cal_warnings,
                "noise_cv_pct_median": noise,
                "noise_floor": floor,
                # instance counts measured on 4 KiB pages (the --no-huge fallback)
