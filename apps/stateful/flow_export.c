@@ -99,6 +99,7 @@ struct sink {
 	fbExporter_t *exp;
 	fBuf_t *buf;
 	int fd;           /* UDP socket, or -1 (file) */
+	FILE *fp;         /* the file's stream, ours: libfixbuf neither flushes nor closes it */
 	uint64_t pending; /* records appended since the last emit */
 	bool failed;      /* first error printed */
 	bool dirty;       /* the message being built holds a set */
@@ -404,8 +405,8 @@ writer_main(void *arg)
 }
 
 static int
-sink_open(struct flow_exporter *x, int fd, const char *file, const char *what, uint32_t domain,
-	char *err, size_t errlen)
+sink_open(struct flow_exporter *x, int fd, FILE *fp, const char *what, uint32_t domain, char *err,
+	size_t errlen)
 {
 	uint32_t flags = x->app_name != NULL ? SPEC_DPI : 0;
 	struct sink *s = &x->sinks[x->n_sinks];
@@ -430,7 +431,8 @@ sink_open(struct flow_exporter *x, int fd, const char *file, const char *what, u
 		return -1;
 	}
 	s->fd = fd;
-	exp = fd >= 0 ? fbExporterAllocBuffer(s->msg, sizeof(s->msg)) : fbExporterAllocFile(file);
+	s->fp = fp;
+	exp = fd >= 0 ? fbExporterAllocBuffer(s->msg, sizeof(s->msg)) : fbExporterAllocFP(fp);
 	s->exp = exp;
 	s->buf = fBufAllocForExport(s->session, exp);
 	fBufSetAutomaticMode(s->buf, FALSE);
@@ -538,16 +540,19 @@ flow_export_create(const struct flow_export_cfg *cfg, int socket_id, char *err, 
 		}
 	}
 	if (cfg->file != NULL) {
-		FILE *probe = fopen(cfg->file, "wb"); /* a bad path fails now */
+		/* opened here, not by libfixbuf: a bad path fails now, and the last
+		 * buffered bytes' write error is ours to see (flow_export_finish) */
+		FILE *fp = fopen(cfg->file, "wb");
 
-		if (probe == NULL) {
+		if (fp == NULL) {
 			snprintf(err, errlen, "--ipfix-file '%s': %s", cfg->file, strerror(errno));
 			goto fail;
 		}
-		fclose(probe);
 		snprintf(what, sizeof(what), "file %s", cfg->file);
-		if (sink_open(x, -1, cfg->file, what, cfg->observation_domain, err, errlen) < 0)
+		if (sink_open(x, -1, fp, what, cfg->observation_domain, err, errlen) < 0) {
+			fclose(fp);
 			goto fail;
+		}
 	}
 	send_templates(x);
 	if (pthread_create(&x->thread, NULL, writer_main, x) != 0) {
@@ -598,6 +603,15 @@ flow_export_finish(struct flow_exporter *x, const struct flow_table *t)
 	pthread_join(x->thread, NULL);
 	x->thread_started = false;
 	send_templates(x); /* a file reader needs them; a late collector too */
+	for (unsigned i = 0; i < x->n_sinks; i++)
+		if (x->sinks[i].fp != NULL && fflush(x->sinks[i].fp) != 0) {
+			char msg[160];
+
+			snprintf(msg, sizeof(msg),
+				"writing the last buffered messages: %s (the file misses them)",
+				strerror(errno));
+			note_error_msg(x, &x->sinks[i], msg);
+		}
 }
 
 void
@@ -639,6 +653,8 @@ flow_export_free(struct flow_exporter *x)
 		fBufFree(x->sinks[i].buf); /* frees the session and exporter */
 		if (x->sinks[i].fd >= 0)
 			close(x->sinks[i].fd);
+		if (x->sinks[i].fp != NULL)
+			fclose(x->sinks[i].fp); /* flushed and checked in flow_export_finish */
 	}
 	if (x->model != NULL)
 		fbInfoModelFree(x->model);

@@ -307,6 +307,27 @@ def test_an_ipfix_file_that_cannot_take_the_records_fails_the_run(build_dir: Pat
     assert "IPFIX export to file /dev/full failed" in run.stderr, run.stderr[-3000:]
 
 
+def test_an_ipfix_file_that_fails_only_on_its_last_buffered_bytes_fails_the_run(
+        build_dir: Path, tmp_path: Path, file_prefix: str) -> None:
+    # one flow, still open at the end: the templates and its one record fit in stdio's buffer,
+    # so no write reaches /dev/full before the end; the flush at the end must be checked
+    pcap = tmp_path / "syn.pcap"
+    write_pcap(pcap, [bytes(Ether(src="02:00:00:00:00:01", dst="02:00:00:00:00:02") /
+                            IP(src="10.0.0.1", dst="192.0.2.1") / TCP(sport=1234, dport=80, flags="S"))])
+    run = run_app(build_dir, tmp_path, file_prefix, pcap, ["--ipfix-file", "/dev/full"], duration_s=0.5)
+    assert run.returncode == 1, run.stderr[-3000:]
+    assert not sanitizer_reports(run.stderr), run.stderr[-3000:]
+    assert run.stats is not None and run.stats["accounting_ok"] is True
+    x = run.stats["app_stats"]["ipfix"]
+    assert x["records_lost"] == 0, x  # nothing failed before the end: the flush is what tells
+    assert "IPFIX export to file /dev/full failed: writing the last buffered messages: No space left on " \
+           "device" in run.stderr, run.stderr[-3000:]
+    # the same capture into a file that takes it: status 0, and the one record is in it
+    ok = tmp_path / "ok.ipfix"
+    run = run_app(build_dir, tmp_path, file_prefix, pcap, ["--ipfix-file", str(ok)], duration_s=0.5)
+    assert run.returncode == 0 and len(file_records(ok)) == 1, run.stderr[-3000:]
+
+
 def test_serve_answers_the_statistics_and_the_error_of_a_run_whose_file_failed(
         build_dir: Path, tmp_path: Path, file_prefix: str) -> None:
     # --serve: each placement measured answers its statistics, and where its IPFIX file could
