@@ -180,7 +180,7 @@ def test_characterize_calibrate_validate_end_to_end(profile_build: Path, build_d
     assert all(d["kind"] == "measured" and d["value_pps"] > 0 for d in v["discarded_measurements"])
     # what calibrate warned about its file, repeated by validate, on stderr and in its JSON
     assert v["calibration_warnings"] == p["calibration"]["warnings"]
-    assert all(f"assign validate: warning: --model-params {params}: {w}" in r.stderr
+    assert all(f"assign: warning: model parameters {params}: {w}" in r.stderr
                for w in p["calibration"]["warnings"])
     assert "the contexts' own steadiness when characterized: CV" in r.stdout
     assert "of dependent loads over 64 MiB (the memory side) over 100 ms windows" in r.stdout

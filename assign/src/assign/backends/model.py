@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from importlib import resources
@@ -144,7 +145,18 @@ def load_params(workload: str, path: str | None = None, topo: Topology | None = 
                              f"calibrate on this machine, or leave out --model-params")
     if workload not in data.get("workloads", {}):
         raise ModelError(f"model parameters {where} have no entry for workload {workload!r}")
-    return ModelParams.from_dict(data["workloads"][workload], f"{where} [{workload}]")
+    params = ModelParams.from_dict(data["workloads"][workload], f"{where} [{workload}]")
+    if cal is not None and path not in _WARNED:
+        # what calibrate said about the file (a noisy calibration): every figure modelled from it inherits it
+        from ..characterize.fit import stored_warnings
+
+        _WARNED.add(path)
+        for w in stored_warnings(data.get("calibration") or {}):
+            print(f"assign: warning: model parameters {where}: {w}", file=sys.stderr)
+    return params
+
+
+_WARNED: set[str] = set()  # parameter files whose calibration warnings this process printed
 
 
 class ModelBackend:

@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 
 from ._args import at_least, figure_file, output_file
 from ._options import add_rules_option, rules_arg
@@ -96,9 +95,7 @@ def run(args: argparse.Namespace) -> int:
     with open(args.model_params) as f:
         doc = json.load(f)
     params = doc["workloads"][args.workload]
-    cal_warnings = stored_warnings(doc.get("calibration", {}))
-    for w in cal_warnings:  # what calibrate said about this file: the figures below inherit it
-        print(f"assign validate: warning: --model-params {args.model_params}: {w}", file=sys.stderr)
+    cal_warnings = stored_warnings(doc.get("calibration", {}))  # load_params printed them
     opts = DpdkOptions(build_dir=Path(args.build) if args.build else None, packets=args.packets, warmup=0.0,
                        rules=rules_arg(args))
     why = rules_mismatch(doc.get("calibrated_for", {}).get("rules"), opts.rules_identity())
