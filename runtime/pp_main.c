@@ -16,7 +16,6 @@
 #include <rte_errno.h>
 #include <rte_lcore.h>
 #include <rte_mbuf.h>
-#include <rte_mbuf_pool_ops.h>
 #include <rte_mempool.h>
 
 #include "pp_app.h"
@@ -24,6 +23,7 @@
 #include "pp_pcap_check.h"
 #include "pp_placement.h"
 #include "pp_placement_builtin.h"
+#include "pp_pool.h"
 #include "pp_run.h"
 #include "pp_signal.h"
 #include "pp_stats.h"
@@ -31,9 +31,6 @@
 
 #define DEFAULT_RING_SIZE 1024
 #define MBUF_OVERHEAD 512 /* mbuf header, headroom, mempool header: rough */
-/* LIFO: a buffer freed on another context comes back while still warm in
- * some cache, where the ring's FIFO hands out the coldest (bench/pool-ops.py) */
-#define DEFAULT_POOL_OPS "stack"
 
 struct cli {
 	const char *placement_path;
@@ -44,7 +41,7 @@ struct cli {
 	bool serve;
 	unsigned mbufs;
 	unsigned mbuf_data;
-	const char *pool_ops; /* NULL: EAL's --mbuf-pool-ops-name, else DEFAULT_POOL_OPS */
+	const char *pool_ops; /* NULL: EAL's --mbuf-pool-ops-name, else PP_DEFAULT_POOL_OPS */
 	struct pp_run_opts run;
 };
 
@@ -92,7 +89,7 @@ usage(const struct pp_app *app, FILE *out)
 		"  --mbuf-size B       mbuf data room in bytes, headroom not included (%u);\n"
 		"                      longer packets are chained over several mbufs\n"
 		"  --ring-size N       slots of each R->P and P->T ring, power of two (%u)\n"
-		"  --pool-ops NAME     mempool driver of the mbuf pool (" DEFAULT_POOL_OPS
+		"  --pool-ops NAME     mempool driver of the mbuf pool (" PP_DEFAULT_POOL_OPS
 		", a LIFO;\n"
 		"                      DPDK's own default is ring_mp_mc, a FIFO); without\n"
 		"                      it, EAL's --mbuf-pool-ops-name where given\n"
@@ -233,72 +230,6 @@ print_placement(const struct pp_placement *pl, const struct pp_topology *t, cons
 			putchar('\n');
 		}
 	}
-}
-
-/* Whether this DPDK registered a mempool driver of that name (drivers
- * register while EAL loads its plugins). */
-static bool
-pool_ops_known(const char *name)
-{
-	for (unsigned i = 0; i < rte_mempool_ops_table.num_ops; i++)
-		if (strcmp(rte_mempool_ops_table.ops[i].name, name) == 0)
-			return true;
-	return false;
-}
-
-static void
-list_pool_ops(FILE *out)
-{
-	for (unsigned i = 0; i < rte_mempool_ops_table.num_ops; i++)
-		fprintf(out, " %s", rte_mempool_ops_table.ops[i].name);
-}
-
-/* The mbuf pool on the driver --pool-ops names, else the one EAL's
- * --mbuf-pool-ops-name names, else DEFAULT_POOL_OPS; a default that this
- * DPDK lacks falls back to DPDK's own choice, and says so. */
-static struct rte_mempool *
-create_pool(const struct cli *c, int socket)
-{
-	const char *ops = c->pool_ops;
-	const char *from = "--pool-ops";
-	if (ops == NULL) {
-		ops = rte_mbuf_user_mempool_ops();
-		from = "EAL --mbuf-pool-ops-name";
-	}
-	if (ops == NULL) {
-		ops = DEFAULT_POOL_OPS;
-		from = NULL;
-	}
-	if (from != NULL && !pool_ops_known(ops)) {
-		fprintf(stderr, "%s %s: this DPDK has no such mempool driver; it has:", from, ops);
-		list_pool_ops(stderr);
-		fputc('\n', stderr);
-		return NULL;
-	}
-	/* every lcore puts and gets (caches flush and refill from any of them) */
-	if (strstr(ops, "_sp_") != NULL || strstr(ops, "_sc") != NULL) {
-		fprintf(stderr,
-			"%s %s: a single-producer or single-consumer pool breaks when the "
-			"runtime's lcores free and allocate buffers at once; use a "
-			"multi-thread-safe driver (stack, ring_mp_mc)\n",
-			from != NULL ? from : "pool", ops);
-		return NULL;
-	}
-	if (from == NULL && !pool_ops_known(ops)) {
-		fprintf(stderr,
-			"pipeplace: this DPDK has no \"%s\" mempool driver; the pool uses "
-			"\"%s\" (see --pool-ops)\n",
-			ops, rte_mbuf_best_mempool_ops());
-		ops = rte_mbuf_best_mempool_ops();
-	}
-	struct rte_mempool *mp = rte_pktmbuf_pool_create_by_ops("pp_pool", c->mbufs, 256, 0,
-		(uint16_t)(c->mbuf_data + RTE_PKTMBUF_HEADROOM), socket, ops);
-	if (mp == NULL)
-		fprintf(stderr,
-			"cannot create a pool of %u mbufs of %u bytes on mempool driver %s: %s "
-			"(see --mbufs, --mbuf-size, --pool-ops, EAL -m)\n",
-			c->mbufs, c->mbuf_data, ops, rte_strerror(rte_errno));
-	return mp;
 }
 
 static volatile sig_atomic_t dummy;
@@ -589,7 +520,8 @@ pp_main(int argc, char **argv, const struct pp_app *app)
 	rt.keep_ports_up = c.serve;
 	for (unsigned k = 0; k < n_ctx; k++)
 		rt.lcore_of_context[ctxs[k]] = k + 1;
-	rt.pool = create_pool(&c, (int)pp_topology_numa_node(&topo, ctxs[0]));
+	rt.pool = pp_pool_create(
+		c.pool_ops, c.mbufs, c.mbuf_data, (int)pp_topology_numa_node(&topo, ctxs[0]));
 	if (rt.pool == NULL)
 		goto out;
 	if (c.serve) {
