@@ -19,7 +19,8 @@ between rounds (this shared machine has slow and fast minutes) hits both.
 Printed: median Mpps (measured) per driver with min-max over the rounds; the
 ratio stack / ring_mp_mc of the two runs of each round (paired: both ran in
 the same minute), its median and min-max; and in how many rounds stack beat
-ring_mp_mc.
+ring_mp_mc.  `--drivers A,B` compares two other drivers (lf_stack, the
+lock-free stack, on a machine with many contexts), the ratio then B / A.
 
 Usage: .venv/bin/python bench/pool-ops.py [--build DIR] [--rounds N]
            [--workloads W,...] [--shapes S,...] [--duration S] [--json FILE]
@@ -71,6 +72,8 @@ def main() -> int:
     ap.add_argument("--build", type=Path, default=Path(os.environ.get("PIPEPLACE_BUILD", REPO / "build")))
     ap.add_argument("--rounds", type=int, default=5, help="rounds (5, at least 3)")
     ap.add_argument("--workloads", default=",".join(WORKLOADS))
+    ap.add_argument("--drivers", default=",".join(DRIVERS),
+                    help="the two mempool drivers compared, A,B (ring_mp_mc,stack); ratios are B / A")
     ap.add_argument("--shapes", default=",".join(SHAPES), help="contexts of R, P, T, 0 or 1 each")
     ap.add_argument("--duration", type=float, default=1.0, help="measured seconds per run (1)")
     ap.add_argument("--warmup", type=float, default=0.5, help="seconds before the window (0.5)")
@@ -81,6 +84,9 @@ def main() -> int:
     a = ap.parse_args()
     if a.rounds < 3:
         ap.error(f"--rounds {a.rounds}: at least 3, for a median and a spread")
+    drivers = tuple(a.drivers.split(","))
+    if len(drivers) != 2 or not all(drivers) or drivers[0] == drivers[1]:
+        ap.error(f"--drivers {a.drivers}: expected two different mempool driver names, A,B")
     shapes = a.shapes.split(",")
     for s in shapes:
         if len(s) != 3 or set(s) - {"0", "1"}:
@@ -97,7 +103,7 @@ def main() -> int:
     mems: set[str] = set()
     with tempfile.TemporaryDirectory(prefix="poolops") as d:
         for rnd in range(a.rounds):
-            order = DRIVERS if rnd % 2 == 0 else DRIVERS[::-1]
+            order = drivers if rnd % 2 == 0 else drivers[::-1]
             for w, traffic in work:
                 for shape in shapes:
                     for drv in order:
@@ -106,26 +112,27 @@ def main() -> int:
                         mems.add(mem)
             print(f"round {rnd + 1}/{a.rounds} done", file=sys.stderr, flush=True)
     load = os.getloadavg()
-    print(f"mbuf pool driver: ring_mp_mc (FIFO) against stack (LIFO), Mpps measured, one instance, "
+    da, db = drivers
+    print(f"mbuf pool driver: {da} against {db}, Mpps measured, one instance, "
           f"{a.duration:g} s window after {a.warmup:g} s, {a.rounds} rounds, contexts {ctx[0]},{ctx[1]}; "
           f"memory: {'/'.join(sorted(mems))}; load average {load[0]:.1f} {load[1]:.1f}")
-    print(f"{'workload':<12} {'R P T':>5} {'ring_mp_mc median (min-max)':>28} "
-          f"{'stack median (min-max)':>24} {'stack/ring by round: median (min-max)':>38} {'stack ahead':>11}")
+    print(f"{'workload':<12} {'R P T':>5} {da + ' median (min-max)':>28} "
+          f"{db + ' median (min-max)':>28} {f'{db}/{da} by round: median (min-max)':>44} {db + ' ahead':>14}")
     rows = []
     for w, _ in work:
         for shape in shapes:
-            ring, stack = figures[(w.name, shape, "ring_mp_mc")], figures[(w.name, shape, "stack")]
-            mr, ms = statistics.median(ring), statistics.median(stack)
-            ratios = [s / r for r, s in zip(ring, stack) if r > 0]
+            fa, fb = figures[(w.name, shape, da)], figures[(w.name, shape, db)]
+            ma, mb = statistics.median(fa), statistics.median(fb)
+            ratios = [y / x for x, y in zip(fa, fb) if x > 0]
             mq = statistics.median(ratios) if ratios else float("nan")
-            ahead = sum(s > r for r, s in zip(ring, stack))
-            rows.append({"workload": w.name, "shape": shape, "ring_mp_mc_mpps": ring, "stack_mpps": stack,
-                         "paired_ratios": ratios, "median_paired_ratio": mq, "stack_ahead_rounds": ahead})
+            ahead = sum(y > x for x, y in zip(fa, fb))
+            rows.append({"workload": w.name, "shape": shape, f"{da}_mpps": fa, f"{db}_mpps": fb,
+                         "paired_ratios": ratios, "median_paired_ratio": mq, f"{db}_ahead_rounds": ahead})
             spread = f"{min(ratios):.3f}-{max(ratios):.3f}" if ratios else "-"
             print(f"{w.name:<12} {' '.join(shape):>5} "
-                  f"{f'{mr:.2f} ({min(ring):.2f}-{max(ring):.2f})':>28} "
-                  f"{f'{ms:.2f} ({min(stack):.2f}-{max(stack):.2f})':>24} "
-                  f"{f'{mq:.3f} ({spread})':>38} {f'{ahead}/{a.rounds}':>11}")
+                  f"{f'{ma:.2f} ({min(fa):.2f}-{max(fa):.2f})':>28} "
+                  f"{f'{mb:.2f} ({min(fb):.2f}-{max(fb):.2f})':>28} "
+                  f"{f'{mq:.3f} ({spread})':>44} {f'{ahead}/{a.rounds}':>14}")
     if a.json:
         a.json.write_text(json.dumps({"kind": "measured", "loadavg": load, "contexts": ctx,
                                       "rounds": a.rounds, "duration_s": a.duration, "warmup_s": a.warmup,
