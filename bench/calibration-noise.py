@@ -8,7 +8,7 @@ of each placement's raw rounds, measured) beside the validation's errors
 median validation error of the calibrations at or under the limit against
 those over it.  Nothing is measured: the figures are read from the stored
 files.  `assign calibrate` warns above CALIBRATION_NOISE_WARN_PCT
-(assign/characterize/fit.py); this is the evidence for that limit.
+(assign/characterize/trust.py); this is the evidence for that limit.
 
 Usage:
   .venv/bin/python bench/calibration-noise.py DIR [DIR ...]
@@ -23,7 +23,7 @@ from pathlib import Path
 from statistics import median
 
 try:
-    from assign.characterize.fit import CALIBRATION_NOISE_WARN_PCT
+    from assign.characterize.trust import CALIBRATION_NOISE_WARN_PCT
 except ImportError as e:
     sys.exit(f"bench/calibration-noise.py: {e}; run it with the project's venv: "
              ".venv/bin/python bench/calibration-noise.py")

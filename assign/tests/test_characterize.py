@@ -480,7 +480,8 @@ def test_a_calibration_measured_while_the_machine_moved_is_flagged() -> None:
     # it is less to be trusted, in it and (commands/calibrate.py) on stderr; steady rounds: nothing
     from importlib import resources
 
-    from assign.characterize.fit import CALIBRATION_NOISE_WARN_PCT, fit, stored_warnings
+    from assign.characterize.fit import fit
+    from assign.characterize.trust import CALIBRATION_NOISE_WARN_PCT, stored_warnings
 
     topo = get_machine(topology="pack:1 core:2 pu:1")
     char = {"timer": {"tsc_hz": 2e9}, "roles": {r: {"cycles_per_packet": c} for r, c in zip(ROLES, (60, 40, 30))},

@@ -148,7 +148,7 @@ def load_params(workload: str, path: str | None = None, topo: Topology | None = 
     params = ModelParams.from_dict(data["workloads"][workload], f"{where} [{workload}]")
     if cal is not None and path not in _WARNED:
         # what calibrate said about the file (a noisy calibration): every figure modelled from it inherits it
-        from ..characterize.fit import stored_warnings
+        from ..characterize.trust import stored_warnings
 
         _WARNED.add(path)
         for w in stored_warnings(data.get("calibration") or {}):

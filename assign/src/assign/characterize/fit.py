@@ -75,10 +75,6 @@ from ..workloads import ROLES, Workload
 CAL_SEED = 7001   # draws of the calibration placements
 VAL_SEED = 7002   # draws of the validation placements
 MAX_INSTANCES = 4  # default of --max-instances: what a 2-context machine runs in a few minutes
-# placement noise over rounds (median CV, raw) above which calibrate warns: stored calibrations
-# noisier than this validated about twice as badly (bench/calibration-noise.py, assign/README.md)
-CALIBRATION_NOISE_WARN_PCT = 10.0
-FIT_ERROR_WARN_PCT = 10.0  # validate's goal for the median error (commands/validate.py GOAL_MEDIAN_PCT)
 
 
 def random_placements(topo: Topology, seed: int, n: int, skip: set[tuple] = frozenset(),
@@ -223,39 +219,6 @@ SHARES_WHY = {"one": "--context-shares one, the default",
               "choose": "--context-shares choose: Akaike's criterion on the calibration placements"}
 
 
-def calibration_warnings(noise_pct: float | None, fit_err_pct: float,
-                         reference: tuple[float, float] | None) -> list[str]:
-    """Why a calibration is less to be trusted: its placements' rounds moved more than
-    CALIBRATION_NOISE_WARN_PCT (noise_pct: median CV over rounds, raw; None with one
-    round), or the fit misses its own placements by more than validate's median goal."""
-    out = []
-    if noise_pct is not None and noise_pct > CALIBRATION_NOISE_WARN_PCT:
-        ref = (f"; the drift reference measured from {reference[0]:,.0f} to {reference[1]:,.0f} packets/s"
-               if reference is not None else "")
-        out.append(f"the calibration placements' rounds varied by {noise_pct:.1f}% (median CV over rounds, "
-                   f"measured), above {CALIBRATION_NOISE_WARN_PCT:g}%: the machine's speed moved while calibrate "
-                   f"measured{ref}. Stored calibrations that noisy validated worse (assign/README.md, 'A noisy "
-                   "calibration'); calibrate again in a quieter minute, or with more --placement-reps")
-    if fit_err_pct > FIT_ERROR_WARN_PCT:
-        out.append(f"the fit misses its own calibration placements by {fit_err_pct:.1f}% (median abs error, "
-                   f"estimated), above validate's {FIT_ERROR_WARN_PCT:g}% goal: the model does not follow these "
-                   "measurements, and other placements will not do better")
-    return out
-
-
-def stored_warnings(cal: dict) -> list[str]:
-    """The warnings of a calibration file's "calibration" object; for a file written before
-    calibrate warned, the same checks on what it stored."""
-    if "warnings" in cal:
-        return list(cal["warnings"])
-    from .rounds import noise_of
-
-    reps = [p.get("measured_reps_pps") or [] for p in cal.get("placements", [])]
-    refs = ((cal.get("drift") or {}).get("reference") or {}).get("measured_pps") or []
-    return calibration_warnings(noise_of(reps), float(cal.get("median_abs_err_pct", 0.0)),
-                                (min(refs), max(refs)) if refs else None)
-
-
 def fit(topo: Topology, workload: str, char: dict, defaults: dict,
         measure: Callable[[int, tuple], float], n_placements: int, log=print, reps: int = 1,
         drift_reference: bool | str | None = None, throughput: str = "equal-packets",
@@ -269,6 +232,7 @@ def fit(topo: Topology, workload: str, char: dict, defaults: dict,
     from scipy.optimize import least_squares
 
     from .rounds import crossing_reference_placement, measure_rounds, noise_of, reference_placement
+    from .trust import calibration_warnings
 
     params, status = initial_params(char, defaults, throughput)
     present = [lvl for lvl in char["sharing"] if lvl != "pu"]
