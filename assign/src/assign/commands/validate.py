@@ -82,10 +82,10 @@ def run(args: argparse.Namespace) -> int:
     from ..backends.dpdk.options import DpdkOptions, rules_mismatch
     from ..backends.model import load_params
     from ..characterize.fit import MAX_INSTANCES, VAL_SEED, placement_space, predict, random_placements
-    from ..characterize.trust import stored_warnings
     from ..characterize.meter import PlacementMeter
     from ..characterize.rounds import (crossing_reference_placement, measure_rounds, noise_floor, noise_of,
                                        reference_placement)
+    from ..characterize.trust import stored_warnings
     from ..topology import get_machine
     from ..workloads import Workload
 
