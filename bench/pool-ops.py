@@ -40,6 +40,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "tests"))
 sys.path.insert(0, str(REPO / "assign" / "src"))
 import harness  # noqa: E402  (tests/harness: run_app)
+from assign.backends.dpdk.options import default_cache_dir  # noqa: E402
 from assign.backends.dpdk.traffic import build_traffic  # noqa: E402
 from assign.placement import placement  # noqa: E402
 from assign.workloads import Workload  # noqa: E402
@@ -59,9 +60,9 @@ def measure(build: Path, w: Workload, traffic, ctx: tuple[int, int], shape: str,
                          str(traffic.mbuf_size), "--pool-ops", driver, *w.app_args],
                         duration=duration, timeout=120)
     if r.rc != 0 or r.stats is None:
-        sys.exit(f"{w.name} failed (rc {r.rc}): {' '.join(r.cmd)}\n{r.stderr[-2000:]}")
+        raise RuntimeError(f"{w.name} failed (rc {r.rc}): {' '.join(r.cmd)}\n{r.stderr[-2000:]}")
     if r.stats.get("pool_ops") != driver:
-        sys.exit(f"{w.name}: asked for pool driver {driver}, the statistics say {r.stats.get('pool_ops')}")
+        raise RuntimeError(f"{w.name}: asked for pool driver {driver}, the statistics say {r.stats.get('pool_ops')}")
     mem = "huge" if r.stats.get("hugepages") else "4k"
     return r.stats["total"]["pps"] / 1e6, mem
 
@@ -77,8 +78,7 @@ def main() -> int:
     ap.add_argument("--shapes", default=",".join(SHAPES), help="contexts of R, P, T, 0 or 1 each")
     ap.add_argument("--duration", type=float, default=1.0, help="measured seconds per run (1)")
     ap.add_argument("--warmup", type=float, default=0.5, help="seconds before the window (0.5)")
-    ap.add_argument("--cache", type=Path,
-                    default=Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "pipeplace" / "assign-dpdk",
+    ap.add_argument("--cache", type=Path, default=default_cache_dir(),
                     help="where assign keeps its generated captures")
     ap.add_argument("--json", type=Path, help="also write every figure here")
     a = ap.parse_args()
@@ -95,26 +95,39 @@ def main() -> int:
     for n in names:
         if n not in WORKLOADS:
             ap.error(f"--workloads {n}: expected one of {', '.join(WORKLOADS)}")
-    cpus = sorted(os.sched_getaffinity(0))
-    ctx = (cpus[0], cpus[1] if len(cpus) > 1 else cpus[0])
+    ctx = harness.two_contexts()
     build = a.build.resolve()
     work = [(Workload(n, 1), build_traffic(build, Workload(n, 1), a.cache)) for n in names]
     figures: dict[tuple[str, str, str], list[float]] = {}
     mems: set[str] = set()
+    failure = None
+    rounds = 0
     with tempfile.TemporaryDirectory(prefix="poolops") as d:
         for rnd in range(a.rounds):
             order = drivers if rnd % 2 == 0 else drivers[::-1]
-            for w, traffic in work:
-                for shape in shapes:
-                    for drv in order:
-                        mpps, mem = measure(build, w, traffic, ctx, shape, drv, a.duration, a.warmup, Path(d))
-                        figures.setdefault((w.name, shape, drv), []).append(mpps)
-                        mems.add(mem)
+            this: dict[tuple[str, str, str], float] = {}
+            try:
+                for w, traffic in work:
+                    for shape in shapes:
+                        for drv in order:
+                            this[(w.name, shape, drv)], mem = measure(build, w, traffic, ctx, shape, drv,
+                                                                      a.duration, a.warmup, Path(d))
+                            mems.add(mem)
+            except RuntimeError as e:  # the complete rounds before it are still printed
+                failure = f"round {rnd + 1}: {e}"
+                break
+            for k, v in this.items():
+                figures.setdefault(k, []).append(v)
+            rounds += 1
             print(f"round {rnd + 1}/{a.rounds} done", file=sys.stderr, flush=True)
+    if failure is not None:
+        print(f"pool-ops: stopped, {failure}", file=sys.stderr)
+        if rounds == 0:
+            return 1
     load = os.getloadavg()
     da, db = drivers
     print(f"mbuf pool driver: {da} against {db}, Mpps measured, one instance, "
-          f"{a.duration:g} s window after {a.warmup:g} s, {a.rounds} rounds, contexts {ctx[0]},{ctx[1]}; "
+          f"{a.duration:g} s window after {a.warmup:g} s, {rounds} rounds, contexts {ctx[0]},{ctx[1]}; "
           f"memory: {'/'.join(sorted(mems))}; load average {load[0]:.1f} {load[1]:.1f}")
     print(f"{'workload':<12} {'R P T':>5} {da + ' median (min-max)':>28} "
           f"{db + ' median (min-max)':>28} {f'{db}/{da} by round: median (min-max)':>44} {db + ' ahead':>14}")
@@ -132,12 +145,13 @@ def main() -> int:
             print(f"{w.name:<12} {' '.join(shape):>5} "
                   f"{f'{ma:.2f} ({min(fa):.2f}-{max(fa):.2f})':>28} "
                   f"{f'{mb:.2f} ({min(fb):.2f}-{max(fb):.2f})':>28} "
-                  f"{f'{mq:.3f} ({spread})':>44} {f'{ahead}/{a.rounds}':>14}")
+                  f"{f'{mq:.3f} ({spread})':>44} {f'{ahead}/{rounds}':>14}")
     if a.json:
         a.json.write_text(json.dumps({"kind": "measured", "loadavg": load, "contexts": ctx,
-                                      "rounds": a.rounds, "duration_s": a.duration, "warmup_s": a.warmup,
-                                      "memory": sorted(mems), "rows": rows}, indent=1))
-    return 0
+                                      "rounds": rounds, "duration_s": a.duration, "warmup_s": a.warmup,
+                                      "memory": sorted(mems), "rows": rows,
+                                      "failure": failure}, indent=1))
+    return 0 if failure is None else 1
 
 
 if __name__ == "__main__":

@@ -20,7 +20,6 @@ reasons, never as a value.
 from __future__ import annotations
 
 import hashlib
-import os
 import shutil
 import sys
 import uuid
@@ -32,7 +31,7 @@ from ..base import BackendError, MeasureRequest, Result
 from ...placement import placement
 from ...topology import Topology
 from ...workloads import Workload
-from .options import DpdkOptions, default_build_dir, tgen_duration_refusal
+from .options import DpdkOptions, default_build_dir, default_cache_dir, tgen_duration_refusal
 from .runners import Outcome, ProcessRunner, RunSpec, ServeRunner, serve_supported, workdir
 from .tgen import TgenTraffic
 from .traffic import TrafficError, build_traffic
@@ -68,8 +67,7 @@ class DpdkBackend:
         if rules is not None and workload.app != "ahocorasick":
             raise BackendError(f"--rules {rules['file']}: only the ahocorasick workload reads a rule set, "
                                f"not {workload.name}")
-        cache = self.opts.cache_dir or Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / \
-            "pipeplace" / "assign-dpdk"
+        cache = self.opts.cache_dir or default_cache_dir()
         prefix = "asg" + uuid.uuid4().hex[:10]
         wdir = workdir(prefix)
         self.tgen: TgenTraffic | None = None

@@ -23,6 +23,11 @@ TRAFFIC = ("pcap", "tgen")    # embedded pcap replay (default) | pp-tgen over ne
 REPO = Path(__file__).resolve().parents[5]
 
 
+def default_cache_dir() -> Path:
+    """Where generated captures are kept (--cache-dir's default): $XDG_CACHE_HOME/pipeplace/assign-dpdk."""
+    return Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "pipeplace" / "assign-dpdk"
+
+
 def default_build_dir() -> Path:
     return Path(os.environ.get("PIPEPLACE_BUILD", REPO / "build")).resolve()
 
