@@ -128,19 +128,22 @@ def test_equal_packets_throughput_is_instances_times_the_slowest():
     assert not ModelParams.from_dict(d, "(test)").equal_packets
 
 
-def test_return_ns_charges_r_for_each_buffer_from_another_context():
-    # no communication cost, return_ns 40: R pays 40 times the share of its buffers that its
-    # context's T tasks did not free, or that their P wrote on another context (each task's own
-    # cost, before timesharing adds up a context's tasks)
+def _added_cost(term: str, ns: float, k: int, ctx: list[list[int]]) -> np.ndarray:
+    """(B, tasks): what `term` at `ns` adds to each task's own cost (before timesharing adds up
+    a context's tasks), on two contexts of separate cores, with no communication cost."""
     from dataclasses import replace
 
     topo = get_machine(topology="core:2 pu:1")
-    p = replace(_tiny_params([0] * 5, 0.0), fusion=True, return_ns=40.0)
+    p = replace(_tiny_params([0] * 5, 0.0), fusion=True)
+    with_term = ModelBackend(topo, Workload("ipfwd-l1", k), replace(p, **{term: ns})).predict(np.array(ctx))[1]
+    return with_term - ModelBackend(topo, Workload("ipfwd-l1", k), p).predict(np.array(ctx))[1]
 
+
+def test_return_ns_charges_r_for_each_buffer_from_another_context():
+    # return_ns 40: R pays 40 times the share of its buffers that its context's T tasks did not
+    # free, or that their P wrote on another context
     def r_costs(k: int, ctx: list[list[int]]) -> list[list[float]]:
-        _, cost = ModelBackend(topo, Workload("ipfwd-l1", k), p).predict(np.array(ctx))
-        b = ModelBackend(topo, Workload("ipfwd-l1", k), replace(p, return_ns=0.0)).predict(np.array(ctx))[1]
-        return (cost - b)[:, 0::3].tolist()
+        return _added_cost("return_ns", 40.0, k, ctx)[:, 0::3].tolist()
 
     # one instance: fused, nothing comes back from elsewhere; P alone on context 1 (R and T on 0: T
     # frees what P wrote there); T alone on 1 (R's buffers are freed there); R alone on 1
@@ -158,6 +161,29 @@ def test_return_ns_charges_r_for_each_buffer_from_another_context():
     with pytest.raises(ModelError, match="return_ns -1"):
         ModelParams.from_dict({**d, "return_ns": -1}, "(test)")
     assert ModelParams.from_dict(d, "(test)").return_ns == 0.0
+
+
+def test_transit_ns_charges_each_side_of_a_buffer_that_crosses_the_common_store():
+    # transit_ns 30: an R task pays 30 times the share of its context's allocations that its
+    # context's frees do not cover (they come from the pool's common store), a T task 30 times the
+    # share of its context's frees that its context's R tasks do not take
+    def extra(k: int, ctx: list[list[int]]) -> list[list[float]]:
+        return _added_cost("transit_ns", 30.0, k, ctx).tolist()
+
+    # fused, P alone (R and T together): a context frees what it allocates, nothing crosses
+    assert extra(1, [[0, 0, 0], [0, 1, 0]]) == [[0.0] * 3, [0.0] * 3]
+    # T on the other context: every buffer crosses, R pays for the get and T for the put
+    assert extra(1, [[0, 0, 1]]) == [[30.0, 0.0, 30.0]]
+    # two instances crossing (each R and T on one context, P on the other): nothing crosses;
+    # two R on context 0, its one T and the other instance's T on context 1: half of context 0's
+    # buffers come through the store, all of context 1's frees go there
+    assert extra(2, [[0, 1, 0, 1, 0, 1], [0, 1, 1, 0, 1, 0]]) == [[0.0] * 6, [15.0, 0.0, 30.0, 15.0, 0.0, 0.0]]
+    d = {"roles": {r: {"base_ns": 1, "demand": {}, "sensitivity": {}} for r in "RPT"},
+         "comm_ns": {lvl: 0 for lvl in ("pu", "pipeline", "core", "chip", "machine")}}
+    with pytest.raises(ModelError, match="transit_ns -2"):
+        ModelParams.from_dict({**d, "transit_ns": -2}, "(test)")
+    assert ModelParams.from_dict(d, "(test)").transit_ns == 0.0
+    assert ModelParams.from_dict({**d, "transit_ns": 4}, "(test)").transit_ns == 4.0
 
 
 def test_results_are_modelled_and_noise_is_seeded_per_draw(t2):
@@ -190,7 +216,7 @@ def test_packaged_parameters_cover_every_workload():
         assert (p.base_ns > 0).all()
 
 
-def test_a_model_from_before_return_ns_keeps_its_digest():
+def test_a_model_from_before_return_ns_and_transit_ns_keeps_its_digest():
     # runs stored with --model-params are named by this digest: the term added later must not
     # change it where it is unset, or those runs would no longer continue
     import hashlib
@@ -199,7 +225,9 @@ def test_a_model_from_before_return_ns_keeps_its_digest():
     from assign.backends.model import params_digest
 
     p = _tiny_params([1, 2, 3, 4, 5], 0.5)
-    before = {k: (v.tolist() if isinstance(v, np.ndarray) else v) for k, v in vars(p).items() if k != "return_ns"}
+    before = {k: (v.tolist() if isinstance(v, np.ndarray) else v) for k, v in vars(p).items()
+              if k not in ("return_ns", "transit_ns")}
     old = hashlib.sha256(json.dumps(before, sort_keys=True, default=str).encode()).hexdigest()[:16]
     assert params_digest(p) == old
     assert params_digest(replace(p, return_ns=3.0)) != old
+    assert params_digest(replace(p, transit_ns=3.0)) != old

@@ -12,6 +12,8 @@ For task i of a workload on context v_i (levels pu, pipeline, core, chip):
     cost_i     = base_ns(i) * slowdown_i + comm_i          (ns per packet)
                  + return_ns * remote(v_i) for an R task (_remote_buffers: the
                  share of its buffers that come back from another context)
+                 + transit_ns * its share of buffers through the pool's common
+                 store for an R or T task (_pool_transit)
 
 where dist is the lowest level the two contexts share (with "fusion": true,
 an instance whose three tasks share one context pays none: the runtime
@@ -67,6 +69,9 @@ class ModelParams:
     equal_packets: bool = False
     # "return_ns": what an R task pays per packet for a buffer from another context (see predict)
     return_ns: float = 0.0
+    # "transit_ns": what a buffer costs on each side when it moves between contexts through the
+    # pool's common store (see predict)
+    transit_ns: float = 0.0
 
     @staticmethod
     def from_dict(d: dict, where: str) -> "ModelParams":
@@ -96,12 +101,15 @@ class ModelParams:
             return_ns = float(d.get("return_ns", 0.0))
             if not return_ns >= 0:
                 raise ValueError(f"return_ns {return_ns} (expected >= 0)")
+            transit_ns = float(d.get("transit_ns", 0.0))
+            if not transit_ns >= 0:
+                raise ValueError(f"transit_ns {transit_ns} (expected >= 0)")
         except (KeyError, TypeError, ValueError) as e:
             raise ModelError(f"model parameters {where}: missing or bad entry {e}") from None
         if (base <= 0).any() or (demand < 0).any() or (sens < 0).any() or (resid < 0).any() or (comm < 0).any() or noise < 0:
             raise ModelError(f"model parameters {where}: costs must be > 0, demands/sensitivities/noise >= 0")
         return ModelParams(base, demand, sens, resid, comm, noise, sharing == "timeshare", span, share, fusion,
-                           throughput == "equal-packets", return_ns)
+                           throughput == "equal-packets", return_ns, transit_ns)
 
 
 def params_digest(p: ModelParams) -> str:
@@ -110,8 +118,9 @@ def params_digest(p: ModelParams) -> str:
     fields = {k: (v.tolist() if isinstance(v, np.ndarray) else v) for k, v in vars(p).items()}
     # a term added later counts only where set, so that a model from before it keeps its digest
     # and its stored runs continue
-    if fields["return_ns"] == 0.0:
-        del fields["return_ns"]
+    for late in ("return_ns", "transit_ns"):
+        if fields[late] == 0.0:
+            del fields[late]
     return hashlib.sha256(json.dumps(fields, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
@@ -230,6 +239,10 @@ class ModelBackend:
             cost[:, src + 1::3] += pay
         if self.params.return_ns > 0:
             cost[:, 0::3] += self.params.return_ns * self._remote_buffers(ctx, row_offset, n_ids)
+        if self.params.transit_ns > 0:
+            gets, puts = self._pool_transit(ctx, row_offset, n_ids)
+            cost[:, 0::3] += self.params.transit_ns * gets
+            cost[:, 2::3] += self.params.transit_ns * puts
         if self.params.pu_timeshare:
             # round-robin polling: a context serves one burst of each of its
             # tasks in turn, so each of them waits for the work of all
@@ -266,6 +279,20 @@ class ModelBackend:
         dirty = np.divide(n_fd, n_f, out=np.zeros(size), where=n_f > 0)
         remote = np.divide(local * dirty + np.maximum(n_r - n_f, 0), n_r, out=np.zeros(size), where=n_r > 0)
         return remote[r]
+
+    def _pool_transit(self, ctx: np.ndarray, row_offset: np.ndarray, n_ids: int) -> tuple[np.ndarray, np.ndarray]:
+        """(B, instances) twice: the share of each R task's buffers that its context's cache
+        must take from the pool's common store, and the share of each T task's that its
+        context's cache must give back to it.  A context with more R than T tasks allocates
+        more buffers than it frees, and the difference crosses the common store (a lock and
+        lines that other contexts wrote); a context with more T than R frees the surplus there."""
+        r, t = ctx[:, 0::3] + row_offset, ctx[:, 2::3] + row_offset
+        size = ctx.shape[0] * n_ids
+        n_r = np.bincount(r.ravel(), minlength=size).astype(float)
+        n_t = np.bincount(t.ravel(), minlength=size).astype(float)
+        gets = np.divide(np.maximum(n_r - n_t, 0), n_r, out=np.zeros(size), where=n_r > 0)
+        puts = np.divide(np.maximum(n_t - n_r, 0), n_t, out=np.zeros(size), where=n_t > 0)
+        return gets[r], puts[t]
 
     def _noise(self, keys: Sequence[int]) -> np.ndarray:
         if self.noise == 0:
