@@ -142,6 +142,10 @@ def test_characterize_calibrate_validate_end_to_end(profile_build: Path, build_d
     assert 0 <= ret <= 4.0 * max(p["workloads"]["ipfwd-l1"]["roles"][r]["base_ns"] for r in "RPT") / \
         p["calibration"]["scale"] * 1.000001
     assert p["calibration"]["status"]["return_ns"].startswith("calibrated (fitted") and "return_ns" in r.stdout
+    # the trip through the pool's common store: fitted or left out by Akaike's criterion, and said
+    transit = p["calibration"]["status"]["transit_ns"]
+    assert "Akaike" in transit and "pool transit (transit_ns)" in r.stdout
+    assert transit.startswith("calibrated (fitted") == ("transit_ns" in p["workloads"]["ipfwd-l1"])
     # each context's steadiness, from the characterization, kept for validate to print
     for key in ("steadiness", "steadiness_memory"):
         assert p["calibration"]["characterization"][f"{key}_cv_pct"] == {
@@ -458,8 +462,10 @@ def test_context_shares_one_by_default_per_context_or_chosen_on_request() -> Non
         return k * 2e7 * min((0.5 if c == 3 else 1.0) / list(ctx).count(c) for c in ctx)
 
     def calibrate(shares: str) -> tuple[dict, str, float]:
+        # transit_ns left out: on 12 placements it can stand in for one slow context (this machine has
+        # no cost for buffers crossing the pool), and the shares are what this test is about
         doc = fit(topo, "ipfwd-l1", char, defaults["workloads"]["ipfwd-l1"], measure, 12, log=lambda s: None,
-                  max_instances=2, context_shares=shares)
+                  max_instances=2, context_shares=shares, fit_transit=False)
         return (doc["workloads"]["ipfwd-l1"]["context_share"], doc["calibration"]["status"]["context_share"],
                 doc["calibration"]["median_abs_err_pct"])
 
@@ -509,3 +515,42 @@ def test_a_calibration_measured_while_the_machine_moved_is_flagged() -> None:
     # a file written before calibrate warned gets the same checks from what it stored
     old = {k: v for k, v in noisy.items() if k != "warnings"}
     assert stored_warnings(old) == noisy["warnings"] and stored_warnings(quiet) == []
+
+
+def test_calibrate_keeps_transit_ns_where_buffers_crossing_the_pool_cost_time() -> None:
+    # a machine where a buffer that crosses the pool's common store costs 40 ns on each side (R on
+    # a context that allocates more than it frees, T on one that frees more than it allocates),
+    # tasks on one context taking turns and every instance forwarding the same packets: Akaike's
+    # criterion keeps transit_ns, which finds the 40 ns, and the fit without it misses
+    from collections import Counter
+    from importlib import resources
+
+    from assign.characterize.fit import fit
+
+    topo = get_machine(topology="pack:1 core:2 pu:1")
+    char = {"timer": {"tsc_hz": 2e9}, "roles": {r: {"cycles_per_packet": c} for r, c in zip(ROLES, (60, 40, 30))},
+            "sharing": {"pu": {}, "chip": {}}, "pressure_point": "compute"}
+    defaults = json.loads(resources.files("assign").joinpath("data", "model_params.json").read_text())
+
+    def measure(k: int, ctx: tuple) -> float:
+        n_r, n_t = Counter(ctx[0::3]), Counter(ctx[2::3])
+        load: Counter = Counter()
+        for r, p, t in zip(ctx[0::3], ctx[1::3], ctx[2::3]):
+            load[r] += 30 + 40 * max(0, n_r[r] - n_t[r]) / n_r[r]
+            load[p] += 20
+            load[t] += 15 + 40 * max(0, n_t[t] - n_r[t]) / n_t[t]
+        return k * 1e9 / max(load.values())
+
+    def calibrate(transit) -> dict:
+        return fit(topo, "ipfwd-l1", char, defaults["workloads"]["ipfwd-l1"], measure, 16, log=lambda s: None,
+                   max_instances=3, fit_transit=transit)
+
+    chosen = calibrate("choose")
+    assert chosen["calibration"]["status"]["transit_ns"].startswith("calibrated (fitted, chosen by Akaike")
+    assert chosen["workloads"]["ipfwd-l1"]["transit_ns"] == pytest.approx(40, rel=0.1)
+    assert chosen["calibration"]["median_abs_err_pct"] < 1.0
+    without = calibrate(False)
+    assert "transit_ns" not in without["workloads"]["ipfwd-l1"] and "transit_ns" not in without["calibration"]["status"]
+    assert without["calibration"]["median_abs_err_pct"] > 3 * chosen["calibration"]["median_abs_err_pct"]
+    with pytest.raises(ValueError, match="fit_transit 'maybe'"):
+        calibrate("maybe")
