@@ -1,27 +1,32 @@
 #!/usr/bin/env python3
 """bench/model-holdout.py: does a model form predict placements it was not
-fitted to?  Split-half cross-validation on the measurements of one stored
-`assign validate` run: the placements (its random sample and its model top)
-are split at random into halves; calibrate's fit (characterize/fit.py) is run
-on one half's measured medians and scored on the other's, for each form, over
-`--splits` splits.  Forms: `return_ns` fitted (what calibrate writes since
-2026-11-25: an R task's cost per buffer that comes back from another context)
-and left out (the form before).
+fitted to, and how many calibration placements does it need?  Cross-
+validation on the measurements of one stored `assign validate` run: the
+placements (its random sample and its model top) are split at random into a
+training set of N and a test set of the rest; calibrate's fit
+(characterize/fit.py) is run on the training set's measured medians and
+scored on the test set, for each form, over `--splits` splits and each N of
+`--train` (default: halves).  Forms: `return_ns` fitted (an R task's cost
+per buffer that comes back from another context, calibrate fits it since
+2026-11-25), `transit_ns` fitted beside it (what a buffer costs each side
+when it crosses the pool's common store), transit_ns where Akaike's
+criterion keeps it (what calibrate writes), and neither.
 
 Nothing is measured and no calibration is replayed: every form sees the same
-measurements.  A stored calibration fits 8 random placements and 3 contrasts;
-a half of a validation run holds about 17, so this tells whether a form
-generalises where a replayed calibration (bench/refit-calibration.py) is too
-small to.
+measurements.  A stored calibration fits its random placements (calibrate
+--placements, 8 by default) and 3 contrasts; `--train 8,12,16,20` shows what
+more of them would buy, where a replayed calibration
+(bench/refit-calibration.py) is too small to.
 
 Usage (files from assign validate --json and the characterization calibrate read):
   .venv/bin/python bench/model-holdout.py --workload W --validation val-W.json \\
-      --characterization char-W.json [--read raw|corrected] [--splits 4]
+      --characterization char-W.json [--read raw|corrected] [--splits 4] [--train 8,16]
 
-Printed per form: the held-out halves' median absolute error, 90th-percentile
-absolute error and Spearman's rank correlation (medians over the splits;
-computed from stored measurements, modelled against measured), the p90 of
-each split, and the fitted return_ns of each split.
+Printed per training size and form: the held-out placements' median absolute
+error, 90th-percentile absolute error and Spearman's rank correlation
+(medians over the splits; computed from stored measurements, modelled
+against measured), the p90 of each split, and the fitted return_ns and
+transit_ns of each split.
 """
 from __future__ import annotations
 
@@ -40,7 +45,9 @@ except ImportError as e:
     sys.exit(f"bench/model-holdout.py: {e}; run it with the project's venv: .venv/bin/python "
              "bench/model-holdout.py")
 
-FORMS = (("return_ns fitted", True), ("return_ns left out", False))
+# name, return_ns fitted, transit_ns fitted
+FORMS = (("return_ns", True, False), ("return_ns + transit_ns", True, True),
+         ("+ transit_ns by AIC", True, "choose"), ("neither", False, False))
 
 
 def main() -> int:
@@ -53,10 +60,16 @@ def main() -> int:
     ap.add_argument("--read", choices=("raw", "corrected"), default="raw",
                     help="the measured medians to fit and score: raw, or drift-corrected where stored "
                          "(default raw)")
-    ap.add_argument("--splits", type=int, default=4, help="random halvings, seeds 0 .. N-1 (default 4)")
+    ap.add_argument("--splits", type=int, default=4, help="random splits per training size, seeds 0 .. N-1 "
+                                                          "(default 4)")
+    ap.add_argument("--train", metavar="N[,N...]", help="training set sizes (default: half the placements)")
     a = ap.parse_args()
     if a.splits < 1:
         ap.error(f"--splits {a.splits}: need at least 1")
+    try:
+        sizes = [int(x) for x in a.train.split(",")] if a.train else None
+    except ValueError:
+        ap.error(f"--train {a.train!r}: expected sizes like 8,12,16")
     try:
         val = json.load(open(a.validation))
         char = json.load(open(a.characterization))
@@ -72,34 +85,41 @@ def main() -> int:
     key = "measured_reps_pps" if a.read == "raw" else "corrected_reps_pps"
     pls = [(q["instances"], tuple(q["contexts"])) for q in rows]
     measured = {p: float(np.median(q.get(key) or q["measured_reps_pps"])) for p, q in zip(pls, rows)}
-    if len(measured) < 10:
-        sys.exit(f"{a.validation}: {len(measured)} placements; halves of at least 5 are needed")
+    sizes = sizes or [len(measured) // 2]
+    for n in sizes:
+        if not 3 <= n <= len(measured) - 5:
+            sys.exit(f"--train {n}: {a.validation} has {len(measured)} placements; a training set needs at "
+                     f"least 3 and the test set at least 5")
     print(f"{a.workload}: {len(measured)} placements of {a.validation} ({a.read} medians), {a.splits} random "
-          "halvings; each form fitted on one half, scored on the other (computed from stored measurements)")
+          f"splits per training size; each form fitted on the training set, scored on the rest (computed "
+          "from stored measurements)")
     real = fit_mod.random_placements, fit_mod.contrast_placements
-    out: dict[str, list[tuple[float, float, float, float]]] = {name: [] for name, _ in FORMS}
+    print(f"{'train':>5} {'form':24} {'median %':>8} {'p90 %':>6} {'Spearman':>8}  p90 per split; "
+          "return_ns / transit_ns per split")
     try:
         fit_mod.contrast_placements = lambda t, m: []
-        for split in range(a.splits):
-            order = np.random.default_rng(split).permutation(len(pls))
-            train = [pls[i] for i in order[:len(pls) // 2]]
-            test = [pls[i] for i in order[len(pls) // 2:]]
-            fit_mod.random_placements = lambda *args, _t=train, **kw: list(_t)
-            for name, ret in FORMS:
-                doc = fit_mod.fit(topo, a.workload, char, defaults["workloads"][a.workload],
-                                  lambda k, c: measured[(k, tuple(c))], len(train), log=lambda s: None,
-                                  fit_return=ret)
-                p = doc["workloads"][a.workload]
-                f = compare(fit_mod.predict(topo, a.workload, p, test), [measured[x] for x in test])
-                out[name].append((f["median_abs_err_pct"], f["p90_abs_err_pct"], f["spearman"],
-                                  p.get("return_ns", 0.0)))
+        for n in sizes:
+            out: dict[str, list[tuple[float, ...]]] = {name: [] for name, *_ in FORMS}
+            for split in range(a.splits):
+                order = np.random.default_rng(split).permutation(len(pls))
+                train = [pls[i] for i in order[:n]]
+                test = [pls[i] for i in order[n:]]
+                fit_mod.random_placements = lambda *args, _t=train, **kw: list(_t)
+                for name, ret, transit in FORMS:
+                    doc = fit_mod.fit(topo, a.workload, char, defaults["workloads"][a.workload],
+                                      lambda k, c: measured[(k, tuple(c))], len(train), log=lambda s: None,
+                                      fit_return=ret, fit_transit=transit)
+                    p = doc["workloads"][a.workload]
+                    f = compare(fit_mod.predict(topo, a.workload, p, test), [measured[x] for x in test])
+                    out[name].append((f["median_abs_err_pct"], f["p90_abs_err_pct"], f["spearman"],
+                                      p.get("return_ns", 0.0), p.get("transit_ns", 0.0)))
+            for name, *_ in FORMS:
+                v = np.array(out[name])
+                print(f"{n:5d} {name:24} {np.median(v[:, 0]):8.1f} {np.median(v[:, 1]):6.1f} "
+                      f"{np.median(v[:, 2]):8.3f}  " + " ".join(f"{x:.1f}" for x in v[:, 1]) + "; "
+                      + " ".join(f"{x:.1f}/{y:.1f}" for x, y in v[:, 3:5]), flush=True)
     finally:
         fit_mod.random_placements, fit_mod.contrast_placements = real
-    print(f"{'form':20} {'median %':>8} {'p90 %':>6} {'Spearman':>8}  p90 per split; return_ns per split")
-    for name, _ in FORMS:
-        v = np.array(out[name])
-        print(f"{name:20} {np.median(v[:, 0]):8.1f} {np.median(v[:, 1]):6.1f} {np.median(v[:, 2]):8.3f}  "
-              + " ".join(f"{x:.1f}" for x in v[:, 1]) + "; " + " ".join(f"{x:.1f}" for x in v[:, 3]))
     return 0
 
 
