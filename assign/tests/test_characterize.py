@@ -142,10 +142,12 @@ def test_characterize_calibrate_validate_end_to_end(profile_build: Path, build_d
     assert 0 <= ret <= 4.0 * max(p["workloads"]["ipfwd-l1"]["roles"][r]["base_ns"] for r in "RPT") / \
         p["calibration"]["scale"] * 1.000001
     assert p["calibration"]["status"]["return_ns"].startswith("calibrated (fitted") and "return_ns" in r.stdout
-    # the trip through the pool's common store: fitted or left out by Akaike's criterion, and said
-    transit = p["calibration"]["status"]["transit_ns"]
-    assert "Akaike" in transit and "pool transit (transit_ns)" in r.stdout
-    assert transit.startswith("calibrated (fitted") == ("transit_ns" in p["workloads"]["ipfwd-l1"])
+    # the trip through the pool's common store, and R tasks crowding one context: each fitted or left
+    # out by Akaike's criterion, and said
+    for term in ("transit_ns", "rx_crowding"):
+        why = p["calibration"]["status"][term]
+        assert "Akaike" in why and f"; {term}: " in r.stdout, (term, why)
+        assert why.startswith("calibrated (fitted") == (term in p["workloads"]["ipfwd-l1"])
     # each context's steadiness, from the characterization, kept for validate to print
     for key in ("steadiness", "steadiness_memory"):
         assert p["calibration"]["characterization"][f"{key}_cv_pct"] == {
@@ -462,10 +464,10 @@ def test_context_shares_one_by_default_per_context_or_chosen_on_request() -> Non
         return k * 2e7 * min((0.5 if c == 3 else 1.0) / list(ctx).count(c) for c in ctx)
 
     def calibrate(shares: str) -> tuple[dict, str, float]:
-        # transit_ns left out: on 12 placements it can stand in for one slow context (this machine has
-        # no cost for buffers crossing the pool), and the shares are what this test is about
+        # transit_ns and rx_crowding left out: on 12 placements they can stand in for one slow context
+        # (this machine has neither cost), and the shares are what this test is about
         doc = fit(topo, "ipfwd-l1", char, defaults["workloads"]["ipfwd-l1"], measure, 12, log=lambda s: None,
-                  max_instances=2, context_shares=shares, fit_transit=False)
+                  max_instances=2, context_shares=shares, fit_transit=False, fit_crowding=False)
         return (doc["workloads"]["ipfwd-l1"]["context_share"], doc["calibration"]["status"]["context_share"],
                 doc["calibration"]["median_abs_err_pct"])
 
@@ -553,4 +555,42 @@ def test_calibrate_keeps_transit_ns_where_buffers_crossing_the_pool_cost_time() 
     assert "transit_ns" not in without["workloads"]["ipfwd-l1"] and "transit_ns" not in without["calibration"]["status"]
     assert without["calibration"]["median_abs_err_pct"] > 3 * chosen["calibration"]["median_abs_err_pct"]
     with pytest.raises(ValueError, match="fit_transit 'maybe'"):
+        calibrate("maybe")
+
+
+def test_calibrate_keeps_rx_crowding_where_r_tasks_crowd_a_context() -> None:
+    # a machine where each R task runs 30% slower per R task of another instance on its context (their
+    # ports' replays evicting each other's lines), tasks on one context taking turns: Akaike's
+    # criterion keeps rx_crowding, which finds the 30%, and the fit without it misses
+    from collections import Counter
+    from importlib import resources
+
+    from assign.characterize.fit import fit
+
+    topo = get_machine(topology="pack:1 core:2 pu:1")
+    char = {"timer": {"tsc_hz": 2e9}, "roles": {r: {"cycles_per_packet": c} for r, c in zip(ROLES, (60, 40, 30))},
+            "sharing": {"pu": {}, "chip": {}}, "pressure_point": "compute"}
+    defaults = json.loads(resources.files("assign").joinpath("data", "model_params.json").read_text())
+
+    def measure(k: int, ctx: tuple) -> float:
+        n_r = Counter(ctx[0::3])
+        load: Counter = Counter()
+        for r, p, t in zip(ctx[0::3], ctx[1::3], ctx[2::3]):
+            load[r] += 30 * (1 + 0.3 * (n_r[r] - 1))
+            load[p] += 20
+            load[t] += 15
+        return k * 1e9 / max(load.values())
+
+    def calibrate(crowding) -> dict:
+        return fit(topo, "ipfwd-l1", char, defaults["workloads"]["ipfwd-l1"], measure, 16, log=lambda s: None,
+                   max_instances=3, fit_crowding=crowding)
+
+    chosen = calibrate("choose")
+    assert chosen["calibration"]["status"]["rx_crowding"].startswith("calibrated (fitted, chosen by Akaike")
+    assert chosen["workloads"]["ipfwd-l1"]["rx_crowding"] == pytest.approx(0.3, rel=0.1)
+    assert chosen["calibration"]["median_abs_err_pct"] < 1.0
+    without = calibrate(False)
+    assert "rx_crowding" not in without["workloads"]["ipfwd-l1"]
+    assert without["calibration"]["median_abs_err_pct"] > 3 * chosen["calibration"]["median_abs_err_pct"]
+    with pytest.raises(ValueError, match="fit_crowding 'maybe'"):
         calibrate("maybe")

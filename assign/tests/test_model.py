@@ -186,6 +186,26 @@ def test_transit_ns_charges_each_side_of_a_buffer_that_crosses_the_common_store(
     assert ModelParams.from_dict({**d, "transit_ns": 4}, "(test)").transit_ns == 4.0
 
 
+def test_rx_crowding_slows_r_tasks_per_r_task_of_another_instance_on_their_context():
+    # tasks on one context take turns, no communication cost, base 100 ns each, rx_crowding 0.5:
+    # two fused instances on one context make each R cost 150 (the context's turn 2 x 350 ns);
+    # one instance per context, or the second one's R on the other context (P and T beside the
+    # first: 500 ns a turn), leave R at 100
+    from dataclasses import replace
+
+    topo = get_machine(topology="core:2 pu:1")
+    p = replace(_tiny_params([0] * 5, 0.0), fusion=True, pu_timeshare=True, rx_crowding=0.5)
+    v, cost = ModelBackend(topo, Workload("ipfwd-l1", 2), p).predict(
+        np.array([[0, 0, 0, 0, 0, 0], [0, 0, 0, 1, 1, 1], [0, 0, 0, 1, 0, 0]]))
+    assert v.tolist() == pytest.approx([2 * 1e9 / 700, 2 * 1e9 / 300, 2 * 1e9 / 500])
+    assert cost[0].tolist() == [700.0] * 6
+    d = {"roles": {r: {"base_ns": 1, "demand": {}, "sensitivity": {}} for r in "RPT"},
+         "comm_ns": {lvl: 0 for lvl in ("pu", "pipeline", "core", "chip", "machine")}}
+    with pytest.raises(ModelError, match="rx_crowding -0.1"):
+        ModelParams.from_dict({**d, "rx_crowding": -0.1}, "(test)")
+    assert ModelParams.from_dict(d, "(test)").rx_crowding == 0.0
+
+
 def test_results_are_modelled_and_noise_is_seeded_per_draw(t2):
     m = ModelBackend(t2, Workload("ipfwd-mem"), noise_rel_sd=0.01, seed=4)
     ctx = draws(2, 0, 2, 24, 64)
@@ -216,7 +236,7 @@ def test_packaged_parameters_cover_every_workload():
         assert (p.base_ns > 0).all()
 
 
-def test_a_model_from_before_return_ns_and_transit_ns_keeps_its_digest():
+def test_a_model_from_before_its_later_terms_keeps_its_digest():
     # runs stored with --model-params are named by this digest: the term added later must not
     # change it where it is unset, or those runs would no longer continue
     import hashlib
@@ -226,8 +246,9 @@ def test_a_model_from_before_return_ns_and_transit_ns_keeps_its_digest():
 
     p = _tiny_params([1, 2, 3, 4, 5], 0.5)
     before = {k: (v.tolist() if isinstance(v, np.ndarray) else v) for k, v in vars(p).items()
-              if k not in ("return_ns", "transit_ns")}
+              if k not in ("return_ns", "transit_ns", "rx_crowding")}
     old = hashlib.sha256(json.dumps(before, sort_keys=True, default=str).encode()).hexdigest()[:16]
     assert params_digest(p) == old
     assert params_digest(replace(p, return_ns=3.0)) != old
     assert params_digest(replace(p, transit_ns=3.0)) != old
+    assert params_digest(replace(p, rx_crowding=0.2)) != old

@@ -13,7 +13,8 @@ For task i of a workload on context v_i (levels pu, pipeline, core, chip):
                  + return_ns * remote(v_i) for an R task (_remote_buffers: the
                  share of its buffers that come back from another context)
                  + transit_ns * its share of buffers through the pool's common
-                 store for an R or T task (_pool_transit)
+                 store for an R or T task (_pool_transit); an R task's slowdown
+                 also has a factor 1 + rx_crowding per other R task on its context
 
 where dist is the lowest level the two contexts share (with "fusion": true,
 an instance whose three tasks share one context pays none: the runtime
@@ -72,6 +73,9 @@ class ModelParams:
     # "transit_ns": what a buffer costs on each side when it moves between contexts through the
     # pool's common store (see predict)
     transit_ns: float = 0.0
+    # "rx_crowding": what an R task's cost grows by, as a fraction, per R task of another instance on
+    # its context (see predict)
+    rx_crowding: float = 0.0
 
     @staticmethod
     def from_dict(d: dict, where: str) -> "ModelParams":
@@ -104,12 +108,15 @@ class ModelParams:
             transit_ns = float(d.get("transit_ns", 0.0))
             if not transit_ns >= 0:
                 raise ValueError(f"transit_ns {transit_ns} (expected >= 0)")
+            rx_crowding = float(d.get("rx_crowding", 0.0))
+            if not rx_crowding >= 0:
+                raise ValueError(f"rx_crowding {rx_crowding} (expected >= 0)")
         except (KeyError, TypeError, ValueError) as e:
             raise ModelError(f"model parameters {where}: missing or bad entry {e}") from None
         if (base <= 0).any() or (demand < 0).any() or (sens < 0).any() or (resid < 0).any() or (comm < 0).any() or noise < 0:
             raise ModelError(f"model parameters {where}: costs must be > 0, demands/sensitivities/noise >= 0")
         return ModelParams(base, demand, sens, resid, comm, noise, sharing == "timeshare", span, share, fusion,
-                           throughput == "equal-packets", return_ns, transit_ns)
+                           throughput == "equal-packets", return_ns, transit_ns, rx_crowding)
 
 
 def params_digest(p: ModelParams) -> str:
@@ -118,7 +125,7 @@ def params_digest(p: ModelParams) -> str:
     fields = {k: (v.tolist() if isinstance(v, np.ndarray) else v) for k, v in vars(p).items()}
     # a term added later counts only where set, so that a model from before it keeps its digest
     # and its stored runs continue
-    for late in ("return_ns", "transit_ns"):
+    for late in ("return_ns", "transit_ns", "rx_crowding"):
         if fields[late] == 0.0:
             del fields[late]
     return hashlib.sha256(json.dumps(fields, sort_keys=True, default=str).encode()).hexdigest()[:16]
@@ -224,6 +231,13 @@ class ModelBackend:
                 total = total - np.bincount(same.ravel(), weights=d.ravel(), minlength=b * n_ids)[same] + d
             overload = np.maximum(total - 1.0, 0.0)
             slowdown *= 1.0 + self._sens[k] * overload + self.params.residual[k] * (total - d)
+        if self.params.rx_crowding > 0:
+            # R tasks of several instances on one context: each port's replay and buffers
+            # evict the others' from the context's caches (analyzer's R, 2026-11-25: 81 cycles
+            # per packet fused alone, 188 with a second fused instance on its context)
+            r = ids[0][ctx[:, 0::3]] + row_offset
+            n_r = np.bincount(r.ravel(), minlength=b * n_ids)[r]
+            slowdown[:, 0::3] *= 1.0 + self.params.rx_crowding * (n_r - 1)
         cost = self._base * slowdown
         comm = self.params.comm_ns
         # fusion: R, P and T of an instance on one context hand packets over without a ring

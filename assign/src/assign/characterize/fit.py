@@ -62,6 +62,13 @@ What each parameter comes from:
                          validations (bench/model-holdout.py) it took ipfwd-l1's
                          held-out p90 from 25-28% to 18-21% on 8-16 training
                          placements and was level on 24: hence the choice
+  rx_crowding            fitted on the placements where Akaike's criterion keeps
+                         it: what an R task's cost grows by per R task of another
+                         instance on its context (their ports' replays and
+                         buffers evict each other's lines).  Profile build,
+                         analyzer, 2026-11-25: R's receive took 81 cycles per
+                         packet fused alone, 188-190 with a second fused
+                         instance on its context
   throughput             "equal-packets": calibrate and validate measure --packets
                          windows (the same packet count per instance, the window
                          ends when the slowest instance is done), so the modelled
@@ -220,6 +227,7 @@ def initial_params(char: dict, defaults: dict, throughput: str = "equal-packets"
 # slowdown per task at the level beside the context
 COMM_MAX = 0.5
 RESIDUAL_MAX = 0.1
+CROWDING_MAX = 1.0
 # bound of return_ns, a multiple of the largest base cost
 RETURN_MAX = 4.0
 
@@ -239,15 +247,16 @@ def fit(topo: Topology, workload: str, char: dict, defaults: dict,
         measure: Callable[[int, tuple], float], n_placements: int, log=print, reps: int = 1,
         drift_reference: bool | str | None = None, throughput: str = "equal-packets",
         max_instances: int = MAX_INSTANCES, fit_return: bool = True, context_shares: str = "one",
-        fit_transit: bool | str = "choose") -> dict:
+        fit_transit: bool | str = "choose", fit_crowding: bool | str = "choose") -> dict:
     """The calibrated parameter file (dict) for `workload` on `topo`; with
     drift_reference ("fused", or True; "both": the crossing reference too),
     fitted to the drift-corrected medians (rounds.py).
     throughput "sum" fits the model's form before equal-packets, and
     fit_return False the form before return_ns (for
-    bench/refit-calibration.py's comparisons); fit_transit True or False
-    fits transit_ns or leaves it out, "choose" (what calibrate does) lets
-    Akaike's criterion decide (bench/model-holdout.py compares them)."""
+    bench/refit-calibration.py's comparisons); fit_transit and fit_crowding
+    True or False fit transit_ns and rx_crowding or leave them out, "choose"
+    (what calibrate does) lets Akaike's criterion decide
+    (bench/model-holdout.py compares them)."""
     from scipy.optimize import least_squares
 
     from .rounds import crossing_reference_placement, measure_rounds, noise_of, reference_placement
@@ -276,10 +285,10 @@ def fit(topo: Topology, workload: str, char: dict, defaults: dict,
     os_idx = [int(o) for o in topo.os_index]
     n_ctx = len(os_idx)
 
-    def solve(n_share: int, ring: bool, ret: bool, transit: bool):
+    def solve(n_share: int, ring: bool, ret: bool, transit: bool, crowd: bool = False):
         """Least squares on log throughput with n_share context shares (one for all
         contexts, or one per context), comm_ns.pu fitted (ring) or 0, and
-        return_ns (ret) and transit_ns (transit) fitted or left out."""
+        return_ns (ret), transit_ns (transit) and rx_crowding (crowd) fitted or left out."""
         def with_x(x: np.ndarray) -> dict:
             q = {**params, "roles": {r: dict(params["roles"][r]) for r in ROLES},
                  "comm_ns": dict(params["comm_ns"])}
@@ -287,6 +296,7 @@ def fit(topo: Topology, workload: str, char: dict, defaults: dict,
                 q["return_ns"] = float(x[2 + 2 * len(present)])
             if transit:
                 q["transit_ns"] = float(x[2 + 2 * len(present) + (1 if ret else 0)])
+            crowd_at = 2 + 2 * len(present) + (1 if ret else 0) + (1 if transit else 0)
             for r in ROLES:
                 q["roles"][r]["base_ns"] = base0[r] * float(np.exp(x[0]))
             q["residual"] = dict(params["residual"])
@@ -298,6 +308,8 @@ def fit(topo: Topology, workload: str, char: dict, defaults: dict,
                 q["comm_ns"][lvl] = float(x[1 + 2 * i])
                 q["residual"][lvl] = float(x[2 + 2 * i])
             q["comm_ns"]["pu"] = float(x[1 + 2 * len(present)])
+            if crowd:
+                q["rx_crowding"] = float(x[crowd_at])
             return q
 
         def residuals(x: np.ndarray) -> np.ndarray:
@@ -308,6 +320,7 @@ def fit(topo: Topology, workload: str, char: dict, defaults: dict,
         cmax = COMM_MAX * max(base0.values())
         rmax = [RETURN_MAX * max(base0.values())] if ret else []  # return_ns, only where fitted
         rmax += [RETURN_MAX * max(base0.values())] if transit else []  # transit_ns, likewise
+        rmax += [CROWDING_MAX] if crowd else []  # rx_crowding
         x0 = np.array([0.0] + [0.0, 0.0] * len(present) + [0.0] + [0.0] * len(rmax) + [np.log(0.5)]
                       + [0.0] * n_share)
         lo = np.array([np.log(0.01)] + [0.0, 0.0] * len(present) + [0.0] + [0.0] * len(rmax) + [np.log(1e-3)]
@@ -326,31 +339,39 @@ def fit(topo: Topology, workload: str, char: dict, defaults: dict,
     if context_shares not in CONTEXT_SHARES:
         raise ValueError(f"context shares {context_shares!r}: one of {', '.join(CONTEXT_SHARES)}")
     share_counts = {"one": [1], "per-context": [n_ctx], "choose": sorted({1, n_ctx})}[context_shares]
-    if fit_transit not in (True, False, "choose"):
-        raise ValueError(f"fit_transit {fit_transit!r}: True, False or 'choose'")
+    for name, v in (("fit_transit", fit_transit), ("fit_crowding", fit_crowding)):
+        if v not in (True, False, "choose"):
+            raise ValueError(f"{name} {v!r}: True, False or 'choose'")
     transits = [False, True] if fit_transit == "choose" else [bool(fit_transit)]
-    shapes = [(k, ring, tr) for k in share_counts for ring in (False, True) for tr in transits]
-    fits = {shape: solve(shape[0], shape[1], fit_return, shape[2]) for shape in shapes}
+    crowds = [False, True] if fit_crowding == "choose" else [bool(fit_crowding)]
+    shapes = [(k, ring, tr, cr) for k in share_counts for ring in (False, True) for tr in transits for cr in crowds]
+    fits = {shape: solve(shape[0], shape[1], fit_return, shape[2], shape[3]) for shape in shapes}
     best = min(fits, key=lambda shape: fits[shape][2])
     params, sol, _ = fits[best]
     shares_kind = "one per context" if best[0] > 1 else "one for every context"
     ring_kind = "fitted" if best[1] else "0"
-    transit_kind = "fitted" if best[2] else "left out"
+    # the optional terms: (name, what it is, the choices tried, the one taken)
+    optional = [("transit_ns", "what a buffer costs each side when it crosses the pool's common store, from a "
+                 "context that frees more than it allocates to one that allocates more", transits, best[2]),
+                ("rx_crowding", "what an R task's cost grows by per R task of another instance on its context, "
+                 "whose port's replay and buffers evict its own from the context's caches", crowds, best[3])]
 
-    def shape_name(k: int, ring: bool, tr: bool) -> str:
+    def shape_name(k: int, ring: bool, tr: bool, cr: bool) -> str:
         return (f"{'one per context' if k > 1 else 'one for every context'} with comm_ns.pu "
-                f"{'fitted' if ring else '0'}" + (f", transit_ns {'fitted' if tr else 'left out'}"
-                                                  if len(transits) > 1 else ""))
+                f"{'fitted' if ring else '0'}"
+                + "".join(f", {name} {'fitted' if on else 'left out'}"
+                          for (name, _, tried, _), on in zip(optional, (tr, cr)) if len(tried) > 1))
 
     log(f"context shares: {shares_kind} ({SHARES_WHY[context_shares]}); ring within a context (comm_ns.pu): "
-        f"{ring_kind}" + (f"; pool transit (transit_ns): {transit_kind}" if len(transits) > 1 else "")
+        f"{ring_kind}" + "".join(f"; {name}: {'fitted' if taken else 'left out'}"
+                                 for name, _, tried, taken in optional if len(tried) > 1)
         + " (Akaike's criterion on the calibration placements, estimated: "
         + ", ".join(f"{shape_name(*shape)} {fits[shape][2]:.1f}" for shape in shapes) + ")")
-    if len(transits) > 1 or best[2]:
-        how = "chosen by Akaike's criterion" if len(transits) > 1 else "fitted"
-        status["transit_ns"] = (f"calibrated ({transit_kind}, {how} on {len(placements)} measured placements: "
-                                "what a buffer costs each side when it crosses the pool's common store, from a "
-                                "context that frees more than it allocates to one that allocates more)")
+    for name, what, tried, taken in optional:
+        if len(tried) > 1 or taken:
+            how = "chosen by Akaike's criterion" if len(tried) > 1 else "fitted"
+            status[name] = (f"calibrated ({'fitted' if taken else 'left out'}, {how} on {len(placements)} "
+                            f"measured placements: {what})")
     if fit_return:
         status["return_ns"] = (f"calibrated (fitted on {len(placements)} measured placements: an R task's cost "
                                "per buffer that comes back from another context, whose cache lines its port "
@@ -393,6 +414,7 @@ def fit(topo: Topology, workload: str, char: dict, defaults: dict,
         + f"comm_ns.pu {params['comm_ns']['pu']:.1f}, "
         + (f"return_ns {params['return_ns']:.1f}, " if "return_ns" in params else "")
         + (f"transit_ns {params['transit_ns']:.1f}, " if "transit_ns" in params else "")
+        + (f"rx_crowding {params['rx_crowding']:.3f}, " if "rx_crowding" in params else "")
         + ", ".join(f"comm_ns.{lvl} {params['comm_ns'][lvl]:.1f}, residual.{lvl} {params['residual'][lvl]:.3f}"
                     for lvl in present)
         + f"; median abs error on the calibration placements {np.median(err):.1f}% (estimated)")
