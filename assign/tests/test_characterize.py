@@ -519,12 +519,42 @@ def test_a_calibration_measured_while_the_machine_moved_is_flagged() -> None:
     assert stored_warnings(old) == noisy["warnings"] and stored_warnings(quiet) == []
 
 
-def test_calibrate_keeps_transit_ns_where_buffers_crossing_the_pool_cost_time() -> None:
-    # a machine where a buffer that crosses the pool's common store costs 40 ns on each side (R on
-    # a context that allocates more than it frees, T on one that frees more than it allocates),
-    # tasks on one context taking turns and every instance forwarding the same packets: Akaike's
-    # criterion keeps transit_ns, which finds the 40 ns, and the fit without it misses
+def _transit_machine(k: int, ctx: tuple) -> float:
+    # a buffer that crosses the pool's common store costs 40 ns on each side (R on a context that
+    # allocates more than it frees, T on one that frees more than it allocates)
     from collections import Counter
+
+    n_r, n_t = Counter(ctx[0::3]), Counter(ctx[2::3])
+    load: Counter = Counter()
+    for r, p, t in zip(ctx[0::3], ctx[1::3], ctx[2::3]):
+        load[r] += 30 + 40 * max(0, n_r[r] - n_t[r]) / n_r[r]
+        load[p] += 20
+        load[t] += 15 + 40 * max(0, n_t[t] - n_r[t]) / n_t[t]
+    return k * 1e9 / max(load.values())
+
+
+def _crowding_machine(k: int, ctx: tuple) -> float:
+    # each R task runs 30% slower per R task of another instance on its context (their ports'
+    # replays evicting each other's lines)
+    from collections import Counter
+
+    n_r = Counter(ctx[0::3])
+    load: Counter = Counter()
+    for r, p, t in zip(ctx[0::3], ctx[1::3], ctx[2::3]):
+        load[r] += 30 * (1 + 0.3 * (n_r[r] - 1))
+        load[p] += 20
+        load[t] += 15
+    return k * 1e9 / max(load.values())
+
+
+@pytest.mark.parametrize("term, option, machine, truth", [
+    ("transit_ns", "fit_transit", _transit_machine, 40.0),
+    ("rx_crowding", "fit_crowding", _crowding_machine, 0.3),
+])
+def test_calibrate_keeps_an_optional_term_where_the_machine_has_its_effect(term, option, machine, truth) -> None:
+    # tasks on one context taking turns, every instance forwarding the same packets, and one effect
+    # the base model lacks: Akaike's criterion keeps the term for it, which finds its size, and the
+    # fit without it misses
     from importlib import resources
 
     from assign.characterize.fit import fit
@@ -534,63 +564,16 @@ def test_calibrate_keeps_transit_ns_where_buffers_crossing_the_pool_cost_time() 
             "sharing": {"pu": {}, "chip": {}}, "pressure_point": "compute"}
     defaults = json.loads(resources.files("assign").joinpath("data", "model_params.json").read_text())
 
-    def measure(k: int, ctx: tuple) -> float:
-        n_r, n_t = Counter(ctx[0::3]), Counter(ctx[2::3])
-        load: Counter = Counter()
-        for r, p, t in zip(ctx[0::3], ctx[1::3], ctx[2::3]):
-            load[r] += 30 + 40 * max(0, n_r[r] - n_t[r]) / n_r[r]
-            load[p] += 20
-            load[t] += 15 + 40 * max(0, n_t[t] - n_r[t]) / n_t[t]
-        return k * 1e9 / max(load.values())
-
-    def calibrate(transit) -> dict:
-        return fit(topo, "ipfwd-l1", char, defaults["workloads"]["ipfwd-l1"], measure, 16, log=lambda s: None,
-                   max_instances=3, fit_transit=transit)
+    def calibrate(choice) -> dict:
+        return fit(topo, "ipfwd-l1", char, defaults["workloads"]["ipfwd-l1"], machine, 16, log=lambda s: None,
+                   max_instances=3, **{option: choice})
 
     chosen = calibrate("choose")
-    assert chosen["calibration"]["status"]["transit_ns"].startswith("calibrated (fitted, chosen by Akaike")
-    assert chosen["workloads"]["ipfwd-l1"]["transit_ns"] == pytest.approx(40, rel=0.1)
+    assert chosen["calibration"]["status"][term].startswith("calibrated (fitted, chosen by Akaike")
+    assert chosen["workloads"]["ipfwd-l1"][term] == pytest.approx(truth, rel=0.1)
     assert chosen["calibration"]["median_abs_err_pct"] < 1.0
     without = calibrate(False)
-    assert "transit_ns" not in without["workloads"]["ipfwd-l1"] and "transit_ns" not in without["calibration"]["status"]
+    assert term not in without["workloads"]["ipfwd-l1"] and term not in without["calibration"]["status"]
     assert without["calibration"]["median_abs_err_pct"] > 3 * chosen["calibration"]["median_abs_err_pct"]
-    with pytest.raises(ValueError, match="fit_transit 'maybe'"):
-        calibrate("maybe")
-
-
-def test_calibrate_keeps_rx_crowding_where_r_tasks_crowd_a_context() -> None:
-    # a machine where each R task runs 30% slower per R task of another instance on its context (their
-    # ports' replays evicting each other's lines), tasks on one context taking turns: Akaike's
-    # criterion keeps rx_crowding, which finds the 30%, and the fit without it misses
-    from collections import Counter
-    from importlib import resources
-
-    from assign.characterize.fit import fit
-
-    topo = get_machine(topology="pack:1 core:2 pu:1")
-    char = {"timer": {"tsc_hz": 2e9}, "roles": {r: {"cycles_per_packet": c} for r, c in zip(ROLES, (60, 40, 30))},
-            "sharing": {"pu": {}, "chip": {}}, "pressure_point": "compute"}
-    defaults = json.loads(resources.files("assign").joinpath("data", "model_params.json").read_text())
-
-    def measure(k: int, ctx: tuple) -> float:
-        n_r = Counter(ctx[0::3])
-        load: Counter = Counter()
-        for r, p, t in zip(ctx[0::3], ctx[1::3], ctx[2::3]):
-            load[r] += 30 * (1 + 0.3 * (n_r[r] - 1))
-            load[p] += 20
-            load[t] += 15
-        return k * 1e9 / max(load.values())
-
-    def calibrate(crowding) -> dict:
-        return fit(topo, "ipfwd-l1", char, defaults["workloads"]["ipfwd-l1"], measure, 16, log=lambda s: None,
-                   max_instances=3, fit_crowding=crowding)
-
-    chosen = calibrate("choose")
-    assert chosen["calibration"]["status"]["rx_crowding"].startswith("calibrated (fitted, chosen by Akaike")
-    assert chosen["workloads"]["ipfwd-l1"]["rx_crowding"] == pytest.approx(0.3, rel=0.1)
-    assert chosen["calibration"]["median_abs_err_pct"] < 1.0
-    without = calibrate(False)
-    assert "rx_crowding" not in without["workloads"]["ipfwd-l1"]
-    assert without["calibration"]["median_abs_err_pct"] > 3 * chosen["calibration"]["median_abs_err_pct"]
-    with pytest.raises(ValueError, match="fit_crowding 'maybe'"):
+    with pytest.raises(ValueError, match=f"{option} 'maybe'"):
         calibrate("maybe")
