@@ -15,9 +15,9 @@ context; with both, what calibrate writes), and neither.
 
 Nothing is measured and no calibration is replayed: every form sees the same
 measurements.  A stored calibration fits its random placements (calibrate
---placements, 8 by default) and 3 contrasts; `--train 8,12,16,20` shows what
-more of them would buy, where a replayed calibration
-(bench/refit-calibration.py) is too small to.
+--placements: 24 by default, 8 before 2026-11-25) and 3 contrasts;
+`--train 8,16,24` shows what more of them buy, where a replayed
+calibration (bench/refit-calibration.py) is too small to.
 
 Usage (files from assign validate --json and the characterization calibrate read):
   .venv/bin/python bench/model-holdout.py --workload W --validation val-W.json \\
