@@ -45,6 +45,8 @@ def test_sittings_that_differ_are_told_apart_and_one_can_be_estimated(tmp_path: 
     j = json.loads(run_assign("estimate", "--db", str(db), "--json").stdout)
     assert [s["n"] for s in j["sittings"]] == [600, 400] and j["sittings_test"]["one_distribution"] is False
     assert j["sittings"][1]["app_sha256"] == "a" * 64
+    # the whole run's estimate holds exactly the sittings' values
+    assert j["n"] == 1000 and j["best"] == max(max(a), max(b))
     one = json.loads(run_assign("estimate", "--db", str(db), "--json", "--sitting", "1").stdout)
     assert one["n"] == 400 and one["source"].endswith("sitting 1")
     assert one["best"] == max(b)

@@ -5,7 +5,7 @@ import argparse
 import json
 
 from ._args import nonneg_int, number, positive_int
-from ._runs import load_values
+from ._runs import load_values, run_values
 
 
 def register(sub) -> argparse.ArgumentParser:
@@ -34,8 +34,12 @@ def register(sub) -> argparse.ArgumentParser:
 def run(args: argparse.Namespace) -> int:
     from ..evt import EstimateError, estimate
 
-    values, label, where, excluded = load_values(args)
-    groups, test = by_sitting(args)
+    values, label, where, excluded, groups = read_values(args)
+    test = None
+    if groups:
+        from ..sittings import compare
+
+        test = compare(groups)
     if args.sitting is not None:
         chosen = [g for g in groups if g.number == args.sitting]
         if not chosen:
@@ -69,14 +73,15 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def by_sitting(args: argparse.Namespace) -> tuple[list, dict | None]:
-    """A measured run's values by sitting, and the test of whether they agree; ([], None) for a
-    value file or a modelled run."""
+def read_values(args: argparse.Namespace) -> tuple[list[float], str, str, int, list]:
+    """load_values's (values, label, where, values left out), and a measured run's values by
+    sitting ([] for a value file or a modelled run): one open store, and a measured run's values
+    read once, so the estimate and the sittings hold the same values."""
     if args.csv:
         if args.sitting is not None:
             raise ValueError("--sitting goes with --db, not with --csv")
-        return [], None
-    from ..sittings import compare, split
+        return (*load_values(args), [])
+    from ..sittings import split
     from ..store import Store
 
     with Store(args.db, readonly=True) as store:
@@ -84,6 +89,12 @@ def by_sitting(args: argparse.Namespace) -> tuple[list, dict | None]:
         if run.kind != "measured":
             if args.sitting is not None:
                 raise ValueError(f"--sitting: {args.db} run {run.id} is modelled: it has no sittings")
-            return [], None
+            _, values = run_values(store, args)
+            return values, run.kind, f"{args.db} run {run.id}", store.excluded_count(run.id), []
         groups = split(store, run.id)
-    return groups, compare(groups)
+        excluded = store.excluded_count(run.id)
+    # the sittings partition the values in draw order
+    values = [v for g in groups for v in g.values]
+    if not values:
+        raise ValueError(f"{args.db} run {run.id} holds no successful measurements yet")
+    return values, run.kind, f"{args.db} run {run.id}", excluded, groups
