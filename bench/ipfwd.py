@@ -14,7 +14,9 @@ one context:
                  for Rx checksum offload, which the virtual ports lack and
                  which makes it refuse to start: the copy is built with
                  rxmode.offloads = 0 (l3fwd then checks no IPv4 checksum;
-                 ipfwd computes it in software).
+                 ipfwd computes it in software).  A test bed with no dpdk-doc
+                 or compiler takes the copies built beforehand on the build
+                 machine (--l3fwd-dir; tools/testbed-bundle.sh --peers).
   l3fwd LPM + sw IPv4 checksum check
                  the same, with the checksum check its RFC 1812 step leaves
                  to the NIC done in software (rte_raw_cksum, bad checksum to
@@ -57,7 +59,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "apps" / "ipfwd"))
 sys.path.insert(0, str(REPO / "tests"))
 import harness  # noqa: E402  (tests/harness: run_app, placements, pcap files)
-from l3fwd_build import L3FWD_SRC, build_l3fwd  # noqa: E402  (beside this script)
+from l3fwd_build import L3FWD_SRC, build_l3fwd, prebuilt_l3fwd  # noqa: E402  (beside this script)
 try:
     import ipfwd_traffic  # noqa: E402
     import numpy as np  # noqa: E402
@@ -116,9 +118,17 @@ def run_dpdk_tool(cmd: list[str], prefix: str, warmup: float, duration: float) -
             p.communicate()
 
 
+def peer_drivers() -> list[str]:
+    """EAL's -d for DPDK's own programs on a test bed whose drivers come
+    from tools/testbed-bundle.sh (PIPEPLACE_DPDK_DRIVERS; ipfwd's runtime
+    adds it itself)."""
+    d = os.environ.get("PIPEPLACE_DPDK_DRIVERS")
+    return ["-d", d] if d else []
+
+
 def eal(prefix: str, lcores: str, cap: Path, mem: list[str]) -> list[str]:
     return ["--no-pci", "--file-prefix", prefix, "-l", lcores, "--log-level", "lib.eal:warning",
-            "--vdev", f"net_pcap0,rx_pcap={cap},infinite_rx=1", "--vdev", SINK, *mem]
+            "--vdev", f"net_pcap0,rx_pcap={cap},infinite_rx=1", "--vdev", SINK, *mem, *peer_drivers()]
 
 
 def memory_args(mbufs: int, data: int) -> list[str]:
@@ -352,6 +362,10 @@ def main(argv: list[str] | None = None) -> int:
                     help="also count instructions per packet under valgrind's callgrind (load-independent): "
                          "l3fwd and ipfwd-l1 fused (and the baseline's), each over about PACKETS packets "
                          "(e.g. 200000; 0 = not)")
+    ap.add_argument("--l3fwd-dir", type=Path, metavar="DIR", default=os.environ.get("PIPEPLACE_L3FWD_DIR") or None,
+                    help="l3fwd and l3fwd-sw-cksum built beforehand (python3 bench/l3fwd_build.py DIR; a test bed "
+                         "bundle made with --peers has them) instead of building them now from dpdk-doc "
+                         "(default $PIPEPLACE_L3FWD_DIR)")
     ap.add_argument("--baseline", type=Path, metavar="BUILD",
                     help="another release build of ipfwd (e.g. of an earlier commit) whose ipfwd rows run in "
                          "the same rounds, marked [baseline]: before/after side by side")
@@ -379,10 +393,14 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="bench_ipfwd_") as td:
         tmp = Path(td)
         t0 = time.monotonic()
-        l3 = build_l3fwd(tmp, "bench/ipfwd.py")
-        l3_ck = build_l3fwd(tmp, "bench/ipfwd.py", sw_ipv4_cksum=True)
-        print(f"l3fwd built from {L3FWD_SRC}/l3fwd, as shipped and with a software IPv4 checksum check, in "
-              f"{time.monotonic() - t0:.0f} s (temporary directory)")
+        if a.l3fwd_dir is not None:
+            l3, l3_ck = prebuilt_l3fwd(a.l3fwd_dir, "bench/ipfwd.py")
+            print(f"l3fwd as shipped and with a software IPv4 checksum check: built beforehand, {l3} and {l3_ck}")
+        else:
+            l3 = build_l3fwd(tmp, "bench/ipfwd.py")
+            l3_ck = build_l3fwd(tmp, "bench/ipfwd.py", sw_ipv4_cksum=True)
+            print(f"l3fwd built from {L3FWD_SRC}/l3fwd, as shipped and with a software IPv4 checksum check, in "
+                  f"{time.monotonic() - t0:.0f} s (temporary directory)")
         rules = (tmp / "routes.v4", tmp / "routes.v6")
         rules[0].write_text("R0.0.0.0/1 1\nR128.0.0.0/1 1\n")
         rules[1].write_text("R2001:0200:0000:0000:0000:0000:0000:0000/64 1\n")

@@ -8,11 +8,22 @@ without (l3fwd then checks no IPv4 checksum; ipfwd does in software);
 optionally the route limits and the pool, for a full-size table, and a
 software IPv4 header checksum check in its RFC 1812 step (what the Rx
 offload did for it: a wrong checksum goes to BAD_PORT, dropped), for a
-comparison at equal work."""
+comparison at equal work.
+
+A test bed with no DPDK development packages (no compiler, no dpdk-doc)
+gets the two copies bench/ipfwd.py runs built here beforehand, by
+tools/testbed-bundle.sh --peers, which runs this file:
+
+  python3 bench/l3fwd_build.py DIR    # DIR/l3fwd and DIR/l3fwd-sw-cksum
+
+and names DIR in PIPEPLACE_L3FWD_DIR (bench/ipfwd.py --l3fwd-dir)."""
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
+import sys
+import tempfile
 from pathlib import Path
 
 L3FWD_SRC = Path("/usr/share/dpdk/examples")
@@ -63,3 +74,33 @@ def build_l3fwd(tmp: Path, who: str, max_rules: int | None = None, extra_mbufs: 
         raise SystemExit(f"{who}: building l3fwd failed (exit {r.returncode}):\n"
                          f"{r.stdout[-3000:]}{r.stderr[-3000:]}")
     return exe
+
+
+PREBUILT = ("l3fwd", "l3fwd-sw-cksum")  # as shipped (offload patch only); with the software checksum check
+
+
+def prebuilt_l3fwd(where: Path, who: str) -> tuple[Path, Path]:
+    """The two copies `main` built into `where`, or an error naming it."""
+    exes = tuple(where / name for name in PREBUILT)
+    for exe in exes:
+        if not (exe.is_file() and os.access(exe, os.X_OK)):
+            raise SystemExit(f"{who}: --l3fwd-dir {where}: no executable {exe.name} there (make it with "
+                             "python3 bench/l3fwd_build.py DIR, or tools/testbed-bundle.sh --peers)")
+    return exes[0], exes[1]
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) != 1 or argv[0] in ("-h", "--help"):
+        print(__doc__)
+        return 0 if argv and argv[0] in ("-h", "--help") else 2
+    out = Path(argv[0])
+    out.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="l3fwd_build_") as td:
+        for name, ck in zip(PREBUILT, (False, True)):
+            shutil.copy2(build_l3fwd(Path(td), "bench/l3fwd_build.py", sw_ipv4_cksum=ck), out / name)
+    print(f"bench/l3fwd_build.py: {', '.join(str(out / n) for n in PREBUILT)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -2,7 +2,9 @@
 from the bundle. Checked by hiding this machine's DPDK driver directory in
 a mount namespace of the test's own (unshare -m, tmpfs over it): there the
 app gets its drivers only through PIPEPLACE_DPDK_DRIVERS, and every DPDK
-library and driver it loads comes from the bundle."""
+library and driver it loads comes from the bundle.  The bundle is made with
+--peers, so the programs the benchmarks measure ours against (dpdk-testpmd,
+DPDK's l3fwd) are checked the same way."""
 from __future__ import annotations
 
 import os
@@ -31,7 +33,7 @@ def bundle(repo_dir: Path, build_dir: Path) -> Iterator[Path]:
     where = Path(tempfile.mkdtemp(prefix="testbed-test-", dir=build_dir))
     out = where / "testbed"
     try:
-        p = subprocess.run([str(repo_dir / "tools" / "testbed-bundle.sh"), str(out), str(build_dir)],
+        p = subprocess.run([str(repo_dir / "tools" / "testbed-bundle.sh"), "--peers", str(out), str(build_dir)],
                            capture_output=True, text=True, timeout=300)
         assert p.returncode == 0, p.stderr
         assert f"testbed-bundle: {out}:" in p.stdout
@@ -59,7 +61,8 @@ def plugin_dir() -> Path:
 def test_every_library_but_the_c_runtime_resolves_into_the_bundle(bundle: Path, build_dir: Path) -> None:
     lib = bundle / "lib"
     programs = [build_dir / "apps" / "ipfwd" / "ipfwd", build_dir / "apps" / "ahocorasick" / "ahocorasick",
-                build_dir / "traffic-gen" / "pp-tgen", bundle / "bin" / "lstopo-no-graphics"]
+                build_dir / "traffic-gen" / "pp-tgen", bundle / "bin" / "lstopo-no-graphics",
+                bundle / "bin" / "dpdk-testpmd", bundle / "peers" / "l3fwd", bundle / "peers" / "l3fwd-sw-cksum"]
     drivers = sorted((bundle / "drivers").iterdir())
     assert {d.name.removeprefix("librte_").removesuffix(".so") for d in drivers} == DRIVERS
     for d in drivers:  # one copy of each: a link into lib/, never a second file
@@ -91,13 +94,22 @@ def run_hidden(bundle: Path, build_dir: Path, tmp_path: Path, drivers: bool) -> 
            *eal_args(f"tb{os.getpid()}{int(drivers)}",
                      [f"net_pcap0,rx_pcap={cap},infinite_rx=1", "net_null0,no-rx=1"], log_level=None),
            "--", "--placement", str(place), "--duration", "0.3", "--stats", str(tmp_path / "s.json")]
-    env = dict(sanitizer_env(), LD_DEBUG="files")
+    return run_where_dpdk_is_not(bundle, cmd, drivers, dict(sanitizer_env(), LD_DEBUG="files"))
+
+
+def run_where_dpdk_is_not(bundle: Path, cmd: list[str], drivers: bool, env: dict[str, str],
+                          timeout: float = 120) -> subprocess.CompletedProcess:
+    """cmd with this machine's DPDK driver directory hidden (a mount namespace
+    of its own), the bundle's libraries first; with `drivers`, after sourcing
+    the bundle's env.sh, which is what a user does there (it sets
+    PIPEPLACE_DPDK_DRIVERS once the directory is gone).  Standard input is
+    closed."""
+    env = dict(env)
     env.pop("PIPEPLACE_DPDK_DRIVERS", None)
-    # with drivers: what a user does there (env.sh sets the variable once the directory is gone)
-    setup = f'. "{bundle}/env.sh"' if drivers else f'export LD_LIBRARY_PATH="{bundle}/lib"'
+    setup = f'. "{bundle}/env.sh" 2>/dev/null' if drivers else f'export LD_LIBRARY_PATH="{bundle}/lib"'
     script = f'mount -t tmpfs none "{plugin_dir()}" && {setup} && exec "$@"'
     return subprocess.run(["unshare", "-m", "bash", "-c", script, "bash", *cmd], capture_output=True,
-                          text=True, env=env, timeout=120)
+                          text=True, env=env, timeout=timeout, stdin=subprocess.DEVNULL)
 
 
 def test_an_app_runs_from_the_bundle_where_dpdk_is_not_installed(bundle: Path, build_dir: Path,
@@ -148,3 +160,50 @@ def test_env_sh_and_the_assign_it_puts_first(bundle: Path, repo_dir: Path) -> No
     assert lines[3] == f"RULES={bundle}/rules/community.rules"
     assert (bundle / "rules" / "community.rules").read_bytes() == rules.read_bytes()
     assert "raw placements (injective maps, what random sampling draws from): 249984" in p.stdout  # 64*63*62
+
+
+def test_the_peers_run_from_the_bundle_where_dpdk_is_not_installed(bundle: Path, tmp_path: Path) -> None:
+    """dpdk-testpmd and l3fwd are DPDK's own programs: they get the bundle's
+    drivers through EAL's -d, as the benchmarks pass it from
+    PIPEPLACE_DPDK_DRIVERS (bench/ipfwd.py peer_drivers, bench/tgen.py)."""
+    c = two_contexts()
+    eal = ["--no-pci", "--no-huge", "-m", "512", "-l", f"{c[0]},{c[1]}", "--log-level", "lib.eal:warning"]
+    # testpmd sends until its "Press enter to exit" reads the closed stdin
+    testpmd = [str(bundle / "bin" / "dpdk-testpmd"), *eal, "--file-prefix", f"tbtp{os.getpid()}",
+               "--vdev", "net_null0", "-d", str(bundle / "drivers"), "--", "--forward-mode=txonly",
+               "--auto-start", "--txpkts=60", "--total-num-mbufs=4096"]
+    p = run_where_dpdk_is_not(bundle, testpmd, False, dict(os.environ))
+    sent = re.findall(r"TX-packets: (\d+)", p.stdout)
+    assert p.returncode == 0 and sent and int(sent[-1]) > 0, p.stdout[-2000:] + p.stderr[-2000:]
+    # without -d it finds no net_null: the check can fail
+    p = run_where_dpdk_is_not(bundle, [a for a in testpmd if a not in ("-d", str(bundle / "drivers"))], False,
+                              dict(os.environ))
+    assert p.returncode != 0 and "net_null0" in p.stdout + p.stderr, p.stdout[-2000:] + p.stderr[-2000:]
+    # l3fwd forwards until SIGINT, on one lcore (as bench/ipfwd.py runs it: a TX queue per lcore, and
+    # net_pcap has one): from net_pcap into net_null, through env.sh's variables
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "apps" / "ipfwd"))
+    try:
+        import ipfwd_traffic
+    finally:
+        sys.path.pop(0)
+    cap = tmp_path / "l1.pcap"
+    ipfwd_traffic.main(["l1", str(cap), "--packets", "256"])
+    (tmp_path / "r4").write_text("R0.0.0.0/1 1\nR128.0.0.0/1 1\n")
+    (tmp_path / "r6").write_text("R2001:0200:0000:0000:0000:0000:0000:0000/64 1\n")
+    l3fwd = ["timeout", "-s", "INT", "4", "bash", "-c",
+             f'exec "$PIPEPLACE_L3FWD_DIR/l3fwd" {" ".join(eal[:4])} -l {c[1]} --file-prefix tbl3{os.getpid()} '
+             f'--vdev net_pcap0,rx_pcap={cap},infinite_rx=1 --vdev net_null0,no-rx=1 -d "$PIPEPLACE_DPDK_DRIVERS" '
+             f'-- -p 0x3 --config "(0,0,{c[1]})" --rule_ipv4={tmp_path / "r4"} --rule_ipv6={tmp_path / "r6"} '
+             f'--parse-ptype --lookup=lpm']
+    p = run_where_dpdk_is_not(bundle, l3fwd, True, dict(os.environ))
+    assert "entering main loop on lcore" in p.stdout + p.stderr, p.stdout[-2000:] + p.stderr[-2000:]
+    assert "Bye" in p.stdout, p.stdout[-2000:] + p.stderr[-2000:]
+
+
+def test_bench_ipfwd_refuses_an_l3fwd_dir_without_the_two_builds(repo_dir: Path, build_dir: Path,
+                                                                  tmp_path: Path) -> None:
+    (tmp_path / "l3fwd").write_text("not a program")
+    p = subprocess.run([sys.executable, str(repo_dir / "bench" / "ipfwd.py"), "--build", str(build_dir),
+                        "--l3fwd-dir", str(tmp_path)], capture_output=True, text=True, timeout=120)
+    assert p.returncode != 0, p.stdout
+    assert f"--l3fwd-dir {tmp_path}: no executable l3fwd there" in p.stderr, p.stderr

@@ -3,7 +3,7 @@
 # package registry (a lab machine with many cores, say), made here on the
 # Debian 12 machine that built them:
 #
-#   tools/testbed-bundle.sh [DIR] [BUILD...]
+#   tools/testbed-bundle.sh [--peers] [DIR] [BUILD...]
 #
 # DIR (default testbed/ at the repository root, which git ignores) gets
 #   lib/       every shared library the builds' programs and DPDK's drivers
@@ -21,13 +21,24 @@
 #              this machine's path, so env.sh names the copy in PIPEPLACE_RULES,
 #              which assign reads as --rules' default
 #   env.sh     to source there: `. testbed/env.sh`
+#   peers/     with --peers: what the benchmarks measure ours against,
+#              built or copied here because a test bed has no dpdk-doc
+#              and no compiler: DPDK's l3fwd from the dpdk-doc examples
+#              (bench/l3fwd_build.py: as shipped, and with the software
+#              checksum check) for bench/ipfwd.py, which finds them through
+#              PIPEPLACE_L3FWD_DIR; dpdk-testpmd goes to bin/ (bench/ipfwd.py,
+#              bench/tgen.py). Both load DPDK's drivers from the bundle
+#              with EAL's -d, which the benchmarks add from
+#              PIPEPLACE_DPDK_DRIVERS
 # BUILD... (default build/ and build-profile/ where they exist) are the Meson
 # builds whose programs are bundled.  Copy or carry the repository with DIR
 # and the builds inside it; nothing is written outside DIR, here or there.
 set -euo pipefail
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-case "${1:-}" in -h|--help) sed -n '2,26p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;; esac
+case "${1:-}" in -h|--help) sed -n '2,35p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;; esac
+peers=0
+if [ "${1:-}" = --peers ]; then peers=1; shift; fi
 out=${1:-$repo/testbed}
 shift || true
 builds=("$@")
@@ -43,6 +54,9 @@ multiarch=$(gcc -print-multiarch 2>/dev/null || echo x86_64-linux-gnu)
 plugins=$(ls -d /usr/lib/"$multiarch"/dpdk/pmds-* 2>/dev/null | head -n 1)
 [ -n "$plugins" ] || { echo "testbed-bundle: DPDK's driver directory /usr/lib/$multiarch/dpdk/pmds-* is missing (apt-get install dpdk)" >&2; exit 1; }
 lstopo=$(command -v lstopo-no-graphics) || { echo "testbed-bundle: lstopo-no-graphics is missing (apt-get install hwloc)" >&2; exit 1; }
+if ((peers)); then
+  testpmd=$(command -v dpdk-testpmd) || { echo "testbed-bundle: --peers: dpdk-testpmd is missing (apt-get install dpdk)" >&2; exit 1; }
+fi
 drivers=(bus_vdev mempool_ring mempool_stack net_memif net_null net_pcap net_ring)
 
 # replaced only when it is an earlier bundle: never a directory of something else
@@ -68,6 +82,10 @@ programs=()
 while IFS= read -r -d '' f; do
   [ "$(od -An -N4 -tx1 "$f" | tr -d ' ')" = 7f454c46 ] && programs+=("$f")
 done < <(find "${builds[@]}" -type f -perm -u+x ! -path '*/meson-*' ! -path '*.p/*' ! -name '*.so*' -print0)
+if ((peers)); then
+  python3 "$repo/bench/l3fwd_build.py" "$out/peers" >/dev/null
+  programs+=("$testpmd" "$out/peers/l3fwd" "$out/peers/l3fwd-sw-cksum")
+fi
 driver_files=()
 for d in "${drivers[@]}"; do
   f=$(readlink -f "$plugins/librte_$d.so") || { echo "testbed-bundle: $plugins/librte_$d.so is missing" >&2; exit 1; }
@@ -93,6 +111,7 @@ for f in "${driver_files[@]}"; do
   ln -sf "../lib/$soname" "$out/drivers/$(basename "${soname%.*}")"
 done
 cp -L "$lstopo" "$out/bin/"
+((peers)) && cp -L "$testpmd" "$out/bin/"
 rules="$repo/../shared/data/snort/community.rules"
 if [ -f "$rules" ]; then
   mkdir -p "$out/rules"
@@ -115,6 +134,8 @@ export PATH="\$_tb/bin:\$PATH"
 # Where DPDK 22.11's drivers are installed EAL loads them from $plugins
 # itself; elsewhere the runtime hands EAL the bundle's (-d, runtime/base/pp_eal.h)
 [ -e $plugins/librte_net_null.so ] || export PIPEPLACE_DPDK_DRIVERS="\$_tb/drivers"
+# DPDK's l3fwd, where bundled (--peers): bench/ipfwd.py's --l3fwd-dir
+if [ -x "\$_tb/peers/l3fwd" ]; then export PIPEPLACE_L3FWD_DIR="\$_tb/peers"; fi
 # the ahocorasick workload's rules, where bundled: assign's default for --rules
 if [ -f "\$_tb/rules/community.rules" ]; then export PIPEPLACE_RULES="\$_tb/rules/community.rules"; fi
 python3 -c 'import numpy, scipy, matplotlib, tqdm' 2>/dev/null ||
