@@ -56,6 +56,7 @@ struct tg_txjob {
 	uint32_t n_pcap, pcap_idx;
 	unsigned hdr_len;
 	uint32_t ip_sum_fixed; /* partial IP checksum of the fixed header words */
+	uint64_t rearm;        /* the mbuf's rearm word as rte_pktmbuf_reset leaves it */
 	bool tcp, signature, retry;
 	/* per run */
 	double pps; /* 0: as fast as possible */

@@ -1,6 +1,7 @@
 /* Transmit jobs: template mbufs are pre-filled once (mempool object init), so
  * the fast path allocates a burst and rewrites only what varies per packet:
  * lengths, flow fields, IP checksum, signature. */
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -169,6 +170,14 @@ tg_txjob_init(struct tg_txjob *j, const struct tg_stream_cfg *s, const struct tg
 		tg_field_reset(&j->field[i]);
 	rte_mempool_obj_iter(j->pool, template_init, j);
 	{
+		struct rte_mbuf def = { .buf_len = RTE_MBUF_DEFAULT_BUF_SIZE };
+
+		rte_pktmbuf_reset(&def);
+		rte_mbuf_refcnt_set(&def, 1);
+		memcpy(&j->rearm, (const char *)&def + offsetof(struct rte_mbuf, rearm_data),
+			sizeof(j->rearm));
+	}
+	{
 		/* version/IHL + TOS, packet id, flags/fragment offset: fixed */
 		uint16_t w0 = rte_cpu_to_be_16(RTE_IPV4_VHL_DEF << 8);
 		uint16_t w3 = rte_cpu_to_be_16(RTE_IPV4_HDR_DF_FLAG);
@@ -210,6 +219,11 @@ fill(struct tg_txjob *j, struct rte_mbuf *m, uint64_t seq, uint64_t tsc)
 		flow_make(j->field, &tmp);
 		f = &tmp;
 	}
+	/* A raw get (tg_tx_poll): what rte_pktmbuf_reset would set that a
+	 * port may have changed, in one store (data_off, refcnt 1, one
+	 * segment, port); a freed mbuf has no next segment, and nothing on
+	 * the way out writes the other fields the template set. */
+	memcpy((char *)m + offsetof(struct rte_mbuf, rearm_data), &j->rearm, sizeof(j->rearm));
 	m->data_len = len;
 	m->pkt_len = len;
 	ip->total_length = rte_cpu_to_be_16((uint16_t)(len - 14));
@@ -320,7 +334,9 @@ tg_tx_poll(struct tg_txjob *j, uint64_t now)
 			pkts[i] = m;
 		}
 	} else {
-		if (unlikely(rte_pktmbuf_alloc_bulk(j->pool, pkts, (unsigned)n))) {
+		/* Raw, as testpmd's txonly: fill() sets what the reset in
+		 * rte_pktmbuf_alloc_bulk would, and only that. */
+		if (unlikely(rte_mempool_get_bulk(j->pool, (void **)pkts, (unsigned)n))) {
 			tg_publish(&j->c.alloc_fail, j->c.alloc_fail + 1);
 			return;
 		}

@@ -93,6 +93,40 @@ def test_udp_template_fields_imix_payload(build_dir: Path, file_prefix: str, tmp
         assert set(payload[9:]) <= {65}
 
 
+def ip_checksum_ok(hdr: bytes) -> bool:
+    s = sum(struct.unpack("!10H", hdr))
+    while s >> 16:
+        s = (s & 0xffff) + (s >> 16)
+    return s == 0xffff
+
+
+def test_reused_buffers_leave_as_the_template_says(build_dir: Path, file_prefix: str, tmp_path: Path) -> None:
+    """pp-tgen takes its buffers raw from the pool and sets only what a port
+    may have changed (tg_tx.c fill): with a small pool every buffer goes
+    out some 30 times, and every frame must still have its size from the
+    IMIX pattern, right lengths and checksum, and its own sequence number."""
+    out = tmp_path / "reuse.pcap"
+    n = 30_000
+    r = run_tgen(build_dir, file_prefix, tmp_path, [f"net_pcap0,tx_pcap={out}"],
+                 ["--packets", str(n), "--mbufs", "1023", "--size", "imix", "--src-ip", "10.0.0.1-10.0.0.7",
+                  "--dst-mac", "02:aa:00:00:00:01", "--fill", "65"])
+    r.assert_clean()
+    pk = frames(out)
+    assert len(pk) == n and r.stats["tx"]["packets"] == n
+    sizes = Counter()
+    for i, raw in enumerate(pk):
+        sizes[len(raw) + 4] += 1
+        assert raw[:6] == bytes.fromhex("02aa00000001") and raw[12:14] == b"\x08\x00", f"frame {i}"
+        ip = raw[14:34]
+        assert struct.unpack_from("!H", ip, 2)[0] == len(raw) - 14, f"frame {i}: IP total length"
+        assert ip[12:16] == bytes([10, 0, 0, i % 7 + 1]) and ip_checksum_ok(ip), f"frame {i}: IP header"
+        assert struct.unpack_from("!H", raw, 38)[0] == len(raw) - 34, f"frame {i}: UDP length"
+        magic, stream, seq, tsc = SIG.unpack_from(raw, 42)
+        assert (magic, stream, seq) == (MAGIC, 0, i) and tsc > 0, f"frame {i}: signature"
+        assert set(raw[60:]) <= {65}, f"frame {i}: payload"
+    assert sizes == {64: n * 7 // 12, 570: n * 4 // 12, 1518: n // 12}
+
+
 def test_tcp_checksum_and_flows(build_dir: Path, file_prefix: str, tmp_path: Path) -> None:
     out = tmp_path / "tcp.pcap"
     r = run_tgen(build_dir, file_prefix, tmp_path, [f"net_pcap0,tx_pcap={out}"],
