@@ -370,6 +370,7 @@ def main(argv: list[str] | None = None) -> int:
                     help="another release build of ipfwd (e.g. of an earlier commit) whose ipfwd rows run in "
                          "the same rounds, marked [baseline]: before/after side by side")
     a = ap.parse_args(argv)
+    prebuilt = prebuilt_l3fwd(a.l3fwd_dir, "bench/ipfwd.py") if a.l3fwd_dir is not None else None
     exe = check_build(ap, "--build", a.build)
     btype = build_type(a.build)
     base_exe = check_build(ap, "--baseline", a.baseline) if a.baseline else None
@@ -393,8 +394,8 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="bench_ipfwd_") as td:
         tmp = Path(td)
         t0 = time.monotonic()
-        if a.l3fwd_dir is not None:
-            l3, l3_ck = prebuilt_l3fwd(a.l3fwd_dir, "bench/ipfwd.py")
+        if prebuilt is not None:
+            l3, l3_ck = prebuilt
             print(f"l3fwd as shipped and with a software IPv4 checksum check: built beforehand, {l3} and {l3_ck}")
         else:
             l3 = build_l3fwd(tmp, "bench/ipfwd.py")
