@@ -20,6 +20,9 @@
 #include "pp_profile.h"
 
 #include <assert.h>
+#if defined(RTE_ARCH_X86)
+#include <cpuid.h>
+#endif
 #include <sched.h>
 #include <string.h>
 
@@ -242,18 +245,50 @@ r_limit(const struct pp_task *t, unsigned want)
 	return want;
 }
 
-/* Split R (P or T on another context): take ownership of the first line
- * of each of the n buffers this lcore's mempool cache hands out next (its
- * top: the cache is a stack, and the driver's next burst allocates from
- * it), by storing back the word that is there.  Those buffers last went
- * through P's context, whose reads leave the lines shared there; a driver
- * that writes its buffers on the CPU (net_pcap copies each frame, every
- * driver resets the mbuf header) then waits for each line's invalidation
- * in turn, since the atomics between its packets drain the store buffer.
- * These stores, with no atomic between them, have their invalidations in
- * flight together (a prefetchw did not do it: measured, apps/ipfwd/README.md).
- * The buffers are free and only this lcore takes from its cache: the
- * value-preserving store changes nothing any user can see. */
+#if defined(RTE_ARCH_X86)
+/* PREFETCHW (a request for ownership: the line comes in the modified
+ * state, where a read prefetch leaves it shared) written out by hand:
+ * DPDK's pkg-config flags target corei7, which lacks PRFCHW, so
+ * rte_prefetch0_write and __builtin_prefetch(p, 1) compile to a read
+ * prefetch there.  Only where the CPU has it (CPUID 0x80000001 ECX bit 8):
+ * older CPUs may fault on the opcode. */
+static bool have_prefetchw;
+
+static void __attribute__((constructor)) detect_prefetchw(void)
+{
+	unsigned a, b, c, d;
+	have_prefetchw = __get_cpuid(0x80000001, &a, &b, &c, &d) && (c & (1u << 8)) != 0;
+}
+
+static inline void
+prefetch_own(uint64_t addr)
+{
+	if (have_prefetchw)
+		asm volatile("prefetchw %0" : : "m"(*(const volatile char *)(uintptr_t)addr));
+}
+#else
+static inline void
+prefetch_own(uint64_t addr)
+{
+	rte_prefetch0_write((const void *)(uintptr_t)addr);
+}
+#endif
+
+/* Split R (P or T on another context): take ownership of the lines that
+ * the driver's next burst writes first in each of the n buffers this
+ * lcore's mempool cache hands out next (its top: the cache is a stack, and
+ * the driver allocates from it).  Those buffers last went through P's
+ * context: its reads leave the mbuf's first line shared there, its header
+ * rewrite leaves the frame's first line modified there.  A driver that
+ * writes its buffers on the CPU (net_pcap copies each frame, every driver
+ * resets the mbuf header) would wait for each line in turn, since the
+ * atomics between its packets drain the store buffer.  Here the first
+ * line's invalidations go out together (a plain store of the word that is
+ * there: no atomic between them), and the frame's first line is asked for
+ * in the modified state (prefetch_own), all n before the driver runs.
+ * Measured in apps/ipfwd/README.md.  The buffers are free and only this
+ * lcore takes from its cache: the value-preserving store changes nothing
+ * any user can see. */
 static inline void
 own_next_mbufs(struct rte_mempool *pool, unsigned n)
 {
@@ -262,7 +297,10 @@ own_next_mbufs(struct rte_mempool *pool, unsigned n)
 		return; /* the driver's get refills the cache from the pool's ring first */
 	for (unsigned i = 1; i <= n; i++) {
 		volatile uint64_t *w = cache->objs[cache->len - i];
-		*w = *w;
+		RTE_BUILD_BUG_ON(offsetof(struct rte_mbuf, buf_addr) != 0);
+		uint64_t buf_addr = *w; /* the mbuf's first word */
+		*w = buf_addr;
+		prefetch_own(buf_addr + RTE_PKTMBUF_HEADROOM);
 	}
 }
 
