@@ -10,9 +10,12 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
+import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -190,14 +193,42 @@ def test_the_peers_run_from_the_bundle_where_dpdk_is_not_installed(bundle: Path,
     ipfwd_traffic.main(["l1", str(cap), "--packets", "256"])
     (tmp_path / "r4").write_text("R0.0.0.0/1 1\nR128.0.0.0/1 1\n")
     (tmp_path / "r6").write_text("R2001:0200:0000:0000:0000:0000:0000:0000/64 1\n")
-    l3fwd = ["timeout", "-s", "INT", "4", "bash", "-c",
-             f'exec "$PIPEPLACE_L3FWD_DIR/l3fwd" {" ".join(eal[:4])} -l {c[1]} --file-prefix tbl3{os.getpid()} '
-             f'--vdev net_pcap0,rx_pcap={cap},infinite_rx=1 --vdev net_null0,no-rx=1 -d "$PIPEPLACE_DPDK_DRIVERS" '
-             f'-- -p 0x3 --config "(0,0,{c[1]})" --rule_ipv4={tmp_path / "r4"} --rule_ipv6={tmp_path / "r6"} '
-             f'--parse-ptype --lookup=lpm']
-    p = run_where_dpdk_is_not(bundle, l3fwd, True, dict(os.environ))
-    assert "entering main loop on lcore" in p.stdout + p.stderr, p.stdout[-2000:] + p.stderr[-2000:]
-    assert "Bye" in p.stdout, p.stdout[-2000:] + p.stderr[-2000:]
+    l3fwd = ["bash", "-c",
+             f'exec stdbuf -oL "$PIPEPLACE_L3FWD_DIR/l3fwd" {" ".join(eal[:4])} -l {c[1]} '
+             f'--file-prefix tbl3{os.getpid()} --vdev net_pcap0,rx_pcap={cap},infinite_rx=1 '
+             f'--vdev net_null0,no-rx=1 -d "$PIPEPLACE_DPDK_DRIVERS" -- -p 0x3 --config "(0,0,{c[1]})" '
+             f'--rule_ipv4={tmp_path / "r4"} --rule_ipv6={tmp_path / "r6"} --parse-ptype --lookup=lpm']
+    script = f'mount -t tmpfs none "{plugin_dir()}" && . "{bundle}/env.sh" 2>/dev/null && exec "$@"'
+    env = dict(os.environ)
+    env.pop("PIPEPLACE_DPDK_DRIVERS", None)
+    # it forwards until SIGINT: sent once it says it is in its main loop (however long a loaded
+    # machine takes to start it), then it must say goodbye
+    with subprocess.Popen(["unshare", "-m", "bash", "-c", script, "bash", *l3fwd], stdin=subprocess.DEVNULL,
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env,
+                          start_new_session=True) as p:
+        out: list[str] = []
+        started = threading.Event()
+
+        def read() -> None:
+            assert p.stdout is not None
+            for line in p.stdout:
+                out.append(line)
+                if "entering main loop on lcore" in line:
+                    started.set()
+
+        reader = threading.Thread(target=read, daemon=True)
+        reader.start()
+        try:
+            assert started.wait(120), "".join(out)[-3000:]
+            time.sleep(0.5)
+            os.killpg(p.pid, signal.SIGINT)
+            p.wait(timeout=60)
+        finally:
+            if p.poll() is None:
+                os.killpg(p.pid, signal.SIGKILL)
+                p.wait()
+        reader.join(10)
+    assert p.returncode == 0 and "Bye" in "".join(out), "".join(out)[-3000:]
 
 
 def test_bench_ipfwd_refuses_an_l3fwd_dir_without_the_two_builds(repo_dir: Path, build_dir: Path,
