@@ -118,17 +118,9 @@ def run_dpdk_tool(cmd: list[str], prefix: str, warmup: float, duration: float) -
             p.communicate()
 
 
-def peer_drivers() -> list[str]:
-    """EAL's -d for DPDK's own programs on a test bed whose drivers come
-    from tools/testbed-bundle.sh (PIPEPLACE_DPDK_DRIVERS; ipfwd's runtime
-    adds it itself)."""
-    d = os.environ.get("PIPEPLACE_DPDK_DRIVERS")
-    return ["-d", d] if d else []
-
-
 def eal(prefix: str, lcores: str, cap: Path, mem: list[str]) -> list[str]:
     return ["--no-pci", "--file-prefix", prefix, "-l", lcores, "--log-level", "lib.eal:warning",
-            "--vdev", f"net_pcap0,rx_pcap={cap},infinite_rx=1", "--vdev", SINK, *mem, *peer_drivers()]
+            "--vdev", f"net_pcap0,rx_pcap={cap},infinite_rx=1", "--vdev", SINK, *mem, *harness.peer_driver_args()]
 
 
 def memory_args(mbufs: int, data: int) -> list[str]:

@@ -90,10 +90,7 @@ def run_testpmd(seconds: float, extra: list[str]) -> tuple[float, float, float]:
     """testpmd reports Tx-pps between two 'show port stats' calls; the TX
     thread's CPU time is sampled when each is sent.  Commands go only after
     testpmd's prompt appears (EAL start-up is slow on a loaded machine)."""
-    # a test bed's bundle (tools/testbed-bundle.sh --peers) gives DPDK's own
-    # programs their drivers with -d; pp-tgen's runtime adds it itself
-    drivers = os.environ.get("PIPEPLACE_DPDK_DRIVERS")
-    cmd = ["dpdk-testpmd", *eal("bp" + uuid.uuid4().hex[:8]), *(["-d", drivers] if drivers else []), "--", "-i",
+    cmd = ["dpdk-testpmd", *eal("bp" + uuid.uuid4().hex[:8]), *harness.peer_driver_args(), "--", "-i",
            "--forward-mode=txonly", "--txpkts=60", "--nb-cores=1", "--burst=32", *extra]
     p = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                          stderr=subprocess.STDOUT)

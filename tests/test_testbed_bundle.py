@@ -168,7 +168,7 @@ def test_env_sh_and_the_assign_it_puts_first(bundle: Path, repo_dir: Path) -> No
 def test_the_peers_run_from_the_bundle_where_dpdk_is_not_installed(bundle: Path, tmp_path: Path) -> None:
     """dpdk-testpmd and l3fwd are DPDK's own programs: they get the bundle's
     drivers through EAL's -d, as the benchmarks pass it from
-    PIPEPLACE_DPDK_DRIVERS (bench/ipfwd.py peer_drivers, bench/tgen.py)."""
+    PIPEPLACE_DPDK_DRIVERS (harness.peer_driver_args)."""
     c = two_contexts()
     eal = ["--no-pci", "--no-huge", "-m", "512", "-l", f"{c[0]},{c[1]}", "--log-level", "lib.eal:warning"]
     # testpmd sends until its "Press enter to exit" reads the closed stdin

@@ -8,6 +8,7 @@ the free hugepages are short (pp_main.c), so nothing is needed here;
 no_huge_mb forces --no-huge -m N (for a run that must not touch hugepages)."""
 from __future__ import annotations
 
+import os
 import subprocess
 import uuid
 from pathlib import Path
@@ -40,6 +41,14 @@ def app_binary(build_dir: Path, app: str, name: str | None = None) -> Path:
     exe = build_dir / "apps" / app / (name or app)
     assert exe.is_file(), f"{exe} not built (meson setup with -Dparts including runtime,{app})"
     return exe
+
+
+def peer_driver_args() -> list[str]:
+    """EAL's -d for DPDK's own programs (testpmd, l3fwd) on a test bed whose
+    drivers come from tools/testbed-bundle.sh (PIPEPLACE_DPDK_DRIVERS); the
+    project's programs add it themselves (runtime/base/pp_eal.c)."""
+    d = os.environ.get("PIPEPLACE_DPDK_DRIVERS")
+    return ["-d", d] if d else []
 
 
 def eal_args(file_prefix: str, vdevs: Sequence[str] = (), lcores: str | None = None,
