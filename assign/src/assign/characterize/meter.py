@@ -71,16 +71,19 @@ class PlacementMeter:
                 "so their figures do not compare with the others'; reserve more hugepages "
                 "(/proc/sys/vm/nr_hugepages) and measure again")
 
-    def retry_note(self) -> str | None:
-        """What to print when placements were measured again for their hugepages, else None."""
+    def retry_note(self, figures: bool = True) -> str | None:
+        """What to print when placements were measured again for their hugepages, else None:
+        a summary line, then (figures) one indented line per figure measured on 4 KiB pages and
+        not used (a run can discard a hundred: one line each reads, one line of them all does not)."""
         if not self.hugepage_retries:
             return None
-        return (f"{self.hugepage_retries} placement(s) measured again: their app had fallen back to 4 KiB pages "
-                "because the app processes kept for other instance counts held the hugepages; those were "
-                "stopped, and the figure on 4 KiB pages was not used (measured: "
-                + "; ".join(f"{d['instances']} instance(s) on {d['contexts']}: {d['value_pps']:,.0f} packets/s"
-                            for d in self.discarded)
-                + "; kept with its reason in the JSON's discarded_measurements)")
+        return "\n".join(
+            [f"{self.hugepage_retries} placement(s) measured again: their app had fallen back to 4 KiB pages "
+             "because the app processes kept for other instance counts held the hugepages; those were "
+             f"stopped, and the {len(self.discarded)} figure(s) on 4 KiB pages were not used (kept with their "
+             "reason in the JSON's discarded_measurements)" + (":" if figures else "")]
+            + [f"  not used (measured on 4 KiB pages): {d['instances']} instance(s) on {d['contexts']}: "
+               f"{d['value_pps']:,.0f} packets/s" for d in self.discarded if figures])
 
     def close(self) -> None:
         for be in self.backends.values():

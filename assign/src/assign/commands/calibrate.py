@@ -122,7 +122,8 @@ def run(args: argparse.Namespace) -> int:
         doc["calibration"]["status"]["hugepages"] = meter.hugepage_warning()
         doc["calibration"]["no_hugepages_instances"] = sorted(meter.no_hugepages)
     if meter.hugepage_retries:
-        doc["calibration"]["status"]["hugepage_retries"] = meter.retry_note()
+        # one line in the file's status; the figures themselves are in discarded_measurements
+        doc["calibration"]["status"]["hugepage_retries"] = meter.retry_note(figures=False)
     # the figures measured on 4 KiB pages and measured again (not fitted): kept, never dropped
     doc["calibration"]["discarded_measurements"] = meter.discarded
     saved = save(args.out, lambda f: json.dump(doc, f, indent=2), "calibrated parameters")
