@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from assign.characterize.fit import contrast_placements, random_placements
+from assign.characterize.fit import contrast_placements, random_placements, window_packets
 from assign.characterize.rounds import split
 from assign.topology import get_machine
 from cli_helpers import run_assign
@@ -96,6 +96,9 @@ def test_characterize_calibrate_validate_end_to_end(profile_build: Path, build_d
     assert r.returncode == 0, r.stderr
     p = json.loads(params.read_text())
     assert p["calibrated_for"]["workload"] == "ipfwd-l1"
+    # the window it measured, for validate to measure the same
+    assert p["calibration"]["placement_packets"] == 50_000
+    assert "window: 50,000 packets per instance (--placement-packets)" in r.stdout
     assert "not calibrated" in r.stdout and "roles.R.demand.pipeline" in p["calibration"]["not_calibrated"]
     # 3 random placements and the contrasts of this machine's topology (fused, crossing, stacked:
     # as many as it has), each measured once unless a random draw already was that placement
@@ -158,10 +161,12 @@ def test_characterize_calibrate_validate_end_to_end(profile_build: Path, build_d
 
     val = tmp_path / "val.json"
     r = run_assign("validate", "--workload", "ipfwd-l1", "--model-params", str(params), "--n", "5",
-                   "--packets", "50000", "--reps", "2", "--drift-reference", "--build", str(build_dir), "--json", str(val),
+                   "--reps", "2", "--drift-reference", "--build", str(build_dir), "--json", str(val),
                    "--plot", str(tmp_path / "v.png"), "--top", "2", timeout=300)
     assert r.returncode == 0, r.stderr
     v = json.loads(val.read_text())
+    # without --packets, the calibration's window, said and stored
+    assert v["packets"] == 50_000 and f"window: 50,000 packets per instance (the calibration's, {params})" in r.stdout
     # validate draws from the range the model was fitted on, read from the file
     assert v["max_instances"] == 3 and "placements of 1 to 3 instance(s), as calibrated" in r.stdout
     assert all(1 <= q["instances"] <= 3 for q in v["placements"] + v["model_top"]["placements"])
@@ -343,6 +348,26 @@ def test_max_instances_bounds_the_draws_and_bad_values_are_refused(tmp_path: Pat
     path.write_text(json.dumps(doc))
     r = run_assign("validate", "--workload", "ipfwd-l1", "--model-params", str(path), "--n", "5")
     assert r.returncode == 2 and f"--model-params {path}: calibration.max_instances is 'eight'" in r.stderr, r.stderr
+    doc["calibration"] = {"max_instances": 3, "placement_packets": 0, "placements": []}
+    path.write_text(json.dumps(doc))
+    r = run_assign("validate", "--workload", "ipfwd-l1", "--model-params", str(path), "--n", "5")
+    assert r.returncode == 2 and f"--model-params {path}: calibration.placement_packets is 0" in r.stderr, r.stderr
+
+
+def test_the_default_window_is_a_tenth_of_a_second_of_one_fused_instance() -> None:
+    def char(hz: float, r: float, p: float, t: float) -> dict:
+        return {"timer": {"tsc_hz": hz}, "roles": {"R": {"cycles_per_packet": r, "median_cycles_per_packet": r},
+                                                   "P": {"cycles_per_packet": 1e9, "median_cycles_per_packet": p},
+                                                   "T": {"cycles_per_packet": t}}}
+    # R, P and T take turns on one context: 2e9 Hz / 200 cycles = 10 Mpps, 1,000,000 in 0.1 s (the
+    # median cycles where the characterization has them, as the model's base costs)
+    assert window_packets(char(2e9, 100, 80, 20)) == 1_000_000
+    # two significant digits, rounded up: 2e9 / 123 * 0.1 = 1,626,016
+    assert window_packets(char(2e9, 100, 3, 20)) == 1_700_000
+    # a slow workload (ahocorasick: thousands of cycles in P) gets the floor, the fixed default before
+    assert window_packets(char(2e9, 100, 6400, 20)) == 100_000
+    with pytest.raises(ValueError, match="must be positive"):
+        window_packets(char(0, 100, 80, 20))
 
 
 def test_characterization_of_another_workload_refused(tmp_path: Path) -> None:

@@ -100,6 +100,32 @@ MAX_INSTANCES = 4  # default of --max-instances: what a 2-context machine runs i
 CAL_PLACEMENTS = 24
 
 
+# The window of each measured placement (calibrate --placement-packets, validate --packets) by
+# default: what one instance, fused alone, forwards in WINDOW_S at the characterized cycles per
+# packet, and at least MIN_WINDOW_PACKETS.  The runtime times a --packets window from the workers'
+# launch, so a short one holds their start (re-pinning, cold caches, stateful's fresh flow table):
+# with 100,000 packets (6-10 ms at stateful's rate), stateful's two fused instances measured 15.7 to
+# 20.6 Mpps over ten tries and one instance 9.1-9.6 on context 0 against 12.3-13.4 on context 1; with
+# 1,000,000, 21.6-23.1, and 13.6-13.8 against 14.6-14.8 (2026-11-26, assign/README.md "val49")
+WINDOW_S = 0.1
+MIN_WINDOW_PACKETS = 100_000  # the fixed default before; ahocorasick's 0.1 s is fewer
+
+
+def window_packets(char: dict) -> int:
+    """Default packets per instance of a measured placement's window (see WINDOW_S): the packets
+    one fused instance forwards in WINDOW_S at the characterization's cycles per packet (R, P and
+    T added: they take turns on one context), two significant digits, at least
+    MIN_WINDOW_PACKETS."""
+    hz = float(char["timer"]["tsc_hz"])
+    cycles = sum(float(char["roles"][r].get("median_cycles_per_packet", char["roles"][r]["cycles_per_packet"]))
+                 for r in ROLES)
+    if not (hz > 0 and cycles > 0):
+        raise ValueError(f"characterization: TSC rate {hz} and cycles per packet {cycles} must be positive")
+    n = hz / cycles * WINDOW_S
+    step = 10 ** max(0, int(np.floor(np.log10(n))) - 1)
+    return max(MIN_WINDOW_PACKETS, int(np.ceil(n / step) * step))
+
+
 def random_placements(topo: Topology, seed: int, n: int, skip: set[tuple] = frozenset(),
                       max_instances: int = MAX_INSTANCES) -> list[tuple[int, tuple]]:
     """n placements (instances, PU os_index per task), instances uniform in

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import sys
 
-from ..characterize.fit import CAL_PLACEMENTS, CONTEXT_SHARES, MAX_INSTANCES
+from ..characterize.fit import CAL_PLACEMENTS, CONTEXT_SHARES, MAX_INSTANCES, MIN_WINDOW_PACKETS, WINDOW_S
 from ._args import at_least, output_file
 from ._options import rules_arg
 from ._save import save
@@ -40,8 +41,11 @@ def register(sub) -> argparse.ArgumentParser:
                    help="the placements run 1 to K instances, each task on a random context; the drift "
                         "reference and the contrast placements use min(K, contexts) instances; validate "
                         f"reads K from the file (default: {MAX_INSTANCES}; on a larger machine, 8)")
-    g.add_argument("--placement-packets", type=at_least(1), default=100_000, metavar="N",
-                   help="window of each calibration placement: N packets per instance (default: 100,000)")
+    g.add_argument("--placement-packets", type=at_least(1), metavar="N",
+                   help="window of each calibration placement: N packets per instance; validate measures "
+                        f"the same by default (default: what one instance fused alone forwards in {WINDOW_S:g} s "
+                        f"at the characterized cycles per packet, at least {MIN_WINDOW_PACKETS:,}: the window "
+                        "is timed from the workers' launch, and a shorter one measures their start)")
     g.add_argument("--placement-reps", type=at_least(1), default=3, metavar="K",
                    help="measure every calibration placement once per round, K rounds, and fit each "
                         "one's median (default: 3)")
@@ -92,7 +96,7 @@ def run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from ..backends.dpdk.options import DpdkOptions
-    from ..characterize.fit import fit
+    from ..characterize.fit import fit, window_packets
     from ..characterize.meter import PlacementMeter
     from ..topology import get_machine
     from ..workloads import Workload
@@ -107,6 +111,12 @@ def run(args: argparse.Namespace) -> int:
         print(f"characterization from {args.characterization}")
     else:
         char = characterize(args)
+    if args.placement_packets is None:
+        opts = dataclasses.replace(opts, packets=window_packets(char))
+        print(f"window: {opts.packets:,} packets per instance (about {WINDOW_S:g} s of one instance fused alone "
+              "at the characterized cycles per packet, estimated; --placement-packets sets it)")
+    else:
+        print(f"window: {opts.packets:,} packets per instance (--placement-packets)")
     defaults = json.loads(resources.files("assign").joinpath("data", "model_params.json").read_text())
     meter = PlacementMeter(topo, args.workload, opts)
     try:
@@ -124,6 +134,9 @@ def run(args: argparse.Namespace) -> int:
     if meter.hugepage_retries:
         # one line in the file's status; the figures themselves are in discarded_measurements
         doc["calibration"]["status"]["hugepage_retries"] = meter.retry_note(figures=False)
+    # validate measures windows of the same length by default: the drift reference's level and the
+    # start's share of each window are the calibration's then
+    doc["calibration"]["placement_packets"] = opts.packets
     # the figures measured on 4 KiB pages and measured again (not fitted): kept, never dropped
     doc["calibration"]["discarded_measurements"] = meter.discarded
     saved = save(args.out, lambda f: json.dump(doc, f, indent=2), "calibrated parameters")

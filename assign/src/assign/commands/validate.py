@@ -13,6 +13,9 @@ GOAL_MEDIAN_PCT, GOAL_P90_PCT = 10.0, 15.0
 
 MIN_N = 5
 TOP_POOL = 1000  # candidates the model ranks for --top
+# the window of a file from before calibrate recorded its own (calibration.placement_packets): the
+# fixed default of both commands then
+OLD_WINDOW_PACKETS = 100_000
 at_least_n = at_least(MIN_N, "{text!r}: validation needs at least " + str(MIN_N)
                       + " placements (a rank correlation and a p90 of fewer mean nothing)")
 
@@ -30,8 +33,9 @@ def register(sub) -> argparse.ArgumentParser:
     p.add_argument("--n", type=at_least_n, required=True, help=f"placements to measure (at least {MIN_N})")
     p.add_argument("--json", type=output_file, metavar="FILE", help="write the figures and every placement as JSON")
     p.add_argument("--plot", type=figure_file, metavar="FILE", help="predicted-vs-measured figure")
-    p.add_argument("--packets", type=at_least(1), default=100_000, metavar="N",
-                   help="window of each placement: N packets per instance (default: 100,000)")
+    p.add_argument("--packets", type=at_least(1), metavar="N",
+                   help="window of each placement: N packets per instance (default: the calibration's, from "
+                        f"--model-params; {OLD_WINDOW_PACKETS:,} for a file that does not say)")
     p.add_argument("--reps", type=at_least(1), default=1, metavar="K",
                    help="measure every placement once per round, K rounds, and compare the model with "
                         "each one's median; the rounds' spread is printed as the measurement noise the "
@@ -96,7 +100,19 @@ def run(args: argparse.Namespace) -> int:
         doc = json.load(f)
     params = doc["workloads"][args.workload]
     cal_warnings = stored_warnings(doc.get("calibration", {}))  # load_params printed them
-    opts = DpdkOptions(build_dir=Path(args.build) if args.build else None, packets=args.packets, warmup=0.0,
+    cal_packets = doc.get("calibration", {}).get("placement_packets")
+    if cal_packets is not None and (not isinstance(cal_packets, int) or isinstance(cal_packets, bool)
+                                    or cal_packets < 1):
+        raise ValueError(f"--model-params {args.model_params}: calibration.placement_packets is {cal_packets!r}, "
+                         "not a positive integer")
+    packets = args.packets or cal_packets or OLD_WINDOW_PACKETS
+    print(f"window: {packets:,} packets per instance ("
+          + ("--packets" if args.packets else f"the calibration's, {args.model_params}" if cal_packets
+             else f"the default: {args.model_params} does not say which window calibrate measured")
+          + (f"; the calibration measured {cal_packets:,}: a window's start is a larger share of a shorter one, "
+             "and the drift reference's level is the calibration's" if args.packets and cal_packets
+             and args.packets != cal_packets else "") + ")")
+    opts = DpdkOptions(build_dir=Path(args.build) if args.build else None, packets=packets, warmup=0.0,
                        rules=rules_arg(args))
     why = rules_mismatch(doc.get("calibrated_for", {}).get("rules"), opts.rules_identity())
     if why:
@@ -251,7 +267,7 @@ def run(args: argparse.Namespace) -> int:
     rc = 0
     if args.json:
         doc = {"workload": args.workload, "model_params": args.model_params, **figs,
-               "kind": "modelled vs measured", "not_measured": failed, "reps": args.reps,
+               "kind": "modelled vs measured", "not_measured": failed, "reps": args.reps, "packets": packets,
                "max_instances": kmax,
                "calibration_warnings": cal_warnings,
                "noise_cv_pct_median": noise,
