@@ -105,8 +105,9 @@ CAL_PLACEMENTS = 24
 # packet, and at least MIN_WINDOW_PACKETS.  The runtime times a --packets window from the workers'
 # launch, so a short one holds their start (re-pinning, cold caches, stateful's fresh flow table):
 # with 100,000 packets (6-10 ms at stateful's rate), stateful's two fused instances measured 15.7 to
-# 20.6 Mpps over ten tries and one instance 9.1-9.6 on context 0 against 12.3-13.4 on context 1; with
-# 1,000,000, 21.6-23.1, and 13.6-13.8 against 14.6-14.8 (2026-11-26, assign/README.md "val49")
+# 20.6 Mpps over ten tries and one instance 9.1-10.5 on context 0 against 12.3-13.4 on context 1; with
+# 1,000,000, 21.6-23.1, and 13.6-13.8 against 14.6-14.8 (2026-11-26; bench/window.py measures it,
+# assign/README.md "The window")
 WINDOW_S = 0.1
 MIN_WINDOW_PACKETS = 100_000  # the fixed default before; ahocorasick's 0.1 s is fewer
 

@@ -1,0 +1,97 @@
+#!/usr/bin/env python3
+"""bench/window.py: how long must a measured placement's window be?  The
+runtime times a `--packets` window from the workers' launch, so a short one
+holds their start (re-pinning, cold caches, stateful's new flow table).
+Measures, round after round, the drift reference (instances fused, one per
+context) and one instance fused on each context, at each window size in
+turn (the sizes taking turns within a round), through the dpdk backend as
+`assign calibrate` and `validate` do; then prints each placement's median,
+range and coefficient of variation per size (measured).  A window long
+enough gives one instance the same rate on every context and a reference
+that holds still; `assign calibrate`'s default (characterize/fit.py,
+window_packets) is printed beside the sizes asked for, when a
+characterization is given.
+
+Run with the project's venv, on a build with the app:
+  .venv/bin/python bench/window.py --workload stateful --rounds 8 [--packets 100000,1000000]
+      [--characterization char-stateful.json]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+try:
+    import numpy as np
+
+    from assign.backends.dpdk.options import DpdkOptions
+    from assign.characterize.fit import window_packets
+    from assign.characterize.meter import PlacementMeter
+    from assign.characterize.rounds import reference_placement
+    from assign.topology import get_machine
+except ImportError as e:
+    sys.exit(f"bench/window.py: {e}; run it with the project's venv: .venv/bin/python bench/window.py")
+
+
+def sizes_arg(text: str) -> list[int]:
+    try:
+        sizes = [int(x) for x in text.split(",")]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--packets {text!r}: expected packet counts, comma-separated") from None
+    if not sizes or min(sizes) < 1:
+        raise argparse.ArgumentTypeError(f"--packets {text!r}: every count must be at least 1")
+    return sizes
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--workload", default="stateful")
+    ap.add_argument("--rounds", type=int, default=8)
+    ap.add_argument("--packets", type=sizes_arg, default=[100_000, 1_000_000],
+                    help="window sizes, packets per instance, comma-separated (default: 100000,1000000)")
+    ap.add_argument("--characterization", metavar="FILE",
+                    help="assign characterize --json file of the workload: adds calibrate's default window")
+    a = ap.parse_args()
+    if a.rounds < 3:
+        ap.error(f"--rounds {a.rounds}: a spread needs at least 3")
+    sizes = list(a.packets)
+    if a.characterization:
+        try:
+            with open(a.characterization) as f:
+                char = json.load(f)
+            default = window_packets(char)
+        except (OSError, ValueError, KeyError) as e:
+            sys.exit(f"bench/window.py: --characterization {a.characterization}: {e}")
+        if char.get("workload") != a.workload:
+            sys.exit(f"bench/window.py: --characterization {a.characterization} is for {char.get('workload')!r}")
+        print(f"calibrate's default window for {a.workload}: {default:,} packets per instance (estimated)")
+        if default not in sizes:
+            sizes.append(default)
+    topo = get_machine("local")
+    placements = [("reference", reference_placement(topo, 4))]
+    placements += [(f"1 fused on {c}", (1, (int(c),) * 3)) for c in topo.os_index]
+    meters = {n: PlacementMeter(topo, a.workload, DpdkOptions(packets=n, warmup=0.0)) for n in sizes}
+    got = {(name, n): [] for name, _ in placements for n in sizes}
+    try:
+        for rnd in range(a.rounds):
+            for name, (k, ctx) in placements:
+                for n in sizes:
+                    got[(name, n)].append(meters[n](k, ctx))
+            print(f"round {rnd + 1}/{a.rounds} done", file=sys.stderr)
+    finally:
+        for m in meters.values():
+            m.close()
+    print(f"{a.workload}, {a.rounds} rounds; Mpps (measured): median [min-max] CV")
+    print(f"{'placement':18}" + "".join(f"{f'{n:,} packets':>32}" for n in sizes))
+    for name, _ in placements:
+        row = ""
+        for n in sizes:
+            v = np.array(got[(name, n)]) / 1e6
+            row += f"{f'{np.median(v):.2f} [{v.min():.2f}-{v.max():.2f}] {100 * v.std(ddof=1) / v.mean():.1f}%':>32}"
+        print(f"{name:18}{row}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
