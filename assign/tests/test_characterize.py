@@ -13,6 +13,7 @@ import pytest
 
 from assign.characterize.fit import contrast_placements, random_placements, window_packets
 from assign.characterize.rounds import split
+from assign.commands.calibrate import placement_window
 from assign.topology import get_machine
 from cli_helpers import run_assign
 
@@ -368,6 +369,11 @@ def test_the_default_window_is_a_tenth_of_a_second_of_one_fused_instance() -> No
     assert window_packets(char(2e9, 100, 6400, 20)) == 100_000
     with pytest.raises(ValueError, match="must be positive"):
         window_packets(char(0, 100, 80, 20))
+    # calibrate takes it where --placement-packets is not given, and says which it took
+    assert placement_window(None, char(2e9, 100, 80, 20)) == (
+        1_000_000, "about 0.1 s of one instance fused alone at the characterized cycles per packet, estimated; "
+                   "--placement-packets sets it")
+    assert placement_window(50_000, char(2e9, 100, 80, 20)) == (50_000, "--placement-packets")
 
 
 def test_characterization_of_another_workload_refused(tmp_path: Path) -> None:

@@ -66,6 +66,17 @@ def register(sub) -> argparse.ArgumentParser:
     return p
 
 
+def placement_window(given: int | None, char: dict) -> tuple[int, str]:
+    """The calibration placements' window (packets per instance) and where it comes from:
+    --placement-packets where given, else the characterization's default (fit.window_packets)."""
+    from ..characterize.fit import window_packets
+
+    if given is not None:
+        return given, "--placement-packets"
+    return window_packets(char), (f"about {WINDOW_S:g} s of one instance fused alone at the characterized "
+                                  "cycles per packet, estimated; --placement-packets sets it")
+
+
 def load_characterization(path: str, workload: str, topo, rules: dict | None = None) -> dict:
     """A characterize --json file, refused for another workload, machine or rule set (rules: the
     rule set's identity, DpdkOptions.rules_identity)."""
@@ -96,7 +107,7 @@ def run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from ..backends.dpdk.options import DpdkOptions
-    from ..characterize.fit import fit, window_packets
+    from ..characterize.fit import fit
     from ..characterize.meter import PlacementMeter
     from ..topology import get_machine
     from ..workloads import Workload
@@ -111,12 +122,9 @@ def run(args: argparse.Namespace) -> int:
         print(f"characterization from {args.characterization}")
     else:
         char = characterize(args)
-    if args.placement_packets is None:
-        opts = dataclasses.replace(opts, packets=window_packets(char))
-        print(f"window: {opts.packets:,} packets per instance (about {WINDOW_S:g} s of one instance fused alone "
-              "at the characterized cycles per packet, estimated; --placement-packets sets it)")
-    else:
-        print(f"window: {opts.packets:,} packets per instance (--placement-packets)")
+    packets, why = placement_window(args.placement_packets, char)
+    opts = dataclasses.replace(opts, packets=packets)
+    print(f"window: {packets:,} packets per instance ({why})")
     defaults = json.loads(resources.files("assign").joinpath("data", "model_params.json").read_text())
     meter = PlacementMeter(topo, args.workload, opts)
     try:
