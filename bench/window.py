@@ -30,6 +30,7 @@ try:
     from assign.characterize.meter import PlacementMeter
     from assign.characterize.rounds import reference_placement
     from assign.topology import get_machine
+    from assign.workloads import Workload, WorkloadError
 except ImportError as e:
     sys.exit(f"bench/window.py: {e}; run it with the project's venv: .venv/bin/python bench/window.py")
 
@@ -55,6 +56,10 @@ def main() -> int:
     a = ap.parse_args()
     if a.rounds < 3:
         ap.error(f"--rounds {a.rounds}: a spread needs at least 3")
+    try:
+        Workload(a.workload, 1)
+    except WorkloadError as e:
+        ap.error(f"--workload: {e}")
     sizes = list(a.packets)
     if a.characterization:
         try:
