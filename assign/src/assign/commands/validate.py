@@ -100,11 +100,16 @@ def run(args: argparse.Namespace) -> int:
         doc = json.load(f)
     params = doc["workloads"][args.workload]
     cal_warnings = stored_warnings(doc.get("calibration", {}))  # load_params printed them
-    cal_packets = doc.get("calibration", {}).get("placement_packets")
-    if cal_packets is not None and (not isinstance(cal_packets, int) or isinstance(cal_packets, bool)
-                                    or cal_packets < 1):
-        raise ValueError(f"--model-params {args.model_params}: calibration.placement_packets is {cal_packets!r}, "
-                         "not a positive integer")
+
+    def calibration_count(key: str, default: int | None) -> int | None:
+        """A count the calibration file records, refused unless a positive integer."""
+        v = doc.get("calibration", {}).get(key, default)
+        if v is not None and (not isinstance(v, int) or isinstance(v, bool) or v < 1):
+            raise ValueError(f"--model-params {args.model_params}: calibration.{key} is {v!r}, "
+                             "not a positive integer")
+        return v
+
+    cal_packets = calibration_count("placement_packets", None)
     packets = args.packets or cal_packets or OLD_WINDOW_PACKETS
     print(f"window: {packets:,} packets per instance ("
           + ("--packets" if args.packets else f"the calibration's, {args.model_params}" if cal_packets
@@ -119,10 +124,7 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError(f"--model-params {args.model_params} was calibrated for another rule set: {why}")
     used = {(p["instances"], tuple(p["contexts"])) for p in doc.get("calibration", {}).get("placements", [])}
     # the range the model was fitted on (files before --max-instances: 4)
-    kmax = doc.get("calibration", {}).get("max_instances", MAX_INSTANCES)
-    if not isinstance(kmax, int) or isinstance(kmax, bool) or kmax < 1:
-        raise ValueError(f"--model-params {args.model_params}: calibration.max_instances is {kmax!r}, "
-                         "not a positive integer")
+    kmax = calibration_count("max_instances", MAX_INSTANCES)
     print(f"placements of 1 to {kmax} instance(s), "
           + (f"as calibrated ({args.model_params})" if "max_instances" in doc.get("calibration", {})
              else f"the default: {args.model_params} predates calibrate --max-instances"))
