@@ -178,6 +178,14 @@ def test_characterize_calibrate_validate_end_to_end(profile_build: Path, build_d
     # --reps 2: each kept placement's figure is the median of its measured rounds
     for q in v["placements"]:
         assert 1 <= len(q["measured_reps_pps"]) <= 2 and q["measured_pps"] == float(np.median(q["measured_reps_pps"]))
+    # each task's cycles per packet, measured, kept with its placement (calibrate's too) and printed for
+    # the largest errors
+    for q in v["placements"] + v["model_top"]["placements"] + p["calibration"]["placements"]:
+        tasks = q["task_cycles_per_packet"]
+        assert [t["task"] for t in tasks] == [f"{r}{i}" for i in range(q["instances"]) for r in "RPT"]
+        assert [t["context"] for t in tasks] == q["contexts"]
+        assert all(0 < t["cycles_per_packet"] < 1e6 for t in tasks), tasks
+    assert "largest errors, with each task's cycles per packet (measured" in r.stdout
     assert v["reps"] == 2 and ("measurement noise: median CV" in r.stdout) == (v["noise_cv_pct_median"] is not None)
     # the errors an exact model would show from this noise alone (estimated), printed and stored
     assert ("noise floor: a model exact" in r.stdout) == (v["noise_floor"] is not None)
@@ -481,6 +489,58 @@ def test_meter_frees_the_hugepages_other_counts_hold_and_names_counts_that_still
     meter.close()
     assert pool["free"] == 10 and not meter.backends
 
+
+
+def test_meter_keeps_each_tasks_cycles_per_packet_and_validate_prints_them_for_the_largest_errors(
+        monkeypatch) -> None:
+    # The runtime counts each task's packets and the cycles of its polls that moved some; the meter
+    # keeps them per placement (the median over its measurements) instead of dropping them, and
+    # validate prints them, summed per context, for the placements the model missed most.
+    from assign.backends.base import Result
+    from assign.backends.dpdk.options import DpdkOptions
+    from assign.characterize import meter as meter_mod
+    from assign.commands.validate import largest_errors
+
+    cycles = {"R": [100, 300, 200], "P": 20, "T": 30}  # R's cycles per packet in three measurements
+    calls = {"n": 0}
+
+    class FakeBackend:
+        def __init__(self, topo, workload, options) -> None:
+            self.k = workload.instances
+
+        def measure_one(self, contexts: list[int]) -> Result:
+            n = calls["n"]
+            calls["n"] += 1
+            tasks = [{"instance": i, "role": r, "context": contexts[3 * i + j], "packets": 1000,
+                      "cycles": 1000 * (cycles["R"][n % 3] if r == "R" else cycles[r]) * (i + 1)}
+                     for i in range(self.k) for j, r in enumerate("RPT")]
+            return Result(1e6, extra={"hugepages": True, "tasks": tasks[::-1]})  # any order
+
+        def close(self) -> None:
+            pass
+
+    monkeypatch.setattr(meter_mod, "DpdkBackend", FakeBackend)
+    meter = meter_mod.PlacementMeter(get_machine("local"), "ipfwd-l1", DpdkOptions())
+    pl = (0, 0, 0, 0, 0, 1)
+    assert meter.task_cycles(2, pl) is None  # nothing measured yet
+    for _ in range(3):
+        meter(2, pl)
+    got = meter.task_cycles(2, pl)
+    assert [t["task"] for t in got] == ["R0", "P0", "T0", "R1", "P1", "T1"]
+    assert [t["context"] for t in got] == list(pl)
+    assert [t["cycles_per_packet"] for t in got] == [200.0, 20.0, 30.0, 400.0, 40.0, 60.0]
+    # counters that are missing or moved no packet give no figure rather than a wrong one
+    assert meter_mod.task_cycles_per_packet(1, None) is None
+    assert meter_mod.task_cycles_per_packet(1, [{"instance": 0, "role": "R", "packets": 0, "cycles": 5}]) is None
+    assert meter_mod.task_cycles_per_packet(1, [{"instance": 0, "role": "R", "packets": 4, "cycles": 8}]) is None
+    # the largest errors first, each with its tasks per context and the context's sum
+    lines = largest_errors([(2, pl), (1, (0, 0, 0))], [90.0, 150.0], [100.0, 100.0],
+                           lambda k, c: got if k == 2 else None, n=2)
+    assert "largest errors" in lines[0] and len(lines) == 3
+    assert lines[1] == "  1 instance(s) on [0, 0, 0]: modelled 150, measured 100 packets/s (+50.0%)"
+    assert lines[2] == ("  2 instance(s) on [0, 0, 0, 0, 0, 1]: modelled 90, measured 100 packets/s (-10.0%); "
+                        "context 0: R0 200 + P0 20 + T0 30 + R1 400 + P1 40 = 690; context 1: T1 60")
+    assert largest_errors([], [], [], meter.task_cycles) == []
 
 
 def test_context_shares_one_by_default_per_context_or_chosen_on_request() -> None:

@@ -10,11 +10,32 @@ figure on 4 KiB pages is not used, and kept (`discarded`) for the command's
 JSON: nothing measured is lost."""
 from __future__ import annotations
 
+import numpy as np
+
 from ..backends.base import BackendError
 from ..backends.dpdk.backend import DpdkBackend
 from ..backends.dpdk.options import DpdkOptions
 from ..topology import Topology
-from ..workloads import Workload
+from ..workloads import ROLES, Workload
+
+
+def task_cycles_per_packet(instances: int, tasks: list[dict] | None) -> list[float] | None:
+    """The runtime's per-task counters (the dpdk backend's extra "tasks") as cycles per packet,
+    in the placement's task order (R0, P0, T0, R1, ...): TSC cycles of the polls that moved
+    packets over the packets moved.  None where the counters are missing or a task moved none."""
+    if not tasks:
+        return None
+    out: list[float | None] = [None] * (3 * instances)
+    for t in tasks:
+        try:
+            j = 3 * int(t["instance"]) + ROLES.index(t["role"])
+            pk, cy = int(t["packets"]), int(t["cycles"])
+        except (KeyError, TypeError, ValueError):
+            return None
+        if not (0 <= j < len(out)) or pk <= 0:
+            return None
+        out[j] = cy / pk
+    return None if any(v is None for v in out) else out
 
 
 class PlacementMeter:
@@ -30,6 +51,8 @@ class PlacementMeter:
         self.hugepage_retries = 0
         # the figures those placements first measured on 4 KiB pages: not used, kept for the JSON
         self.discarded: list[dict] = []
+        # per placement, per measurement used: each task's cycles per packet (task_cycles)
+        self._task_cycles: dict[tuple[int, tuple], list[list[float]]] = {}
 
     def __call__(self, instances: int, contexts: tuple) -> float:
         be = self.backends.get(instances)
@@ -51,7 +74,23 @@ class PlacementMeter:
             raise BackendError(f"placement of {instances} instance(s) on {list(contexts)} failed twice: {r.reason}")
         if (r.extra or {}).get("hugepages") is False:
             self.no_hugepages.add(instances)
+        cpp = task_cycles_per_packet(instances, (r.extra or {}).get("tasks"))
+        if cpp is not None:
+            self._task_cycles.setdefault((instances, tuple(contexts)), []).append(cpp)
         return float(r.value)
+
+    def task_cycles(self, instances: int, contexts: tuple) -> list[dict] | None:
+        """Each task of the placement with its context and cycles per packet (the median over every
+        measurement of it this meter kept), measured; None where none was measured.  A context
+        serves its tasks in turn, so the context whose tasks add up to the most cycles bounds the
+        rate of every instance with a task there: where a model's figure misses, these say which
+        task's cost it got wrong."""
+        got = self._task_cycles.get((instances, tuple(contexts)))
+        if not got:
+            return None
+        med = np.median(np.array(got), axis=0)
+        return [{"task": f"{ROLES[j % 3]}{j // 3}", "context": int(contexts[j]), "cycles_per_packet": float(c)}
+                for j, c in enumerate(med)]
 
     def _stop_others(self, instances: int) -> bool:
         """Stop every backend but this count's (a later placement of theirs starts a fresh

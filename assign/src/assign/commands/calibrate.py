@@ -142,6 +142,9 @@ def run(args: argparse.Namespace) -> int:
     if meter.hugepage_retries:
         # one line in the file's status; the figures themselves are in discarded_measurements
         doc["calibration"]["status"]["hugepage_retries"] = meter.retry_note(figures=False)
+    for q in doc["calibration"]["placements"]:
+        # each task's cycles per packet (the median over the rounds, measured)
+        q["task_cycles_per_packet"] = meter.task_cycles(q["instances"], tuple(q["contexts"]))
     # validate measures windows of the same length by default: the drift reference's level and the
     # start's share of each window are the calibration's then
     doc["calibration"]["placement_packets"] = opts.packets

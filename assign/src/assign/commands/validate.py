@@ -164,7 +164,7 @@ def run(args: argparse.Namespace) -> int:
     finally:
         meter.close()
     no_huge = sorted(meter.no_hugepages)
-    top = model_top(placements, predicted, rounds, n_random, n_pool) if args.top else None
+    top = model_top(placements, predicted, rounds, n_random, n_pool, meter.task_cycles) if args.top else None
     placements, predicted = placements[:n_random], predicted[:n_random]
     kept = [j for j, v in enumerate(rounds.raw[:n_random]) if v]
     failed = [{"instances": k, "contexts": list(ctx), "reason": rounds.failed.get(j, "")}
@@ -202,6 +202,8 @@ def run(args: argparse.Namespace) -> int:
               + ", ".join(f"{v:.1f}% (contexts {p})" for p, v in char_kept["steadiness_handoff_cv_pct"].items())
               + " of one cache line passed back and forth over 100 ms windows (measured): a placement that "
               "splits an instance over contexts moves with it")
+    for line in largest_errors(placements, predicted, measured, meter.task_cycles):
+        print(line)
     for note in (meter.retry_note(), meter.hugepage_warning()):
         if note:
             print(note)
@@ -283,6 +285,8 @@ def run(args: argparse.Namespace) -> int:
                **({"model_top": top} if top is not None else {}),
                "placements": [{"instances": k, "contexts": list(c), "measured_pps": m, "modelled_pps": float(p),
                                "measured_reps_pps": r,
+                               # each task's cycles per packet (the median over the rounds, measured)
+                               "task_cycles_per_packet": meter.task_cycles(k, c),
                                **({"corrected_reps_pps": rounds.corrected[j]} if drift is not None else {}),
                                **({"corrected_by": rounds.corrected_by[j]} if crossing else {})}
                               for (k, c), m, p, r, j in zip(placements, measured, predicted, reps, kept)]}
@@ -310,7 +314,37 @@ def noise_floor_line(floor: dict) -> str:
     return line
 
 
-def model_top(placements, predicted, rounds, n_random: int, pool: int) -> dict:
+LARGEST_ERRORS = 3  # placements whose tasks validate prints
+
+
+def largest_errors(placements, predicted, measured, task_cycles, n: int = LARGEST_ERRORS) -> list[str]:
+    """Lines for the n placements the model missed most, each with every task's cycles per packet
+    (measured) summed per context: the runtime serves a context's tasks in turn, so the largest
+    sum bounds every instance with a task there, and the tasks say which cost the model got wrong."""
+    err = [float(p) / m - 1.0 for p, m in zip(predicted, measured)]
+    worst = sorted(range(len(err)), key=lambda j: -abs(err[j]))[:n]
+    lines = []
+    for j in worst:
+        k, ctx = placements[j]
+        tasks = task_cycles(k, ctx)
+        per = ""
+        if tasks:
+            by: dict[int, list[dict]] = {}
+            for t in tasks:
+                by.setdefault(t["context"], []).append(t)
+            per = "; " + "; ".join(
+                f"context {c}: " + " + ".join(f"{t['task']} {t['cycles_per_packet']:.0f}" for t in ts)
+                + (f" = {sum(t['cycles_per_packet'] for t in ts):.0f}" if len(ts) > 1 else "")
+                for c, ts in sorted(by.items()))
+        lines.append(f"  {k} instance(s) on {list(ctx)}: modelled {float(predicted[j]):,.0f}, measured "
+                     f"{measured[j]:,.0f} packets/s ({100 * err[j]:+.1f}%){per}")
+    if not lines:
+        return []
+    return [f"the {len(lines)} largest errors, with each task's cycles per packet (measured, the median over the "
+            "rounds; a context serves its tasks in turn, so its sum bounds every instance with a task there):"] + lines
+
+
+def model_top(placements, predicted, rounds, n_random: int, pool: int, task_cycles) -> dict:
     """The --top placements' figures (every one after the first n_random):
     modelled, measured (median of its rounds), its error; failures listed."""
     import numpy as np
@@ -323,7 +357,8 @@ def model_top(placements, predicted, rounds, n_random: int, pool: int) -> dict:
             continue
         m = float(np.median(rounds.raw[j]))
         row = {"instances": k, "contexts": list(ctx), "modelled_pps": float(predicted[j]), "measured_pps": m,
-               "abs_err_pct": abs(float(predicted[j]) / m - 1.0) * 100.0, "measured_reps_pps": rounds.raw[j]}
+               "abs_err_pct": abs(float(predicted[j]) / m - 1.0) * 100.0, "measured_reps_pps": rounds.raw[j],
+               "task_cycles_per_packet": task_cycles(k, ctx)}
         if rounds.corrected is not None:
             c = float(np.median(rounds.corrected[j]))
             row.update({"corrected_reps_pps": rounds.corrected[j], "corrected_pps": c,
