@@ -7,6 +7,8 @@
 #   tools/setup.sh --asan     also the ASan+UBSan build in build-asan/ (tests use it)
 #                             and build-profile/ (-Dprofile=true, for assign characterize)
 #   tools/setup.sh --fuzz     also the clang libFuzzer build in build-fuzz/
+#   PIPEPLACE_HUGEPAGES=N     reserve N 2 MiB hugepages (default 512, about 1 GiB;
+#                             assign calibrate/validate of ipfwd-mem want about 4096)
 set -euo pipefail
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -16,10 +18,16 @@ for arg in "$@"; do
   case "$arg" in
     --asan) want_asan=1 ;;
     --fuzz) want_fuzz=1 ;;
-    -h|--help) sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "setup: unknown option '$arg' (see --help)" >&2; exit 2 ;;
   esac
 done
+# checked before anything is installed: a typo costs nothing
+hp_want=${PIPEPLACE_HUGEPAGES:-512}
+if ! [[ $hp_want =~ ^[0-9]{1,7}$ ]] || [ "$hp_want" -lt 1 ]; then
+  echo "setup: PIPEPLACE_HUGEPAGES='$hp_want': expected a number of 2 MiB pages, 1 to 9999999" >&2
+  exit 2
+fi
 
 say() { echo "setup: $*"; }
 # Run quietly; show the captured output only when the command fails.
@@ -63,9 +71,12 @@ fi
 # --- hugepages: about 1 GiB of 2 MiB pages and a hugetlbfs mount --------------
 # Where the kernel refuses, the runtime falls back to --no-huge by itself.
 hp_file=/proc/sys/vm/nr_hugepages
-hp_want=512
 if [ -w "$hp_file" ] && [ "$(cat "$hp_file")" -lt "$hp_want" ]; then
   echo "$hp_want" >"$hp_file" 2>/dev/null || true
+  hp_got=$(cat "$hp_file")
+  if [ "$hp_got" -lt "$hp_want" ]; then
+    say "the kernel reserved $hp_got of the $hp_want hugepages asked for (memory too fragmented or too small)"
+  fi
 fi
 if ! grep -qs ' hugetlbfs ' /proc/mounts; then
   mkdir -p /dev/hugepages 2>/dev/null || true

@@ -108,7 +108,7 @@ class PlacementMeter:
         return (f"warning: the placements of {counts} instance(s) ran on 4 KiB pages (too few hugepages free; "
                 "the runtime fell back to --no-huge): a memory-bound workload runs tens of percent slower there, "
                 "so their figures do not compare with the others'; reserve more hugepages "
-                "(/proc/sys/vm/nr_hugepages) and measure again")
+                "(/proc/sys/vm/nr_hugepages, or PIPEPLACE_HUGEPAGES=N tools/setup.sh) and measure again")
 
     def retry_note(self, figures: bool = True) -> str | None:
         """What to print when placements were measured again for their hugepages, else None:
