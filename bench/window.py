@@ -6,7 +6,10 @@ Measures, round after round, the drift reference (instances fused, one per
 context) and one instance fused on each context, at each window size in
 turn (the sizes taking turns within a round), through the dpdk backend as
 `assign calibrate` and `validate` do; then prints each placement's median,
-range and coefficient of variation per size (measured).  A window long
+range and coefficient of variation per size (measured), and the cycles per
+packet of its busiest context (each task's polls that moved packets): a
+short window's start shows there as more cycles per packet, not as idle
+time.  A window long
 enough gives one instance the same rate on every context and a reference
 that holds still; `assign calibrate`'s default (characterize/fit.py,
 window_packets) is printed beside the sizes asked for, when a
@@ -61,6 +64,7 @@ def main() -> int:
     except WorkloadError as e:
         ap.error(f"--workload: {e}")
     sizes = list(a.packets)
+    hz = None
     if a.characterization:
         try:
             with open(a.characterization) as f:
@@ -70,6 +74,7 @@ def main() -> int:
             sys.exit(f"bench/window.py: --characterization {a.characterization}: {e}")
         if char.get("workload") != a.workload:
             sys.exit(f"bench/window.py: --characterization {a.characterization} is for {char.get('workload')!r}")
+        hz = float(char["timer"]["tsc_hz"])
         print(f"calibrate's default window for {a.workload}: {default:,} packets per instance (estimated)")
         if default not in sizes:
             sizes.append(default)
@@ -87,6 +92,8 @@ def main() -> int:
     finally:
         for m in meters.values():
             m.close()
+    busiest = {(name, n): busiest_context(meters[n].task_cycles(k, ctx)) for name, (k, ctx) in placements
+               for n in sizes}
     print(f"{a.workload}, {a.rounds} rounds; Mpps (measured): median [min-max] CV")
     print(f"{'placement':18}" + "".join(f"{f'{n:,} packets':>32}" for n in sizes))
     for name, _ in placements:
@@ -95,7 +102,30 @@ def main() -> int:
             v = np.array(got[(name, n)]) / 1e6
             row += f"{f'{np.median(v):.2f} [{v.min():.2f}-{v.max():.2f}] {100 * v.std(ddof=1) / v.mean():.1f}%':>32}"
         print(f"{name:18}{row}")
+    # where a short window's time goes: the busiest context's cycles per packet (its tasks' polls
+    # that moved packets), and with a characterization's TSC rate, the share of the window they fill
+    print("cycles per packet of the busiest context (measured, each task's median over the rounds)"
+          + ("; busy: the share of the window its tasks' polls took (estimated from the median rate)"
+             if hz else ""))
+    for name, (k, _) in placements:
+        row = ""
+        for n in sizes:
+            cpp = busiest[(name, n)]
+            rate = float(np.median(got[(name, n)])) / k  # one instance's packets per second
+            cell = "-" if cpp is None else f"{cpp:.0f}" + (f", busy {100 * rate * cpp / hz:.0f}%" if hz else "")
+            row += f"{cell:>32}"
+        print(f"{name:18}{row}")
     return 0
+
+
+def busiest_context(tasks: list[dict] | None) -> float | None:
+    """The largest sum of one context's tasks' cycles per packet (it serves them in turn), or None."""
+    if not tasks:
+        return None
+    by: dict[int, float] = {}
+    for t in tasks:
+        by[t["context"]] = by.get(t["context"], 0.0) + t["cycles_per_packet"]
+    return max(by.values())
 
 
 if __name__ == "__main__":
