@@ -9,7 +9,8 @@ instances' rates added, the form before), with and without return_ns (what
 an R task pays per buffer that comes back from another context: calibrate
 fits it since 2026-11-25; the row "e-p + return_ns, transit, crowding AIC" is
 what it writes now: transit_ns, a buffer's cost each side of the pool's
-common store, and rx_crowding, an R task's cost per R task of another
+common store (or on R's side only, "transit_sides": "gets", since
+2026-11-26), and rx_crowding, an R task's cost per R task of another
 instance on its context, each where Akaike's criterion keeps it),
 with its context shares (calibrate --context-shares: one for every context,
 the default since 2026-11-25; one per context; or Akaike's choice, the rule

@@ -579,6 +579,41 @@ def test_context_shares_one_by_default_per_context_or_chosen_on_request() -> Non
         calibrate("some")
 
 
+def test_transit_on_the_r_side_only_is_chosen_where_the_t_tasks_do_not_pay_it() -> None:
+    # calibrate weighs transit_ns left out, on both sides of the common store, and on R's side only
+    # (transit_sides "gets"), by Akaike's criterion.  Measurements made by a model with the cost on
+    # R's side only (or on both) are fitted back in that form, and the file and the log say so.
+    import copy
+    from importlib import resources
+
+    from assign.characterize.fit import fit, initial_params, predict
+
+    topo = get_machine(topology="core:2 pu:1")
+    char = {"timer": {"tsc_hz": 2e9}, "roles": {r: {"cycles_per_packet": c} for r, c in zip(ROLES, (60, 40, 30))},
+            "sharing": {"pu": {}, "chip": {}}, "pressure_point": "compute"}
+    defaults = json.loads(resources.files("assign").joinpath("data", "model_params.json").read_text())
+    truth0, _ = initial_params(char, defaults["workloads"]["ipfwd-l1"])
+    truth0.update(span_factor=0.9, context_share={"0": 0.8, "1": 0.8}, return_ns=5.0, transit_ns=40.0)
+
+    for sides in ("gets", "both"):
+        truth = copy.deepcopy(truth0)
+        if sides == "gets":
+            truth["transit_sides"] = "gets"
+        lines: list[str] = []
+        doc = fit(topo, "ipfwd-l1", char, defaults["workloads"]["ipfwd-l1"],
+                  lambda k, ctx: float(predict(topo, "ipfwd-l1", truth, [(k, ctx)])[0]), 24, log=lines.append,
+                  max_instances=3, fit_crowding=False)
+        got = doc["workloads"]["ipfwd-l1"]
+        assert got.get("transit_sides", "both") == sides, (sides, got.get("transit_sides"))
+        assert doc["calibration"]["median_abs_err_pct"] < 1.0, doc["calibration"]["median_abs_err_pct"]
+        why = doc["calibration"]["status"]["transit_ns"]
+        assert why.startswith("calibrated (fitted on the R side only" if sides == "gets" else "calibrated (fitted,")
+        said = "transit_ns: fitted on the R side only (" if sides == "gets" else "transit_ns: fitted ("
+        assert any(x.startswith("context shares: ") and said in x for x in lines), lines
+    with pytest.raises(ValueError, match="fit_transit 'puts'"):
+        fit(topo, "ipfwd-l1", char, defaults["workloads"]["ipfwd-l1"], lambda k, ctx: 1e6, 4, fit_transit="puts")
+
+
 def test_a_calibration_measured_while_the_machine_moved_is_flagged() -> None:
     # rounds that vary by more than CALIBRATION_NOISE_WARN_PCT: calibrate writes the file and says
     # it is less to be trusted, in it and (commands/calibrate.py) on stderr; steady rounds: nothing

@@ -186,6 +186,31 @@ def test_transit_ns_charges_each_side_of_a_buffer_that_crosses_the_common_store(
     assert ModelParams.from_dict({**d, "transit_ns": 4}, "(test)").transit_ns == 4.0
 
 
+def test_transit_on_the_r_side_only_leaves_the_t_tasks_cost_alone():
+    # "transit_sides": "gets": the R side pays as with both sides, the T side nothing (a T's cycles
+    # did not move with its context's surplus, assign/MODEL.md)
+    from dataclasses import replace
+
+    topo = get_machine(topology="core:2 pu:1")
+    p = replace(_tiny_params([0] * 5, 0.0), fusion=True)
+    for ctx in ([0, 0, 1], [0, 1, 1, 0, 1, 1]):  # T alone on 1; two R on 0, both T on 1
+        n = len(ctx) // 3
+        row = np.array([ctx])
+        base = ModelBackend(topo, Workload("ipfwd-l1", n), p).predict(row)[1]
+        both = ModelBackend(topo, Workload("ipfwd-l1", n), replace(p, transit_ns=30.0)).predict(row)[1]
+        gets = ModelBackend(topo, Workload("ipfwd-l1", n),
+                            replace(p, transit_ns=30.0, transit_puts=False)).predict(row)[1]
+        assert (gets - base)[0, 0::3].tolist() == (both - base)[0, 0::3].tolist()
+        assert (gets - base)[0, 2::3].tolist() == [0.0] * n
+        assert (both - base)[0, 2::3].max() > 0  # both sides: the T on the freeing context pays
+    d = {"roles": {r: {"base_ns": 1, "demand": {}, "sensitivity": {}} for r in "RPT"},
+         "comm_ns": {lvl: 0 for lvl in ("pu", "pipeline", "core", "chip", "machine")}}
+    assert ModelParams.from_dict(d, "(test)").transit_puts
+    assert not ModelParams.from_dict({**d, "transit_sides": "gets"}, "(test)").transit_puts
+    with pytest.raises(ModelError, match="transit_sides 'puts'"):
+        ModelParams.from_dict({**d, "transit_sides": "puts"}, "(test)")
+
+
 def test_rx_crowding_slows_r_tasks_per_r_task_of_another_instance_on_their_context():
     # tasks on one context take turns, no communication cost, base 100 ns each, rx_crowding 0.5:
     # two fused instances on one context make each R cost 150 (the context's turn 2 x 350 ns);
@@ -246,9 +271,12 @@ def test_a_model_from_before_its_later_terms_keeps_its_digest():
 
     p = _tiny_params([1, 2, 3, 4, 5], 0.5)
     before = {k: (v.tolist() if isinstance(v, np.ndarray) else v) for k, v in vars(p).items()
-              if k not in ("return_ns", "transit_ns", "rx_crowding")}
+              if k not in ("return_ns", "transit_ns", "rx_crowding", "transit_puts")}
     old = hashlib.sha256(json.dumps(before, sort_keys=True, default=str).encode()).hexdigest()[:16]
     assert params_digest(p) == old
     assert params_digest(replace(p, return_ns=3.0)) != old
     assert params_digest(replace(p, transit_ns=3.0)) != old
     assert params_digest(replace(p, rx_crowding=0.2)) != old
+    # transit on R's side only is another model than on both sides
+    both = params_digest(replace(p, transit_ns=3.0))
+    assert params_digest(replace(p, transit_ns=3.0, transit_puts=False)) not in (both, old)

@@ -13,7 +13,8 @@ For task i of a workload on context v_i (levels pu, pipeline, core, chip):
                  + return_ns * remote(v_i) for an R task (_remote_buffers: the
                  share of its buffers that come back from another context)
                  + transit_ns * its share of buffers through the pool's common
-                 store for an R or T task (_pool_transit); an R task's slowdown
+                 store for an R or T task (_pool_transit; for the R task only
+                 with "transit_sides": "gets"); an R task's slowdown
                  also has a factor 1 + rx_crowding per other R task on its context
 
 where dist is the lowest level the two contexts share (with "fusion": true,
@@ -76,6 +77,9 @@ class ModelParams:
     # "rx_crowding": what an R task's cost grows by, as a fraction, per R task of another instance on
     # its context (see predict)
     rx_crowding: float = 0.0
+    # "transit_sides": "both" (absent): transit_ns on the R side of the common store and on the T
+    # side; "gets": on the R side only (a T's cost does not move with its context's surplus)
+    transit_puts: bool = True
 
     @staticmethod
     def from_dict(d: dict, where: str) -> "ModelParams":
@@ -108,6 +112,9 @@ class ModelParams:
             transit_ns = float(d.get("transit_ns", 0.0))
             if not transit_ns >= 0:
                 raise ValueError(f"transit_ns {transit_ns} (expected >= 0)")
+            sides = d.get("transit_sides", "both")
+            if sides not in ("both", "gets"):
+                raise ValueError(f"transit_sides {sides!r} (known: both, gets)")
             rx_crowding = float(d.get("rx_crowding", 0.0))
             if not rx_crowding >= 0:
                 raise ValueError(f"rx_crowding {rx_crowding} (expected >= 0)")
@@ -116,7 +123,7 @@ class ModelParams:
         if (base <= 0).any() or (demand < 0).any() or (sens < 0).any() or (resid < 0).any() or (comm < 0).any() or noise < 0:
             raise ModelError(f"model parameters {where}: costs must be > 0, demands/sensitivities/noise >= 0")
         return ModelParams(base, demand, sens, resid, comm, noise, sharing == "timeshare", span, share, fusion,
-                           throughput == "equal-packets", return_ns, transit_ns, rx_crowding)
+                           throughput == "equal-packets", return_ns, transit_ns, rx_crowding, sides == "both")
 
 
 def params_digest(p: ModelParams) -> str:
@@ -128,6 +135,8 @@ def params_digest(p: ModelParams) -> str:
     for late in ("return_ns", "transit_ns", "rx_crowding"):
         if fields[late] == 0.0:
             del fields[late]
+    if fields["transit_puts"]:
+        del fields["transit_puts"]
     return hashlib.sha256(json.dumps(fields, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
@@ -256,7 +265,8 @@ class ModelBackend:
         if self.params.transit_ns > 0:
             gets, puts = self._pool_transit(ctx, row_offset, n_ids)
             cost[:, 0::3] += self.params.transit_ns * gets
-            cost[:, 2::3] += self.params.transit_ns * puts
+            if self.params.transit_puts:
+                cost[:, 2::3] += self.params.transit_ns * puts
         if self.params.pu_timeshare:
             # round-robin polling: a context serves one burst of each of its
             # tasks in turn, so each of them waits for the work of all

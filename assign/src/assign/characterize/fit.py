@@ -61,7 +61,14 @@ What each parameter comes from:
                          buffer written elsewhere in both.  Replayed on stored
                          validations (bench/model-holdout.py) it took ipfwd-l1's
                          held-out p90 from 25-28% to 18-21% on 8-16 training
-                         placements and was level on 24: hence the choice
+                         placements and was level on 24: hence the choice.
+                         Akaike's criterion also weighs it on R's side only
+                         ("transit_sides": "gets"): a fused T's cycles per
+                         packet did not move with its context's surplus (13
+                         and 13, ipfwd-l1, 2026-11-26), a fused R's did with
+                         its deficit (34 and 143); on the six stored runs of
+                         that day the criterion took that form for ipfwd-l1
+                         each time (validation p90 13.5-20.3% to 10.8-17.1%)
   rx_crowding            fitted on the placements where Akaike's criterion keeps
                          it: what an R task's cost grows by per R task of another
                          instance on its context (their ports' replays and
@@ -281,9 +288,10 @@ def fit(topo: Topology, workload: str, char: dict, defaults: dict,
     throughput "sum" fits the model's form before equal-packets, and
     fit_return False the form before return_ns (for
     bench/refit-calibration.py's comparisons); fit_transit and fit_crowding
-    True or False fit transit_ns and rx_crowding or leave them out, "choose"
-    (what calibrate does) lets Akaike's criterion decide
-    (bench/model-holdout.py compares them)."""
+    True or False fit transit_ns and rx_crowding or leave them out (fit_transit
+    "gets": fitted on the R side of the common store only, "transit_sides"),
+    "choose" (what calibrate does) lets Akaike's criterion decide, between
+    all three forms for transit_ns (bench/model-holdout.py compares them)."""
     from scipy.optimize import least_squares
 
     from .rounds import crossing_reference_placement, measure_rounds, noise_of, reference_placement
@@ -312,10 +320,11 @@ def fit(topo: Topology, workload: str, char: dict, defaults: dict,
     os_idx = [int(o) for o in topo.os_index]
     n_ctx = len(os_idx)
 
-    def solve(n_share: int, ring: bool, ret: bool, transit: bool, crowd: bool = False):
+    def solve(n_share: int, ring: bool, ret: bool, transit: bool | str, crowd: bool = False):
         """Least squares on log throughput with n_share context shares (one for all
         contexts, or one per context), comm_ns.pu fitted (ring) or 0, and
-        return_ns (ret), transit_ns (transit) and rx_crowding (crowd) fitted or left out."""
+        return_ns (ret), transit_ns (transit; "gets": on the R side only) and rx_crowding
+        (crowd) fitted or left out."""
         def with_x(x: np.ndarray) -> dict:
             q = {**params, "roles": {r: dict(params["roles"][r]) for r in ROLES},
                  "comm_ns": dict(params["comm_ns"])}
@@ -323,6 +332,8 @@ def fit(topo: Topology, workload: str, char: dict, defaults: dict,
                 q["return_ns"] = float(x[2 + 2 * len(present)])
             if transit:
                 q["transit_ns"] = float(x[2 + 2 * len(present) + (1 if ret else 0)])
+                if transit == "gets":
+                    q["transit_sides"] = "gets"
             crowd_at = 2 + 2 * len(present) + (1 if ret else 0) + (1 if transit else 0)
             for r in ROLES:
                 q["roles"][r]["base_ns"] = base0[r] * float(np.exp(x[0]))
@@ -366,10 +377,13 @@ def fit(topo: Topology, workload: str, char: dict, defaults: dict,
     if context_shares not in CONTEXT_SHARES:
         raise ValueError(f"context shares {context_shares!r}: one of {', '.join(CONTEXT_SHARES)}")
     share_counts = {"one": [1], "per-context": [n_ctx], "choose": sorted({1, n_ctx})}[context_shares]
-    for name, v in (("fit_transit", fit_transit), ("fit_crowding", fit_crowding)):
-        if v not in (True, False, "choose"):
-            raise ValueError(f"{name} {v!r}: True, False or 'choose'")
-    transits = [False, True] if fit_transit == "choose" else [bool(fit_transit)]
+    for name, v, known in (("fit_transit", fit_transit, (True, False, "gets", "choose")),
+                           ("fit_crowding", fit_crowding, (True, False, "choose"))):
+        if v not in known:
+            raise ValueError(f"{name} {v!r}: one of {', '.join(map(repr, known))}")
+    # transit_ns: left out, on both sides of the common store, or on R's side only (a T's cycles did
+    # not move with its context's surplus: assign/MODEL.md, transit_sides)
+    transits = [False, True, "gets"] if fit_transit == "choose" else [fit_transit]
     crowds = [False, True] if fit_crowding == "choose" else [bool(fit_crowding)]
     shapes = [(k, ring, tr, cr) for k in share_counts for ring in (False, True) for tr in transits for cr in crowds]
     fits = {shape: solve(shape[0], shape[1], fit_return, shape[2], shape[3]) for shape in shapes}
@@ -378,26 +392,29 @@ def fit(topo: Topology, workload: str, char: dict, defaults: dict,
     shares_kind = "one per context" if best[0] > 1 else "one for every context"
     ring_kind = "fitted" if best[1] else "0"
     # the optional terms: (name, what it is, the choices tried, the one taken)
-    optional = [("transit_ns", "what a buffer costs each side when it crosses the pool's common store, from a "
-                 "context that frees more than it allocates to one that allocates more", transits, best[2]),
+    optional = [("transit_ns", "what a buffer costs when it crosses the pool's common store, from a context "
+                 "that frees more than it allocates to one that allocates more", transits, best[2]),
                 ("rx_crowding", "what an R task's cost grows by per R task of another instance on its context, "
                  "whose port's replay and buffers evict its own from the context's caches", crowds, best[3])]
 
-    def shape_name(k: int, ring: bool, tr: bool, cr: bool) -> str:
+    def state(on: bool | str) -> str:
+        return "fitted on the R side only" if on == "gets" else "fitted" if on else "left out"
+
+    def shape_name(k: int, ring: bool, tr: bool | str, cr: bool) -> str:
         return (f"{'one per context' if k > 1 else 'one for every context'} with comm_ns.pu "
                 f"{'fitted' if ring else '0'}"
-                + "".join(f", {name} {'fitted' if on else 'left out'}"
+                + "".join(f", {name} {state(on)}"
                           for (name, _, tried, _), on in zip(optional, (tr, cr)) if len(tried) > 1))
 
     log(f"context shares: {shares_kind} ({SHARES_WHY[context_shares]}); ring within a context (comm_ns.pu): "
-        f"{ring_kind}" + "".join(f"; {name}: {'fitted' if taken else 'left out'}"
+        f"{ring_kind}" + "".join(f"; {name}: {state(taken)}"
                                  for name, _, tried, taken in optional if len(tried) > 1)
         + " (Akaike's criterion on the calibration placements, estimated: "
         + ", ".join(f"{shape_name(*shape)} {fits[shape][2]:.1f}" for shape in shapes) + ")")
     for name, what, tried, taken in optional:
         if len(tried) > 1 or taken:
             how = "chosen by Akaike's criterion" if len(tried) > 1 else "fitted"
-            status[name] = (f"calibrated ({'fitted' if taken else 'left out'}, {how} on {len(placements)} "
+            status[name] = (f"calibrated ({state(taken)}, {how} on {len(placements)} "
                             f"measured placements: {what})")
     if fit_return:
         status["return_ns"] = (f"calibrated (fitted on {len(placements)} measured placements: an R task's cost "
@@ -440,7 +457,8 @@ def fit(topo: Topology, workload: str, char: dict, defaults: dict,
         + ", ".join(f"{o}: {v:.3f}" for o, v in params["context_share"].items()) + ", "
         + f"comm_ns.pu {params['comm_ns']['pu']:.1f}, "
         + (f"return_ns {params['return_ns']:.1f}, " if "return_ns" in params else "")
-        + (f"transit_ns {params['transit_ns']:.1f}, " if "transit_ns" in params else "")
+        + (f"transit_ns {params['transit_ns']:.1f}"
+           + (" (R side only), " if params.get("transit_sides") == "gets" else ", ") if "transit_ns" in params else "")
         + (f"rx_crowding {params['rx_crowding']:.3f}, " if "rx_crowding" in params else "")
         + ", ".join(f"comm_ns.{lvl} {params['comm_ns'][lvl]:.1f}, residual.{lvl} {params['residual'][lvl]:.3f}"
                     for lvl in present)
