@@ -30,7 +30,7 @@ try:
 
     from assign.backends.dpdk.options import DpdkOptions
     from assign.characterize.fit import window_packets
-    from assign.characterize.meter import PlacementMeter
+    from assign.characterize.meter import PlacementMeter, tasks_by_context
     from assign.characterize.rounds import reference_placement
     from assign.topology import get_machine
     from assign.workloads import Workload, WorkloadError
@@ -122,10 +122,7 @@ def busiest_context(tasks: list[dict] | None) -> float | None:
     """The largest sum of one context's tasks' cycles per packet (it serves them in turn), or None."""
     if not tasks:
         return None
-    by: dict[int, float] = {}
-    for t in tasks:
-        by[t["context"]] = by.get(t["context"], 0.0) + t["cycles_per_packet"]
-    return max(by.values())
+    return max(sum(t["cycles_per_packet"] for t in ts) for ts in tasks_by_context(tasks).values())
 
 
 if __name__ == "__main__":

@@ -38,6 +38,15 @@ def task_cycles_per_packet(instances: int, tasks: list[dict] | None) -> list[flo
     return None if any(v is None for v in out) else out
 
 
+def tasks_by_context(tasks: list[dict]) -> dict[int, list[dict]]:
+    """task_cycles' entries grouped by context, contexts in order: a context serves its tasks in
+    turn, so the sum of one group's cycles per packet bounds every instance with a task there."""
+    by: dict[int, list[dict]] = {}
+    for t in tasks:
+        by.setdefault(t["context"], []).append(t)
+    return dict(sorted(by.items()))
+
+
 class PlacementMeter:
     def __init__(self, topo: Topology, workload: str, options: DpdkOptions):
         self.topo = topo

@@ -321,6 +321,8 @@ def largest_errors(placements, predicted, measured, task_cycles, n: int = LARGES
     """Lines for the n placements the model missed most, each with every task's cycles per packet
     (measured) summed per context: the runtime serves a context's tasks in turn, so the largest
     sum bounds every instance with a task there, and the tasks say which cost the model got wrong."""
+    from ..characterize.meter import tasks_by_context
+
     err = [float(p) / m - 1.0 for p, m in zip(predicted, measured)]
     worst = sorted(range(len(err)), key=lambda j: -abs(err[j]))[:n]
     lines = []
@@ -329,13 +331,10 @@ def largest_errors(placements, predicted, measured, task_cycles, n: int = LARGES
         tasks = task_cycles(k, ctx)
         per = ""
         if tasks:
-            by: dict[int, list[dict]] = {}
-            for t in tasks:
-                by.setdefault(t["context"], []).append(t)
             per = "; " + "; ".join(
                 f"context {c}: " + " + ".join(f"{t['task']} {t['cycles_per_packet']:.0f}" for t in ts)
                 + (f" = {sum(t['cycles_per_packet'] for t in ts):.0f}" if len(ts) > 1 else "")
-                for c, ts in sorted(by.items()))
+                for c, ts in tasks_by_context(tasks).items())
         lines.append(f"  {k} instance(s) on {list(ctx)}: modelled {float(predicted[j]):,.0f}, measured "
                      f"{measured[j]:,.0f} packets/s ({100 * err[j]:+.1f}%){per}")
     if not lines:
