@@ -7,7 +7,11 @@
  *   memory   one chain of dependent loads, a random cycle over the cache
  *            lines of a 64 MiB buffer (larger than the last-level cache):
  *            the latency of the memory the host's tenants share; millions
- *            of loads per second
+ *            of loads per second.  With MIB, a buffer of MIB MiB instead:
+ *            a size the last-level cache holds reads as its latency, one it
+ *            does not as the memory's, so a few sizes show how much of that
+ *            cache the host leaves this machine now.  The buffer asks for
+ *            transparent huge pages, so that page walks do not count
  *   handoff  one cache line passed back and forth between CPU and
  *            PEER_CPU (a second thread pinned there): a round trip needs
  *            both contexts running at once, as a pipeline split over them
@@ -20,18 +24,20 @@
  * measurement taken on that context can be steadier than they are.  The
  * compute kernel does not see the host's memory side, which moves a
  * memory-bound workload on its own.
- * Usage: pp-steadiness CPU WINDOWS WINDOW_MS [compute|memory|handoff PEER_CPU] */
+ * Usage: pp-steadiness CPU WINDOWS WINDOW_MS [compute|memory [MIB]|handoff PEER_CPU] */
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "probe.h"
 
 #define MAX_WINDOWS 10000
 #define STEPS 4096 /* kernel steps between clock reads */
-#define MEM_BYTES (64u << 20)
+#define MEM_MIB 64 /* the memory kernel's buffer without MIB */
+#define MAX_MIB 4096
 #define LINE 64
 
 static int
@@ -39,7 +45,7 @@ usage(const char *why, const char *value)
 {
 	fprintf(stderr,
 		"pp-steadiness: %s '%s'\nusage: pp-steadiness CPU WINDOWS WINDOW_MS "
-		"[compute|memory|handoff PEER_CPU]\n",
+		"[compute|memory [MIB]|handoff PEER_CPU]\n",
 		why, value);
 	return 2;
 }
@@ -86,12 +92,18 @@ handoff(unsigned n)
  * line's first word holds the index of the next, so every load waits for
  * the one before it and no prefetcher can guess the next line. */
 static size_t *
-chase_buffer(void)
+chase_buffer(size_t bytes)
 {
-	size_t lines = MEM_BYTES / LINE, stride = LINE / sizeof(size_t);
-	size_t *buf = malloc(MEM_BYTES), *order = malloc(lines * sizeof(size_t));
-	if (buf == NULL || order == NULL)
+	size_t lines = bytes / LINE, stride = LINE / sizeof(size_t);
+	size_t huge = 2u << 20,
+	       room = (bytes + huge - 1) / huge * huge; /* C11: a multiple of the alignment */
+	size_t *buf = aligned_alloc(huge, room), *order = malloc(lines * sizeof(size_t));
+	if (buf == NULL || order == NULL) {
+		free(buf);
+		free(order);
 		return NULL;
+	}
+	(void)madvise(buf, room, MADV_HUGEPAGE); /* a hint: 4 KiB pages where refused */
 	for (size_t i = 0; i < lines; i++)
 		order[i] = i;
 	uint64_t x = 88172645463325252ull;
@@ -126,14 +138,16 @@ main(int argc, char **argv)
 	int memory = strcmp(kernel, "memory") == 0, pass = strcmp(kernel, "handoff") == 0;
 	if (!memory && !pass && strcmp(kernel, "compute") != 0)
 		return usage("KERNEL must be compute, memory or handoff, got", kernel);
-	long peer_cpu = -1;
-	if (pass != (argc == 6))
-		return usage(pass ? "handoff needs PEER_CPU after it, got"
-				  : "only handoff takes a PEER_CPU, got",
-			argc == 6 ? argv[5] : kernel);
+	long peer_cpu = -1, mib = MEM_MIB;
+	if (pass && argc != 6)
+		return usage("handoff needs PEER_CPU after it, got", kernel);
+	if (argc == 6 && !pass && !memory)
+		return usage("only handoff takes a PEER_CPU and memory a MIB, got", argv[5]);
 	if (pass &&
 		(probe_parse_long(argv[5], 0, CPU_SETSIZE - 1, &peer_cpu) != 0 || peer_cpu == cpu))
 		return usage("PEER_CPU must be a CPU number other than CPU, got", argv[5]);
+	if (memory && argc == 6 && probe_parse_long(argv[5], 1, MAX_MIB, &mib) != 0)
+		return usage("MIB must be 1 to 4096, got", argv[5]);
 	if (probe_pin(cpu) != 0)
 		return usage("cannot pin to CPU", argv[1]);
 	pthread_t peer_thread;
@@ -148,10 +162,9 @@ main(int argc, char **argv)
 		pthread_join(peer_thread, NULL);
 		return usage("cannot pin to PEER_CPU", argv[5]);
 	}
-	size_t *buf = memory ? chase_buffer() : NULL;
+	size_t *buf = memory ? chase_buffer((size_t)mib << 20) : NULL;
 	if (memory && buf == NULL) {
-		fprintf(stderr, "pp-steadiness: cannot allocate the %u MiB buffer\n",
-			MEM_BYTES >> 20);
+		fprintf(stderr, "pp-steadiness: cannot allocate the %ld MiB buffer\n", mib);
 		return 1;
 	}
 
@@ -195,6 +208,8 @@ main(int argc, char **argv)
 			       : "million kernel steps per second");
 	if (pass)
 		printf("\"peer_cpu\": %ld, ", peer_cpu);
+	if (memory)
+		printf("\"buffer_mib\": %ld, ", mib);
 	printf("\"kind\": \"measured\", \"rates\": [");
 	for (long w = 0; w < windows; w++)
 		printf("%s%.3f", w ? ", " : "", rates[w]);

@@ -410,11 +410,25 @@ def test_guided_search_estimates_from_the_iid_draws_alone(tmp_path: Path) -> Non
                                          (["0", "5", "100", "handoff"], "'handoff'"),
                                          (["0", "5", "100", "handoff", "0"], "'0'"),
                                          (["0", "5", "100", "handoff", "x"], "'x'"),
-                                         (["0", "5", "100", "memory", "1"], "'1'")])
+                                         (["0", "5", "100", "memory", "0"], "'0'"),
+                                         (["0", "5", "100", "memory", "4097"], "'4097'"),
+                                         (["0", "5", "100", "memory", "x"], "'x'"),
+                                         (["0", "5", "100", "compute", "1"], "'1'")])
 def test_steadiness_probe_refuses_bad_arguments(profile_build: Path, args: list[str], named: str) -> None:
     r = subprocess.run([str(profile_build / "tools" / "pp-steadiness"), *args], capture_output=True, text=True,
                        timeout=30)
     assert r.returncode == 2 and named in r.stderr and "usage: pp-steadiness" in r.stderr
+
+
+def test_steadiness_memory_kernel_takes_a_buffer_size(profile_build: Path) -> None:
+    # a size the last-level cache holds and one it may not: what bench/capture-footprint.py reads
+    exe = str(profile_build / "tools" / "pp-steadiness")
+    for mib, args in ((2, ["memory", "2"]), (64, ["memory"])):
+        r = subprocess.run([exe, "0", "2", "20", *args], capture_output=True, text=True, timeout=30)
+        assert r.returncode == 0, r.stderr
+        out = json.loads(r.stdout)
+        assert out["kernel"] == "memory" and out["buffer_mib"] == mib and out["kind"] == "measured"
+        assert len(out["rates"]) == 2 and all(x > 0 for x in out["rates"])
 
 
 @pytest.mark.parametrize("args, named", [(["x"], "'x'"), (["-1"], "'-1'"), (["99999"], "'99999'"),
