@@ -32,11 +32,14 @@ def profile_build() -> Path:
 
 def test_characterize_calibrate_validate_end_to_end(profile_build: Path, build_dir: Path, tmp_path: Path) -> None:
     char = tmp_path / "char.json"
+    # --capture-packets at ipfwd-l1's own default size: the same traffic, and the size recorded for
+    # calibrate and validate to check and follow
     r = run_assign("characterize", "--workload", "ipfwd-l1", "--build", str(profile_build), "--packets", "200000",
                    "--min-reps", "3", "--max-reps", "3", "--json", str(char), "--plot", str(tmp_path / "c.png"),
-                   timeout=300)
+                   "--capture-packets", "4096", timeout=300)
     assert r.returncode == 0, r.stderr
     c = json.loads(char.read_text())
+    assert c["capture_packets"] == 4096
     assert c["timer"]["tsc_hz"] > 1e8 and c["timer"]["rdtsc_cycles"] > 0
     # every context the characterization used, alone and all at once, 20 windows each, with the
     # compute kernel and with the memory one
@@ -93,10 +96,10 @@ def test_characterize_calibrate_validate_end_to_end(profile_build: Path, build_d
     params = tmp_path / "params.json"
     r = run_assign("calibrate", "--workload", "ipfwd-l1", "--characterization", str(char), "--out", str(params),
                    "--placements", "3", "--placement-packets", "50000", "--placement-reps", "2", "--drift-reference",
-                   "--max-instances", "3", "--app-build", str(build_dir), timeout=300)
+                   "--max-instances", "3", "--app-build", str(build_dir), "--capture-packets", "4096", timeout=300)
     assert r.returncode == 0, r.stderr
     p = json.loads(params.read_text())
-    assert p["calibrated_for"]["workload"] == "ipfwd-l1"
+    assert p["calibrated_for"]["workload"] == "ipfwd-l1" and p["calibrated_for"]["capture_packets"] == 4096
     # the window it measured, for validate to measure the same
     assert p["calibration"]["placement_packets"] == 50_000
     assert "window: 50,000 packets per instance (--placement-packets)" in r.stdout
@@ -168,6 +171,8 @@ def test_characterize_calibrate_validate_end_to_end(profile_build: Path, build_d
     v = json.loads(val.read_text())
     # without --packets, the calibration's window, said and stored
     assert v["packets"] == 50_000 and f"window: 50,000 packets per instance (the calibration's, {params})" in r.stdout
+    # and its captures
+    assert f"captures of 4,096 packets per instance (the calibration's, {params})" in r.stdout
     # validate draws from the range the model was fitted on, read from the file
     assert v["max_instances"] == 3 and "placements of 1 to 3 instance(s), as calibrated" in r.stdout
     assert all(1 <= q["instances"] <= 3 for q in v["placements"] + v["model_top"]["placements"])

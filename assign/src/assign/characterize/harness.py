@@ -56,6 +56,7 @@ class Settings:
     target_ci_pct: float = 1.0
     runs: list[dict] = field(default_factory=list)  # wall and window of every run (the harness's overhead)
     rules: Path | None = None       # ahocorasick: the rule set (None: the app's default)
+    capture_packets: int | None = None  # packets per replayed capture (None: the generator's default)
 
 
 def ci_halfwidth_pct(values: list[float]) -> float:
@@ -75,7 +76,7 @@ class Harness:
         self.workload = Workload(workload, 1)
         self.backend = DpdkBackend(topo, self.workload,
                                    DpdkOptions(build_dir=settings.build, packets=settings.packets, warmup=0.0,
-                                               rules=settings.rules))
+                                               rules=settings.rules, capture_packets=settings.capture_packets))
         os_idx = [int(o) for o in topo.os_index]
         self.a = os_idx[0]
         # one context per level it shares with a (the first found), lowest level first
@@ -243,6 +244,8 @@ class Harness:
         rules = self.backend.opts.rules_identity()  # ahocorasick with --rules: calibrate checks it
         return {"workload": self.workload.name, "machine": self.topo.to_json()["tree"],
                 **({"rules": rules} if rules else {}),
+                # --capture-packets: calibrate checks it (absent: the generator's default)
+                **({"capture_packets": self.s.capture_packets} if self.s.capture_packets else {}),
                 "contexts": {"a": a, "levels": self.level_ctx, "away": self.away},
                 "timer": self.floor, "steadiness": self.steady, "steadiness_memory": self.steady_mem,
                 **({"steadiness_handoff": self.steady_handoff} if self.steady_handoff else {}),

@@ -80,6 +80,7 @@ def add_dpdk_options(p: argparse.ArgumentParser, *, contexts: bool = True) -> No
                         "per assignment (default: auto, serve when the app supports --serve)")
     g.add_argument("--build", metavar="DIR", help="Meson build with the apps (default: $PIPEPLACE_BUILD or build/)")
     add_rules_option(g)
+    add_capture_option(g)
     if contexts:
         g.add_argument("--contexts", metavar="LIST",
                        help="hardware contexts (PU os_index) tasks may use, e.g. 0-1 or 2,4-7; leave out the "
@@ -106,6 +107,17 @@ def add_rules_option(g) -> None:
                         "from; part of the run's identity, with the file's SHA-256 (default: $PIPEPLACE_RULES "
                         "where set, else the app's own, ../shared/data/snort/community.rules beside the source "
                         "tree)")
+
+
+def add_capture_option(g) -> None:
+    """--capture-packets N: the packets of each instance's replayed capture."""
+    g.add_argument("--capture-packets", type=positive_int, metavar="N",
+                   help="packets in each instance's generated capture, which the pcap replay (and pp-tgen, for "
+                        "the apps other than ipfwd) sends in a loop; part of the run's identity (default: the "
+                        "workload's generator's: ipfwd-l1 4,096, ipfwd-mem 1,048,576, ahocorasick and analyzer "
+                        "16,384, stateful 32,768). R copies every frame out of the capture, so one larger than "
+                        "the caches puts memory misses on R, and on R tasks sharing a context, that a NIC's DMA "
+                        "would not (measured: assign/README.md, \"The replay's footprint\")")
 
 
 def add_run_options(p: argparse.ArgumentParser) -> None:
@@ -163,7 +175,7 @@ def dpdk_options(args: argparse.Namespace) -> DpdkOptions:
     return DpdkOptions(build_dir=Path(args.build) if getattr(args, "build", None) else None,
                        packets=args.packets, duration=args.duration, warmup=args.warmup, timeout=args.timeout,
                        runner=args.runner, contexts=_contexts_arg(args), traffic=traffic, tgen_contexts=tg,
-                       rules=rules_arg(args))
+                       rules=rules_arg(args), capture_packets=getattr(args, "capture_packets", None))
 
 
 def rules_arg(args: argparse.Namespace) -> Path | None:

@@ -77,10 +77,12 @@ def placement_window(given: int | None, char: dict) -> tuple[int, str]:
                                   "cycles per packet, estimated; --placement-packets sets it")
 
 
-def load_characterization(path: str, workload: str, topo, rules: dict | None = None) -> dict:
-    """A characterize --json file, refused for another workload, machine or rule set (rules: the
-    rule set's identity, DpdkOptions.rules_identity)."""
-    from ..backends.dpdk.options import rules_mismatch
+def load_characterization(path: str, workload: str, topo, rules: dict | None = None,
+                          capture_packets: int | None = None) -> dict:
+    """A characterize --json file, refused for another workload, machine, rule set (rules: the
+    rule set's identity, DpdkOptions.rules_identity) or capture size (--capture-packets; None: the
+    generator's default)."""
+    from ..backends.dpdk.options import capture_mismatch, rules_mismatch
 
     try:
         with open(path) as f:
@@ -99,6 +101,9 @@ def load_characterization(path: str, workload: str, topo, rules: dict | None = N
     why = rules_mismatch(char.get("rules"), rules)
     if why:
         raise ValueError(f"--characterization {path} is for another rule set: {why}")
+    why = capture_mismatch(char.get("capture_packets"), capture_packets)
+    if why:
+        raise ValueError(f"--characterization {path} is for another capture size: {why}")
     return char
 
 
@@ -116,9 +121,11 @@ def run(args: argparse.Namespace) -> int:
     Workload(args.workload, 1)
     topo = get_machine("local")
     opts = DpdkOptions(build_dir=Path(args.app_build) if args.app_build else None,
-                       packets=args.placement_packets, warmup=0.0, rules=rules_arg(args))
+                       packets=args.placement_packets, warmup=0.0, rules=rules_arg(args),
+                       capture_packets=args.capture_packets)
     if args.characterization:
-        char = load_characterization(args.characterization, args.workload, topo, opts.rules_identity())
+        char = load_characterization(args.characterization, args.workload, topo, opts.rules_identity(),
+                                     opts.capture_packets)
         print(f"characterization from {args.characterization}")
     else:
         char = characterize(args)
@@ -136,6 +143,8 @@ def run(args: argparse.Namespace) -> int:
         meter.close()
     if opts.rules is not None:
         doc["calibrated_for"]["rules"] = opts.rules_identity()
+    if opts.capture_packets is not None:  # absent: the generator's default captures
+        doc["calibrated_for"]["capture_packets"] = opts.capture_packets
     if meter.no_hugepages:
         doc["calibration"]["status"]["hugepages"] = meter.hugepage_warning()
         doc["calibration"]["no_hugepages_instances"] = sorted(meter.no_hugepages)

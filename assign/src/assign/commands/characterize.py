@@ -13,7 +13,7 @@ import os
 from pathlib import Path
 
 from ._args import at_least, figure_file, output_file, positive_int, positive_number
-from ._options import add_rules_option, rules_arg
+from ._options import add_capture_option, add_rules_option, rules_arg
 from ._save import save, save_figure
 
 at_least_two = at_least(2, "{text!r}: a confidence interval needs at least 2 repetitions")
@@ -38,6 +38,7 @@ def add_characterize_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--target-ci", type=positive_number, default=1.0, metavar="PCT",
                    help="stop repeating when every role's 95%% CI half-width is <= PCT%% of its mean (default: 1)")
     add_rules_option(g)
+    add_capture_option(g)
 
 
 def register(sub) -> argparse.ArgumentParser:
@@ -70,7 +71,7 @@ def settings_of(args: argparse.Namespace):
         raise ValueError(f"--min-reps {args.min_reps} is more than --max-reps {args.max_reps}")
     build = Path(args.build).resolve() if args.build else default_profile_build()
     return Settings(build=build, packets=args.packets, min_reps=args.min_reps, max_reps=args.max_reps,
-                    target_ci_pct=args.target_ci, rules=rules_arg(args))
+                    target_ci_pct=args.target_ci, rules=rules_arg(args), capture_packets=args.capture_packets)
 
 
 def characterize(args: argparse.Namespace) -> dict:

@@ -5,7 +5,7 @@ import argparse
 import json
 
 from ._args import at_least, figure_file, output_file
-from ._options import add_rules_option, rules_arg
+from ._options import add_capture_option, add_rules_option, rules_arg
 from ._save import save, save_figure
 
 # issue 10's goal for the model against measurements (also in the figures' lines)
@@ -59,6 +59,7 @@ def register(sub) -> argparse.ArgumentParser:
                         "ones a guided search measures (default: 0)")
     p.add_argument("--build", metavar="DIR", help="Meson build of the apps (default: $PIPEPLACE_BUILD or build/)")
     add_rules_option(p)
+    add_capture_option(p)
     return p
 
 
@@ -83,7 +84,7 @@ def run(args: argparse.Namespace) -> int:
     import numpy as np
 
     from ..backends.base import BackendError
-    from ..backends.dpdk.options import DpdkOptions, rules_mismatch
+    from ..backends.dpdk.options import DpdkOptions, capture_mismatch, rules_mismatch
     from ..backends.model import load_params
     from ..characterize.fit import MAX_INSTANCES, VAL_SEED, placement_space, predict, random_placements
     from ..characterize.meter import PlacementMeter
@@ -117,8 +118,22 @@ def run(args: argparse.Namespace) -> int:
           + (f"; the calibration measured {cal_packets:,}: a window's start is a larger share of a shorter one, "
              "and the drift reference's level is the calibration's" if args.packets and cal_packets
              and args.packets != cal_packets else "") + ")")
+    # the calibration's captures unless --capture-packets says otherwise (then they must agree)
+    cal_capture = doc.get("calibrated_for", {}).get("capture_packets")
+    if cal_capture is not None and (not isinstance(cal_capture, int) or isinstance(cal_capture, bool)
+                                    or cal_capture < 1):
+        raise ValueError(f"--model-params {args.model_params}: calibrated_for.capture_packets is {cal_capture!r}, "
+                         "not a positive integer")
+    capture = args.capture_packets if args.capture_packets is not None else cal_capture
+    why = capture_mismatch(cal_capture, capture)
+    if why:
+        raise ValueError(f"--model-params {args.model_params} was calibrated for another capture size: {why}")
     opts = DpdkOptions(build_dir=Path(args.build) if args.build else None, packets=packets, warmup=0.0,
-                       rules=rules_arg(args))
+                       rules=rules_arg(args), capture_packets=capture)
+    if capture is not None:
+        print(f"captures of {capture:,} packets per instance (" + ("--capture-packets" if args.capture_packets
+                                                                   else f"the calibration's, {args.model_params}")
+              + ")")
     why = rules_mismatch(doc.get("calibrated_for", {}).get("rules"), opts.rules_identity())
     if why:
         raise ValueError(f"--model-params {args.model_params} was calibrated for another rule set: {why}")

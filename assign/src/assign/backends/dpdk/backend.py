@@ -76,7 +76,8 @@ class DpdkBackend:
         try:
             if self.opts.traffic == "tgen":
                 self.traffic = self.tgen = TgenTraffic(build, workload, list(self.opts.tgen_contexts), wdir,
-                                                       cache_dir=Path(cache), rules=rules_arg)
+                                                       cache_dir=Path(cache), rules=rules_arg,
+                                                       wanted_packets=self.opts.capture_packets)
             else:
                 self.traffic = build_traffic(build, workload, Path(cache), self.opts.capture_packets, rules_arg)
         except TrafficError as e:

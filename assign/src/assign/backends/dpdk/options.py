@@ -78,6 +78,9 @@ class DpdkOptions:
             raise BackendError(f"--warmup {self.warmup}: expected seconds >= 0")
         if self.timeout is not None and not self.timeout > 0:
             raise BackendError(f"--timeout {self.timeout}: expected a positive number of seconds")
+        if self.capture_packets is not None and not (isinstance(self.capture_packets, int)
+                                                     and self.capture_packets >= 1):
+            raise BackendError(f"--capture-packets {self.capture_packets!r}: expected at least 1 packet per capture")
         if self.runner not in RUNNERS:
             raise BackendError(f"--runner {self.runner!r}: expected one of {', '.join(RUNNERS)}")
         if self.packets is None and self.duration is None:
@@ -167,6 +170,19 @@ def rules_mismatch(recorded: dict | None, given: dict | None) -> str | None:
     if (recorded or {}).get("sha256") == (given or {}).get("sha256"):
         return None
     return f"it was measured with {name(recorded)}, this run uses {name(given)} (--rules)"
+
+
+def capture_mismatch(recorded: int | None, given: int | None) -> str | None:
+    """Why a file measured with captures of `recorded` packets does not go with `given` (None: they
+    match; None on a side: the generator's default)."""
+    if recorded == given:
+        return None
+
+    def name(n: int | None) -> str:
+        return f"captures of {n:,} packets" if isinstance(n, int) else (
+            "the generator's default captures" if n is None else f"captures of {n!r} packets")
+
+    return f"it was measured with {name(recorded)}, this run uses {name(given)} (--capture-packets)"
 
 
 def rules_digest(path: Path) -> str:

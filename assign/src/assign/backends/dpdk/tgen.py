@@ -98,10 +98,15 @@ class TgenTraffic:
     exit_s: float = 0.0                 # measured: the app's exit until the last generator had left
     cache_dir: Path | None = None       # where the default captures live (apps other than ipfwd)
     capture: Path | None = None         # the capture pp-tgen replays (apps other than ipfwd)
-    capture_packets: int = 0
+    capture_packets: int = 0            # its packets
     rules: tuple[Path, str] | None = None  # ahocorasick: the rule file and digest its capture plants keywords from
 
+    wanted_packets: int | None = None   # --capture-packets (None: the generator's default)
+
     def __post_init__(self) -> None:
+        if self.workload.app == "ipfwd" and self.wanted_packets is not None:
+            raise TrafficError(f"--capture-packets {self.wanted_packets} with --traffic tgen: pp-tgen makes "
+                               f"ipfwd's packets from templates and replays no capture (use --traffic pcap)")
         if self.workload.app == "ipfwd" and self.workload.variant not in FIELDS:
             raise TrafficError(f"--traffic tgen: no generator template for workload {self.workload.name} "
                                f"(ipfwd l1 and mem)")
@@ -110,7 +115,8 @@ class TgenTraffic:
             if self.cache_dir is None:
                 raise TrafficError(f"--traffic tgen: workload {self.workload.name} replays its default capture, "
                                    f"and no cache directory was given for it")
-            one = build_traffic(self.build_dir, Workload(self.workload.name, 1), self.cache_dir, rules=self.rules)
+            one = build_traffic(self.build_dir, Workload(self.workload.name, 1), self.cache_dir,
+                                self.wanted_packets, rules=self.rules)
             self.capture = one.captures[0]
             self.capture_packets = one.capture_packets
             self.mbuf_size = one.mbuf_size
