@@ -48,6 +48,10 @@ def test_bad_capture_sizes_are_refused_before_anything_runs(tmp_path: Path, valu
     assert "Traceback" not in r.stderr and not db.exists()
     with pytest.raises(BackendError, match=r"--capture-packets 0: expected at least 1"):
         DpdkOptions(capture_packets=0)
+    # a stored run's parameters come back through from_params: a value no command line gives
+    for stored in (True, "4096", 2.5):
+        with pytest.raises(BackendError, match=rf"--capture-packets {stored!r}: expected at least 1"):
+            DpdkOptions.from_params({"window": {"packets_per_instance": 1000}, "capture_packets": stored})
 
 
 def test_ipfwd_over_the_generator_has_no_capture_to_size(tmp_path: Path) -> None:

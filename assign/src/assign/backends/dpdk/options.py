@@ -79,6 +79,7 @@ class DpdkOptions:
         if self.timeout is not None and not self.timeout > 0:
             raise BackendError(f"--timeout {self.timeout}: expected a positive number of seconds")
         if self.capture_packets is not None and not (isinstance(self.capture_packets, int)
+                                                     and not isinstance(self.capture_packets, bool)
                                                      and self.capture_packets >= 1):
             raise BackendError(f"--capture-packets {self.capture_packets!r}: expected at least 1 packet per capture")
         if self.runner not in RUNNERS:
