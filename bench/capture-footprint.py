@@ -34,21 +34,12 @@ try:
     from assign.backends.base import BackendError
     from assign.backends.dpdk.options import DpdkOptions, default_build_dir
     from assign.characterize.meter import PlacementMeter
+    from assign.commands._args import packet_counts
     from assign.topology import get_machine
     from assign.workloads import Workload, WorkloadError
 except ImportError as e:
     sys.exit(f"bench/capture-footprint.py: {e}; run it with the project's venv: "
              ".venv/bin/python bench/capture-footprint.py")
-
-
-def sizes_arg(text: str) -> list[int]:
-    try:
-        sizes = [int(x) for x in text.split(",")]
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"--sizes {text!r}: expected packet counts, comma-separated") from None
-    if not sizes or min(sizes) < 1:
-        raise argparse.ArgumentTypeError(f"--sizes {text!r}: every size must be at least 1 packet")
-    return sizes
 
 
 PROBE_MIB = (4, 8, 16, 32, 64)
@@ -70,7 +61,7 @@ def cache_probe(cpu: int) -> str:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--workload", default="stateful")
-    ap.add_argument("--sizes", type=sizes_arg, default=[1024, 4096, 32768],
+    ap.add_argument("--sizes", type=packet_counts, default=[1024, 4096, 32768],
                     help="capture sizes, packets per instance's capture, comma-separated (default: 1024,4096,32768)")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--packets", type=int, default=2_000_000, help="window: packets per instance (default: 2000000)")

@@ -29,6 +29,7 @@ try:
     import numpy as np
 
     from assign.backends.dpdk.options import DpdkOptions
+    from assign.commands._args import packet_counts
     from assign.characterize.fit import window_packets
     from assign.characterize.meter import PlacementMeter, tasks_by_context
     from assign.characterize.rounds import reference_placement
@@ -38,21 +39,11 @@ except ImportError as e:
     sys.exit(f"bench/window.py: {e}; run it with the project's venv: .venv/bin/python bench/window.py")
 
 
-def sizes_arg(text: str) -> list[int]:
-    try:
-        sizes = [int(x) for x in text.split(",")]
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"--packets {text!r}: expected packet counts, comma-separated") from None
-    if not sizes or min(sizes) < 1:
-        raise argparse.ArgumentTypeError(f"--packets {text!r}: every count must be at least 1")
-    return sizes
-
-
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--workload", default="stateful")
     ap.add_argument("--rounds", type=int, default=8)
-    ap.add_argument("--packets", type=sizes_arg, default=[100_000, 1_000_000],
+    ap.add_argument("--packets", type=packet_counts, default=[100_000, 1_000_000],
                     help="window sizes, packets per instance, comma-separated (default: 100000,1000000)")
     ap.add_argument("--characterization", metavar="FILE",
                     help="assign characterize --json file of the workload: adds calibrate's default window")

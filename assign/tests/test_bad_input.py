@@ -149,3 +149,17 @@ def test_a_database_killed_in_a_checkpoint_is_not_refused(good_db: Path, tmp_pat
         f.write(bytes(head))
     r = run_assign("estimate", "--db", str(db))
     assert r.returncode == 0 and "25000 modelled values" in r.stdout, r.stderr
+
+
+@pytest.mark.parametrize("text, why", [("x", "expected packet counts"), ("100,", "expected packet counts"),
+                                       ("", "expected packet counts"), ("0,5", "at least 1"),
+                                       ("-3", "at least 1")])
+def test_benchmark_packet_counts_are_refused_naming_the_value(text: str, why: str) -> None:
+    import argparse
+
+    from assign.commands._args import packet_counts
+
+    assert packet_counts("100000,1000000") == [100_000, 1_000_000] and packet_counts("7") == [7]
+    with pytest.raises(argparse.ArgumentTypeError, match=why) as e:
+        packet_counts(text)
+    assert repr(text) in str(e.value)

@@ -46,6 +46,9 @@ def test_bad_capture_sizes_are_refused_before_anything_runs(tmp_path: Path, valu
                    "--capture-packets", value, "--db", str(db), "--quiet", "--allow-colocate")
     assert r.returncode == 2 and f"--capture-packets: {value!r}" in r.stderr, r.stderr
     assert "Traceback" not in r.stderr and not db.exists()
+
+
+def test_bad_stored_capture_sizes_are_refused() -> None:
     with pytest.raises(BackendError, match=r"--capture-packets 0: expected at least 1"):
         DpdkOptions(capture_packets=0)
     # a stored run's parameters come back through from_params: a value no command line gives

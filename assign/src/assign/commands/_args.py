@@ -30,6 +30,17 @@ positive_int = at_least(1)
 nonneg_int = at_least(0, "{text!r} must be >= 0")
 
 
+def packet_counts(text: str) -> list[int]:
+    """A comma-separated list of packet counts, each at least 1 (the benchmarks' size lists)."""
+    try:
+        v = [int(x) for x in text.split(",")]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected packet counts, comma-separated") from None
+    if not v or min(v) < 1:
+        raise argparse.ArgumentTypeError(f"{text!r}: every count must be at least 1")
+    return v
+
+
 def number(text: str) -> float:
     """A finite float: nan and inf mean nothing as a threshold, a level or a time."""
     try:
