@@ -25,7 +25,9 @@ one context:
                  statistics printing, --no-lsc-interrupt, the same pool
                  size, mbuf size and burst as ipfwd.
   ipfwd l1/mem   R+P+T co-located on the one context, and P alone on it
-                 with R and T on the other context; its pool on the
+                 with R and T on a context of another core and, where the
+                 machine has SMT, on the other thread of P's core (one row
+                 each: bench/split_contexts.py says why); its pool on the
                  runtime's default driver (stack, a LIFO; l3fwd and testpmd
                  keep DPDK's ring_mp_mc): in these two shapes the two
                  drivers measure alike (bench/pool-ops.py).
@@ -60,6 +62,7 @@ sys.path.insert(0, str(REPO / "apps" / "ipfwd"))
 sys.path.insert(0, str(REPO / "tests"))
 import harness  # noqa: E402  (tests/harness: run_app, placements, pcap files)
 from l3fwd_build import L3FWD_SRC, build_l3fwd, prebuilt_l3fwd  # noqa: E402  (beside this script)
+from split_contexts import split_layouts  # noqa: E402  (beside this script)
 try:
     import ipfwd_traffic  # noqa: E402
     import numpy as np  # noqa: E402
@@ -138,7 +141,7 @@ class Setup:
     data: int  # mbuf data room without headroom
     mem: list[str]
     ctx_p: int
-    ctx_rt: int
+    ctx_main: int  # testpmd's idle main lcore
     warmup: float
     duration: float
     tmp: Path
@@ -153,7 +156,7 @@ def l3fwd_pps(exe: Path, rules: tuple[Path, Path], s: Setup, tag: str) -> float:
 
 def testpmd_pps(s: Setup, tag: str) -> float:
     prefix = f"bench_tp_{tag}_{os.getpid()}"
-    cmd = ["dpdk-testpmd", *eal(prefix, f"{s.ctx_rt},{s.ctx_p}", s.cap, s.mem), "--main-lcore", str(s.ctx_rt),
+    cmd = ["dpdk-testpmd", *eal(prefix, f"{s.ctx_main},{s.ctx_p}", s.cap, s.mem), "--main-lcore", str(s.ctx_main),
            "--", "--forward-mode=io", "--auto-start", "--nb-cores=1", "--rxq=1", "--txq=1", "--burst=32",
            "--no-lsc-interrupt", "--no-rmv-interrupt", "--mbcache=256", f"--total-num-mbufs={s.mbufs}",
            f"--mbuf-size={s.data + 128}", "--rxd=1024", "--txd=1024"]
@@ -184,8 +187,9 @@ def perf_llc(pid: int, seconds: float) -> tuple[float | None, str]:
 PERF_NOTE: list[str] = []
 
 
-def ipfwd_run(exe: Path, variant: str, split: bool, s: Setup, tag: str, want_perf: bool) -> IpfwdRun:
-    ctx_rt = s.ctx_rt if split else s.ctx_p
+def ipfwd_run(exe: Path, variant: str, rt: int | None, s: Setup, tag: str, want_perf: bool) -> IpfwdRun:
+    """ipfwd with P on the forwarding context and R and T on context `rt` (None: fused, all three there)."""
+    ctx_rt = s.ctx_p if rt is None else rt
     place = harness.placement("ipfwd", [harness.instance(0, 0, 1, 0, ctx_rt, s.ctx_p, ctx_rt)], variant=variant)
     stats_path = s.tmp / f"stats_{tag}.json"
     p, stats_path = harness.start_app(exe, f"bench_ipfwd_{tag}_{os.getpid()}", s.tmp,
@@ -372,14 +376,17 @@ def main(argv: list[str] | None = None) -> int:
         ap.error(f"--rounds {a.rounds}: must be >= 3 (medians of alternating rounds)")
     if shutil.which("dpdk-testpmd") is None:
         ap.error("dpdk-testpmd not found (Debian package dpdk)")
-    ctxs = sorted(os.sched_getaffinity(0))
-    if len(ctxs) < 2:
-        ap.error("need at least 2 contexts (P alone on one, R and T on the other)")
-    ctx_rt, ctx_p = ctxs[0], ctxs[1]
+    try:
+        ctx_p, ctx_main, layouts = split_layouts(sorted(os.sched_getaffinity(0)))
+    except ValueError as e:
+        ap.error(f"the CPUs this process may run on (its affinity; taskset sets it): {e}")
     if base_exe is not None:
         print(f"[baseline] rows: ipfwd of {a.baseline} ({build_type(a.baseline)})")
-    print(f"bench/ipfwd.py: build {a.build} ({btype}); forwarding context {ctx_p}; the split layouts put R "
-          f"and T on context {ctx_rt}, where testpmd's idle main lcore also sits")
+    print(f"bench/ipfwd.py: build {a.build} ({btype}); forwarding context {ctx_p}; P alone with R and T on "
+          + " and on ".join(f"context {c} ({what})" for what, c in layouts)
+          + ("; no other thread of P's core is allowed here, so no row for it" if len(layouts) == 1
+             and layouts[0][0] == "another core" else "")
+          + f"; testpmd's idle main lcore on context {ctx_main}")
     print(f"ports: net_pcap infinite_rx=1 -> {SINK}; {a.warmup:g} s warm-up, {a.duration:g} s window, "
           f"{a.rounds} rounds, contenders alternating within each round")
     load0 = os.getloadavg()[0]
@@ -411,7 +418,7 @@ def main(argv: list[str] | None = None) -> int:
             if mem:
                 print(f"{variant}: not enough free hugepages for {mbufs} mbufs: every contender runs with "
                       + " ".join(mem))
-            setups[variant] = Setup(cap, mbufs, data, mem, ctx_p, ctx_rt, a.warmup, a.duration, tmp)
+            setups[variant] = Setup(cap, mbufs, data, mem, ctx_p, ctx_main, a.warmup, a.duration, tmp)
         contenders: list[tuple[str, Callable[[str], IpfwdRun | float]]] = [
             ("l3fwd LPM (l1 capture)", lambda tag: l3fwd_pps(l3, rules, setups["l1"], tag)),
             (L3_CK, lambda tag: l3fwd_pps(l3_ck, rules, setups["l1"], tag + "ck")),
@@ -420,14 +427,15 @@ def main(argv: list[str] | None = None) -> int:
         for variant, _ in variants:
             s = setups[variant]
             contenders.append((f"ipfwd-{variant} R+P+T on 1 context",
-                               lambda tag, v=variant, s=s: ipfwd_run(exe, v, False, s, tag, v == "mem")))
-            contenders.append((f"ipfwd-{variant} P alone",
-                               lambda tag, v=variant, s=s: ipfwd_run(exe, v, True, s, tag, v == "mem")))
+                               lambda tag, v=variant, s=s: ipfwd_run(exe, v, None, s, tag, v == "mem")))
+            for what, rt in layouts:
+                contenders.append((f"ipfwd-{variant} P alone, R+T on {what}",
+                                   lambda tag, v=variant, s=s, rt=rt: ipfwd_run(exe, v, rt, s, tag, v == "mem")))
             if base_exe is not None:
-                for split, what in ((False, "R+P+T on 1 context"), (True, "P alone")):
+                for what, rt in [("R+P+T on 1 context", None)] + [(f"P alone, R+T on {w}", c) for w, c in layouts]:
                     contenders.append((f"ipfwd-{variant} {what} [baseline]",
-                                       lambda tag, v=variant, s=s, sp=split: ipfwd_run(base_exe, v, sp, s, tag,
-                                                                                       v == "mem")))
+                                       lambda tag, v=variant, s=s, rt=rt: ipfwd_run(base_exe, v, rt, s, tag,
+                                                                                    v == "mem")))
         rows = [Row(name) for name, _ in contenders]
         for r in range(a.rounds):
             order = list(range(len(contenders)))
@@ -456,7 +464,7 @@ def main(argv: list[str] | None = None) -> int:
                               ipfwd_instructions(base_exe, cap, tmp, a.instructions, "base")))
     ref = statistics.median(rows[0].pps)
     print()
-    print(f"{'':44} {'Mpps (measured)':>15} {'min-max':>13} {'x l3fwd':>8} {'per round':>15} {'P cyc/pkt':>10} "
+    print(f"{'':50} {'Mpps (measured)':>15} {'min-max':>13} {'x l3fwd':>8} {'per round':>15} {'P cyc/pkt':>10} "
           f"{'R+P+T cyc/pkt':>14} {'LLC miss/pkt':>13} {'x l3fwd+ck':>11}")
     for row in rows:
         med = statistics.median(row.pps)
@@ -466,7 +474,7 @@ def main(argv: list[str] | None = None) -> int:
         all_cpp = f"{statistics.median(row.all_cpp):.1f}" if row.all_cpp else "-"
         llc = (f"{statistics.median(row.llc):.2f}" if row.llc else
                ("unavailable" if "ipfwd-mem" in row.name else "-"))
-        print(f"{row.name:44} {med / 1e6:>15.3f} {min(row.pps) / 1e6:>6.2f}-{max(row.pps) / 1e6:<6.2f} "
+        print(f"{row.name:50} {med / 1e6:>15.3f} {min(row.pps) / 1e6:>6.2f}-{max(row.pps) / 1e6:<6.2f} "
               f"{med / ref:>8.3f} {statistics.median(per_round):>6.3f} "
               f"({min(per_round):.2f}-{max(per_round):.2f}) {cpp:>7} {all_cpp:>14} {llc:>13} {equal:>11.3f}")
     print("Mpps: median over rounds of sink packets / window (measured); min-max: its spread; x l3fwd: median / "
@@ -485,12 +493,15 @@ def main(argv: list[str] | None = None) -> int:
               "two virtual CPUs far apart, P alone moves between two modes within seconds; P's cycles per packet "
               "(its waits on lines from R's context) tell the runs apart better than a probe before the run does")
         for row in split:
-            print(f"  {row.name:42} " + ", ".join(f"{x / 1e6:.1f} @ {c:.0f}" for x, c in zip(row.pps, row.cpp)))
+            print(f"  {row.name:48} " + ", ".join(f"{x / 1e6:.1f} @ {c:.0f}" for x, c in zip(row.pps, row.cpp)))
+        print("R+T on another core: every frame's lines cross between two cores' caches twice per packet (R's "
+              "copy to P's rewrite, and back for R's next copy into the same buffer); on P's core: they stay in the "
+              "core's L1 and L2, which its two threads share (bench/split_contexts.py)")
     if instr:
         print()
-        print(f"{'':44} {'instructions/packet (measured, callgrind)':>42} {'x l3fwd':>8}")
+        print(f"{'':50} {'instructions/packet (measured, callgrind)':>42} {'x l3fwd':>8}")
         for name, ipp in instr:
-            print(f"{name:44} {ipp:>42.1f} {ipp / instr[0][1]:>8.3f}")
+            print(f"{name:50} {ipp:>42.1f} {ipp / instr[0][1]:>8.3f}")
         print("instructions/packet: inclusive Ir of the forwarding loop (l3fwd: lpm_main_loop, ipfwd: "
               "pp_lcore_main; ports, runtime and app) / packets received, l1 capture; independent of the machine's "
               f"load. ipfwd's packets: its own count; l3fwd's: {BURST} x its calls into net_pcap's receive "
