@@ -304,6 +304,25 @@ own_next_mbufs(struct rte_mempool *pool, unsigned n)
 	}
 }
 
+/* Split T whose P runs on another context, with an R on T's lcore: the
+ * buffers T frees go to the top of the lcore's mempool cache, and that R's
+ * port takes them back next and rewrites them (the mbuf's first line, and
+ * the frame's, which net_pcap copies into).  P's context last read the
+ * first and wrote the second; asking for both in the modified state as T
+ * takes the burst puts the transfers in flight while T transmits, one burst
+ * ahead of R's receive, where own_next_mbufs only starts them as R's
+ * receive begins.  Measured in apps/ipfwd/README.md.  Where no R runs on
+ * T's lcore the buffers go elsewhere, and owning their lines here would
+ * only move them away from the R that takes them (mark_owners). */
+static inline void
+own_freed_lines(struct rte_mbuf *const *pkts, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++)
+		prefetch_own((uint64_t)(uintptr_t)pkts[i]);
+	for (unsigned i = 0; i < n; i++)
+		prefetch_own((uint64_t)(uintptr_t)pkts[i]->buf_addr + pkts[i]->data_off);
+}
+
 /* The poll functions take the TSC at which the lcore's previous poll
  * ended (this poll's start) and return the TSC at their own end. */
 static uint64_t
@@ -400,6 +419,8 @@ poll_t(struct pp_task *t, uint64_t t0)
 		}
 		t->n_held = (uint16_t)n;
 		t->held_off = 0;
+		if (t->own_freed)
+			own_freed_lines(t->held, n);
 		PP_PROF_MARK(t->ctr, pt, PP_PROF_RING);
 	}
 	uint16_t sent;
@@ -480,6 +501,22 @@ mark_fused(struct pp_lcore_plan *plan)
 	}
 }
 
+/* Marks the split T tasks of this lcore that own_freed_lines serves: their
+ * P on another context, and an R (of any instance: all take from this
+ * lcore's cache) on this one. */
+static void
+mark_owners(struct pp_lcore_plan *plan)
+{
+	bool has_r = false;
+	for (unsigned i = 0; i < plan->n_tasks; i++)
+		has_r |= plan->tasks[i]->role == PP_ROLE_R;
+	for (unsigned i = 0; i < plan->n_tasks; i++) {
+		struct pp_task *t = plan->tasks[i];
+		t->own_freed = has_r && t->role == PP_ROLE_T &&
+			t->inst->tasks[PP_ROLE_P].context != t->context;
+	}
+}
+
 int
 pp_lcore_main(void *arg)
 {
@@ -495,6 +532,7 @@ pp_lcore_main(void *arg)
 	for (unsigned i = 0; i < plan->n_tasks; i++)
 		__atomic_store_n(&plan->tasks[i]->ctr->observed_cpu, cpu, __ATOMIC_RELAXED);
 	mark_fused(plan);
+	mark_owners(plan);
 	uint64_t now = rte_rdtsc(); /* when the last poll ended */
 	for (;;) {
 		unsigned active = 0;

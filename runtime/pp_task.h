@@ -43,6 +43,7 @@ struct pp_task {
 	struct pp_task_counters *ctr;
 	bool finished;             /* local copy of ctr->done */
 	bool fused;                /* R whose P and T run on its lcore: one poll for all three */
+	bool own_freed;            /* T: see own_freed_lines (pp_task.c) */
 	uint64_t stop_seen_tsc;    /* T: when it first saw the stop flag */
 	uint16_t n_held, held_off; /* T: packets the port did not take yet */
 	struct rte_mbuf *held[PP_BURST];
