@@ -366,6 +366,10 @@ def main(argv: list[str] | None = None) -> int:
                     help="another release build of ipfwd (e.g. of an earlier commit) whose ipfwd rows run in "
                          "the same rounds, marked [baseline]: before/after side by side")
     a = ap.parse_args(argv)
+    try:
+        ctx_p, ctx_main, layouts = split_layouts(sorted(os.sched_getaffinity(0)))
+    except ValueError as e:
+        ap.error(f"the CPUs this process may run on (its affinity; taskset sets it): {e}")
     prebuilt = prebuilt_l3fwd(a.l3fwd_dir, "bench/ipfwd.py") if a.l3fwd_dir is not None else None
     exe = check_build(ap, "--build", a.build)
     btype = build_type(a.build)
@@ -376,10 +380,6 @@ def main(argv: list[str] | None = None) -> int:
         ap.error(f"--rounds {a.rounds}: must be >= 3 (medians of alternating rounds)")
     if shutil.which("dpdk-testpmd") is None:
         ap.error("dpdk-testpmd not found (Debian package dpdk)")
-    try:
-        ctx_p, ctx_main, layouts = split_layouts(sorted(os.sched_getaffinity(0)))
-    except ValueError as e:
-        ap.error(f"the CPUs this process may run on (its affinity; taskset sets it): {e}")
     if base_exe is not None:
         print(f"[baseline] rows: ipfwd of {a.baseline} ({build_type(a.baseline)})")
     print(f"bench/ipfwd.py: build {a.build} ({btype}); forwarding context {ctx_p}; P alone with R and T on "
