@@ -62,11 +62,11 @@ sys.path.insert(0, str(REPO / "apps" / "ipfwd"))
 sys.path.insert(0, str(REPO / "tests"))
 import harness  # noqa: E402  (tests/harness: run_app, placements, pcap files)
 from l3fwd_build import L3FWD_SRC, build_l3fwd, prebuilt_l3fwd  # noqa: E402  (beside this script)
-from split_contexts import split_layouts  # noqa: E402  (beside this script)
 try:
     import ipfwd_traffic  # noqa: E402
     import numpy as np  # noqa: E402
-except ImportError as e:  # numpy missing: not the project's venv
+    from split_contexts import split_layouts  # noqa: E402  (beside this script; needs the assign package)
+except ImportError as e:  # numpy or assign missing: not the project's venv
     sys.exit(f"bench/ipfwd.py: {e}; run it with the project's venv: .venv/bin/python bench/ipfwd.py")
 
 SINK = "net_null0,no-rx=1"

@@ -13,24 +13,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from assign.topology import ContextsError, parse_contexts
+
 SYSFS_CPU = Path("/sys/devices/system/cpu")
-
-
-def parse_cpu_list(text: str, where: str) -> set[int]:
-    """A kernel CPU list ("0-3,8,10-11") as a set; ValueError naming `where`."""
-    out: set[int] = set()
-    for part in text.strip().split(","):
-        if not part:
-            continue
-        lo, sep, hi = part.partition("-")
-        try:
-            a, b = int(lo), int(hi) if sep else int(lo)
-        except ValueError:
-            raise ValueError(f"{where}: {text.strip()!r} is not a CPU list") from None
-        if a < 0 or b < a:
-            raise ValueError(f"{where}: {text.strip()!r} is not a CPU list")
-        out.update(range(a, b + 1))
-    return out
 
 
 def core_siblings(cpu: int, root: Path = SYSFS_CPU) -> set[int]:
@@ -41,7 +26,10 @@ def core_siblings(cpu: int, root: Path = SYSFS_CPU) -> set[int]:
         text = path.read_text()
     except OSError:
         return {cpu}
-    return parse_cpu_list(text, str(path)) | {cpu}
+    try:  # the kernel's CPU list is --contexts' syntax ("0-3,8")
+        return set(parse_contexts(text, str(path))) | {cpu}
+    except ContextsError as e:
+        raise ValueError(f"{path}: {text.strip()!r} is not a CPU list ({e})") from None
 
 
 def split_layouts(allowed: list[int], root: Path = SYSFS_CPU) -> tuple[int, int, list[tuple[str, int]]]:

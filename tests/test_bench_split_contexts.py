@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
-from split_contexts import core_siblings, parse_cpu_list, split_layouts  # noqa: E402
+from split_contexts import core_siblings, split_layouts  # noqa: E402
 
 
 def sysfs(root: Path, siblings: dict[int, str]) -> Path:
@@ -65,8 +65,8 @@ def test_a_broken_cpu_list_is_refused_naming_the_file(tmp_path: Path, text: str)
         core_siblings(0, sysfs(tmp_path, {0: text}))
 
 
-def test_cpu_lists() -> None:
-    assert parse_cpu_list("0-3,8,10-11\n", "x") == {0, 1, 2, 3, 8, 10, 11}
+def test_cpu_lists(tmp_path: Path) -> None:
+    assert core_siblings(0, sysfs(tmp_path, {0: "0-3,8,10-11"})) == {0, 1, 2, 3, 8, 10, 11}
 
 
 def test_bench_ipfwd_refuses_a_single_allowed_context(repo_dir: Path, build_dir: Path) -> None:
