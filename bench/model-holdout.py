@@ -11,7 +11,9 @@ per buffer that comes back from another context, calibrate fits it since
 2026-11-25), `transit_ns` beside it where Akaike's criterion keeps it
 (what a buffer costs each side when it crosses the pool's common store),
 `rx_crowding` too (an R task's cost per R task of another instance on its
-context; with both, what calibrate writes), and neither.
+context), `span_rt` too (the rate factor of an instance split with R and T
+on one context and P on another; with all three, what calibrate writes),
+and neither.
 
 Nothing is measured and no calibration is replayed: every form sees the same
 measurements.  A stored calibration fits its random placements (calibrate
@@ -27,7 +29,7 @@ Printed per training size and form: the held-out placements' median absolute
 error, 90th-percentile absolute error and Spearman's rank correlation
 (medians over the splits; computed from stored measurements, modelled
 against measured), the p90 of each split, and the fitted return_ns and
-transit_ns and rx_crowding of each split.
+transit_ns, rx_crowding and span_rt of each split.
 """
 from __future__ import annotations
 
@@ -46,9 +48,11 @@ except ImportError as e:
     sys.exit(f"bench/model-holdout.py: {e}; run it with the project's venv: .venv/bin/python "
              "bench/model-holdout.py")
 
-# name, return_ns fitted, transit_ns fitted, rx_crowding fitted ("choose": where Akaike's criterion keeps it)
-FORMS = (("return_ns", True, False, False), ("+ transit_ns by AIC", True, "choose", False),
-         ("+ rx_crowding by AIC", True, "choose", "choose"), ("neither", False, False, False))
+# name, return_ns fitted, transit_ns, rx_crowding and span_rt fitted ("choose": where Akaike's
+# criterion keeps it)
+FORMS = (("return_ns", True, False, False, False), ("+ transit_ns by AIC", True, "choose", False, False),
+         ("+ rx_crowding by AIC", True, "choose", "choose", False),
+         ("+ span_rt by AIC", True, "choose", "choose", "choose"), ("neither", False, False, False, False))
 
 
 def main() -> int:
@@ -96,7 +100,7 @@ def main() -> int:
           "from stored measurements)")
     real = fit_mod.random_placements, fit_mod.contrast_placements
     print(f"{'train':>5} {'form':24} {'median %':>8} {'p90 %':>6} {'Spearman':>8}  p90 per split; "
-          "return_ns / transit_ns / rx_crowding per split")
+          "return_ns / transit_ns / rx_crowding / span_rt (span_factor where left out) per split")
     try:
         fit_mod.contrast_placements = lambda t, m: []
         for n in sizes:
@@ -106,20 +110,21 @@ def main() -> int:
                 train = [pls[i] for i in order[:n]]
                 test = [pls[i] for i in order[n:]]
                 fit_mod.random_placements = lambda *args, _t=train, **kw: list(_t)
-                for name, ret, transit, crowding in FORMS:
+                for name, ret, transit, crowding, span_rt in FORMS:
                     doc = fit_mod.fit(topo, a.workload, char, defaults["workloads"][a.workload],
                                       lambda k, c: measured[(k, tuple(c))], len(train), log=lambda s: None,
-                                      fit_return=ret, fit_transit=transit, fit_crowding=crowding)
+                                      fit_return=ret, fit_transit=transit, fit_crowding=crowding,
+                                      fit_span_rt=span_rt)
                     p = doc["workloads"][a.workload]
                     f = compare(fit_mod.predict(topo, a.workload, p, test), [measured[x] for x in test])
                     out[name].append((f["median_abs_err_pct"], f["p90_abs_err_pct"], f["spearman"],
                                       p.get("return_ns", 0.0), p.get("transit_ns", 0.0),
-                                      p.get("rx_crowding", 0.0)))
+                                      p.get("rx_crowding", 0.0), p.get("span_rt", p.get("span_factor", 1.0))))
             for name, *_ in FORMS:
                 v = np.array(out[name])
                 print(f"{n:5d} {name:24} {np.median(v[:, 0]):8.1f} {np.median(v[:, 1]):6.1f} "
                       f"{np.median(v[:, 2]):8.3f}  " + " ".join(f"{x:.1f}" for x in v[:, 1]) + "; "
-                      + " ".join(f"{x:.1f}/{y:.1f}/{z:.2f}" for x, y, z in v[:, 3:6]), flush=True)
+                      + " ".join(f"{x:.1f}/{y:.1f}/{z:.2f}/{w:.2f}" for x, y, z, w in v[:, 3:7]), flush=True)
     finally:
         fit_mod.random_placements, fit_mod.contrast_placements = real
     return 0

@@ -7,11 +7,13 @@ model's "throughput": equal-packets, what calibrate writes, instances x the
 slowest instance's rate as a --packets window measures it; or sum, the
 instances' rates added, the form before), with and without return_ns (what
 an R task pays per buffer that comes back from another context: calibrate
-fits it since 2026-11-25; the row "e-p + return_ns, transit, crowding AIC" is
-what it writes now: transit_ns, a buffer's cost each side of the pool's
-common store (or on R's side only, "transit_sides": "gets", since
-2026-11-26), and rx_crowding, an R task's cost per R task of another
-instance on its context, each where Akaike's criterion keeps it),
+fits it since 2026-11-25; the row "e-p + return_ns, transit, crowding,
+span_rt AIC" is what it writes now: transit_ns, a buffer's cost each side of
+the pool's common store (or on R's side only, "transit_sides": "gets", since
+2026-11-26), rx_crowding, an R task's cost per R task of another instance on
+its context, and span_rt, the rate factor of an instance split with R and T
+on one context and P on another (since 2026-11-27), each where Akaike's
+criterion keeps it),
 with its context shares (calibrate --context-shares: one for every context,
 the default since 2026-11-25; one per context; or Akaike's choice, the rule
 before), and scores every fit on the same stored `assign validate --top K`
@@ -126,33 +128,35 @@ def main() -> int:
     defaults = json.loads(resources.files("assign").joinpath("data", "model_params.json").read_text())
     top = val.get("model_top", {}).get("placements", [])
     stored = doc["workloads"][a.workload].get("throughput", "sum")
-    fits = [(f"random only, {tp}", set(CONTRASTS), tp, False, "one", False, False) for tp in THROUGHPUTS]
+    fits = [(f"random only, {tp}", set(CONTRASTS), tp, False, "one", False, False, False) for tp in THROUGHPUTS]
     if kinds & set(CONTRASTS):
-        fits += [(f"+ contrasts, {tp}", set(), tp, False, "one", False, False) for tp in THROUGHPUTS]
+        fits += [(f"+ contrasts, {tp}", set(), tp, False, "one", False, False, False) for tp in THROUGHPUTS]
     # equal packets and return_ns, with the contrasts where measured, one share for every context;
     # then its context shares per context, and as Akaike's criterion chose; then one share with
-    # transit_ns where Akaike's criterion keeps it, and last, what calibrate writes now: rx_crowding too
+    # transit_ns where Akaike's criterion keeps it, then rx_crowding too, and last, what calibrate
+    # writes now: span_rt too
     last = fits[-1][1]
     now = f"{'random only' if last else '+ contrasts'}, e-p + return_ns"
-    fits += [(f"{now}{tail}", last, "equal-packets", True, shares, transit, crowding)
-             for tail, shares, transit, crowding in (
-                 ("", "one", False, False), (", shares/ctx", "per-context", False, False),
-                 (", shares AIC", "choose", False, False), (", transit AIC", "one", "choose", False),
-                 (", transit, crowding AIC", "one", "choose", "choose"))]
+    fits += [(f"{now}{tail}", last, "equal-packets", True, shares, transit, crowding, span_rt)
+             for tail, shares, transit, crowding, span_rt in (
+                 ("", "one", False, False, False), (", shares/ctx", "per-context", False, False, False),
+                 (", shares AIC", "choose", False, False, False), (", transit AIC", "one", "choose", False, False),
+                 (", transit, crowding AIC", "one", "choose", "choose", False),
+                 (", transit, crowding, span_rt AIC", "one", "choose", "choose", "choose"))]
     print(f"{a.workload}: {n_random} random calibration placements, contrasts: "
           f"{', '.join(sorted(kinds & set(CONTRASTS))) or 'none'}; validation n {len(val['placements'])}, "
           f"model top {len(top)} (refitted from stored measurements; errors computed, drift-corrected); "
           f"the stored calibration's throughput: {stored}")
-    print(f"{'fit':52} {'cal err %':>9} {'val median %':>12} {'val p90 %':>9} {'Spearman':>8} {'top median %':>12}")
+    print(f"{'fit':60} {'cal err %':>9} {'val median %':>12} {'val p90 %':>9} {'Spearman':>8} {'top median %':>12}")
     real = fit_mod.contrast_placements
     try:
-        for label, drop, tp, ret, shares, transit, crowding in fits:
+        for label, drop, tp, ret, shares, transit, crowding, span_rt in fits:
             fit_mod.contrast_placements = (lambda t, m: []) if drop else real
             measure, reps = replay(cal, drop, a.calibration)
             out = fit_mod.fit(topo, a.workload, char, defaults["workloads"][a.workload], measure, n_random,
                               log=lambda s: None, reps=reps, drift_reference=drift, throughput=tp,
                               fit_return=ret, max_instances=max_instances, context_shares=shares,
-                              fit_transit=transit, fit_crowding=crowding)
+                              fit_transit=transit, fit_crowding=crowding, fit_span_rt=span_rt)
             got = [(q["instances"], tuple(q["contexts"])) for q in out["calibration"]["placements"]]
             want = [(q["instances"], tuple(q["contexts"])) for q in cal["placements"]
                     if q.get("kind", "random") not in drop]
@@ -162,7 +166,7 @@ def main() -> int:
             p = out["workloads"][a.workload]
             med, p90, rho = score(topo, a.workload, p, val["placements"])
             tmed = score(topo, a.workload, p, top)[0] if top else float("nan")
-            print(f"{label:52} {out['calibration']['median_abs_err_pct']:9.1f} {med:12.1f} {p90:9.1f} "
+            print(f"{label:60} {out['calibration']['median_abs_err_pct']:9.1f} {med:12.1f} {p90:9.1f} "
                   f"{rho:8.3f} {tmed:12.1f}")
     finally:
         fit_mod.contrast_placements = real

@@ -231,6 +231,30 @@ def test_rx_crowding_slows_r_tasks_per_r_task_of_another_instance_on_their_conte
     assert ModelParams.from_dict(d, "(test)").rx_crowding == 0.0
 
 
+def test_span_rt_prices_the_split_with_r_and_t_together_apart_from_the_other_splits():
+    # base 100 ns each, no communication cost, tasks on one context taking turns, span_factor 0.5:
+    # P alone on the other context (R and T together) runs at span_rt where it is set, every other
+    # split (R alone, T alone, three contexts) at span_factor ** (contexts - 1), fused at 1
+    from dataclasses import replace
+
+    topo = get_machine(topology="core:3 pu:1")
+    p = replace(_tiny_params([0] * 5, 0.0), fusion=True, pu_timeshare=True, span_factor=0.5)
+    ctx = np.array([[0, 0, 0], [0, 1, 0], [0, 0, 1], [0, 1, 1], [0, 1, 2]])
+    # the slowest context's turn: 300 fused, 200 for two tasks on one context, 100 for three alone
+    turn = np.array([300, 200, 200, 200, 100])
+    plain, _ = ModelBackend(topo, Workload("ipfwd-l1", 1), p).predict(ctx)
+    assert plain.tolist() == pytest.approx((1e9 / turn * np.array([1, 0.5, 0.5, 0.5, 0.25])).tolist())
+    rt, _ = ModelBackend(topo, Workload("ipfwd-l1", 1), replace(p, span_rt=0.8)).predict(ctx)
+    assert rt.tolist() == pytest.approx((1e9 / turn * np.array([1, 0.8, 0.5, 0.5, 0.25])).tolist())
+    d = {"roles": {r: {"base_ns": 1, "demand": {}, "sensitivity": {}} for r in "RPT"},
+         "comm_ns": {lvl: 0 for lvl in ("pu", "pipeline", "core", "chip", "machine")}}
+    assert ModelParams.from_dict(d, "(test)").span_rt is None
+    assert ModelParams.from_dict({**d, "span_rt": 0.7}, "(test)").span_rt == 0.7
+    for bad in (0, 1.5, -0.2):
+        with pytest.raises(ModelError, match=f"span_rt {float(bad)}"):
+            ModelParams.from_dict({**d, "span_rt": bad}, "(test)")
+
+
 def test_results_are_modelled_and_noise_is_seeded_per_draw(t2):
     m = ModelBackend(t2, Workload("ipfwd-mem"), noise_rel_sd=0.01, seed=4)
     ctx = draws(2, 0, 2, 24, 64)
@@ -271,12 +295,13 @@ def test_a_model_from_before_its_later_terms_keeps_its_digest():
 
     p = _tiny_params([1, 2, 3, 4, 5], 0.5)
     before = {k: (v.tolist() if isinstance(v, np.ndarray) else v) for k, v in vars(p).items()
-              if k not in ("return_ns", "transit_ns", "rx_crowding", "transit_puts")}
+              if k not in ("return_ns", "transit_ns", "rx_crowding", "transit_puts", "span_rt")}
     old = hashlib.sha256(json.dumps(before, sort_keys=True, default=str).encode()).hexdigest()[:16]
     assert params_digest(p) == old
     assert params_digest(replace(p, return_ns=3.0)) != old
     assert params_digest(replace(p, transit_ns=3.0)) != old
     assert params_digest(replace(p, rx_crowding=0.2)) != old
+    assert params_digest(replace(p, span_rt=0.9)) != old
     # transit on R's side only is another model than on both sides
     both = params_digest(replace(p, transit_ns=3.0))
     assert params_digest(replace(p, transit_ns=3.0, transit_puts=False)) not in (both, old)

@@ -80,6 +80,9 @@ class ModelParams:
     # "transit_sides": "both" (absent): transit_ns on the R side of the common store and on the T
     # side; "gets": on the R side only (a T's cost does not move with its context's surplus)
     transit_puts: bool = True
+    # "span_rt": what an instance split over two contexts, R and T on one and P on the other, runs
+    # at in place of span_factor (see predict); absent, span_factor prices it like any other split
+    span_rt: float | None = None
 
     @staticmethod
     def from_dict(d: dict, where: str) -> "ModelParams":
@@ -118,12 +121,16 @@ class ModelParams:
             rx_crowding = float(d.get("rx_crowding", 0.0))
             if not rx_crowding >= 0:
                 raise ValueError(f"rx_crowding {rx_crowding} (expected >= 0)")
+            span_rt = None if d.get("span_rt") is None else float(d["span_rt"])
+            if span_rt is not None and not 0 < span_rt <= 1:
+                raise ValueError(f"span_rt {span_rt} (expected 0 < span_rt <= 1)")
         except (KeyError, TypeError, ValueError) as e:
             raise ModelError(f"model parameters {where}: missing or bad entry {e}") from None
         if (base <= 0).any() or (demand < 0).any() or (sens < 0).any() or (resid < 0).any() or (comm < 0).any() or noise < 0:
             raise ModelError(f"model parameters {where}: costs must be > 0, demands/sensitivities/noise >= 0")
         return ModelParams(base, demand, sens, resid, comm, noise, sharing == "timeshare", span, share, fusion,
-                           throughput == "equal-packets", return_ns, transit_ns, rx_crowding, sides == "both")
+                           throughput == "equal-packets", return_ns, transit_ns, rx_crowding, sides == "both",
+                           span_rt)
 
 
 def params_digest(p: ModelParams) -> str:
@@ -137,6 +144,8 @@ def params_digest(p: ModelParams) -> str:
             del fields[late]
     if fields["transit_puts"]:
         del fields["transit_puts"]
+    if fields["span_rt"] is None:
+        del fields["span_rt"]
     return hashlib.sha256(json.dumps(fields, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
@@ -275,12 +284,19 @@ class ModelBackend:
         if self.params.context_share:
             share = np.array([self.params.context_share.get(int(o), 1.0) for o in self.topo.os_index])
             cost = cost / share[ctx]
-        if self.params.span_factor != 1.0:
+        if self.params.span_factor != 1.0 or self.params.span_rt is not None:
             # an instance spread over k contexts runs k-1 factors slower: its stages make
             # progress only while all of their contexts run them (other load time-slices each)
             c3 = ctx.reshape(b, -1, 3)
             k = 1 + (c3[..., 1] != c3[..., 0]) + ((c3[..., 2] != c3[..., 0]) & (c3[..., 2] != c3[..., 1]))
-            cost = cost / np.repeat(self.params.span_factor ** (k - 1), 3, axis=1)
+            f = self.params.span_factor ** (k - 1)
+            if self.params.span_rt is not None:
+                # R and T on one context, P on another: the runtime's split T owns the lines of
+                # the buffers its context's R refills next (runtime/pp_task.c, own_freed_lines),
+                # which no other split shape gets; measured faster than the others (ipfwd-l1,
+                # 2026-11-26: bench/ipfwd.py P alone +14%), so it gets a factor of its own
+                f = np.where((k == 2) & (c3[..., 0] == c3[..., 2]), self.params.span_rt, f)
+            cost = cost / np.repeat(f, 3, axis=1)
         slowest = cost.reshape(b, -1, 3).max(axis=2)
         rate = 1e9 / slowest
         throughput = rate.shape[1] * rate.min(axis=1) if self.params.equal_packets else rate.sum(axis=1)

@@ -76,6 +76,18 @@ What each parameter comes from:
                          analyzer, 2026-11-25: R's receive took 81 cycles per
                          packet fused alone, 188-190 with a second fused
                          instance on its context
+  span_rt                fitted on the placements where Akaike's criterion keeps
+                         it: the rate factor, in place of span_factor, of an
+                         instance split with R and T on one context and P on the
+                         other.  The runtime's split T owns the lines of the
+                         buffers that its context's R refills next
+                         (runtime/pp_task.c, own_freed_lines), which no other
+                         split shape gets: bench/ipfwd.py's P alone ran 14%
+                         faster with it (ipfwd-l1, 2026-11-26), and validation
+                         val59 measured those splits faster than the other
+                         shapes that one span_factor priced alike.  Replayed
+                         on the stored runs val48-val59, the raw p90 fell in
+                         17 runs and rose in 7
   throughput             "equal-packets": calibrate and validate measure --packets
                          windows (the same packet count per instance, the window
                          ends when the slowest instance is done), so the modelled
@@ -281,14 +293,16 @@ def fit(topo: Topology, workload: str, char: dict, defaults: dict,
         measure: Callable[[int, tuple], float], n_placements: int, log=print, reps: int = 1,
         drift_reference: bool | str | None = None, throughput: str = "equal-packets",
         max_instances: int = MAX_INSTANCES, fit_return: bool = True, context_shares: str = "one",
-        fit_transit: bool | str = "choose", fit_crowding: bool | str = "choose") -> dict:
+        fit_transit: bool | str = "choose", fit_crowding: bool | str = "choose",
+        fit_span_rt: bool | str = "choose") -> dict:
     """The calibrated parameter file (dict) for `workload` on `topo`; with
     drift_reference ("fused", or True; "both": the crossing reference too),
     fitted to the drift-corrected medians (rounds.py).
     throughput "sum" fits the model's form before equal-packets, and
     fit_return False the form before return_ns (for
-    bench/refit-calibration.py's comparisons); fit_transit and fit_crowding
-    True or False fit transit_ns and rx_crowding or leave them out (fit_transit
+    bench/refit-calibration.py's comparisons); fit_transit, fit_crowding and
+    fit_span_rt True or False fit transit_ns, rx_crowding and span_rt or leave
+    them out (fit_transit
     "gets": fitted on the R side of the common store only, "transit_sides"),
     "choose" (what calibrate does) lets Akaike's criterion decide, between
     all three forms for transit_ns (bench/model-holdout.py compares them)."""
@@ -320,11 +334,11 @@ def fit(topo: Topology, workload: str, char: dict, defaults: dict,
     os_idx = [int(o) for o in topo.os_index]
     n_ctx = len(os_idx)
 
-    def solve(n_share: int, ring: bool, ret: bool, transit: bool | str, crowd: bool = False):
+    def solve(n_share: int, ring: bool, ret: bool, transit: bool | str, crowd: bool = False, srt: bool = False):
         """Least squares on log throughput with n_share context shares (one for all
         contexts, or one per context), comm_ns.pu fitted (ring) or 0, and
-        return_ns (ret), transit_ns (transit; "gets": on the R side only) and rx_crowding
-        (crowd) fitted or left out."""
+        return_ns (ret), transit_ns (transit; "gets": on the R side only), rx_crowding
+        (crowd) and span_rt (srt) fitted or left out."""
         def with_x(x: np.ndarray) -> dict:
             q = {**params, "roles": {r: dict(params["roles"][r]) for r in ROLES},
                  "comm_ns": dict(params["comm_ns"])}
@@ -348,6 +362,8 @@ def fit(topo: Topology, workload: str, char: dict, defaults: dict,
             q["comm_ns"]["pu"] = float(x[1 + 2 * len(present)])
             if crowd:
                 q["rx_crowding"] = float(x[crowd_at])
+            if srt:  # just before span_factor
+                q["span_rt"] = float(np.exp(x[-2 - n_share]))
             return q
 
         def residuals(x: np.ndarray) -> np.ndarray:
@@ -359,13 +375,14 @@ def fit(topo: Topology, workload: str, char: dict, defaults: dict,
         rmax = [RETURN_MAX * max(base0.values())] if ret else []  # return_ns, only where fitted
         rmax += [RETURN_MAX * max(base0.values())] if transit else []  # transit_ns, likewise
         rmax += [CROWDING_MAX] if crowd else []  # rx_crowding
-        x0 = np.array([0.0] + [0.0, 0.0] * len(present) + [0.0] + [0.0] * len(rmax) + [np.log(0.5)]
-                      + [0.0] * n_share)
-        lo = np.array([np.log(0.01)] + [0.0, 0.0] * len(present) + [0.0] + [0.0] * len(rmax) + [np.log(1e-3)]
-                      + [np.log(1e-3)] * n_share)
+        # then log span_rt where fitted, log span_factor, log context shares
+        x0 = np.array([0.0] + [0.0, 0.0] * len(present) + [0.0] + [0.0] * len(rmax) + [np.log(0.5)] * srt
+                      + [np.log(0.5)] + [0.0] * n_share)
+        lo = np.array([np.log(0.01)] + [0.0, 0.0] * len(present) + [0.0] + [0.0] * len(rmax)
+                      + [np.log(1e-3)] * srt + [np.log(1e-3)] + [np.log(1e-3)] * n_share)
         # comm_ns.pu off: held at 0 (least_squares wants lo < hi) and not counted as a parameter
         hi = np.array([np.log(100.0)] + [cmax, RESIDUAL_MAX] * len(present) + [cmax if ring else 1e-9] + rmax
-                      + [0.0] + [0.0] * n_share)
+                      + [0.0] * srt + [0.0] + [0.0] * n_share)
         sol = least_squares(residuals, np.clip(x0, lo, hi), bounds=(lo, hi), diff_step=1e-2)
         rss = float(np.sum(sol.fun ** 2))
         n = len(placements)
@@ -378,15 +395,18 @@ def fit(topo: Topology, workload: str, char: dict, defaults: dict,
         raise ValueError(f"context shares {context_shares!r}: one of {', '.join(CONTEXT_SHARES)}")
     share_counts = {"one": [1], "per-context": [n_ctx], "choose": sorted({1, n_ctx})}[context_shares]
     for name, v, known in (("fit_transit", fit_transit, (True, False, "gets", "choose")),
-                           ("fit_crowding", fit_crowding, (True, False, "choose"))):
+                           ("fit_crowding", fit_crowding, (True, False, "choose")),
+                           ("fit_span_rt", fit_span_rt, (True, False, "choose"))):
         if v not in known:
             raise ValueError(f"{name} {v!r}: one of {', '.join(map(repr, known))}")
     # transit_ns: left out, on both sides of the common store, or on R's side only (a T's cycles did
     # not move with its context's surplus: assign/MODEL.md, transit_sides)
     transits = [False, True, "gets"] if fit_transit == "choose" else [fit_transit]
     crowds = [False, True] if fit_crowding == "choose" else [bool(fit_crowding)]
-    shapes = [(k, ring, tr, cr) for k in share_counts for ring in (False, True) for tr in transits for cr in crowds]
-    fits = {shape: solve(shape[0], shape[1], fit_return, shape[2], shape[3]) for shape in shapes}
+    span_rts = [False, True] if fit_span_rt == "choose" else [bool(fit_span_rt)]
+    shapes = [(k, ring, tr, cr, sr) for k in share_counts for ring in (False, True) for tr in transits
+              for cr in crowds for sr in span_rts]
+    fits = {shape: solve(shape[0], shape[1], fit_return, *shape[2:]) for shape in shapes}
     best = min(fits, key=lambda shape: fits[shape][2])
     params, sol, _ = fits[best]
     shares_kind = "one per context" if best[0] > 1 else "one for every context"
@@ -395,16 +415,19 @@ def fit(topo: Topology, workload: str, char: dict, defaults: dict,
     optional = [("transit_ns", "what a buffer costs when it crosses the pool's common store, from a context "
                  "that frees more than it allocates to one that allocates more", transits, best[2]),
                 ("rx_crowding", "what an R task's cost grows by per R task of another instance on its context, "
-                 "whose port's replay and buffers evict its own from the context's caches", crowds, best[3])]
+                 "whose port's replay and buffers evict its own from the context's caches", crowds, best[3]),
+                ("span_rt", "the rate factor of an instance split with R and T on one context and P on another, "
+                 "in place of span_factor (the runtime's T owns the lines of the buffers its context's R refills "
+                 "next)", span_rts, best[4])]
 
     def state(on: bool | str) -> str:
         return "fitted on the R side only" if on == "gets" else "fitted" if on else "left out"
 
-    def shape_name(k: int, ring: bool, tr: bool | str, cr: bool) -> str:
+    def shape_name(k: int, ring: bool, tr: bool | str, cr: bool, sr: bool) -> str:
         return (f"{'one per context' if k > 1 else 'one for every context'} with comm_ns.pu "
                 f"{'fitted' if ring else '0'}"
                 + "".join(f", {name} {state(on)}"
-                          for (name, _, tried, _), on in zip(optional, (tr, cr)) if len(tried) > 1))
+                          for (name, _, tried, _), on in zip(optional, (tr, cr, sr)) if len(tried) > 1))
 
     log(f"context shares: {shares_kind} ({SHARES_WHY[context_shares]}); ring within a context (comm_ns.pu): "
         f"{ring_kind}" + "".join(f"; {name}: {state(taken)}"
@@ -460,6 +483,7 @@ def fit(topo: Topology, workload: str, char: dict, defaults: dict,
         + (f"transit_ns {params['transit_ns']:.1f}"
            + (" (R side only), " if params.get("transit_sides") == "gets" else ", ") if "transit_ns" in params else "")
         + (f"rx_crowding {params['rx_crowding']:.3f}, " if "rx_crowding" in params else "")
+        + (f"span_rt {params['span_rt']:.3f}, " if "span_rt" in params else "")
         + ", ".join(f"comm_ns.{lvl} {params['comm_ns'][lvl]:.1f}, residual.{lvl} {params['residual'][lvl]:.3f}"
                     for lvl in present)
         + f"; median abs error on the calibration placements {np.median(err):.1f}% (estimated)")
