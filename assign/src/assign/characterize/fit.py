@@ -87,7 +87,10 @@ What each parameter comes from:
                          val59 measured those splits faster than the other
                          shapes that one span_factor priced alike.  Replayed
                          on the stored runs val48-val59, the raw p90 fell in
-                         17 runs and rose in 7
+                         17 runs and rose in 7; measured in val60-val61, where
+                         the criterion kept it, in 7 runs of 9 and rose in 2
+                         (assign/README.md, "A span factor for R and T
+                         together")
   throughput             "equal-packets": calibrate and validate measure --packets
                          windows (the same packet count per instance, the window
                          ends when the slowest instance is done), so the modelled
