@@ -11,7 +11,7 @@ import json
 from collections.abc import Sequence
 from pathlib import Path
 
-from .workloads import ROLES, WORKLOADS, Workload
+from .workloads import ROLES, Workload, find_by_app, known_workloads
 
 RX_PORT = 0
 TX_PORT = 1
@@ -51,14 +51,20 @@ def load_placement(path: str) -> dict:
     return doc
 
 
-def contexts_of(doc: dict, where: str) -> tuple[Workload, list[int], bool]:
-    """Workload, contexts (R0 P0 T0 R1 ...) and co-location flag of a placement JSON."""
+def contexts_of(doc: dict, where: str, workload: str | None = None) -> tuple[Workload, list[int], bool]:
+    """Workload, contexts (R0 P0 T0 R1 ...) and co-location flag of a placement JSON;
+    workload: the one it is of (a --workload-file's), checked against its app and variant."""
     try:
         app, variant = doc["app"], doc.get("variant")
-        name = next((n for n, (a, v) in WORKLOADS.items() if a == app and v == variant), None)
+        if workload is not None:
+            spec = Workload(workload, 1).spec
+            if (spec.app, spec.variant) != (app, variant):
+                raise ValueError(f"{where}: app {app!r} variant {variant!r} is not workload {workload}'s "
+                                 f"(app {spec.app!r} variant {spec.variant!r})")
+        name = workload or find_by_app(app, variant)
         if name is None:
             raise ValueError(f"{where}: app {app!r} variant {variant!r} is no workload assign knows "
-                             f"({', '.join(WORKLOADS)})")
+                             f"({', '.join(known_workloads())}; a workload of your own: --workload-file FILE)")
         insts = doc["instances"]
         if not isinstance(insts, list) or not insts:
             raise ValueError(f"{where}: \"instances\" must be a non-empty list")

@@ -22,14 +22,14 @@ def register(sub) -> argparse.ArgumentParser:
 def run(args: argparse.Namespace) -> int:
     from ..placement import placement
     from ..store import Store
-    from ..workloads import Workload
+    from ..workloads import stored_workload
 
     with Store(args.db, readonly=True) as store:
         run = store.run(args.run)
         best = store.best(run.id)
     if best is None:
         raise ValueError(f"{args.db} run {run.id} holds no successful measurements")
-    workload = Workload(run.workload, run.instances)
+    workload = stored_workload(run.workload, run.instances, run.params)
     doc = placement(workload, best.assignment, run.allow_colocate)
     if not save(args.out, lambda f: f.write(json.dumps(doc, indent=2) + "\n"), "placement"):
         return 1

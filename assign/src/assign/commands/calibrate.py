@@ -9,7 +9,7 @@ import sys
 
 from ..characterize.fit import CAL_PLACEMENTS, CONTEXT_SHARES, MAX_INSTANCES, MIN_WINDOW_PACKETS, WINDOW_S
 from ._args import at_least, output_file
-from ._options import rules_arg
+from ._options import add_workload_choice, rules_arg
 from ._save import save
 from .characterize import add_characterize_options
 
@@ -27,7 +27,7 @@ def register(sub) -> argparse.ArgumentParser:
                                    "this machine "
                                    "lacks keep their packaged defaults and are marked 'not calibrated' in the file "
                                    "and the output. Use the file with --backend model --model-params FILE.")
-    p.add_argument("--workload", required=True, metavar="NAME", help="the workload")
+    add_workload_choice(p)
     p.add_argument("--out", required=True, type=output_file, metavar="FILE", help="the calibrated parameter file to write")
     p.add_argument("--characterization", metavar="FILE",
                    help="assign characterize --json output for this workload and machine (default: characterize now)")
