@@ -89,6 +89,24 @@ def stored_workload(name: str, instances: int, params: dict | None) -> "Workload
     return Workload(name, instances)
 
 
+def input_label(name: str, capture_packets: int | None = None, packets: int | None = None,
+                duration: float | None = None) -> str:
+    """Which input tier a run's capture and window are (benchmarks print it),
+    or that they are no tier and what they are."""
+    spec = spec_of(name)
+    default = spec.capture.default_packets if spec.capture and spec.capture.generator else None
+    cap = capture_packets or default
+    what = (f"capture {cap:,} packets" if cap else "its capture") + ", window " + (
+        f"{packets:,} packets per instance" if packets is not None else
+        f"{duration:g} s" if duration is not None else "the run's")
+    for t in spec.tiers.values():
+        if ((t.capture_packets or default) == cap and t.packets == packets and t.duration == duration):
+            return f"input: {name} tier {t.name} ({what})"
+    near = [t.name for t in spec.tiers.values() if (t.capture_packets or default) == cap]
+    return (f"input: {name}, no tier ({what}: this benchmark's own"
+            + (f"; the capture of tier {', '.join(near)}" if near else "") + ")")
+
+
 def find_by_app(app: str, variant: str | None) -> str | None:
     """The workload whose placement JSON says this app and variant (packaged first)."""
     return next((n for n, s in known_workloads().items() if s.app == app and s.variant == variant), None)

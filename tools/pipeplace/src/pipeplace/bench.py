@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -36,7 +37,8 @@ def about(p: Path) -> str:
     doc = " ".join(doc.split())
     if doc.startswith(f"bench/{p.name}:"):
         doc = doc[len(f"bench/{p.name}:"):].strip()
-    return doc.split(". ")[0][:160]
+    first = re.split(r"\. |:\s+1[.)]?\s", doc)[0]  # the first sentence, before a numbered list
+    return first if len(first) <= 150 else first[:147].rsplit(" ", 1)[0] + " ..."
 
 
 def takes_tier(p: Path) -> bool:

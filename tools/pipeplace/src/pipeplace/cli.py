@@ -6,6 +6,7 @@ workload or placement file)."""
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 from assign.commands._args import positive_int
@@ -95,6 +96,9 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print(f"pipeplace {args.command}: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # the reader went away (`pipeplace list | head`): quietly, as a Unix tool
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
 
 
 if __name__ == "__main__":
