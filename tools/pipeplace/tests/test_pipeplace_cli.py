@@ -27,21 +27,34 @@ def pipeplace(*args: str, env: dict | None = None, timeout: float = 300) -> subp
                           env={**os.environ, **(env or {})})
 
 
-def test_list_names_every_app_workload_and_tier(build_dir: Path) -> None:
-    r = pipeplace("list", "--json", "--build", str(build_dir))
-    assert r.returncode == 0, r.stderr
-    doc = json.loads(r.stdout)
+def in_process(capsys, *args: str) -> tuple[int, str, str]:
+    """pipeplace's main() in this process (no interpreter start-up): status, stdout, stderr."""
+    from pipeplace.cli import main
+
+    try:
+        status = main(list(args))
+    except SystemExit as e:  # argparse's own usage errors
+        status = e.code
+    out = capsys.readouterr()
+    return status, out.out, out.err
+
+
+def test_list_names_every_app_workload_and_tier(build_dir: Path, capsys) -> None:
+    status, out, err = in_process(capsys, "list", "--json", "--build", str(build_dir))
+    assert status == 0, err
+    doc = json.loads(out)
     assert doc["tiers"] == list(TIERS)
     assert [w["workload"] for w in doc["workloads"]][:5] == list(WORKLOADS)
     for w in doc["workloads"][:5]:
         assert list(w["tiers"]) == list(TIERS) and all(t["packets"] for t in w["tiers"].values())
         assert all(t["capture_packets"] for t in w["tiers"].values()), w  # a number, also the generator's default
     assert {a["app"]: a["built"] for a in doc["apps"]}["stateful"] is True
-    text = pipeplace("list", "--build", str(build_dir)).stdout
+    text = in_process(capsys, "list", "--build", str(build_dir))[1]
     assert "ipfwd-mem    simlarge   capture 1,048,576, window 3,000,000" in text
 
 
-def test_run_on_the_test_tier_prints_one_object_with_app_tier_and_result(build_dir: Path, tmp_path: Path) -> None:
+def test_run_on_the_test_tier_prints_one_object_with_app_tier_and_result(build_dir: Path, tmp_path: Path, capsys,
+                                                                         monkeypatch) -> None:
     r = pipeplace("run", "-a", "stateful", "-i", "test", "--json", "--build", str(build_dir),
                   env={"XDG_CACHE_HOME": str(tmp_path)})
     assert r.returncode == 0, r.stdout + r.stderr
@@ -52,13 +65,13 @@ def test_run_on_the_test_tier_prints_one_object_with_app_tier_and_result(build_d
     assert res["forwarded_packets"] > 0 and res["window_s"] > 0
     assert doc["traffic"]["capture_packets"] == 2048  # the tier's capture (stateful's test tier)
     # the human form says what the figure is
-    r = pipeplace("run", "-a", "ipfwd-l1", "-i", "test", "-n", "1", "--build", str(build_dir),
-                  env={"XDG_CACHE_HOME": str(tmp_path)})
-    assert r.returncode == 0 and "Mpps (measured: total.pps" in r.stdout, r.stdout + r.stderr
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    status, out, err = in_process(capsys, "run", "-a", "ipfwd-l1", "-i", "test", "-n", "1", "--build", str(build_dir))
+    assert status == 0 and "Mpps (measured: total.pps" in out, out + err
 
 
 @pytest.mark.parametrize("args, says", [
-    (("run", "-a", "ipfwd", "-i", "test"), "several workloads (ipfwd-l1, ipfwd-mem)"),
+    (("run", "-a", "ipfwd", "-i", "test"), "app ipfwd has several workloads (ipfwd-l1, ipfwd-mem"),
     (("run", "-a", "nope", "-i", "test"), "-a nope: no such app or workload"),
     (("run", "-a", "stateful", "-i", "huge"), "-i huge: workload stateful has no such tier"),
     (("run", "-a", "stateful", "-i", "test", "-n", "0"), "'0' must be at least 1"),
@@ -70,13 +83,7 @@ def test_run_on_the_test_tier_prints_one_object_with_app_tier_and_result(build_d
     (("frobnicate",), "invalid choice"),
 ])
 def test_usage_errors_exit_2_naming_the_value(args: tuple, says: str, capsys) -> None:
-    from pipeplace.cli import main
-
-    try:
-        status = main(list(args))
-    except SystemExit as e:  # argparse's own usage errors
-        status = e.code
-    err = capsys.readouterr().err
+    status, _, err = in_process(capsys, *args)
     assert status == 2 and says in err, err
 
 
@@ -86,15 +93,18 @@ def test_a_run_that_measures_nothing_exits_1(tmp_path: Path) -> None:
     assert json.loads(r.stdout)["result"] is None
 
 
-def test_build_of_one_part_builds_its_targets(build_dir: Path) -> None:
-    r = pipeplace("build", "-p", "stateful", "--build", str(build_dir))
-    assert r.returncode == 0 and "ninja -C" in r.stdout and "apps/stateful/stateful" in r.stdout, r.stdout + r.stderr
+def test_build_of_one_part_builds_its_targets(build_dir: Path, capfd) -> None:
+    from pipeplace.cli import main
+
+    status = main(["build", "-p", "stateful", "--build", str(build_dir)])
+    out = capfd.readouterr().out
+    assert status == 0 and "ninja -C" in out and "apps/stateful/stateful" in out, out
 
 
-def test_status_says_what_is_built_and_what_the_machine_has(build_dir: Path) -> None:
-    r = pipeplace("status", "--json", "--build", str(build_dir))
-    assert r.returncode == 0, r.stderr
-    st = json.loads(r.stdout)
+def test_status_says_what_is_built_and_what_the_machine_has(build_dir: Path, capsys) -> None:
+    status, out, err = in_process(capsys, "status", "--json", "--build", str(build_dir))
+    assert status == 0, err
+    st = json.loads(out)
     assert st["build"]["configured"] and st["build"]["binaries"]["stateful"] is True
     assert st["hugepages"]["page_kib"] > 0 and "leftovers" in st
 
