@@ -133,9 +133,17 @@ def run(args: argparse.Namespace) -> int:
     opts = dataclasses.replace(opts, packets=packets)
     print(f"window: {packets:,} packets per instance ({why})")
     defaults = json.loads(resources.files("assign").joinpath("data", "model_params.json").read_text())
+    base = defaults["workloads"].get(args.workload)
+    if base is None:  # a workload file's: start from the packaged parameters of its app (else ipfwd-l1's)
+        from ..workloads import BUILTIN, spec_of
+
+        twin = next((n for n, s in BUILTIN.items() if s.app == spec_of(args.workload).app), "ipfwd-l1")
+        print(f"{args.workload} has no packaged model parameters: what this machine does not identify keeps "
+              f"{twin}'s packaged defaults (marked 'not calibrated')")
+        base = defaults["workloads"][twin]
     meter = PlacementMeter(topo, args.workload, opts)
     try:
-        doc = fit(topo, args.workload, char, defaults["workloads"][args.workload],
+        doc = fit(topo, args.workload, char, base,
                   meter, args.placements, reps=args.placement_reps,
                   drift_reference=args.drift_reference, max_instances=args.max_instances,
                   context_shares=args.context_shares)
