@@ -159,7 +159,8 @@ def status(args) -> int:
     print(f"python: {st['python']}")
     print(f"cache: {cache}: {files} files, {size / 1e6:,.1f} MB (captures and inputs; pipeplace clean --cache)")
     if nets or dpdk:
-        print(f"leftovers of runs that are gone (pipeplace clean): namespaces {', '.join(st['leftovers']['namespaces']) or 'none'}; "
+        names = ", ".join(st["leftovers"]["namespaces"]) or "none"
+        print(f"leftovers of runs that are gone (pipeplace clean): namespaces {names}; "
               f"DPDK runs {len(dpdk)} holding {st['leftovers']['hugepage_bytes'] / 1e6:,.1f} MB of hugepages")
     else:
         print("leftovers of runs that are gone: none")

@@ -80,7 +80,8 @@ def plan(args) -> tuple[Workload, dict, str]:
         return workload, doc, args.placement
     workload = Workload(r.name, args.instances or 1)
     ctx = default_contexts(topo, workload.n_tasks)
-    return workload, placement(workload, ctx, len(set(ctx)) < len(ctx)), "default: spread as assign's Linux-like baseline"
+    doc = placement(workload, ctx, len(set(ctx)) < len(ctx))
+    return workload, doc, "default: spread as assign's Linux-like baseline"
 
 
 def run(args) -> int:

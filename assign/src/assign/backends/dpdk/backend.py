@@ -60,15 +60,15 @@ class DpdkBackend:
             raise BackendError(f"backend dpdk: no Meson build at {build} (meson setup with "
                                f"-Dparts=runtime,{workload.app}, or set PIPEPLACE_BUILD)")
         self.build_dir = build
-        spec_ = workload.spec
-        binary = self.opts.app_binary or (Path(expand((spec_.binary,), build=build, source=source_dir(build))[0])
-                                          if spec_.binary else build / "apps" / workload.app / workload.app)
+        wl_spec = workload.spec
+        binary = self.opts.app_binary or (Path(expand((wl_spec.binary,), build=build, source=source_dir(build))[0])
+                                          if wl_spec.binary else build / "apps" / workload.app / workload.app)
         if not Path(binary).is_file():
             raise BackendError(f"backend dpdk: app {workload.app} is not built: {binary} does not exist "
                                f"(ninja -C {build})")
         self.binary = Path(binary)
         rules = self.opts.rules_identity()
-        if rules is not None and not spec_.reads_rules:
+        if rules is not None and not wl_spec.reads_rules:
             readers = [n for n, s in known_workloads().items() if s.reads_rules]
             raise BackendError(f"--rules {rules['file']}: only the {', '.join(readers)} workload"
                                f"{'s' if len(readers) > 1 else ''} read{'' if len(readers) > 1 else 's'} a rule "
@@ -81,7 +81,7 @@ class DpdkBackend:
         rules_arg = (Path(rules["file"]), rules["sha256"]) if rules else None
         app_args = workload.app_args + (["--rules", rules["file"]] if rules else [])
         try:
-            if spec_.client is not None:
+            if wl_spec.client is not None:
                 if self.opts.traffic != "pcap":
                     raise TrafficError(f"--traffic {self.opts.traffic}: workload {workload.name} makes its "
                                        f"traffic with a client in a network namespace (its file's traffic.client)")
@@ -125,7 +125,7 @@ class DpdkBackend:
             shutil.rmtree(wdir, ignore_errors=True)
             raise BackendError(f"backend dpdk: {self.binary} --help does not list --serve; "
                                + tgen_duration_refusal(self.opts.duration))
-        self.runner: ProcessRunner | ServeRunner | ClientRunner = ServeRunner(spec) if mode == "serve" else ProcessRunner(spec)
+        self.runner: ProcessRunner | ServeRunner = ServeRunner(spec) if mode == "serve" else ProcessRunner(spec)
         # the serve process, the generator and the work directory go with the backend, or at the
         # latest at exit; the app first: the generator must not be the side that leaves a live link
         self._finalizer = weakref.finalize(self, _close, self.runner, self.tgen)

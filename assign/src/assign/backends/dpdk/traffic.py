@@ -5,7 +5,8 @@ per burst, so the source is never the bottleneck and holds no context.
 
 Captures come from the workload file's generator (traffic.capture.generator,
 assign/WORKLOADS.md; or its one fixed traffic.capture.file); the packaged
-workloads' is the app's own, apps/<app>/<app>_traffic.py (ipfwd: the one its tests and benchmark use; ahocorasick: IMIX TCP/UDP
+workloads' is the app's own, apps/<app>/<app>_traffic.py (ipfwd: the one
+its tests and benchmark use; ahocorasick: IMIX TCP/UDP
 payloads with planted rule keywords; stateful: heavy-tailed flows that open
 and close; analyzer: a campus link's Ethernet/VLAN/IPv4/IPv6/TCP/UDP/ICMP
 mix), run through its command line and found through the Meson build's
@@ -174,7 +175,8 @@ def _generated_captures(build_dir: Path, workload: Workload, cache_dir: Path, ca
             p = subprocess.run(full, capture_output=True, text=True)
             if p.returncode != 0 or not tmp.is_file():
                 tmp.unlink(missing_ok=True)
-                raise TrafficError(f"{script} failed ({p.returncode}): {p.stderr.strip()[-500:] or 'no capture written'}")
+                why = p.stderr.strip()[-500:] or "no capture written"
+                raise TrafficError(f"{script} failed ({p.returncode}): {why}")
             os.replace(tmp, path)  # atomic: a concurrent backend never reads half a capture
         caps.append(path)
     return caps
