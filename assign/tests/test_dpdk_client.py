@@ -1,9 +1,11 @@
 """A workload whose traffic is a client command in a network namespace
 (assign/WORKLOADS.md, traffic.source = "client"): the backend makes the
 namespace and the veth, runs the client there once the app's port is up,
-reads the value where the file says, and removes everything afterwards,
-also when the client fails.  The app is ipfwd on net_af_packet; the client
-sends a bounded count of UDP datagrams through the veth."""
+runs the check once the app has ended, reads the value where the file
+says, and removes everything afterwards, also when the client fails.  The
+app is stateful on net_af_packet, dumping its flow table into {workdir};
+the client sends a bounded count of UDP datagrams through the veth; the
+check reads the dump."""
 from __future__ import annotations
 
 import os
@@ -28,7 +30,7 @@ import json, socket, sys, time
 n, fail = int(sys.argv[1]), sys.argv[2] == "fail"
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
 for i in range(n):
-    s.sendto(b"pipeplace" * 2, ("10.0.0.%d" % (1 + i % 16), 9))  # ipfwd l1's 16 destinations
+    s.sendto(b"pipeplace" * 2, ("10.0.0.%d" % (1 + i % 16), 9))  # 16 flows
     if i % 32 == 31:
         time.sleep(0.001)  # a burst at a time: the af_packet ring is never the limit
 print("a line that is not the result")
@@ -36,17 +38,23 @@ print(json.dumps({"sent": n}))
 sys.exit(3 if fail else 0)
 """
 
+CHECK = """\
+import json, sys
+flows = json.load(open(sys.argv[1]))["flows"]
+print(json.dumps({"flows": len(flows), "packets": sum(f["packets"] for f in flows)}))
+"""
+
 WORKLOAD = """\
 name = "{name}"
 default_tier = "test"
 [app]
-name = "ipfwd"
-variant = "l1"
+name = "stateful"
+options = ["--dump-flows", "{{workdir}}/flows.json"]
 [value]
 from = "stats"
 path = "total.tx_packets"
 unit = "packets"
-about = "datagrams of the client that ipfwd forwarded"
+about = "datagrams of the client that stateful forwarded"
 [traffic]
 source = "client"
 [traffic.client]
@@ -55,12 +63,15 @@ address = "198.18.41.2/24"
 setup = [["ip", "-n", "{{netns}}", "neigh", "add", "198.18.41.1", "lladdr", "02:00:00:00:41:01", "dev", "{{veth_ns}}"],
          ["ip", "-n", "{{netns}}", "route", "add", "10.0.0.0/24", "via", "198.18.41.1"]]
 command = ["{{python}}", "{{here}}/client.py", "{{count}}", "{mode}"]
+check = ["{{python}}", "{{here}}/check.py", "{{workdir}}/flows.json"]
 timeout_s = 60
 [tiers.test]
 count = 300
 [result]
 sent = "client.sent"
 forwarded = "stats.total.tx_packets"
+flows = "check.flows"
+flow_packets = "check.packets"
 """
 
 
@@ -86,6 +97,7 @@ def net_prefix(monkeypatch):
 
 def workload(tmp_path: Path, name: str, mode: str) -> Workload:
     (tmp_path / "client.py").write_text(CLIENT)
+    (tmp_path / "check.py").write_text(CHECK)
     f = tmp_path / f"{name}.toml"
     f.write_text(WORKLOAD.format(name=name, mode=mode))
     load_workload_file(f)
@@ -103,9 +115,12 @@ def test_the_clients_datagrams_are_forwarded_and_the_namespace_goes(build_dir: P
         r = be.measure_one([0, 0, 0])
         d = be.describe()
     assert r.status == "ok", r.reason
-    # every datagram crossed the veth into the app and out of it: no loss on this path, no strays
-    assert r.value == 300 and r.extra["result"] == {"sent": 300, "forwarded": 300}, r.extra
-    assert r.extra["client"] == {"sent": 300} and r.extra["runner"] == "client"
+    # every datagram crossed the veth into the app and out of it: no loss on this path, no strays; the
+    # check read the flow table the app dumped when it ended
+    assert r.value == 300 and r.extra["result"] == {"sent": 300, "forwarded": 300, "flows": 16,
+                                                    "flow_packets": 300}, r.extra
+    assert r.extra["client"] == {"client": {"sent": 300}, "check": {"flows": 16, "packets": 300}}
+    assert r.extra["runner"] == "client"
     assert d["window"] == {"until": "the client command ends"} and d["workload"]["client"]["address"] == \
         "198.18.41.2/24" and d["traffic"]["tier"] == "test" and d["value"].startswith("total.tx_packets")
     assert leftovers() == []

@@ -28,7 +28,9 @@ DEFAULT_VALUE = ("stats", "total.pps", "packets/s", "transmitted packets per sec
 # placeholders each template may use (besides tier parameters, in the client's commands)
 BUILD_VARS = {"source", "build"}
 GEN_VARS = {"python", "source", "build", "output"}
-CLIENT_VARS = {"python", "source", "build", "netns", "veth_host", "veth_ns", "address", "input", "instances"}
+OPTION_VARS = BUILD_VARS | {"workdir"}
+CLIENT_VARS = {"python", "source", "build", "netns", "veth_host", "veth_ns", "address", "input", "instances",
+               "workdir"}
 VDEV_VARS = {"veth_host", "instances"}
 INPUT_VARS = {"python", "source", "build", "output"}
 
@@ -62,6 +64,7 @@ class Client:
     setup: tuple[tuple[str, ...], ...] = ()    # on the host, after the namespace and veth exist
     teardown: tuple[tuple[str, ...], ...] = ()  # on the host, always (also after a failure)
     input: tuple[str, ...] | None = None       # writes {output}: the tier's input, {input} in the commands
+    check: tuple[str, ...] | None = None       # after the app ended: its JSON line is "check" (e.g. a decoder)
     timeout_s: float = 120.0
     mbufs: int = 8191
     mbuf_size: int = 2048
@@ -104,7 +107,7 @@ class WorkloadSpec:
     @property
     def value_label(self) -> str:
         """What a stored value is (the run's params "value")."""
-        path = self.value_path if self.value_from == "stats" else f"client.{self.value_path}"
+        path = self.value_path if self.value_from == "stats" else f"{self.value_from}.{self.value_path}"
         return f"{path}: {self.value_about}"
 
     def tier(self, name: str) -> Tier:
@@ -136,6 +139,7 @@ class WorkloadSpec:
             d["client"] = {"vdevs": list(c.vdevs), "address": c.address, "command": list(c.command),
                            "setup": [list(x) for x in c.setup], "teardown": [list(x) for x in c.teardown],
                            "input": list(c.input) if c.input else None, "timeout_s": c.timeout_s,
+                           "check": list(c.check) if c.check else None,
                            "mbufs": c.mbufs, "mbuf_size": c.mbuf_size}
             if self.default_tier is not None:
                 t = self.tiers[self.default_tier]
@@ -162,6 +166,7 @@ def spec_from_identity(d: dict) -> WorkloadSpec:
             client=None if cli is None else Client(
                 tuple(cli["vdevs"]), cli["address"], tuple(cli["command"]), tuple(map(tuple, cli["setup"])),
                 tuple(map(tuple, cli["teardown"])), tuple(cli["input"]) if cli["input"] else None,
+                tuple(cli["check"]) if cli.get("check") else None,
                 float(cli["timeout_s"]), int(cli["mbufs"]), int(cli["mbuf_size"])),
             default_tier=tier["name"] if tier else None,
             tiers={tier["name"]: Tier(tier["name"], params=dict(tier["params"]))} if tier else {})
@@ -277,9 +282,10 @@ VALUE_KEYS = {"from", "path", "unit", "about"}
 TRAFFIC_KEYS = {"source", "capture", "tgen", "client"}
 CAPTURE_KEYS = {"generator", "file", "sizes", "default_packets"}
 TGEN_KEYS = {"args", "frame_bytes"}
-CLIENT_KEYS = {"vdevs", "address", "command", "setup", "teardown", "input", "timeout_s", "mbufs", "mbuf_size"}
+CLIENT_KEYS = {"vdevs", "address", "command", "setup", "teardown", "check", "input", "timeout_s", "mbufs",
+               "mbuf_size"}
 TIER_KEYS = {"capture_packets", "packets", "duration"}
-RESULT_FROMS = ("stats", "client")
+RESULT_FROMS = ("stats", "client", "check")
 
 
 def read_spec(path: Path, builtin: bool = False) -> WorkloadSpec:
@@ -311,7 +317,7 @@ def read_spec(path: Path, builtin: bool = False) -> WorkloadSpec:
     if binary is not None and "{" not in binary[0] and not Path(binary[0]).is_absolute():
         binary = (str(here / binary[0]),)
     variant = r.str(app, "variant", "app.")
-    options = r.template(r.strings(app, "options", "app.") or (), "app.options", BUILD_VARS, here)
+    options = r.template(r.strings(app, "options", "app.") or (), "app.options", OPTION_VARS, here)
     roles = r.strings(app, "roles", "app.") or ("R", "P", "T")
     if roles != ("R", "P", "T"):
         raise r.fail("app.roles", 'the runtime runs R -> P -> T pipelines (runtime/pp_app.h): expected '
@@ -383,6 +389,7 @@ def read_spec(path: Path, builtin: bool = False) -> WorkloadSpec:
             teardown=tuple(r.template(c, p + "teardown", CLIENT_VARS | extra, here)
                            for c in r.commands(cl, "teardown", p)),
             input=r.template(r.strings(cl, "input", p, nonempty=True), p + "input", INPUT_VARS | extra, here),
+            check=r.template(r.strings(cl, "check", p, nonempty=True), p + "check", CLIENT_VARS | extra, here),
             timeout_s=r.number(cl, "timeout_s", p) or 120.0,
             mbufs=r.int(cl, "mbufs", p, low=1023) or 8191,
             mbuf_size=r.int(cl, "mbuf_size", p, low=128) or 2048)
@@ -400,11 +407,12 @@ def read_spec(path: Path, builtin: bool = False) -> WorkloadSpec:
         raise r.fail("result", "expected a table of name = \"stats.PATH\" or \"client.PATH\"", result)
     for k, v in result.items():
         if not isinstance(v, str) or v.split(".", 1)[0] not in RESULT_FROMS or "." not in v:
-            raise r.fail(f"result.{k}", "expected \"stats.PATH\" (the app's statistics JSON) or \"client.PATH\" "
-                                        "(the JSON object the client prints last)", v)
-        if v.startswith("client.") and source != "client":
+            raise r.fail(f"result.{k}", "expected \"stats.PATH\" (the app's statistics JSON), \"client.PATH\" "
+                                        "(the JSON object the client prints last) or \"check.PATH\" (the check's)",
+                         v)
+        if not v.startswith("stats.") and source != "client":
             raise r.fail(f"result.{k}", "there is no client: traffic.source is \"capture\"", v)
-    if v_from == "client" and source != "client":
+    if v_from != "stats" and source != "client":
         raise r.fail("value.from", "there is no client: traffic.source is \"capture\"", v_from)
     return WorkloadSpec(name=name, app=app_name, source=source, description=description,
                         binary=binary[0] if binary else None, variant=variant, options=options, roles=roles,

@@ -61,8 +61,13 @@ class DpdkBackend:
                                f"-Dparts=runtime,{workload.app}, or set PIPEPLACE_BUILD)")
         self.build_dir = build
         wl_spec = workload.spec
-        binary = self.opts.app_binary or (Path(expand((wl_spec.binary,), build=build, source=source_dir(build))[0])
+        binary = self.opts.app_binary or (Path(expand((wl_spec.binary,), build=build, source="{source}")[0])
                                           if wl_spec.binary else build / "apps" / workload.app / workload.app)
+        if "{source}" in str(binary):
+            try:
+                binary = Path(str(binary).replace("{source}", str(source_dir(build))))
+            except TrafficError as e:
+                raise BackendError(f"backend dpdk: {e}") from None
         if not Path(binary).is_file():
             raise BackendError(f"backend dpdk: app {workload.app} is not built: {binary} does not exist "
                                f"(ninja -C {build})")
@@ -79,13 +84,21 @@ class DpdkBackend:
         self.tgen: TgenTraffic | None = None
         self.client: ClientTraffic | None = None
         rules_arg = (Path(rules["file"]), rules["sha256"]) if rules else None
-        app_args = workload.app_args + (["--rules", rules["file"]] if rules else [])
+        # {workdir}: a file the app writes that a client workload's check reads (assign/WORKLOADS.md)
+        app_args = workload.app_args
+        if any("{" in a for a in app_args):
+            try:
+                app_args = expand(tuple(app_args), build=build, source=source_dir(build), workdir=wdir)
+            except TrafficError as e:
+                shutil.rmtree(wdir, ignore_errors=True)
+                raise BackendError(f"backend dpdk: {e}") from None
+        app_args = app_args + (["--rules", rules["file"]] if rules else [])
         try:
             if wl_spec.client is not None:
                 if self.opts.traffic != "pcap":
                     raise TrafficError(f"--traffic {self.opts.traffic}: workload {workload.name} makes its "
                                        f"traffic with a client in a network namespace (its file's traffic.client)")
-                self.traffic = self.client = ClientTraffic(build, workload, Path(cache), tier)
+                self.traffic = self.client = ClientTraffic(build, workload, Path(cache), tier, wdir)
             elif self.opts.traffic == "tgen":
                 self.traffic = self.tgen = TgenTraffic(build, workload, list(self.opts.tgen_contexts), wdir,
                                                        cache_dir=Path(cache), rules=rules_arg,
@@ -252,7 +265,8 @@ class DpdkBackend:
             total = stats["total"]
             spec = self.workload.spec
             if (spec.value_from, spec.value_path) != ("stats", "total.pps"):
-                v = lookup(stats if spec.value_from == "stats" else out_client, spec.value_path)
+                v = lookup(stats, spec.value_path) if spec.value_from == "stats" else \
+                    lookup(out_client, f"{spec.value_from}.{spec.value_path}")
                 if isinstance(v, bool) or not isinstance(v, (int, float)) or not v > 0:
                     return (f"value {spec.value_label.split(':')[0]} is {v!r}, not a positive number "
                             f"(workload {spec.name}'s value.path)")
@@ -306,8 +320,8 @@ class DpdkBackend:
         fields = self.workload.spec.result
         if not fields:
             return {}
-        return {"result": {k: lookup(out.stats if v.startswith("stats.") else out.client, v.split(".", 1)[1])
-                           for k, v in fields.items()}}
+        return {"result": {k: lookup(out.stats, v.split(".", 1)[1]) if v.startswith("stats.") else
+                           lookup(out.client, v) for k, v in fields.items()}}
 
     def provenance(self) -> dict:
         """The app this backend measures, by content: a rebuilt app is another measurement."""
@@ -344,7 +358,9 @@ def lookup(doc: dict | None, path: str):
 
 def value_of(spec, out: Outcome) -> float:
     """A checked outcome's value, where the workload file's [value] says."""
-    return float(lookup(out.stats if spec.value_from == "stats" else out.client, spec.value_path))
+    if spec.value_from == "stats":
+        return float(lookup(out.stats, spec.value_path))
+    return float(lookup(out.client, f"{spec.value_from}.{spec.value_path}"))
 
 
 def _close_client(runner: ClientRunner, client: ClientTraffic) -> None:

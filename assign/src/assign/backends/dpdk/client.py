@@ -78,7 +78,8 @@ def remove_net(name: str) -> list[str]:
 class ClientTraffic:
     """The namespace, veth, set-up and input of one sample, and the app's ports."""
 
-    def __init__(self, build_dir: Path, workload: Workload, cache_dir: Path, tier: str | None = None):
+    def __init__(self, build_dir: Path, workload: Workload, cache_dir: Path, tier: str | None = None,
+                 workdir: Path | None = None):
         spec = workload.spec
         if spec.client is None:
             raise TrafficError(f"workload {spec.name}: no traffic.client")
@@ -88,6 +89,7 @@ class ClientTraffic:
         self.values = {"python": sys.executable, "source": str(source_dir(build_dir)), "build": str(build_dir),
                        "netns": self.name, "veth_host": f"{self.name}h", "veth_ns": f"{self.name}c",
                        "address": self.client.address, "instances": str(workload.instances), "input": "",
+                       "workdir": str(workdir or cache_dir),
                        **{k: str(v) for k, v in (self.tier.params if self.tier else {}).items()}}
         self.vdevs = tuple(expand(self.client.vdevs, **self.values))
         self.mbufs, self.mbuf_size = self.client.mbufs, self.client.mbuf_size
@@ -171,6 +173,9 @@ class ClientTraffic:
     def command(self) -> list[str]:
         return ["ip", "netns", "exec", self.name, *expand(self.client.command, **self.values)]
 
+    def check_command(self) -> list[str] | None:
+        return expand(self.client.check, **self.values) if self.client.check else None
+
     def describe(self) -> dict:
         d = {"source": "a client command in a network namespace, through a veth pair into the app's port",
              "ports": "; ".join(self.client.vdevs), "client": " ".join(self.client.command),
@@ -211,11 +216,15 @@ class ClientRunner:
                 why = self._wait_port(proc, efile)
                 client = None
                 if why is None:
-                    client, why, notes = self._client()
+                    client, why, notes = self._json_of("client", tr.command())
             finally:
                 rc = self._stop(proc)
         wall = time.perf_counter() - t0
         cleanup_prefix(s.file_prefix)
+        check = None
+        if why is None and tr.check_command() is not None:  # the app has ended: its output is complete
+            check, why, more = self._json_of("check", tr.check_command())
+            notes += more
         if why is not None:
             return Outcome(None, wall, why, rc, notes=notes)
         stats = None
@@ -227,7 +236,7 @@ class ClientRunner:
         if rc not in (0, 2) or stats is None:
             return Outcome(None, wall, f"app: {describe_exit(rc)}" + ("" if stats is not None else
                            f", no statistics written; stderr: {stderr_tail(efile) or '(empty)'}"), rc)
-        return Outcome(stats, wall, None, rc, notes=notes, client=client)
+        return Outcome(stats, wall, None, rc, notes=notes, client={"client": client, "check": check})
 
     def _wait_port(self, proc: subprocess.Popen, efile: Path) -> str | None:
         end = time.monotonic() + START_WAIT_S
@@ -241,20 +250,21 @@ class ClientRunner:
             time.sleep(0.01)
         return None
 
-    def _client(self) -> tuple[dict | None, str | None, list[str]]:
-        """The client's last JSON line (or None), why it failed (or None), notes."""
-        cmd = self.traffic.command()
+    def _json_of(self, what: str, cmd: list[str]) -> tuple[dict | None, str | None, list[str]]:
+        """Run the client (or the check) to its end: its last line as a JSON object (or None),
+        why it failed (or None), notes."""
         limit = self.traffic.client.timeout_s
         try:
             p = subprocess.run(die_with_assign(cmd), capture_output=True, text=True, timeout=limit,
                                stdin=subprocess.DEVNULL)
         except subprocess.TimeoutExpired as e:
-            return None, f"client did not end within traffic.client.timeout_s {limit:g} s (killed): " \
-                         f"{(e.stderr or b'')[-OUTPUT_TAIL:]!r}", []
+            tail = e.stderr.decode(errors="replace") if isinstance(e.stderr, bytes) else (e.stderr or "")
+            return None, (f"{what} did not end within traffic.client.timeout_s {limit:g} s (killed); stderr: "
+                          f"{tail.strip()[-OUTPUT_TAIL:] or '(empty)'}"), []
         except OSError as e:
-            return None, f"cannot start the client {cmd[4] if len(cmd) > 4 else cmd}: {e.strerror}", []
+            return None, f"cannot start the {what} {' '.join(cmd)}: {e.strerror}", []
         if p.returncode != 0:
-            return None, (f"client: {describe_exit(p.returncode)}; stderr: "
+            return None, (f"{what}: {describe_exit(p.returncode)}; stderr: "
                           f"{p.stderr.strip()[-OUTPUT_TAIL:] or '(empty)'}"), []
         lines = [ln for ln in p.stdout.strip().splitlines() if ln.strip()]
         if lines:
@@ -264,7 +274,7 @@ class ClientRunner:
                     return out, None, []
             except ValueError:
                 pass
-        return None, None, ["client printed no JSON object last"]
+        return None, None, [f"{what} printed no JSON object last"]
 
     def _stop(self, proc: subprocess.Popen) -> int | None:
         """SIGINT: the app stops its tasks, drains, writes its statistics and exits."""

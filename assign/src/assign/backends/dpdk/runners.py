@@ -58,7 +58,7 @@ class Outcome:
     rc: int | None = None
     timed_out: bool = False
     notes: list[str] = field(default_factory=list)
-    client: dict | None = None    # a client workload: the JSON object its client printed last
+    client: dict | None = None    # a client workload: {"client": its JSON line, "check": the check's}
 
 
 def describe_exit(rc: int) -> str:
