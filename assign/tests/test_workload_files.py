@@ -147,3 +147,21 @@ packets = 2000
     r = run_assign("best", "--db", str(db), "--out", str(tmp_path / "best.json"))
     assert r.returncode == 0, r.stderr
     assert json.loads((tmp_path / "best.json").read_text())["app"] == "stateful"
+
+
+def test_the_format_guides_examples_are_workload_files_that_read(tmp_path: Path) -> None:
+    """assign/WORKLOADS.md's examples (a capture workload, netdedup's client workload) stay true."""
+    import re
+
+    text = (HERE.parent / "WORKLOADS.md").read_text()
+    blocks = re.findall(r"```toml\n(.*?)```", text, re.S)
+    assert len(blocks) == 2
+    specs = []
+    for i, b in enumerate(blocks):
+        f = write(tmp_path / f"example{i}.toml", b)
+        specs.append(read_spec(f))
+    assert specs[0].capture.generator and specs[0].tgen and specs[0].options == ("--hash", "keyed")
+    nd = specs[1]
+    assert nd.source == "client" and nd.tx_port == 0 and nd.client.stop == "exit" and nd.client.check
+    assert nd.default_tier == "test" and nd.tiers["test"].params == {"tier": "test"}
+    assert nd.value_label.startswith("check.mb_per_s") and nd.result["restored_identical"].startswith("check.")

@@ -14,7 +14,7 @@ from pathlib import Path
 from .workloads import ROLES, Workload, find_by_app, known_workloads
 
 RX_PORT = 0
-TX_PORT = 1
+TX_PORT = 1  # a workload file's app.tx_port may say 0: T answers on the port R receives from
 
 
 def placement(workload: Workload, contexts: Sequence[int], allow_colocate: bool = False) -> dict:
@@ -28,7 +28,7 @@ def placement(workload: Workload, contexts: Sequence[int], allow_colocate: bool 
     doc["instances"] = [
         {
             "rx": {"port": RX_PORT, "queue": i},
-            "tx": {"port": TX_PORT, "queue": i},
+            "tx": {"port": workload.spec.tx_port, "queue": i},
             "tasks": {"R": int(contexts[3 * i]), "P": int(contexts[3 * i + 1]), "T": int(contexts[3 * i + 2])},
         }
         for i in range(workload.instances)

@@ -68,6 +68,7 @@ class Client:
     timeout_s: float = 120.0
     mbufs: int = 8191
     mbuf_size: int = 2048
+    stop: str = "sigint"                       # "exit": the app ends by itself once the client is done
 
 
 @dataclass(frozen=True)
@@ -90,6 +91,7 @@ class WorkloadSpec:
     options: tuple[str, ...] = ()
     roles: tuple[str, ...] = ("R", "P", "T")
     reads_rules: bool = False
+    tx_port: int = 1                              # the placement's tx port (rx is port 0)
     value_from: str = DEFAULT_VALUE[0]
     value_path: str = DEFAULT_VALUE[1]
     unit: str = DEFAULT_VALUE[2]
@@ -124,7 +126,7 @@ class WorkloadSpec:
         pipeplace's result fields do not change a measurement."""
         d: dict[str, Any] = {"name": self.name, "app": self.app, "binary": self.binary, "variant": self.variant,
                              "options": list(self.options), "roles": list(self.roles),
-                             "reads_rules": self.reads_rules,
+                             "reads_rules": self.reads_rules, "tx_port": self.tx_port,
                              "value": {"from": self.value_from, "path": self.value_path, "unit": self.unit,
                                        "about": self.value_about},
                              "source": self.source}
@@ -139,7 +141,7 @@ class WorkloadSpec:
             d["client"] = {"vdevs": list(c.vdevs), "address": c.address, "command": list(c.command),
                            "setup": [list(x) for x in c.setup], "teardown": [list(x) for x in c.teardown],
                            "input": list(c.input) if c.input else None, "timeout_s": c.timeout_s,
-                           "check": list(c.check) if c.check else None,
+                           "check": list(c.check) if c.check else None, "stop": c.stop,
                            "mbufs": c.mbufs, "mbuf_size": c.mbuf_size}
             if self.default_tier is not None:
                 t = self.tiers[self.default_tier]
@@ -157,6 +159,7 @@ def spec_from_identity(d: dict) -> WorkloadSpec:
         return WorkloadSpec(
             name=d["name"], app=d["app"], source=d["source"], binary=d.get("binary"), variant=d.get("variant"),
             options=tuple(d["options"]), roles=tuple(d["roles"]), reads_rules=bool(d["reads_rules"]),
+            tx_port=int(d.get("tx_port", 1)),
             value_from=v["from"], value_path=v["path"], unit=v["unit"], value_about=v["about"],
             capture=None if cap is None else Capture(
                 tuple(cap["generator"]) if cap["generator"] else None, cap["file"], cap["file_sha256"], cap["sizes"],
@@ -167,7 +170,7 @@ def spec_from_identity(d: dict) -> WorkloadSpec:
                 tuple(cli["vdevs"]), cli["address"], tuple(cli["command"]), tuple(map(tuple, cli["setup"])),
                 tuple(map(tuple, cli["teardown"])), tuple(cli["input"]) if cli["input"] else None,
                 tuple(cli["check"]) if cli.get("check") else None,
-                float(cli["timeout_s"]), int(cli["mbufs"]), int(cli["mbuf_size"])),
+                float(cli["timeout_s"]), int(cli["mbufs"]), int(cli["mbuf_size"]), cli.get("stop", "sigint")),
             default_tier=tier["name"] if tier else None,
             tiers={tier["name"]: Tier(tier["name"], params=dict(tier["params"]))} if tier else {})
     except (KeyError, TypeError, ValueError) as e:
@@ -277,13 +280,13 @@ class _Reader:
 
 
 TOP_KEYS = {"name", "description", "app", "value", "traffic", "tiers", "result", "default_tier"}
-APP_KEYS = {"name", "binary", "variant", "options", "roles", "reads_rules"}
+APP_KEYS = {"name", "binary", "variant", "options", "roles", "reads_rules", "tx_port"}
 VALUE_KEYS = {"from", "path", "unit", "about"}
 TRAFFIC_KEYS = {"source", "capture", "tgen", "client"}
 CAPTURE_KEYS = {"generator", "file", "sizes", "default_packets"}
 TGEN_KEYS = {"args", "frame_bytes"}
 CLIENT_KEYS = {"vdevs", "address", "command", "setup", "teardown", "check", "input", "timeout_s", "mbufs",
-               "mbuf_size"}
+               "mbuf_size", "stop"}
 TIER_KEYS = {"capture_packets", "packets", "duration"}
 RESULT_FROMS = ("stats", "client", "check")
 
@@ -325,6 +328,10 @@ def read_spec(path: Path, builtin: bool = False) -> WorkloadSpec:
     reads_rules = app.get("reads_rules", False)
     if not isinstance(reads_rules, bool):
         raise r.fail("app.reads_rules", "expected true or false", reads_rules)
+    tx_port = app.get("tx_port", 1)
+    if tx_port not in (0, 1) or isinstance(tx_port, bool):
+        raise r.fail("app.tx_port", "expected 1 (a port of its own: net_null behind T) or 0 (the port R receives "
+                                    "from)", tx_port)
 
     value = r.table(doc, "value", "", VALUE_KEYS) or {}
     v_from = r.str(value, "from", "value.", default=DEFAULT_VALUE[0], choices=RESULT_FROMS)
@@ -392,7 +399,8 @@ def read_spec(path: Path, builtin: bool = False) -> WorkloadSpec:
             check=r.template(r.strings(cl, "check", p, nonempty=True), p + "check", CLIENT_VARS | extra, here),
             timeout_s=r.number(cl, "timeout_s", p) or 120.0,
             mbufs=r.int(cl, "mbufs", p, low=1023) or 8191,
-            mbuf_size=r.int(cl, "mbuf_size", p, low=128) or 2048)
+            mbuf_size=r.int(cl, "mbuf_size", p, low=128) or 2048,
+            stop=r.str(cl, "stop", p, default="sigint", choices=("sigint", "exit")))
         if extra and default_tier is None:
             raise r.fail("default_tier", f"missing: the client's commands use tier parameters "
                                          f"({', '.join(sorted(extra))}), and assign measures with one tier's",
@@ -416,7 +424,8 @@ def read_spec(path: Path, builtin: bool = False) -> WorkloadSpec:
         raise r.fail("value.from", "there is no client: traffic.source is \"capture\"", v_from)
     return WorkloadSpec(name=name, app=app_name, source=source, description=description,
                         binary=binary[0] if binary else None, variant=variant, options=options, roles=roles,
-                        reads_rules=reads_rules, value_from=v_from, value_path=v_path, unit=unit, value_about=about,
+                        reads_rules=reads_rules, tx_port=tx_port, value_from=v_from, value_path=v_path,
+                        unit=unit, value_about=about,
                         capture=capture, tgen=tgen, tgen_frame_bytes=tgen_bytes, client=client,
                         default_tier=default_tier, tiers=tiers, result=dict(result),
                         file=None if builtin else file, builtin=builtin)

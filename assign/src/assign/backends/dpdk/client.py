@@ -217,8 +217,13 @@ class ClientRunner:
                 client = None
                 if why is None:
                     client, why, notes = self._json_of("client", tr.command())
+                    # for the check: what the client said (its receipts, its times)
+                    (s.workdir / "client.json").write_text(json.dumps(client))
             finally:
-                rc = self._stop(proc)
+                rc, late = self._stop(proc, tr.client.stop == "exit" and why is None)
+            if late and why is None:
+                why = (f"app did not end by itself within traffic.client.timeout_s {tr.client.timeout_s:g} s "
+                       f"after the client (stop = \"exit\"): stopped with SIGINT")
         wall = time.perf_counter() - t0
         cleanup_prefix(s.file_prefix)
         check = None
@@ -276,16 +281,24 @@ class ClientRunner:
                 pass
         return None, None, [f"{what} printed no JSON object last"]
 
-    def _stop(self, proc: subprocess.Popen) -> int | None:
-        """SIGINT: the app stops its tasks, drains, writes its statistics and exits."""
+    def _stop(self, proc: subprocess.Popen, by_itself: bool = False) -> tuple[int | None, bool]:
+        """SIGINT: the app stops its tasks, drains, writes its statistics and exits.  by_itself
+        (traffic.client.stop = "exit"): it ends on its own once the client is done (netdedup
+        after its --streams), given traffic.client.timeout_s for it before the SIGINT."""
+        late = False
+        if by_itself:
+            try:
+                proc.wait(timeout=self.traffic.client.timeout_s)
+            except subprocess.TimeoutExpired:
+                late = True
         if proc.poll() is None:
             try:
                 proc.send_signal(signal.SIGINT)
                 proc.wait(timeout=STOP_WAIT_S)
             except subprocess.TimeoutExpired:
                 kill_group(proc)
-                return None
-        return proc.returncode
+                return None, late
+        return proc.returncode, late
 
     def close(self) -> None:
         cleanup_prefix(self.spec.file_prefix)
