@@ -53,6 +53,7 @@ packages=(
   dpdk-doc  # /usr/share/dpdk/examples: bench/ipfwd.py and bench/ipfwd-lpm.py build l3fwd from them
   libndpi-dev libndpi-bin libpcre2-dev
   valgrind  # bench/ipfwd.py --instructions (callgrind)
+  iproute2 nftables  # client workloads (assign/WORKLOADS.md): namespaces, veths, the host end's ingress drop
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -22,8 +22,8 @@ from assign.workloads import Workload, load_workload_file
 
 PREFIX = "pp41m"  # this branch's namespaces and veths (names: pp41m + 6 hex digits, h/c)
 
-pytestmark = pytest.mark.skipif(os.geteuid() != 0 or shutil.which("ip") is None,
-                                reason="network namespaces need root and iproute2")
+pytestmark = pytest.mark.skipif(os.geteuid() != 0 or shutil.which("ip") is None or shutil.which("nft") is None,
+                                reason="network namespaces need root, iproute2 and nftables (tools/setup.sh)")
 
 CLIENT = """\
 import json, socket, sys, time
@@ -79,7 +79,8 @@ def leftovers() -> list[str]:
     ns = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout.split()
     links = os.listdir("/sys/class/net")
     state = os.listdir(NET_STATE) if NET_STATE.is_dir() else []
-    return [n for n in ns + links + state if n.startswith(PREFIX)]
+    tables = subprocess.run(["nft", "list", "tables"], capture_output=True, text=True).stdout.split()
+    return [n for n in ns + links + state + tables if n.startswith(PREFIX)]
 
 
 @pytest.fixture
@@ -91,6 +92,7 @@ def net_prefix(monkeypatch):
     for name in {n[:len(PREFIX) + 6] for n in left}:  # never leave them, even when the test failed
         subprocess.run(["ip", "netns", "del", name], capture_output=True)
         subprocess.run(["ip", "link", "del", name + "h"], capture_output=True)
+        subprocess.run(["nft", "delete", "table", "netdev", name], capture_output=True)
         (NET_STATE / f"{name}.pid").unlink(missing_ok=True)
     assert left == [], f"left behind: {left}"
 
@@ -121,6 +123,7 @@ def test_the_clients_datagrams_are_forwarded_and_the_namespace_goes(build_dir: P
                                                     "flow_packets": 300}, r.extra
     assert r.extra["client"] == {"client": {"sent": 300}, "check": {"flows": 16, "packets": 300}}
     assert r.extra["runner"] == "client"
+    assert d["traffic"]["host_stack"].startswith("never sees")
     assert d["window"] == {"until": "the client command ends"} and d["workload"]["client"]["address"] == \
         "198.18.41.2/24" and d["traffic"]["tier"] == "test" and d["value"].startswith("total.tx_packets")
     assert leftovers() == []

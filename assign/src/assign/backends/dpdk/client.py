@@ -4,8 +4,9 @@ app such as netdedup is fed, by a client on the kernel's stack.
 
 Per backend (a sample): a network namespace and a veth pair, its host end
 the app's DPDK port (net_af_packet or net_tap through the file's vdevs), its
-other end in the namespace with the file's address; then the file's set-up
-commands; the tier's input, made once and cached.  At the end, always (also
+other end in the namespace with the file's address (the host's own stack
+kept off the host end: no forwarding, every frame dropped at its ingress
+by nftables once the app's packet socket has it); then the file's set-up commands; the tier's input, made once and cached.  At the end, always (also
 after a failure or an exception): the file's tear-down commands, then the
 namespace and the veth are removed.  Names carry $PIPEPLACE_NET_PREFIX
 (default "ppn") and 6 random hex digits; /run/pipeplace/net/<name>.pid
@@ -61,7 +62,8 @@ def _run(cmd: list[str], what: str, timeout: float = 30.0) -> None:
 
 
 def remove_net(name: str) -> list[str]:
-    """Remove namespace `name` and the veth `name`h (with its peer); what could not be removed."""
+    """Remove namespace `name`, the veth `name`h (with its peer) and the nftables table `name`;
+    what could not be removed."""
     left = []
     if Path(f"/run/netns/{name}").exists():
         p = subprocess.run(["ip", "netns", "del", name], capture_output=True, text=True)
@@ -71,6 +73,8 @@ def remove_net(name: str) -> list[str]:
         p = subprocess.run(["ip", "link", "del", f"{name}h"], capture_output=True, text=True)
         if p.returncode != 0 and Path(f"/sys/class/net/{name}h").exists():
             left.append(f"veth {name}h: {p.stderr.strip()}")
+    if shutil.which("nft"):  # the host end's ingress drop (ClientTraffic._host_stack_off)
+        subprocess.run(["nft", "delete", "table", "netdev", name], capture_output=True, text=True)
     (NET_STATE / f"{name}.pid").unlink(missing_ok=True)
     return left
 
@@ -97,6 +101,7 @@ class ClientTraffic:
         self.notes: list[str] = []
         self.up_s = 0.0
         self._up = False
+        self.host_stack = "not set up yet"
         if self.client.input is not None:
             self.values["input"] = str(self._input())
 
@@ -123,14 +128,35 @@ class ClientTraffic:
                         ["ip", "-n", ns, "addr", "add", self.client.address, "dev", peer],
                         ["ip", "-n", ns, "link", "set", "lo", "up"],
                         ["ip", "-n", ns, "link", "set", peer, "up"],
+                        # the host end belongs to the app: this host's stack must neither forward what
+                        # the client sends (nothing routed out) nor answer it
+                        ["sysctl", "-qw", f"net.ipv4.conf.{host}.forwarding=0"],
                         ["ip", "link", "set", host, "up"]):
                 _run(cmd, "setting up the veth pair")
+            self._host_stack_off(host)
             for i, cmd in enumerate(self.client.setup):
                 _run(expand(cmd, **self.values), f"workload {self.spec.name}: traffic.client.setup[{i}]", 60.0)
         except BaseException:
             self.down()
             raise
         self.up_s = time.perf_counter() - t0
+
+    def _host_stack_off(self, host: str) -> None:
+        """Drop every frame at the host end's ingress (an nftables netdev chain), after the
+        packet sockets (the app's net_af_packet) have had their copy and before the host's IP
+        stack sees it."""
+        chain = f'{{ type filter hook ingress device "{host}" priority 0; policy drop; }}'
+        for cmd in (["nft", "add", "table", "netdev", self.name],
+                    ["nft", "add", "chain", "netdev", self.name, "ingress", chain]):
+            try:
+                p = subprocess.run(cmd, capture_output=True, text=True, timeout=30)
+                why = p.stderr.strip() if p.returncode != 0 else None
+            except (OSError, subprocess.TimeoutExpired) as e:
+                why = str(e)
+            if why is not None:
+                self.host_stack = f"sees the client's frames and does not forward them ({' '.join(cmd)}: {why})"
+                return
+        self.host_stack = "never sees the client's frames (nftables netdev ingress drop, after the packet sockets)"
 
     def down(self) -> list[str]:
         """The file's tear-down, then the namespace and veth go; what could not be done (also noted)."""
@@ -179,7 +205,7 @@ class ClientTraffic:
     def describe(self) -> dict:
         d = {"source": "a client command in a network namespace, through a veth pair into the app's port",
              "ports": "; ".join(self.client.vdevs), "client": " ".join(self.client.command),
-             "namespace_address": self.client.address}
+             "namespace_address": self.client.address, "host_stack": self.host_stack}
         if self.tier is not None:
             d["tier"] = self.tier.name
             d["tier_params"] = self.tier.params
