@@ -20,6 +20,7 @@
 
 #include "pp_app.h"
 #include "pp_eal.h"
+#include "pp_kif.h"
 #include "pp_pcap_check.h"
 #include "pp_placement.h"
 #include "pp_placement_builtin.h"
@@ -43,6 +44,9 @@ struct cli {
 	unsigned mbuf_data;
 	const char *pool_ops; /* NULL: EAL's --mbuf-pool-ops-name, else PP_DEFAULT_POOL_OPS */
 	struct pp_run_opts run;
+	const char *attach[PP_KIF_MAX]; /* --attach [NETNS/]IFACE, in port order */
+	unsigned n_attach;
+	enum pp_kif_mode attach_mode;
 };
 
 static void
@@ -93,6 +97,12 @@ usage(const struct pp_app *app, FILE *out)
 		", a LIFO;\n"
 		"                      DPDK's own default is ring_mp_mc, a FIFO); without\n"
 		"                      it, EAL's --mbuf-pool-ops-name where given\n"
+		"  --attach [NETNS/]IFACE  a kernel interface (a veth end) as the next port,\n"
+		"                      after the EAL's: net_af_xdp, or net_af_packet where\n"
+		"                      the kernel refuses XDP; NETNS: an `ip netns` name\n"
+		"                      (repeat, up to 8; stderr and the statistics say which\n"
+		"                      driver each got)\n"
+		"  --attach-mode M     auto (default), af_xdp (or fail), af_packet\n"
 		"  --help              this text\n"
 		"\n"
 		"%s options:\n%s",
@@ -122,7 +132,8 @@ parse_cli(int argc, char **argv, const struct pp_app *app, void *app_cfg, struct
 			strcmp(o, "--stats") == 0 || strcmp(o, "--variant") == 0 ||
 			strcmp(o, "--topology") == 0 || strcmp(o, "--mbufs") == 0 ||
 			strcmp(o, "--mbuf-size") == 0 || strcmp(o, "--ring-size") == 0 ||
-			strcmp(o, "--pool-ops") == 0;
+			strcmp(o, "--pool-ops") == 0 || strcmp(o, "--attach") == 0 ||
+			strcmp(o, "--attach-mode") == 0;
 		if (strcmp(o, "--help") == 0 || strcmp(o, "-h") == 0) {
 			usage(app, stdout);
 			return 1;
@@ -146,6 +157,25 @@ parse_cli(int argc, char **argv, const struct pp_app *app, void *app_cfg, struct
 			c->stats_path = v;
 		} else if (strcmp(o, "--variant") == 0) {
 			c->variant = v;
+		} else if (strcmp(o, "--attach") == 0) {
+			char err[256];
+			if (c->n_attach == PP_KIF_MAX) {
+				fprintf(stderr, "--attach %s: at most %d interfaces\n", v,
+					PP_KIF_MAX);
+				return -1;
+			}
+			if (pp_kif_check_spec(v, err, sizeof(err)) < 0) {
+				fprintf(stderr, "--attach %s\n", err);
+				return -1;
+			}
+			c->attach[c->n_attach++] = v;
+		} else if (strcmp(o, "--attach-mode") == 0) {
+			if (pp_kif_parse_mode(v, &c->attach_mode) < 0) {
+				fprintf(stderr,
+					"--attach-mode %s: expected auto, af_xdp or af_packet\n",
+					v);
+				return -1;
+			}
 		} else if (strcmp(o, "--topology") == 0) {
 			c->topology = v;
 		} else if (strcmp(o, "--pool-ops") == 0) {
@@ -230,6 +260,24 @@ print_placement(const struct pp_placement *pl, const struct pp_topology *t, cons
 			putchar('\n');
 		}
 	}
+}
+
+/* The kernel interfaces --attach made ports of, and how (measured: what
+ * the kernel accepted). */
+static json_t *
+attached_json(void)
+{
+	unsigned n;
+	const struct pp_kif *k = pp_kif_all(&n);
+	json_t *a = json_array();
+	for (unsigned i = 0; i < n; i++) {
+		json_t *o = json_pack("{s:i, s:s, s:s, s:s}", "port", k[i].port, "iface",
+			k[i].iface, "netns", k[i].netns, "attach", k[i].how);
+		if (k[i].why_not_xdp[0] != '\0')
+			json_object_set_new(o, "af_xdp_not_used", json_string(k[i].why_not_xdp));
+		json_array_append_new(a, o);
+	}
+	return a;
 }
 
 static volatile sig_atomic_t dummy;
@@ -511,6 +559,9 @@ pp_main(int argc, char **argv, const struct pp_app *app)
 		goto out;
 	eal_up = true;
 	pp_signal_setup(on_usr1);
+	for (unsigned k = 0; k < c.n_attach; k++)
+		if (pp_kif_attach(c.attach[k], c.attach_mode, "pipeplace") < 0)
+			goto out;
 
 	struct pp_runtime rt;
 	memset(&rt, 0, sizeof(rt));
@@ -530,7 +581,10 @@ pp_main(int argc, char **argv, const struct pp_app *app)
 		json_t *stats = NULL;
 		rc = pp_run_placement(
 			&rt, &pl, origin, pl.variant[0] ? pl.variant : NULL, &c.run, &stats);
+		pp_kif_report("pipeplace"); /* after set-up: af_xdp may have fallen back there */
 		if (stats != NULL) {
+			if (c.n_attach > 0)
+				json_object_set_new(stats, "attached", attached_json());
 			if (pp_stats_write(stats, c.stats_path) < 0 && rc == 0)
 				rc = 1;
 			json_decref(stats);

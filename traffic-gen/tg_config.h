@@ -18,6 +18,7 @@
 #define TG_WIRE_OVERHEAD 20 /* preamble + SFD (8) + inter-frame gap (12) per frame */
 #define TG_MIN_FRAME 64
 #define TG_MAX_FRAME 1518
+#define TG_MAX_ATTACH 8
 
 enum tg_mode {
 	TG_MODE_GEN,
@@ -94,6 +95,10 @@ struct tg_cfg {
 	double capacity_pps;   /* 0: unlimited */
 	double capacity_burst; /* token bucket depth (packets) */
 	int out_port;          /* -1: same as rx port */
+	/* kernel interfaces attached as ports after the EAL's (pp_kif.h) */
+	char attach[TG_MAX_ATTACH][96];
+	unsigned n_attach;
+	int attach_mode; /* enum pp_kif_mode */
 };
 
 void tg_cfg_defaults(struct tg_cfg *c);

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pp_kif.h"
 #include "pp_parse.h"
 #include "tg_value.h"
 
@@ -209,6 +210,22 @@ tg_set_global_key(struct tg_cfg *c, const char *key, const char *val, char *err,
 	if (!strcmp(key, "capacity_burst")) {
 		if (pp_parse_double_value(val, 1, 1e9, &c->capacity_burst))
 			BAD("'%s' is not a bucket depth in packets (>= 1)", val);
+		return 1;
+	}
+	if (!strcmp(key, "attach")) {
+		if (c->n_attach == TG_MAX_ATTACH)
+			BAD("'%s': at most %d interfaces", val, TG_MAX_ATTACH);
+		if (pp_kif_check_spec(val, err, errlen))
+			return -1;
+		snprintf(c->attach[c->n_attach++], sizeof(c->attach[0]), "%s", val);
+		return 1;
+	}
+	if (!strcmp(key, "attach_mode")) {
+		enum pp_kif_mode m;
+
+		if (pp_kif_parse_mode(val, &m))
+			BAD("'%s' is not an attach mode (auto, af_xdp, af_packet)", val);
+		c->attach_mode = (int)m;
 		return 1;
 	}
 	if (!strcmp(key, "capacity_pps")) {

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include "pp_eal.h"
+#include "pp_kif.h"
 #include "pp_signal.h"
 #include "tg_ctx.h"
 #include "tg_cli.h"
@@ -71,10 +72,16 @@ main(int argc, char **argv)
 	}
 	cfg.live = cfg.live || isatty(STDERR_FILENO);
 	pp_signal_setup(NULL);
+	for (unsigned i = 0; i < cfg.n_attach; i++)
+		if (pp_kif_attach(cfg.attach[i], (enum pp_kif_mode)cfg.attach_mode, "pp-tgen")) {
+			pp_eal_stop();
+			return 1;
+		}
 	if (tg_setup(&ctx, &cfg)) {
 		pp_eal_stop();
 		return 1;
 	}
+	pp_kif_report("pp-tgen"); /* after set-up: af_xdp may have fallen back there */
 	ctx.live = cfg.live;
 	switch (cfg.mode) {
 	case TG_MODE_RFC2544:

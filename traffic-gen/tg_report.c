@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "pp_kif.h"
 #include "tg_ctx.h"
 #include "tg_report.h"
 #include "tg_setup.h"
@@ -28,6 +29,24 @@ tg_report_latency(const struct tg_hist *h, double hz)
 		tg_hist_quantile(h, 0.99) * ns, "p99_9", tg_hist_quantile(h, 0.999) * ns, "max",
 		(double)h->max * ns, "overflow", (json_int_t)h->overflow, "resolution",
 		RESOLUTION_NOTE);
+}
+
+json_t *
+tg_report_attached(void)
+{
+	unsigned n;
+	const struct pp_kif *k = pp_kif_all(&n);
+	json_t *a = json_array();
+
+	for (unsigned i = 0; i < n; i++) {
+		json_t *o = json_pack("{s:i, s:s, s:s, s:s}", "port", k[i].port, "iface",
+			k[i].iface, "netns", k[i].netns, "attach", k[i].how);
+
+		if (k[i].why_not_xdp[0])
+			json_object_set_new(o, "af_xdp_not_used", json_string(k[i].why_not_xdp));
+		json_array_append_new(a, o);
+	}
+	return a;
 }
 
 static json_t *
@@ -81,6 +100,15 @@ config_json(const struct tg_ctx *x)
 		c->drain_s, "tx_retry", c->tx_retry, "streams", streams);
 }
 
+static json_t *
+config_with_ports(const struct tg_ctx *x)
+{
+	json_t *o = config_json(x);
+
+	json_object_set_new(o, "attached", tg_report_attached());
+	return o;
+}
+
 json_t *
 tg_report_run(const struct tg_ctx *x, const struct tg_result *r)
 {
@@ -97,7 +125,7 @@ tg_report_run(const struct tg_ctx *x, const struct tg_result *r)
 		wire / d, "link_util_pct", wire / d / x->link_bps * 100);
 	root = json_pack("{s:s, s:s, s:s, s:f, s:o, s:o}", "tool", "pp-tgen", "mode",
 		x->cfg->mode == TG_MODE_RFC2544 ? "rfc2544" : "gen", "kind", "measured",
-		"duration_s", r->duration_s, "config", config_json(x), "tx", tx);
+		"duration_s", r->duration_s, "config", config_with_ports(x), "tx", tx);
 	if (x->n_rx) {
 		json_t *rx = json_pack(
 			"{s:s, s:I, s:I, s:f, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:o}",

@@ -160,6 +160,7 @@ tg_rfc2544(struct tg_ctx *x)
 		"rfc2544", "kind", "measured", "link_gbps", x->link_bps / 1e9, "trial_s",
 		c->trial_s, "loss_tolerance_pct", c->loss_tolerance_pct, "resolution_pct",
 		c->resolution_pct, "link_speed_from", x->link_source, "results", results);
+	json_object_set_new(root, "attached", tg_report_attached());
 	if (pp_stop_signals)
 		json_object_set_new(root, "interrupted", json_true());
 	if (tg_report_write(c, root))

@@ -1,5 +1,6 @@
 /* Port set-up and teardown: see pp_port.h. */
 #include "pp_port.h"
+#include "pp_kif.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -8,8 +9,31 @@
 #include <rte_errno.h>
 #include <rte_lcore.h>
 
+static int configure(uint16_t port, const struct pp_port_conf *c, const char *who);
+
+/* Each call runs in the namespace of the port's interface where it has one
+ * (pp_kif.h): the kernel-interface PMDs resolve it by name. */
 int
 pp_port_configure(uint16_t port, const struct pp_port_conf *c, const char *who)
+{
+	int h = pp_kif_enter(port);
+	int rc = configure(port, c, who);
+
+	pp_kif_leave(h);
+	if (rc < 0 &&
+		pp_kif_fallback(port,
+			"queue set-up failed: the kernel refused the AF_XDP "
+			"socket or its XDP program (DPDK's af_xdp messages "
+			"above say which)") == 0) {
+		h = pp_kif_enter(port);
+		rc = configure(port, c, who);
+		pp_kif_leave(h);
+	}
+	return rc;
+}
+
+static int
+configure(uint16_t port, const struct pp_port_conf *c, const char *who)
 {
 	char name[RTE_ETH_NAME_MAX_LEN] = "?";
 	const char *sep = who != NULL ? ": " : "";
@@ -22,6 +46,12 @@ pp_port_configure(uint16_t port, const struct pp_port_conf *c, const char *who)
 		who = "";
 	rte_eth_dev_get_name_by_port(port, name);
 	memset(&conf, 0, sizeof(conf));
+	struct pp_port_conf pairs = *c;
+	if (rte_eth_dev_info_get(port, &info) == 0 && strcmp(info.driver_name, "net_af_xdp") == 0) {
+		/* An AF_XDP socket is a queue pair: as many rx as tx queues. */
+		pairs.n_rx = pairs.n_tx = RTE_MAX(RTE_MAX(c->n_rx, c->n_tx), (uint16_t)1);
+		c = &pairs;
+	}
 	if (rte_eth_dev_info_get(port, &info) == 0) {
 		if (c->rss && c->n_rx > 1) {
 			conf.rx_adv_conf.rss_conf.rss_hf = info.flow_type_rss_offloads &
@@ -74,17 +104,22 @@ pp_port_configure(uint16_t port, const struct pp_port_conf *c, const char *who)
 int
 pp_port_start(uint16_t port, bool promiscuous)
 {
+	int h = pp_kif_enter(port);
 	int rc = rte_eth_dev_start(port);
 
 	if (rc == 0 && promiscuous)
 		rte_eth_promiscuous_enable(port); /* not every PMD has it: not an error */
+	pp_kif_leave(h);
 	return rc;
 }
 
 void
 pp_port_stop(uint16_t port, bool close)
 {
+	int h = pp_kif_enter(port);
+
 	rte_eth_dev_stop(port);
 	if (close)
-		rte_eth_dev_close(port);
+		rte_eth_dev_close(port); /* af_xdp: removes its XDP program, by interface index */
+	pp_kif_leave(h);
 }
