@@ -581,7 +581,6 @@ pp_main(int argc, char **argv, const struct pp_app *app)
 		json_t *stats = NULL;
 		rc = pp_run_placement(
 			&rt, &pl, origin, pl.variant[0] ? pl.variant : NULL, &c.run, &stats);
-		pp_kif_report("pipeplace"); /* after set-up: af_xdp may have fallen back there */
 		if (stats != NULL) {
 			if (c.n_attach > 0)
 				json_object_set_new(stats, "attached", attached_json());

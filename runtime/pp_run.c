@@ -18,6 +18,7 @@
 #include <rte_mbuf.h>
 #include <rte_ring.h>
 
+#include "pp_kif.h"
 #include "pp_port.h"
 #include "pp_signal.h"
 #include "pp_stats.h"
@@ -144,6 +145,12 @@ setup_ports(struct pp_runtime *rt, const struct pp_placement *pl, const char *or
 		rt->port_started[p] = true;
 		rt->run_port_starts++;
 	}
+	/* Once, when the ports first came up: af_xdp may have fallen back to
+	 * af_packet in their set-up. */
+	static bool reported;
+	if (!reported)
+		pp_kif_report("pipeplace");
+	reported = true;
 	return 0;
 }
 

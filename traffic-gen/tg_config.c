@@ -128,6 +128,18 @@ tg_cfg_check(struct tg_cfg *c)
 		struct tg_field *p = &s->field[TG_F_PROTO];
 		unsigned need = tg_stream_hdr_len(s) + TG_SIG_LEN + TG_FCS_LEN;
 
+		if (s->pcap_speed > 0 && !s->pcap[0]) {
+			fprintf(stderr, "pp-tgen: stream '%s': --pcap-timing needs --pcap\n",
+				s->name);
+			return -1;
+		}
+		if (s->pcap_speed > 0 && s->rate_kind != TG_RATE_MAX) {
+			fprintf(stderr,
+				"pp-tgen: stream '%s': --pcap-timing and --rate both set the pace: "
+				"give one\n",
+				s->name);
+			return -1;
+		}
 		if (s->pcap[0]) {
 			if (c->mode == TG_MODE_RFC2544) {
 				fprintf(stderr,

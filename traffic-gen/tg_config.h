@@ -62,6 +62,7 @@ struct tg_stream_cfg {
 	uint8_t fill;
 	char pcap[PATH_MAX]; /* non-empty: replay this file instead */
 	uint64_t loops;      /* pcap passes; 0 = until duration/packets */
+	double pcap_speed; /* >0: replay at the capture's own gaps divided by this (1 = original) */
 	bool signature;
 };
 

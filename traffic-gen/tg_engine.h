@@ -54,6 +54,13 @@ struct tg_txjob {
 	uint32_t n_len, len_idx;
 	struct rte_mbuf **pcap; /* replay: loaded once, sent by reference count */
 	uint32_t n_pcap, pcap_idx;
+	/* timed replay (pcap_timing): each packet's TSC offset in a pass, a
+	 * pass's length, and how well the handoffs kept to them */
+	uint64_t *due;
+	uint64_t pass_tsc;
+	uint64_t prev_sent, prev_due; /* the previous packet's handoff and schedule */
+	struct tg_hist *gap_err;      /* |handoff gap - asked gap|, TSC cycles */
+	struct tg_hist *late;         /* handoff - schedule, TSC cycles */
 	unsigned hdr_len;
 	uint32_t ip_sum_fixed; /* partial IP checksum of the fixed header words */
 	uint64_t rearm;        /* the mbuf's rearm word as rte_pktmbuf_reset leaves it */
@@ -65,6 +72,7 @@ struct tg_txjob {
 	uint16_t epoch;
 	uint64_t seq;      /* packets offered (next sequence number) */
 	uint64_t last_tsc; /* end of the last burst */
+	uint64_t sent_tsc; /* when the last burst really left (catch-up runs past the end) */
 	bool done;
 	struct tg_tx_counters c;
 };

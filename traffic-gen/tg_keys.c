@@ -73,6 +73,28 @@ tg_set_stream_key(
 		strcpy(s->pcap, val);
 		return 1;
 	}
+	if (!strcmp(key, "pcap_timing")) {
+		double f;
+
+		if (!strcmp(val, "none")) {
+			s->pcap_speed = 0;
+			return 1;
+		}
+		if (!strcmp(val, "original")) {
+			s->pcap_speed = 1;
+			return 1;
+		}
+		if (pp_parse_double_value(val, 1e-3, 1e3, &f)) {
+			snprintf(err, errlen,
+				"'%s' is not none, original or a speed factor 0.001..1000 (2: "
+				"twice "
+				"as fast, every gap halved)",
+				val);
+			return -1;
+		}
+		s->pcap_speed = f;
+		return 1;
+	}
 	if (!strcmp(key, "loops")) {
 		if (pp_parse_u64_value(val, 0, UINT64_MAX, &s->loops)) {
 			snprintf(err, errlen, "'%s' is not a loop count (0 = until stopped)", val);

@@ -14,6 +14,44 @@
 
 #define TG_PCAP_MAX_PACKETS (1u << 22)
 
+uint64_t *
+tg_pcap_times(const char *path, uint32_t n)
+{
+	char err[PCAP_ERRBUF_SIZE];
+	struct pcap_pkthdr *h;
+	const u_char *data;
+	uint64_t *t = rte_malloc("tg_pcap_times", sizeof(*t) * n, 0), first = 0, prev = 0;
+	uint32_t i = 0;
+	pcap_t *pc;
+
+	if (t == NULL) {
+		fprintf(stderr, "pp-tgen: pcap %s: no memory for %u timestamps\n", path, n);
+		return NULL;
+	}
+	pc = pcap_open_offline_with_tstamp_precision(path, PCAP_TSTAMP_PRECISION_NANO, err);
+	if (!pc) {
+		fprintf(stderr, "pp-tgen: pcap %s: %s\n", path, err);
+		rte_free(t);
+		return NULL;
+	}
+	while (i < n && pcap_next_ex(pc, &h, &data) == 1) {
+		uint64_t ns = (uint64_t)h->ts.tv_sec * 1000000000u + (uint64_t)h->ts.tv_usec;
+
+		if (i == 0)
+			first = ns;
+		ns = ns < first ? 0 : ns - first;
+		prev = ns > prev ? ns : prev;
+		t[i++] = prev;
+	}
+	pcap_close(pc);
+	if (i != n) {
+		fprintf(stderr, "pp-tgen: pcap %s: changed while being read\n", path);
+		rte_free(t);
+		return NULL;
+	}
+	return t;
+}
+
 int
 tg_pcap_load(const char *path, const char *pool_name, int socket, struct rte_mempool **pool,
 	struct rte_mbuf ***pkts, uint32_t *n)

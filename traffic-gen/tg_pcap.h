@@ -11,4 +11,9 @@
 int tg_pcap_load(const char *path, const char *pool_name, int socket, struct rte_mempool **pool,
 	struct rte_mbuf ***pkts, uint32_t *n);
 
+/* The packets' capture times, in ns from the first (pcap_timing): a
+ * rte_malloc'd array of n, or NULL after saying why.  A time before the
+ * previous packet's counts as that packet's (never a negative gap). */
+uint64_t *tg_pcap_times(const char *path, uint32_t n);
+
 #endif

@@ -63,6 +63,8 @@ config_json(const struct tg_ctx *x)
 		if (s->pcap[0]) {
 			json_object_set_new(o, "pcap", json_string(s->pcap));
 			json_object_set_new(o, "loops", json_integer((json_int_t)s->loops));
+			json_object_set_new(o, "pcap_timing",
+				s->pcap_speed > 0 ? json_real(s->pcap_speed) : json_string("none"));
 		} else {
 			json_t *sizes = json_array();
 
@@ -166,6 +168,15 @@ tg_report_run(const struct tg_ctx *x, const struct tg_result *r)
 			json_object_set_new(o, "tx_pps", json_real((double)s->tx_packets / d));
 			if (s->asked_pps > 0)
 				json_object_set_new(o, "asked_pps", json_real(s->asked_pps));
+			if (j->due)
+				json_object_set_new(o, "timing",
+					json_pack("{s:s, s:f, s:s, s:o, s:o}", "kind", "measured",
+						"speed", j->cfg->pcap_speed, "measured_at",
+						"handoff to the port (rte_eth_tx_burst), not the "
+						"wire",
+						"gap_error_ns",
+						tg_report_latency(j->gap_err, x->hz), "lateness_ns",
+						tg_report_latency(j->late, x->hz)));
 		}
 		if (x->n_rx) {
 			uint64_t expected = s->local ? s->tx_packets : s->seq.next;

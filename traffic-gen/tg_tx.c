@@ -3,6 +3,7 @@
  * lengths, flow fields, IP checksum, signature. */
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <rte_byteorder.h>
@@ -124,6 +125,44 @@ tg_txjob_set_sizes(struct tg_txjob *j, const struct tg_size_mix *m)
 	return 0;
 }
 
+/* Timed replay: the capture's gaps in TSC cycles, divided by the speed
+ * factor.  A pass lasts from the first packet to the last plus one mean gap,
+ * so that a looped capture keeps its rhythm across the seam (1 ms for a
+ * capture of one packet). */
+static int
+timed_init(struct tg_txjob *j, const struct tg_stream_cfg *s)
+{
+	uint64_t *ns = tg_pcap_times(s->pcap, j->n_pcap);
+	double k = (double)rte_get_tsc_hz() / 1e9 / s->pcap_speed;
+
+	if (ns == NULL)
+		return -1;
+	j->due = rte_malloc("tg_due", sizeof(*j->due) * j->n_pcap, 0);
+	j->gap_err = aligned_alloc(64, sizeof(*j->gap_err));
+	j->late = aligned_alloc(64, sizeof(*j->late));
+	if (!j->due || !j->gap_err || !j->late) {
+		fprintf(stderr, "pp-tgen: no memory for the replay's schedule\n");
+		rte_free(ns);
+		return -1;
+	}
+	for (uint32_t i = 0; i < j->n_pcap; i++)
+		j->due[i] = (uint64_t)((double)ns[i] * k);
+	j->pass_tsc = j->n_pcap > 1
+		? j->due[j->n_pcap - 1] + j->due[j->n_pcap - 1] / (j->n_pcap - 1)
+		: rte_get_tsc_hz() / 1000;
+	if (j->pass_tsc == 0)
+		j->pass_tsc = 1;
+	rte_free(ns);
+	return 0;
+}
+
+/* When packet `seq` of the run is due, in TSC cycles after the start. */
+static inline uint64_t
+due_at(const struct tg_txjob *j, uint64_t seq)
+{
+	return seq / j->n_pcap * j->pass_tsc + j->due[seq % j->n_pcap];
+}
+
 int
 tg_txjob_init(struct tg_txjob *j, const struct tg_stream_cfg *s, const struct tg_cfg *c,
 	uint16_t port, uint16_t queue, uint8_t id, int socket)
@@ -139,8 +178,11 @@ tg_txjob_init(struct tg_txjob *j, const struct tg_stream_cfg *s, const struct tg
 	j->retry = c->tx_retry;
 	memcpy(j->field, s->field, sizeof(j->field));
 	snprintf(name, sizeof(name), "tg_tx%u", id);
-	if (s->pcap[0])
-		return tg_pcap_load(s->pcap, name, socket, &j->pool, &j->pcap, &j->n_pcap);
+	if (s->pcap[0]) {
+		if (tg_pcap_load(s->pcap, name, socket, &j->pool, &j->pcap, &j->n_pcap))
+			return -1;
+		return s->pcap_speed > 0 ? timed_init(j, s) : 0;
+	}
 
 	j->tcp = s->field[TG_F_PROTO].min == 6;
 	j->hdr_len = tg_stream_hdr_len(s);
@@ -192,11 +234,16 @@ tg_txjob_reset(struct tg_txjob *j)
 {
 	memset(&j->c, 0, sizeof(j->c));
 	j->seq = 0;
+	j->sent_tsc = 0;
 	j->done = false;
 	j->pcap_idx = 0;
 	j->flow_idx = 0;
 	j->len_idx = 0;
 	j->pkts_per_cycle = j->pps / (double)rte_get_tsc_hz();
+	if (j->due) {
+		tg_hist_init(j->gap_err);
+		tg_hist_init(j->late);
+	}
 }
 
 static inline void
@@ -307,7 +354,10 @@ tg_tx_poll(struct tg_txjob *j, uint64_t now)
 	if (now >= tg_run.end_tsc || tg_run.tx_stop || (j->limit && j->seq >= j->limit)) {
 		/* The window ends at the asked end, or after the last burst when a
 		 * packet limit ended it; not when this (maybe descheduled) poll ran. */
-		j->c.stop_tsc = now >= tg_run.end_tsc      ? tg_run.end_tsc
+		/* A job that was still catching up past the end (a port slower
+		 * than the asked rate) stops when its last burst left: the
+		 * offered rate is then what really went out, not what was asked. */
+		j->c.stop_tsc = now >= tg_run.end_tsc      ? RTE_MAX(tg_run.end_tsc, j->sent_tsc)
 			: (j->limit && j->seq >= j->limit) ? j->last_tsc
 							   : now;
 		__atomic_store_n(&j->done, true, __ATOMIC_RELEASE);
@@ -322,6 +372,15 @@ tg_tx_poll(struct tg_txjob *j, uint64_t now)
 	}
 	if (j->limit)
 		n = RTE_MIN(n, j->limit - j->seq);
+	if (j->due) { /* timed replay: what is due by now, no earlier */
+		uint64_t t = now - tg_run.start_tsc, k = 0;
+
+		while (k < n && due_at(j, j->seq + k) <= t)
+			k++;
+		if (k == 0)
+			return;
+		n = k;
+	}
 
 	if (j->pcap) {
 		for (uint64_t i = 0; i < n; i++) {
@@ -349,11 +408,30 @@ tg_tx_poll(struct tg_txjob *j, uint64_t now)
 			lens[i] = (uint16_t)pkts[i]->pkt_len;
 		}
 	}
+	if (j->due) {
+		/* The handoff to the port is the time this generator controls
+		 * (the wire's is the PMD's): every packet of a burst gets it. */
+		uint64_t stamp = rte_rdtsc();
+
+		for (uint64_t i = 0; i < n; i++) {
+			uint64_t at = tg_run.start_tsc + due_at(j, j->seq + i);
+
+			tg_hist_add(j->late, stamp - at);
+			if (j->seq + i > 0) {
+				uint64_t got = stamp - j->prev_sent, asked = at - j->prev_due;
+
+				tg_hist_add(j->gap_err, got > asked ? got - asked : asked - got);
+			}
+			j->prev_sent = stamp;
+			j->prev_due = at;
+		}
+	}
 	sent = tx_send(j, pkts, (uint16_t)n);
 	for (uint16_t i = 0; i < sent; i++)
 		bytes += lens[i] + TG_FCS_LEN;
 	j->seq += n;
 	j->last_tsc = now;
+	j->sent_tsc = rte_rdtsc();
 	tg_publish(&j->c.packets, j->c.packets + sent);
 	tg_publish(&j->c.bytes, j->c.bytes + bytes);
 	tg_publish(&j->c.link_full, j->c.link_full);

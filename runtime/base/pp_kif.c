@@ -192,7 +192,8 @@ pp_kif_attach(const char *spec, enum pp_kif_mode mode, const char *who)
 	}
 	if (mode != PP_KIF_AF_PACKET) {
 		snprintf(k->vdev, sizeof(k->vdev), "net_af_xdp_pp%u", n_kifs);
-		snprintf(args, sizeof(args), "iface=%s,start_queue=0,queue_count=1", k->iface);
+		snprintf(args, sizeof(args), "iface=%s,start_queue=0,queue_count=1,busy_budget=0",
+			k->iface);
 		/* The kernel's refusal of XDP comes at queue set-up, not here:
 		 * pp_port_configure falls back then (pp_kif_fallback). */
 		port = probe(k->vdev, args, err, sizeof(err));
