@@ -309,6 +309,10 @@ tg_teardown(struct tg_ctx *x)
 		wait_peers_gone(x->cfg->peer_wait_s);
 	RTE_ETH_FOREACH_DEV(p)
 	pp_port_stop(p, true);
+	for (unsigned i = 0; i < x->n_tx; i++) {
+		free(x->tx[i].gap_err);
+		free(x->tx[i].late);
+	}
 	for (unsigned i = 0; i < x->n_rx; i++) {
 		free(x->rx[i].seq);
 		free(x->rx[i].hist);

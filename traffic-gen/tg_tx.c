@@ -138,8 +138,8 @@ timed_init(struct tg_txjob *j, const struct tg_stream_cfg *s)
 	if (ns == NULL)
 		return -1;
 	j->due = rte_malloc("tg_due", sizeof(*j->due) * j->n_pcap, 0);
-	j->gap_err = aligned_alloc(64, sizeof(*j->gap_err));
-	j->late = aligned_alloc(64, sizeof(*j->late));
+	j->gap_err = malloc(sizeof(*j->gap_err));
+	j->late = malloc(sizeof(*j->late));
 	if (!j->due || !j->gap_err || !j->late) {
 		fprintf(stderr, "pp-tgen: no memory for the replay's schedule\n");
 		rte_free(ns);

@@ -94,3 +94,32 @@ def test_missing_capture_is_refused(build_dir: Path, file_prefix: str, tmp_path:
     path = tmp_path / "absent.pcap"
     r = run_tgen(build_dir, file_prefix, tmp_path, ["net_null0"], ["--pcap", str(path)])
     assert r.rc != 0 and str(path) in r.stderr and "No such file" in r.stderr, r.stderr
+
+
+def test_replay_in_the_captures_own_time(build_dir: Path, file_prefix: str, tmp_path: Path) -> None:
+    """--pcap-timing: 101 packets 10 ms apart (1 s), in their own time and
+    twice as fast; never early (a replay cannot end before the capture's
+    span), each gap measured; bad values refused."""
+    pkts = [Ether() / IP(dst="10.0.0.1") / UDP() / Raw(b"x" * 18) for _ in range(101)]
+    for i, p in enumerate(pkts):
+        p.time = 1_700_000_000 + i * 0.01
+    src = tmp_path / "gaps.pcap"
+    wrpcap(str(src), pkts)
+    spans = {}
+    for timing, span in (("original", 1.0), ("2", 0.5)):
+        r = run_tgen(build_dir, file_prefix, tmp_path, ["net_null0"],
+                     ["--pcap", str(src), "--pcap-timing", timing, "--loops", "1"])
+        r.assert_clean()
+        assert r.stats["tx"]["packets"] == 101
+        t = r.stats["streams"][0]["timing"]
+        assert t["kind"] == "measured" and t["gap_error_ns"]["samples"] == 100
+        assert t["lateness_ns"]["samples"] == 101
+        # the last packet is due at `span`: never sent before it; late by at most the lateness seen
+        assert span * 0.999 <= r.stats["duration_s"] <= span + t["lateness_ns"]["max"] / 1e9 + 0.05
+        spans[timing] = r.stats["duration_s"]
+    for bad, why in ((["--pcap-timing", "0"], "is not none, original or a speed factor"),
+                     (["--pcap-timing", "original", "--rate", "1k"], "give one"),
+                     (["--pcap-timing", "original"], "--pcap-timing needs --pcap")):
+        args = (["--pcap", str(src)] if "--rate" in bad else []) + bad
+        r = run_tgen(build_dir, file_prefix, tmp_path, ["net_null0"], args)
+        assert r.rc == 2 and why in r.stderr, r.stderr
