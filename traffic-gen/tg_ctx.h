@@ -35,8 +35,12 @@ struct tg_stream_result {
 struct tg_result {
 	double duration_s;  /* TX window: run start to last TX job stop */
 	double rx_window_s; /* run start to end of drain */
+	/* run start to the last burst that really left: past duration_s when
+	 * a job still caught up after the end (a port slower than asked) */
+	double sent_window_s;
 	uint64_t tx_packets, tx_bytes, link_full, alloc_fail;
 	uint64_t rx_packets, rx_bytes, foreign, foreign_bytes, stale, no_timestamp;
+	uint64_t why[TG_RX_REASONS];
 	uint64_t rx_unique, rx_duplicates, rx_reordered, rx_late_unchecked, rx_lost;
 	struct tg_hist all;
 	struct tg_stream_result s[TG_STREAM_IDS];

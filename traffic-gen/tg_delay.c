@@ -56,11 +56,12 @@ delay_main(void *arg)
 				 * carries a signature, so that the capacity does not
 				 * depend on when this process got the CPU. */
 				const uint8_t *p = rte_pktmbuf_mtod(pkts[i], const uint8_t *);
-				unsigned off = tg_sig_offset(p, rte_pktmbuf_data_len(pkts[i]));
+				unsigned off = 0;
 				uint64_t t = now;
 				struct tg_sig sig;
 
-				if (off) {
+				if (tg_rx_decode(p, rte_pktmbuf_data_len(pkts[i]), &off) ==
+					TG_RX_SIGNED) {
 					memcpy(&sig, p + off, sizeof(sig));
 					if (sig.magic == TG_SIG_MAGIC && sig.tsc && sig.tsc <= now)
 						t = sig.tsc;

@@ -15,6 +15,7 @@
 #include "tg_config.h"
 #include "tg_hist.h"
 #include "tg_seq.h"
+#include "tg_signature.h"
 
 #define TG_BURST 32
 #define TG_MAX_TX_JOBS 255
@@ -40,6 +41,7 @@ struct tg_tx_counters {
 	uint64_t link_full; /* refused by a full TX queue, freed (not with --tx-retry) */
 	uint64_t alloc_fail;
 	uint64_t stop_tsc; /* when the job finished */
+	uint64_t sent_tsc; /* when its last burst really left (catch-up runs past the end) */
 };
 
 struct tg_txjob {
@@ -72,7 +74,6 @@ struct tg_txjob {
 	uint16_t epoch;
 	uint64_t seq;      /* packets offered (next sequence number) */
 	uint64_t last_tsc; /* end of the last burst */
-	uint64_t sent_tsc; /* when the last burst really left (catch-up runs past the end) */
 	bool done;
 	struct tg_tx_counters c;
 };
@@ -86,6 +87,7 @@ struct tg_rxjob {
 	uint64_t packets, bytes; /* everything received (published) */
 	uint64_t foreign, foreign_bytes, stale;
 	uint64_t no_timestamp;
+	uint64_t why[TG_RX_REASONS]; /* foreign packets by reason (tg_signature.h) */
 };
 
 struct tg_worker {

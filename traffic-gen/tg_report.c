@@ -143,6 +143,14 @@ tg_report_run(const struct tg_ctx *x, const struct tg_result *r)
 			tg_report_latency(&r->all, x->hz));
 		json_object_set_new(rx, "window_s", json_real(r->rx_window_s));
 		json_object_set_new(rx, "no_timestamp", json_integer((json_int_t)r->no_timestamp));
+		{
+			json_t *w = json_object();
+
+			for (unsigned k = 1; k < TG_RX_REASONS; k++)
+				json_object_set_new(w, tg_rx_reason_name[k],
+					json_integer((json_int_t)r->why[k]));
+			json_object_set_new(rx, "foreign_by_reason", w);
+		}
 		json_object_set_new(root, "rx", rx);
 	}
 	for (unsigned i = 0; i < TG_STREAM_IDS; i++) {

@@ -38,7 +38,9 @@ run_trial(struct tg_ctx *x, double pps, struct tg_result *r, struct trial *t)
 	t->offered = offered;
 	t->link_full = r->link_full;
 	t->received = unique;
-	t->offered_pps = (double)offered / (r->duration_s > 0 ? r->duration_s : 1e-9);
+	/* Over the window the packets really left in: a port slower than the
+	 * asked rate makes the jobs catch up past the trial's end. */
+	t->offered_pps = (double)offered / (r->sent_window_s > 0 ? r->sent_window_s : 1e-9);
 	t->loss_pct = offered
 		? (double)(offered > unique ? offered - unique : 0) * 100 / (double)offered
 		: 100;

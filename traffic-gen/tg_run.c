@@ -53,7 +53,7 @@ live_line(const struct tg_ctx *x, double t, uint64_t dtx, uint64_t dtxb, uint64_
 static void
 collect(const struct tg_ctx *x, struct tg_result *r, uint64_t end_tsc)
 {
-	uint64_t last = tg_run.start_tsc;
+	uint64_t last = tg_run.start_tsc, sent = tg_run.start_tsc;
 
 	memset(r, 0, sizeof(*r));
 	tg_hist_init(&r->all);
@@ -75,8 +75,11 @@ collect(const struct tg_ctx *x, struct tg_result *r, uint64_t end_tsc)
 		r->alloc_fail += j->c.alloc_fail;
 		if (j->c.stop_tsc > last)
 			last = j->c.stop_tsc;
+		if (j->c.sent_tsc > sent)
+			sent = j->c.sent_tsc;
 	}
 	r->duration_s = (double)(last - tg_run.start_tsc) / x->hz;
+	r->sent_window_s = (double)(RTE_MAX(last, sent) - tg_run.start_tsc) / x->hz;
 	r->rx_window_s = (double)(end_tsc - tg_run.start_tsc) / x->hz;
 	for (unsigned q = 0; q < x->n_rx; q++) {
 		const struct tg_rxjob *j = &x->rx[q];
@@ -87,6 +90,8 @@ collect(const struct tg_ctx *x, struct tg_result *r, uint64_t end_tsc)
 		r->foreign_bytes += j->foreign_bytes;
 		r->stale += j->stale;
 		r->no_timestamp += j->no_timestamp;
+		for (unsigned k = 0; k < TG_RX_REASONS; k++)
+			r->why[k] += j->why[k];
 		for (unsigned i = 0; i < TG_STREAM_IDS; i++) {
 			tg_seq_merge(&r->s[i].seq, &j->seq[i]);
 			tg_hist_merge(&r->s[i].hist, &j->hist[i]);

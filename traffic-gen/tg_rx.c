@@ -39,6 +39,7 @@ tg_rxjob_reset(struct tg_rxjob *j, uint16_t epoch)
 	j->epoch = epoch;
 	j->done = false;
 	j->packets = j->bytes = j->foreign = j->foreign_bytes = j->stale = j->no_timestamp = 0;
+	memset(j->why, 0, sizeof(j->why));
 }
 
 void
@@ -54,17 +55,22 @@ tg_rx_poll(struct tg_rxjob *j)
 	for (uint16_t i = 0; i < n; i++) {
 		struct rte_mbuf *m = pkts[i];
 		const uint8_t *p = rte_pktmbuf_mtod(m, const uint8_t *);
-		unsigned len = rte_pktmbuf_data_len(m), off;
+		unsigned len = rte_pktmbuf_data_len(m), off = 0;
+		enum tg_rx_reason why;
 		uint32_t flen = m->pkt_len + TG_FCS_LEN;
 		struct tg_sig sig;
 
 		if (i + 1 < n)
 			rte_prefetch0(rte_pktmbuf_mtod(pkts[i + 1], void *));
 		bytes += flen;
-		off = tg_sig_offset(p, len);
-		if (off)
+		why = tg_rx_decode(p, len, &off);
+		if (why == TG_RX_SIGNED) {
 			memcpy(&sig, p + off, sizeof(sig));
-		if (!off || sig.magic != TG_SIG_MAGIC) {
+			if (sig.magic != TG_SIG_MAGIC)
+				why = TG_RX_NO_SIGNATURE;
+		}
+		if (why != TG_RX_SIGNED) {
+			j->why[why]++;
 			j->foreign++;
 			j->foreign_bytes += flen;
 			continue;

@@ -234,7 +234,6 @@ tg_txjob_reset(struct tg_txjob *j)
 {
 	memset(&j->c, 0, sizeof(j->c));
 	j->seq = 0;
-	j->sent_tsc = 0;
 	j->done = false;
 	j->pcap_idx = 0;
 	j->flow_idx = 0;
@@ -354,10 +353,7 @@ tg_tx_poll(struct tg_txjob *j, uint64_t now)
 	if (now >= tg_run.end_tsc || tg_run.tx_stop || (j->limit && j->seq >= j->limit)) {
 		/* The window ends at the asked end, or after the last burst when a
 		 * packet limit ended it; not when this (maybe descheduled) poll ran. */
-		/* A job that was still catching up past the end (a port slower
-		 * than the asked rate) stops when its last burst left: the
-		 * offered rate is then what really went out, not what was asked. */
-		j->c.stop_tsc = now >= tg_run.end_tsc      ? RTE_MAX(tg_run.end_tsc, j->sent_tsc)
+		j->c.stop_tsc = now >= tg_run.end_tsc      ? tg_run.end_tsc
 			: (j->limit && j->seq >= j->limit) ? j->last_tsc
 							   : now;
 		__atomic_store_n(&j->done, true, __ATOMIC_RELEASE);
@@ -431,7 +427,7 @@ tg_tx_poll(struct tg_txjob *j, uint64_t now)
 		bytes += lens[i] + TG_FCS_LEN;
 	j->seq += n;
 	j->last_tsc = now;
-	j->sent_tsc = rte_rdtsc();
+	tg_publish(&j->c.sent_tsc, rte_rdtsc());
 	tg_publish(&j->c.packets, j->c.packets + sent);
 	tg_publish(&j->c.bytes, j->c.bytes + bytes);
 	tg_publish(&j->c.link_full, j->c.link_full);

@@ -91,3 +91,47 @@ def test_latency_through_known_delay(build_dir: Path, file_prefix: str, tmp_path
     assert lat["samples"] == rx["packets"] > 4000
     assert lat["min"] >= 20e6, lat
     assert 20e6 <= lat["p50"] <= 20e6 + 80e6, lat
+
+
+def test_sink_decodes_tagged_and_ipv6_frames_and_counts_bad_ones_by_reason(
+        build_dir: Path, file_prefix: str, tmp_path: Path) -> None:
+    """Signed frames behind 802.1Q, QinQ and in IPv6 (with extension
+    headers) are counted against their streams; every malformed frame is
+    dropped and counted by its reason, none crashes the sink (ASan build)."""
+    from scapy.layers.inet import TCP
+    from scapy.layers.inet6 import IPv6, IPv6ExtHdrFragment, IPv6ExtHdrHopByHop, IPv6ExtHdrRouting
+    from scapy.layers.l2 import Dot1AD, Dot1Q
+
+    def sig(stream: int, seq: int) -> Raw:
+        return Raw(SIG.pack(MAGIC, stream, seq, 0) + bytes(4))
+
+    good = [Ether() / Dot1Q(vlan=10) / IP() / UDP() / sig(0, 0),
+            Ether() / Dot1AD(vlan=20) / Dot1Q(vlan=10) / IP() / UDP() / sig(0, 1),
+            Ether() / IPv6() / UDP() / sig(1, 0),
+            Ether() / Dot1Q(vlan=4094) / IPv6() / TCP() / sig(1, 1),
+            Ether() / IPv6() / IPv6ExtHdrHopByHop() / IPv6ExtHdrRouting() / IPv6ExtHdrFragment() / UDP()
+            / sig(1, 2)]
+    ext = bytes(Ether() / IPv6() / IPv6ExtHdrRouting() / UDP() / sig(2, 0))
+    bad = {"vlan_no_payload": [bytes(Ether() / Dot1Q(vlan=5, type=0x0800)),
+                               bytes(Ether() / Dot1AD(vlan=5) / Dot1Q(vlan=6, type=0x86dd))],
+           "truncated_l3": [bytes(Ether() / Dot1Q(vlan=5) / IPv6())[:14 + 4 + 30]],
+           "ipv6_ext_truncated": [ext[:14 + 40 + 4]],
+           "bad_ip_header": [bytes(Ether(type=0x86dd) / IP() / UDP() / sig(3, 0))],
+           "no_l4": [bytes(Ether() / IPv6() / IPv6ExtHdrFragment(offset=10) / UDP() / sig(3, 1)),
+                     bytes(Ether() / IP(frag=5) / UDP() / sig(3, 2))],
+           "truncated_l4": [bytes(Ether() / IPv6(nh=6) / Raw(bytes(10)))],
+           "not_ip": [bytes(Ether() / ARP())],
+           "no_signature": [bytes(Ether() / Dot1Q() / IPv6() / UDP() / Raw(b"x" * 30))]}
+    frames = [bytes(p) for p in good] + [f for v in bad.values() for f in v]
+    cap = tmp_path / "tagged.pcap"
+    wrpcap(str(cap), [Ether(f) for f in frames])
+    r = run_tgen(build_dir, file_prefix, tmp_path, [f"net_pcap0,rx_pcap={cap}"],
+                 ["--tx-port", "none", "--rx-port", "0", "--duration", "1"])
+    r.assert_clean()
+    rx = r.stats["rx"]
+    st = {s["id"]: s for s in r.stats["streams"]}
+    assert rx["packets"] == len(frames)
+    assert (st[0]["unique"], st[0]["lost"], st[1]["unique"], st[1]["lost"]) == (2, 0, 3, 0)
+    assert rx["foreign_packets"] == sum(len(v) for v in bad.values())
+    want = {k: len(v) for k, v in bad.items()}
+    assert {k: v for k, v in rx["foreign_by_reason"].items() if v} == want
