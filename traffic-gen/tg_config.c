@@ -17,6 +17,8 @@ const char *const tg_field_key[TG_F_COUNT] = {
 	[TG_F_DPORT] = "dport",
 	[TG_F_TTL] = "ttl",
 	[TG_F_PROTO] = "proto",
+	[TG_F_VLAN] = "vlan",
+	[TG_F_SVLAN] = "svlan",
 };
 
 const enum tg_field_kind tg_field_kinds[TG_F_COUNT] = {
@@ -28,6 +30,8 @@ const enum tg_field_kind tg_field_kinds[TG_F_COUNT] = {
 	TG_KIND_PORT,
 	TG_KIND_U8,
 	TG_KIND_PROTO,
+	TG_KIND_VLAN,
+	TG_KIND_VLAN,
 };
 
 static const char *const field_default[TG_F_COUNT] = {
@@ -39,6 +43,8 @@ static const char *const field_default[TG_F_COUNT] = {
 	"1024",
 	"64",
 	"udp",
+	"0",
+	"0",
 };
 
 void
@@ -82,7 +88,8 @@ tg_cfg_defaults(struct tg_cfg *c)
 unsigned
 tg_stream_hdr_len(const struct tg_stream_cfg *s)
 {
-	return 14 + 20 + (s->field[TG_F_PROTO].min == 6 ? 20 : 8);
+	return 14 + 4 * s->vlan_tags + (s->field[TG_F_SRC_IP].v6 ? 40 : 20) +
+		(s->field[TG_F_PROTO].min == 6 ? 20 : 8);
 }
 
 double
@@ -150,6 +157,22 @@ tg_cfg_check(struct tg_cfg *c)
 			}
 			continue;
 		}
+		if (s->field[TG_F_SRC_IP].v6 != s->field[TG_F_DST_IP].v6) {
+			fprintf(stderr,
+				"pp-tgen: stream '%s': src_ip and dst_ip: give both IPv4 or both "
+				"IPv6\n",
+				s->name);
+			return -1;
+		}
+		s->vlan_tags = s->svlan_set ? 2 : s->vlan_set ? 1 : 0;
+		if (s->svlan_set && !s->vlan_set) {
+			fprintf(stderr,
+				"pp-tgen: stream '%s': svlan (QinQ's outer tag) needs vlan (the "
+				"inner one)\n",
+				s->name);
+			return -1;
+		}
+		need = tg_stream_hdr_len(s) + TG_SIG_LEN + TG_FCS_LEN;
 		if ((p->min == 6 || p->max == 6) && p->min != p->max) {
 			fprintf(stderr,
 				"pp-tgen: stream '%s': proto: a range may not mix tcp (6) with "

@@ -35,6 +35,8 @@ enum tg_field_id {
 	TG_F_DPORT,
 	TG_F_TTL,
 	TG_F_PROTO,
+	TG_F_VLAN,  /* 802.1Q tag's VLAN id (TPID 0x8100), when vlan_tags >= 1 */
+	TG_F_SVLAN, /* QinQ outer tag's (802.1ad, TPID 0x88a8), when vlan_tags == 2 */
 	TG_F_COUNT
 };
 
@@ -64,6 +66,8 @@ struct tg_stream_cfg {
 	uint64_t loops;      /* pcap passes; 0 = until duration/packets */
 	double pcap_speed; /* >0: replay at the capture's own gaps divided by this (1 = original) */
 	bool signature;
+	unsigned vlan_tags; /* 0, 1 (vlan given) or 2 (svlan too: QinQ) */
+	bool vlan_set, svlan_set;
 };
 
 struct tg_cfg {

@@ -31,7 +31,9 @@ struct tg_flow {
 	uint16_t dport;
 	uint8_t ttl;
 	uint8_t proto;
-	uint32_t ip_sum; /* partial IP checksum of the fields above */
+	uint32_t ip_sum;     /* partial IP checksum of the fields above */
+	uint64_t sip6, dip6; /* IPv6: the low 64 bits of the addresses, as on the wire */
+	uint16_t tci[2];     /* VLAN tags as on the wire: [0] outer (QinQ) or only, [1] inner */
 };
 
 /* Counters a worker publishes (relaxed stores) and the main lcore reads. */
@@ -64,6 +66,9 @@ struct tg_txjob {
 	struct tg_hist *gap_err;      /* |handoff gap - asked gap|, TSC cycles */
 	struct tg_hist *late;         /* handoff - schedule, TSC cycles */
 	unsigned hdr_len;
+	unsigned l3, l4; /* offsets of the IP and the UDP/TCP header (after any tags) */
+	unsigned tags;   /* VLAN tags: 0, 1, 2 (QinQ) */
+	bool v6;
 	uint32_t ip_sum_fixed; /* partial IP checksum of the fixed header words */
 	uint64_t rearm;        /* the mbuf's rearm word as rte_pktmbuf_reset leaves it */
 	bool tcp, signature, retry;

@@ -1,6 +1,7 @@
 /* Parsing and formatting of header field specifications. */
 #include "tg_field.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -13,6 +14,7 @@ static const uint64_t kind_max[] = {
 	[TG_KIND_PORT] = 0xffff,
 	[TG_KIND_U8] = 0xff,
 	[TG_KIND_PROTO] = 0xff,
+	[TG_KIND_VLAN] = 0xfff,
 };
 
 static const char *const kind_name[] = {
@@ -21,7 +23,83 @@ static const char *const kind_name[] = {
 	[TG_KIND_PORT] = "a port (0-65535)",
 	[TG_KIND_U8] = "an 8-bit value (0-255)",
 	[TG_KIND_PROTO] = "a protocol (udp, tcp or 0-255)",
+	[TG_KIND_VLAN] = "a VLAN id (0-4095)",
 };
+
+/* "a:b::c" into its high and low 64 bits; 0 or -1. */
+static int
+parse_v6(const char *text, uint64_t *hi, uint64_t *lo)
+{
+	uint8_t a[16];
+
+	if (inet_pton(AF_INET6, text, a) != 1)
+		return -1;
+	*hi = *lo = 0;
+	for (int i = 0; i < 8; i++) {
+		*hi = *hi << 8 | a[i];
+		*lo = *lo << 8 | a[8 + i];
+	}
+	return 0;
+}
+
+static int
+field_parse_v6(struct tg_field *f, const char *text, char *err, size_t errlen)
+{
+	char buf[128], *slash, *dash;
+	uint64_t hi2;
+
+	if (strlen(text) >= sizeof(buf)) {
+		snprintf(err, errlen, "'%.40s...' is too long for an IPv6 address", text);
+		return -1;
+	}
+	strcpy(buf, text);
+	f->v6 = 1;
+	f->mode = TG_FIELD_FIXED;
+	slash = strchr(buf, '/');
+	if (slash) {
+		*slash++ = '\0';
+		if (!strcmp(slash, "random"))
+			f->mode = TG_FIELD_RANDOM;
+		else if (!strcmp(slash, "inc"))
+			f->mode = TG_FIELD_INC;
+		else {
+			snprintf(err, errlen,
+				"'%s': unknown mode '%s' (expected MIN-MAX/inc or MIN-MAX/random)",
+				text, slash);
+			return -1;
+		}
+	}
+	dash = strchr(buf, '-');
+	if (!dash) {
+		if (slash || parse_v6(buf, &f->hi, &f->min)) {
+			snprintf(err, errlen, "'%s' is not an IPv6 address%s", text,
+				slash ? " (a mode needs a range MIN-MAX)" : "");
+			return -1;
+		}
+		f->max = f->cur = f->min;
+		return 0;
+	}
+	*dash++ = '\0';
+	if (parse_v6(buf, &f->hi, &f->min) || parse_v6(dash, &hi2, &f->max)) {
+		snprintf(err, errlen, "'%s' is not a range MIN-MAX of IPv6 addresses", text);
+		return -1;
+	}
+	if (hi2 != f->hi) {
+		snprintf(err, errlen,
+			"'%s': an IPv6 range varies the low 64 bits only: both ends need the "
+			"same first 64 bits",
+			text);
+		return -1;
+	}
+	if (f->min > f->max) {
+		snprintf(err, errlen, "'%s': range start is above its end", text);
+		return -1;
+	}
+	if (!slash)
+		f->mode = TG_FIELD_INC;
+	f->cur = f->min;
+	return 0;
+}
 
 static int
 parse_uint(const char *s, uint64_t max, uint64_t *out)
@@ -102,6 +180,8 @@ tg_field_parse(
 	enum tg_field_mode mode = TG_FIELD_INC;
 
 	memset(f, 0, sizeof(*f));
+	if (kind == TG_KIND_IPV4 && strchr(text, ':'))
+		return field_parse_v6(f, text, err, errlen);
 	if (!strcmp(text, "random")) {
 		f->mode = TG_FIELD_RANDOM;
 		f->max = kind_max[kind];
@@ -173,8 +253,27 @@ format_value(enum tg_field_kind kind, uint64_t v, char *buf, size_t len)
 void
 tg_field_format(const struct tg_field *f, enum tg_field_kind kind, char *buf, size_t len)
 {
-	char a[32], b[32];
+	char a[48], b[48];
 
+	if (f->v6) {
+		uint8_t x[16];
+
+		for (int k = 0; k < 2; k++) {
+			uint64_t lo = k ? f->max : f->min;
+
+			for (int i = 0; i < 8; i++) {
+				x[i] = (uint8_t)(f->hi >> (56 - 8 * i));
+				x[8 + i] = (uint8_t)(lo >> (56 - 8 * i));
+			}
+			inet_ntop(AF_INET6, x, k ? b : a, sizeof(a));
+		}
+		if (f->mode == TG_FIELD_FIXED)
+			snprintf(buf, len, "%s", a);
+		else
+			snprintf(buf, len, "%s-%s/%s", a, b,
+				f->mode == TG_FIELD_INC ? "inc" : "random");
+		return;
+	}
 	format_value(kind, f->min, a, sizeof(a));
 	if (f->mode == TG_FIELD_FIXED) {
 		snprintf(buf, len, "%s", a);

@@ -11,10 +11,11 @@
 
 enum tg_field_kind {
 	TG_KIND_MAC,   /* 48 bits, aa:bb:cc:dd:ee:ff */
-	TG_KIND_IPV4,  /* 32 bits, dotted quad */
+	TG_KIND_IPV4,  /* 32 bits, dotted quad; or IPv6 (below) */
 	TG_KIND_PORT,  /* 16 bits, decimal */
 	TG_KIND_U8,    /* 8 bits, decimal (TTL) */
 	TG_KIND_PROTO, /* 8 bits, "udp", "tcp" or decimal */
+	TG_KIND_VLAN,  /* 12 bits, a VLAN id 0-4095 */
 };
 
 enum tg_field_mode {
@@ -23,11 +24,15 @@ enum tg_field_mode {
 	TG_FIELD_RANDOM, /* uniform in [min, max] */
 };
 
+/* An IPv6 address (TG_KIND_IPV4 given with ':') varies in its low 64 bits
+ * (min..max); the high 64 bits (hi) are fixed, the same at both ends. */
 struct tg_field {
 	enum tg_field_mode mode;
 	uint64_t min;
 	uint64_t max;
 	uint64_t cur;
+	uint64_t hi;
+	int v6;
 };
 
 /* Parses TEXT as one of:

@@ -21,10 +21,13 @@ tg_set_stream_key(
 	uint64_t u;
 
 	for (int i = 0; i < TG_F_COUNT; i++)
-		if (!strcmp(key, tg_field_key[i]))
-			return tg_field_parse(&s->field[i], tg_field_kinds[i], val, err, errlen)
-				? -1
-				: 1;
+		if (!strcmp(key, tg_field_key[i])) {
+			if (tg_field_parse(&s->field[i], tg_field_kinds[i], val, err, errlen))
+				return -1;
+			s->vlan_set |= i == TG_F_VLAN;
+			s->svlan_set |= i == TG_F_SVLAN;
+			return 1;
+		}
 	if (!strcmp(key, "name")) {
 		snprintf(s->name, sizeof(s->name), "%s", val);
 		return 1;

@@ -54,7 +54,7 @@ config_json(const struct tg_ctx *x)
 {
 	const struct tg_cfg *c = x->cfg;
 	json_t *streams = json_array();
-	char buf[64];
+	char buf[128];
 
 	for (unsigned i = 0; i < c->n_streams; i++) {
 		const struct tg_stream_cfg *s = &c->stream[i];
@@ -69,12 +69,10 @@ config_json(const struct tg_ctx *x)
 			json_t *sizes = json_array();
 
 			for (int f = 0; f < TG_F_COUNT; f++) {
-				tg_field_format(&s->field[f],
-					f < 2           ? TG_KIND_MAC
-						: f < 4 ? TG_KIND_IPV4
-						: f < 6 ? TG_KIND_PORT
-							: TG_KIND_U8,
-					buf, sizeof(buf));
+				if ((f == TG_F_VLAN && s->vlan_tags < 1) ||
+					(f == TG_F_SVLAN && s->vlan_tags < 2))
+					continue;
+				tg_field_format(&s->field[f], tg_field_kinds[f], buf, sizeof(buf));
 				json_object_set_new(o, tg_field_key[f], json_string(buf));
 			}
 			for (unsigned k = 0; k < s->sizes.n; k++)

@@ -21,16 +21,27 @@
 #include "tg_signature.h"
 
 static void
-flow_make(struct tg_field *f, struct tg_flow *out)
+flow_make(struct tg_field *f, struct tg_flow *out, unsigned tags)
 {
+	uint16_t vlan = (uint16_t)tg_field_next(&f[TG_F_VLAN]);
+	uint16_t svlan = (uint16_t)tg_field_next(&f[TG_F_SVLAN]);
+
+	out->tci[0] = rte_cpu_to_be_16(tags == 2 ? svlan : vlan);
+	out->tci[1] = rte_cpu_to_be_16(vlan);
+	if (f[TG_F_SRC_IP].v6) {
+		out->sip6 = rte_cpu_to_be_64(tg_field_next(&f[TG_F_SRC_IP]));
+		out->dip6 = rte_cpu_to_be_64(tg_field_next(&f[TG_F_DST_IP]));
+	}
 	uint64_t d = tg_field_next(&f[TG_F_DST_MAC]), s = tg_field_next(&f[TG_F_SRC_MAC]);
 
 	for (int i = 0; i < 6; i++) {
 		out->mac[i] = (uint8_t)(d >> (40 - 8 * i));
 		out->mac[6 + i] = (uint8_t)(s >> (40 - 8 * i));
 	}
-	out->sip = rte_cpu_to_be_32((uint32_t)tg_field_next(&f[TG_F_SRC_IP]));
-	out->dip = rte_cpu_to_be_32((uint32_t)tg_field_next(&f[TG_F_DST_IP]));
+	if (!f[TG_F_SRC_IP].v6) {
+		out->sip = rte_cpu_to_be_32((uint32_t)tg_field_next(&f[TG_F_SRC_IP]));
+		out->dip = rte_cpu_to_be_32((uint32_t)tg_field_next(&f[TG_F_DST_IP]));
+	}
 	out->sport = rte_cpu_to_be_16((uint16_t)tg_field_next(&f[TG_F_SPORT]));
 	out->dport = rte_cpu_to_be_16((uint16_t)tg_field_next(&f[TG_F_DPORT]));
 	out->ttl = (uint8_t)tg_field_next(&f[TG_F_TTL]);
@@ -49,38 +60,62 @@ template_init(struct rte_mempool *mp, void *arg, void *obj, unsigned idx)
 	struct rte_mbuf *m = obj;
 	uint8_t *p = (uint8_t *)m->buf_addr + RTE_PKTMBUF_HEADROOM;
 	uint16_t room = (uint16_t)(rte_pktmbuf_data_room_size(mp) - RTE_PKTMBUF_HEADROOM);
-	struct rte_ipv4_hdr *ip = (struct rte_ipv4_hdr *)(p + 14);
+	struct rte_ipv4_hdr *ip = (struct rte_ipv4_hdr *)(p + j->l3);
 	struct tg_flow f;
 	struct tg_field fields[TG_F_COUNT];
 	const struct tg_stream_cfg *s = j->cfg;
-	unsigned off;
+	unsigned off, l4 = j->l4;
+	uint16_t type = rte_cpu_to_be_16(j->v6 ? RTE_ETHER_TYPE_IPV6 : RTE_ETHER_TYPE_IPV4);
 
 	(void)idx;
 	memcpy(fields, j->field, sizeof(fields));
-	flow_make(fields, &f);
+	flow_make(fields, &f, j->tags);
 	memset(p, s->fill, room);
 	memcpy(p, f.mac, 12);
-	p[12] = 0x08;
-	p[13] = 0x00;
-	memset(ip, 0, sizeof(*ip));
-	ip->version_ihl = RTE_IPV4_VHL_DEF;
-	ip->fragment_offset = rte_cpu_to_be_16(RTE_IPV4_HDR_DF_FLAG);
-	ip->time_to_live = f.ttl;
-	ip->next_proto_id = f.proto;
-	ip->src_addr = f.sip;
-	ip->dst_addr = f.dip;
+	off = 12;
+	for (unsigned t = 0; t < j->tags; t++) { /* QinQ: 802.1ad outside, 802.1Q inside */
+		uint16_t tpid = rte_cpu_to_be_16(
+			j->tags == 2 && t == 0 ? RTE_ETHER_TYPE_QINQ : RTE_ETHER_TYPE_VLAN);
+
+		memcpy(p + off, &tpid, 2);
+		memcpy(p + off + 2, &f.tci[t], 2);
+		off += 4;
+	}
+	memcpy(p + off, &type, 2);
+	if (j->v6) {
+		struct rte_ipv6_hdr *ip6 = (struct rte_ipv6_hdr *)(p + j->l3);
+		const struct tg_field *sa = &j->field[TG_F_SRC_IP], *da = &j->field[TG_F_DST_IP];
+		uint64_t shi = rte_cpu_to_be_64(sa->hi), dhi = rte_cpu_to_be_64(da->hi);
+
+		memset(ip6, 0, sizeof(*ip6));
+		ip6->vtc_flow = rte_cpu_to_be_32(6u << 28);
+		ip6->proto = f.proto;
+		ip6->hop_limits = f.ttl;
+		memcpy(ip6->src_addr, &shi, 8);
+		memcpy(ip6->src_addr + 8, &f.sip6, 8);
+		memcpy(ip6->dst_addr, &dhi, 8);
+		memcpy(ip6->dst_addr + 8, &f.dip6, 8);
+	} else {
+		memset(ip, 0, sizeof(*ip));
+		ip->version_ihl = RTE_IPV4_VHL_DEF;
+		ip->fragment_offset = rte_cpu_to_be_16(RTE_IPV4_HDR_DF_FLAG);
+		ip->time_to_live = f.ttl;
+		ip->next_proto_id = f.proto;
+		ip->src_addr = f.sip;
+		ip->dst_addr = f.dip;
+	}
 	if (j->tcp) {
-		struct rte_tcp_hdr *t = (struct rte_tcp_hdr *)(p + 34);
+		struct rte_tcp_hdr *t = (struct rte_tcp_hdr *)(p + l4);
 
 		memset(t, 0, sizeof(*t));
 		t->data_off = 5 << 4;
 		t->tcp_flags = RTE_TCP_ACK_FLAG;
 		t->rx_win = rte_cpu_to_be_16(8192);
 	} else {
-		memset(p + 34, 0, 8);
+		memset(p + l4, 0, 8);
 	}
-	memcpy(p + 34, &f.sport, 2); /* TCP and UDP both start with the ports */
-	memcpy(p + 36, &f.dport, 2);
+	memcpy(p + l4, &f.sport, 2); /* TCP and UDP both start with the ports */
+	memcpy(p + l4 + 2, &f.dport, 2);
 	off = j->hdr_len;
 	if (j->signature) {
 		struct tg_sig sig = { .magic = TG_SIG_MAGIC };
@@ -186,6 +221,10 @@ tg_txjob_init(struct tg_txjob *j, const struct tg_stream_cfg *s, const struct tg
 
 	j->tcp = s->field[TG_F_PROTO].min == 6;
 	j->hdr_len = tg_stream_hdr_len(s);
+	j->tags = s->vlan_tags;
+	j->v6 = s->field[TG_F_SRC_IP].v6;
+	j->l3 = 14 + 4 * j->tags;
+	j->l4 = j->l3 + (j->v6 ? 40 : 20);
 	j->signature = s->signature;
 	for (int i = 0; i < TG_F_COUNT; i++)
 		varies |= s->field[i].mode != TG_FIELD_FIXED;
@@ -197,7 +236,7 @@ tg_txjob_init(struct tg_txjob *j, const struct tg_stream_cfg *s, const struct tg
 			return -1;
 		}
 		for (uint32_t i = 0; i < j->n_flows; i++)
-			flow_make(j->field, &j->flows[i]);
+			flow_make(j->field, &j->flows[i], j->tags);
 	}
 	if (tg_txjob_set_sizes(j, &s->sizes))
 		return -1;
@@ -249,8 +288,9 @@ static inline void
 fill(struct tg_txjob *j, struct rte_mbuf *m, uint64_t seq, uint64_t tsc)
 {
 	uint8_t *p = rte_pktmbuf_mtod(m, uint8_t *);
-	struct rte_ipv4_hdr *ip = (struct rte_ipv4_hdr *)(p + 14);
-	uint8_t *l4 = p + 34;
+	struct rte_ipv4_hdr *ip = (struct rte_ipv4_hdr *)(p + j->l3);
+	struct rte_ipv6_hdr *ip6 = (struct rte_ipv6_hdr *)(p + j->l3);
+	uint8_t *l4 = p + j->l4;
 	const struct tg_flow *f;
 	struct tg_flow tmp;
 	uint16_t len = j->len[j->len_idx];
@@ -262,7 +302,7 @@ fill(struct tg_txjob *j, struct rte_mbuf *m, uint64_t seq, uint64_t tsc)
 		if (++j->flow_idx == j->n_flows)
 			j->flow_idx = 0;
 	} else {
-		flow_make(j->field, &tmp);
+		flow_make(j->field, &tmp, j->tags);
 		f = &tmp;
 	}
 	/* A raw get (tg_tx_poll): what rte_pktmbuf_reset would set that a
@@ -272,17 +312,31 @@ fill(struct tg_txjob *j, struct rte_mbuf *m, uint64_t seq, uint64_t tsc)
 	memcpy((char *)m + offsetof(struct rte_mbuf, rearm_data), &j->rearm, sizeof(j->rearm));
 	m->data_len = len;
 	m->pkt_len = len;
-	ip->total_length = rte_cpu_to_be_16((uint16_t)(len - 14));
 	if (j->n_flows != 1) { /* one flow: the template in the mbuf has it already */
 		memcpy(p, f->mac, 12);
-		ip->time_to_live = f->ttl;
-		ip->next_proto_id = f->proto;
-		ip->src_addr = f->sip;
-		ip->dst_addr = f->dip;
+		if (j->tags)
+			memcpy(p + 14, &f->tci[0], 2);
+		if (j->tags == 2)
+			memcpy(p + 18, &f->tci[1], 2);
 		memcpy(l4, &f->sport, 2);
 		memcpy(l4 + 2, &f->dport, 2);
 	}
-	{
+	if (j->v6) {
+		ip6->payload_len = rte_cpu_to_be_16((uint16_t)(len - j->l4));
+		if (j->n_flows != 1) {
+			ip6->hop_limits = f->ttl;
+			ip6->proto = f->proto;
+			memcpy(ip6->src_addr + 8, &f->sip6, 8);
+			memcpy(ip6->dst_addr + 8, &f->dip6, 8);
+		}
+	} else {
+		ip->total_length = rte_cpu_to_be_16((uint16_t)(len - j->l3));
+		if (j->n_flows != 1) {
+			ip->time_to_live = f->ttl;
+			ip->next_proto_id = f->proto;
+			ip->src_addr = f->sip;
+			ip->dst_addr = f->dip;
+		}
 		/* From registers, not by re-reading the header just written: the
 		 * narrow stores above would stall a wide reload. */
 		uint32_t sum = j->ip_sum_fixed + f->ip_sum + ip->total_length;
@@ -292,9 +346,9 @@ fill(struct tg_txjob *j, struct rte_mbuf *m, uint64_t seq, uint64_t tsc)
 		ip->hdr_checksum = (uint16_t)~sum;
 	}
 	if (!j->tcp) {
-		uint16_t ulen = rte_cpu_to_be_16((uint16_t)(len - 34));
+		uint16_t ulen = rte_cpu_to_be_16((uint16_t)(len - j->l4));
 
-		memcpy(l4 + 4, &ulen, 2); /* UDP checksum stays 0: none, legal for IPv4 */
+		memcpy(l4 + 4, &ulen, 2); /* IPv4: UDP checksum stays 0 (none, legal) */
 	}
 	if (j->signature) {
 		struct tg_sig *s = (struct tg_sig *)(p + j->hdr_len);
@@ -303,11 +357,13 @@ fill(struct tg_txjob *j, struct rte_mbuf *m, uint64_t seq, uint64_t tsc)
 		s->seq = (uint32_t)seq;
 		s->tsc = tsc;
 	}
-	if (j->tcp) {
-		struct rte_tcp_hdr *t = (struct rte_tcp_hdr *)l4;
+	if (j->tcp || j->v6) {
+		/* TCP, and UDP over IPv6 (where a zero checksum is not allowed):
+		 * summed in software over the whole segment */
+		uint16_t *ck = (uint16_t *)(l4 + (j->tcp ? 16 : 6));
 
-		t->cksum = 0;
-		t->cksum = rte_ipv4_udptcp_cksum(ip, t);
+		*ck = 0;
+		*ck = j->v6 ? rte_ipv6_udptcp_cksum(ip6, l4) : rte_ipv4_udptcp_cksum(ip, l4);
 	}
 }
 
