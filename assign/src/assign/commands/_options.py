@@ -118,7 +118,9 @@ def add_dpdk_options(p: argparse.ArgumentParser, *, contexts: bool = True) -> No
                             "one per sample with the serve runner (the app keeps the link up between "
                             "placements; windows are the app's own), sending at --rate max with back-pressure "
                             "over net_memif, one queue per instance; with --runner process one generator per "
-                            "assignment sending the window's packets (--packets only) (default: pcap)")
+                            "assignment sending the window's packets (--packets only); veth = pp-tgen through "
+                            "veth pairs in network namespaces, the app attached to kernel interfaces "
+                            "(assign.vethbed; root, ipfwd, one instance) (default: pcap)")
         g.add_argument("--tgen-contexts", metavar="LIST",
                        help="with --traffic tgen: the contexts pp-tgen runs on, excluded from the sampling space "
                             "(default: the highest context, here "
@@ -179,7 +181,7 @@ def _contexts_arg(args: argparse.Namespace, topo: Topology | None = None) -> lis
     if ctx:
         return parse_contexts(ctx)
     traffic, tg = _traffic_args(args)
-    if traffic != "tgen":
+    if traffic not in ("tgen", "veth"):
         return None
     tg = tg or default_tgen_contexts()
     have = sorted(int(o) for o in topo.os_index) if topo is not None else sorted(os.sched_getaffinity(0))

@@ -36,6 +36,7 @@ from .options import DpdkOptions, default_build_dir, default_cache_dir, tgen_dur
 from .runners import Outcome, ProcessRunner, RunSpec, ServeRunner, serve_supported, workdir
 from .tgen import TgenTraffic
 from .traffic import TrafficError, build_traffic, expand, source_dir
+from .veth import VethTraffic
 
 
 class DpdkBackend:
@@ -83,6 +84,7 @@ class DpdkBackend:
         wdir = workdir(prefix)
         self.tgen: TgenTraffic | None = None
         self.client: ClientTraffic | None = None
+        self.veth: VethTraffic | None = None
         rules_arg = (Path(rules["file"]), rules["sha256"]) if rules else None
         # {workdir}: a file the app writes that a client workload's check reads (assign/WORKLOADS.md)
         app_args = workload.app_args
@@ -103,6 +105,9 @@ class DpdkBackend:
                 self.traffic = self.tgen = TgenTraffic(build, workload, list(self.opts.tgen_contexts), wdir,
                                                        cache_dir=Path(cache), rules=rules_arg,
                                                        wanted_packets=self.opts.capture_packets)
+            elif self.opts.traffic == "veth":
+                self.traffic = self.veth = VethTraffic(build, workload, list(self.opts.tgen_contexts), wdir)
+                app_args = app_args + self.veth.app_args()
             else:
                 self.traffic = build_traffic(build, workload, Path(cache), self.opts.capture_packets, rules_arg)
         except TrafficError as e:
@@ -141,7 +146,7 @@ class DpdkBackend:
         self.runner: ProcessRunner | ServeRunner = ServeRunner(spec) if mode == "serve" else ProcessRunner(spec)
         # the serve process, the generator and the work directory go with the backend, or at the
         # latest at exit; the app first: the generator must not be the side that leaves a live link
-        self._finalizer = weakref.finalize(self, _close, self.runner, self.tgen)
+        self._finalizer = weakref.finalize(self, _close, self.runner, self.tgen, self.veth)
 
     # Backend protocol ------------------------------------------------------
     def describe(self) -> dict:
@@ -186,6 +191,11 @@ class DpdkBackend:
         reasons: list[str] = []
         for attempt in (1, 2):
             serve = isinstance(self.runner, ServeRunner)
+            if self.veth is not None:
+                gone = self.veth.ensure()
+                if gone is not None:
+                    reasons.append(f"attempt {attempt}: {gone}")
+                    continue
             if self.tgen is not None and (not serve or not self.tgen.alive()):
                 # serve: one generator per sample (tgen.py): the first assignment starts it, a failed
                 # attempt killed it; the app connects to a fresh generator with a fresh process.
@@ -252,6 +262,8 @@ class DpdkBackend:
         if self.tgen is not None:
             return {"source": "tgen", "label": self.tgen.label(), "generator_starts": self.tgen.starts,
                     "generator_contexts": list(self.tgen.contexts), "link_kept_up": True}
+        if self.veth is not None:
+            return {"source": "veth", "label": self.veth.label(), "generator_contexts": list(self.veth.contexts)}
         return {"source": "pcap", "label": "pcap: net_pcap infinite_rx replay from memory inside R, "
                                            "app tx into net_null"}
 
@@ -369,11 +381,17 @@ def _close_client(runner: ClientRunner, client: ClientTraffic) -> None:
     client.down()
 
 
-def _close(runner: ProcessRunner | ServeRunner, tgen: TgenTraffic | None) -> None:
+def _close(runner: ProcessRunner | ServeRunner, tgen: TgenTraffic | None, veth: VethTraffic | None = None) -> None:
     """With the generator: it stops sending first (and keeps its port open),
     then the app leaves (end of input: it drains what the link still holds,
     counts it, stops its ports), then the generator leaves by itself; the
-    link's accounting is recorded in tgen.sessions.  Then the work directory."""
+    link's accounting is recorded in tgen.sessions.  Then the work directory.
+    veth: the generator stops, then the app leaves, then the bed goes."""
+    if veth is not None:
+        veth.stop()
+        runner.close()
+        veth.remove()
+        return
     if tgen is None:
         runner.close()
         return

@@ -19,7 +19,7 @@ DEFAULT_WARMUP_S = 0.2
 SLOWEST_PPS = 25_000          # per instance: a --packets window slower than this counts as hung
 TIMEOUT_MARGIN_S = 15.0       # start-up and tear-down allowance of the default timeout
 RUNNERS = ("auto", "serve", "process")
-TRAFFIC = ("pcap", "tgen")    # embedded pcap replay (default) | pp-tgen over net_memif
+TRAFFIC = ("pcap", "tgen", "veth")  # embedded pcap replay (default) | pp-tgen over net_memif | over veths
 REPO = Path(__file__).resolve().parents[5]
 
 
@@ -88,8 +88,8 @@ class DpdkOptions:
             self.packets = PAPER_PACKETS
         if self.traffic not in TRAFFIC:
             raise BackendError(f"--traffic {self.traffic!r}: expected one of {', '.join(TRAFFIC)}")
-        if self.traffic == "tgen":
-            if self.duration is not None and self.runner == "process":
+        if self.traffic in ("tgen", "veth"):
+            if self.traffic == "tgen" and self.duration is not None and self.runner == "process":
                 raise BackendError(tgen_duration_refusal(self.duration))
             if self.tgen_contexts is None:
                 self.tgen_contexts = default_tgen_contexts()
@@ -102,7 +102,8 @@ class DpdkOptions:
                         f"{format_contexts(both)}: tasks must not share a context with the generator "
                         f"(give --contexts without them, or move the generator with --tgen-contexts)")
         elif self.tgen_contexts is not None:
-            raise BackendError(f"--tgen-contexts {format_contexts(self.tgen_contexts)}: only with --traffic tgen")
+            raise BackendError(f"--tgen-contexts {format_contexts(self.tgen_contexts)}: only with --traffic tgen "
+                               f"or veth")
         if self.rules is not None:
             self.rules = Path(self.rules).resolve()
             self._rules_digest = rules_digest(self.rules)
