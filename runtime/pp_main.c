@@ -262,24 +262,6 @@ print_placement(const struct pp_placement *pl, const struct pp_topology *t, cons
 	}
 }
 
-/* The kernel interfaces --attach made ports of, and how (measured: what
- * the kernel accepted). */
-static json_t *
-attached_json(void)
-{
-	unsigned n;
-	const struct pp_kif *k = pp_kif_all(&n);
-	json_t *a = json_array();
-	for (unsigned i = 0; i < n; i++) {
-		json_t *o = json_pack("{s:i, s:s, s:s, s:s}", "port", k[i].port, "iface",
-			k[i].iface, "netns", k[i].netns, "attach", k[i].how);
-		if (k[i].why_not_xdp[0] != '\0')
-			json_object_set_new(o, "af_xdp_not_used", json_string(k[i].why_not_xdp));
-		json_array_append_new(a, o);
-	}
-	return a;
-}
-
 static volatile sig_atomic_t dummy;
 static void
 on_usr1(int sig)
@@ -583,7 +565,7 @@ pp_main(int argc, char **argv, const struct pp_app *app)
 			&rt, &pl, origin, pl.variant[0] ? pl.variant : NULL, &c.run, &stats);
 		if (stats != NULL) {
 			if (c.n_attach > 0)
-				json_object_set_new(stats, "attached", attached_json());
+				json_object_set_new(stats, "attached", pp_kif_json());
 			if (pp_stats_write(stats, c.stats_path) < 0 && rc == 0)
 				rc = 1;
 			json_decref(stats);

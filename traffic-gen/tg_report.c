@@ -31,24 +31,6 @@ tg_report_latency(const struct tg_hist *h, double hz)
 		RESOLUTION_NOTE);
 }
 
-json_t *
-tg_report_attached(void)
-{
-	unsigned n;
-	const struct pp_kif *k = pp_kif_all(&n);
-	json_t *a = json_array();
-
-	for (unsigned i = 0; i < n; i++) {
-		json_t *o = json_pack("{s:i, s:s, s:s, s:s}", "port", k[i].port, "iface",
-			k[i].iface, "netns", k[i].netns, "attach", k[i].how);
-
-		if (k[i].why_not_xdp[0])
-			json_object_set_new(o, "af_xdp_not_used", json_string(k[i].why_not_xdp));
-		json_array_append_new(a, o);
-	}
-	return a;
-}
-
 static json_t *
 config_json(const struct tg_ctx *x)
 {
@@ -105,7 +87,7 @@ config_with_ports(const struct tg_ctx *x)
 {
 	json_t *o = config_json(x);
 
-	json_object_set_new(o, "attached", tg_report_attached());
+	json_object_set_new(o, "attached", pp_kif_json());
 	return o;
 }
 

@@ -10,9 +10,6 @@ json_t *tg_report_latency(const struct tg_hist *h, double hz);
 
 json_t *tg_report_run(const struct tg_ctx *x, const struct tg_result *r);
 
-/* The kernel interfaces attached as ports (--attach) and how. */
-json_t *tg_report_attached(void);
-
 /* To --stats FILE or stdout; 0, or -1 after saying why. */
 int tg_report_write(const struct tg_cfg *c, json_t *root);
 

@@ -6,6 +6,7 @@
 
 #include <rte_malloc.h>
 
+#include "pp_kif.h"
 #include "tg_ctx.h"
 #include "tg_report.h"
 #include "tg_rfc2544.h"
@@ -162,7 +163,7 @@ tg_rfc2544(struct tg_ctx *x)
 		"rfc2544", "kind", "measured", "link_gbps", x->link_bps / 1e9, "trial_s",
 		c->trial_s, "loss_tolerance_pct", c->loss_tolerance_pct, "resolution_pct",
 		c->resolution_pct, "link_speed_from", x->link_source, "results", results);
-	json_object_set_new(root, "attached", tg_report_attached());
+	json_object_set_new(root, "attached", pp_kif_json());
 	if (pp_stop_signals)
 		json_object_set_new(root, "interrupted", json_true());
 	if (tg_report_write(c, root))

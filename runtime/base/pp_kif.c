@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <jansson.h>
 #include <rte_bus.h>
 #include <rte_dev.h>
 #include <rte_errno.h>
@@ -263,6 +264,23 @@ pp_kif_fallback(uint16_t port, const char *why)
 	snprintf(k->why_not_xdp, sizeof(k->why_not_xdp), "%s", why);
 	k->how = "af_packet";
 	return 0;
+}
+
+json_t *
+pp_kif_json(void)
+{
+	json_t *a = json_array();
+
+	for (unsigned i = 0; i < n_kifs; i++) {
+		const struct pp_kif *k = &kifs[i];
+		json_t *o = json_pack("{s:i, s:s, s:s, s:s}", "port", k->port, "iface", k->iface,
+			"netns", k->netns, "attach", k->how);
+
+		if (k->why_not_xdp[0] != '\0')
+			json_object_set_new(o, "af_xdp_not_used", json_string(k->why_not_xdp));
+		json_array_append_new(a, o);
+	}
+	return a;
 }
 
 void

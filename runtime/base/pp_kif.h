@@ -61,6 +61,11 @@ void pp_kif_leave(int handle);
  * said on stderr). */
 int pp_kif_fallback(uint16_t port, const char *why);
 
+/* The attachments as a JSON array of {port, iface, netns, attach[,
+ * af_xdp_not_used]} (a new reference; jansson's json_t). */
+struct json_t;
+struct json_t *pp_kif_json(void);
+
 /* One line on `out` per attachment: "who: port P: IFACE [in netns NS]:
  * af_xdp" (or af_packet, with why af_xdp was not used). */
 void pp_kif_report(const char *who);
