@@ -1,7 +1,7 @@
 """--capture-packets: the packets of each instance's generated capture, which the
 replay sends in a loop.  R copies every frame out of it, so its size sets
-how much of R's cost is the replay's own memory traffic (assign/README.md,
-"The replay's footprint").  It reaches the generator, is part of a run's
+how much of R's cost is the replay's own memory traffic (assign/notes/
+2026-11-26-capture-footprint.md).  It reaches the generator, is part of a run's
 identity, and a characterization or calibration made with another size is
 refused, naming both sizes."""
 from __future__ import annotations

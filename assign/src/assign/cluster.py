@@ -12,7 +12,7 @@ whose result is the same draw, so no draw is stored twice or skipped.
 
 Addresses: `local:N` starts a LocalCluster of N worker processes here (for
 trying it, and for tests); `tcp://host:8786` connects to a running
-scheduler (assign/README.md says how to start one and its workers).
+scheduler (assign/MACHINES.md says how to start one and its workers).
 
 The machines must be identical, and that is checked: each worker measures
 the run's reference placement (draw 0) at start and every K draws

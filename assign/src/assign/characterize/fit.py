@@ -59,7 +59,7 @@ What each parameter comes from:
                          and one T on a context, R's receive took 80-112 ns per
                          packet, against 52 with two R and two T there, every
                          buffer written elsewhere in both.  Replayed on stored
-                         validations (bench/model-holdout.py) it took ipfwd-l1's
+                         validations (assign/research/model-holdout.py) it took ipfwd-l1's
                          held-out p90 from 25-28% to 18-21% on 8-16 training
                          placements and was level on 24: hence the choice.
                          Akaike's criterion also weighs it on R's side only
@@ -89,8 +89,7 @@ What each parameter comes from:
                          on the stored runs val48-val59, the raw p90 fell in
                          17 runs and rose in 7; measured in val60-val61, where
                          the criterion kept it, in 7 runs of 9 and rose in 2
-                         (assign/README.md, "A span factor for R and T
-                         together")
+                         (assign/notes/2026-11-27-span-rt.md)
   throughput             "equal-packets": calibrate and validate measure --packets
                          windows (the same packet count per instance, the window
                          ends when the slowest instance is done), so the modelled
@@ -117,7 +116,7 @@ CAL_SEED = 7001   # draws of the calibration placements
 VAL_SEED = 7002   # draws of the validation placements
 MAX_INSTANCES = 4  # default of --max-instances: what a 2-context machine runs in a few minutes
 # default of calibrate --placements (random ones; the contrasts come on top).  Cross-validated on
-# stored validation runs (bench/model-holdout.py --train 8,16,24), the held-out p90 error of
+# stored validation runs (assign/research/model-holdout.py --train 8,16,24), the held-out p90 error of
 # ipfwd-l1 and analyzer fell from 22-27% fitted on 8 to 14-19% on 24: the fit has 7-8 parameters
 CAL_PLACEMENTS = 24
 
@@ -128,8 +127,8 @@ CAL_PLACEMENTS = 24
 # launch, so a short one holds their start (re-pinning, cold caches, stateful's fresh flow table):
 # with 100,000 packets (6-10 ms at stateful's rate), stateful's two fused instances measured 15.7 to
 # 20.6 Mpps over ten tries and one instance 9.1-10.5 on context 0 against 12.3-13.4 on context 1; with
-# 1,000,000, 21.6-23.1, and 13.6-13.8 against 14.6-14.8 (2026-11-26; bench/window.py measures it,
-# assign/README.md "The window")
+# 1,000,000, 21.6-23.1, and 13.6-13.8 against 14.6-14.8 (2026-11-26; assign/research/window.py measures it,
+# assign/notes/2026-11-26-window.md)
 WINDOW_S = 0.1
 MIN_WINDOW_PACKETS = 100_000  # the fixed default before; ahocorasick's 0.1 s is fewer
 
@@ -284,8 +283,8 @@ RETURN_MAX = 4.0
 # --context-shares: one share for every context by default.  Shares per context, which Akaike's
 # criterion on the calibration placements preferred on 16 contexts and often on 2, fitted the other
 # load of the calibration's minutes and missed on the placements validate measured minutes later:
-# refitted on 19 stored calibrations where the choice differs (bench/refit-calibration.py), one share
-# gave the lower median error on the validation placements in 16 (assign/README.md).
+# refitted on 19 stored calibrations where the choice differs (assign/research/refit-calibration.py), one share
+# gave the lower median error on the validation placements in 16 (assign/notes/2026-11-25-context-shares.md).
 CONTEXT_SHARES = ("one", "per-context", "choose")
 SHARES_WHY = {"one": "--context-shares one, the default",
               "per-context": "--context-shares per-context",
@@ -303,12 +302,12 @@ def fit(topo: Topology, workload: str, char: dict, defaults: dict,
     fitted to the drift-corrected medians (rounds.py).
     throughput "sum" fits the model's form before equal-packets, and
     fit_return False the form before return_ns (for
-    bench/refit-calibration.py's comparisons); fit_transit, fit_crowding and
+    assign/research/refit-calibration.py's comparisons); fit_transit, fit_crowding and
     fit_span_rt True or False fit transit_ns, rx_crowding and span_rt or leave
     them out (fit_transit
     "gets": fitted on the R side of the common store only, "transit_sides"),
     "choose" (what calibrate does) lets Akaike's criterion decide, between
-    all three forms for transit_ns (bench/model-holdout.py compares them)."""
+    all three forms for transit_ns (assign/research/model-holdout.py compares them)."""
     from scipy.optimize import least_squares
 
     from .rounds import crossing_reference_placement, measure_rounds, noise_of, reference_placement
@@ -496,7 +495,7 @@ def fit(topo: Topology, workload: str, char: dict, defaults: dict,
     tree = topo.to_json()["tree"]
     return {
         "about": "Model parameters calibrated by assign calibrate for one workload on one machine "
-                 "(see assign/README.md, 'characterize, calibrate, validate'); status says where each "
+                 "(see assign/CALIBRATE.md); status says where each "
                  "parameter comes from, not_calibrated lists those kept from the packaged defaults.",
         "calibrated_for": {"workload": workload, "machine": tree, "machine_summary": topo.summary()},
         "workloads": {workload: params},

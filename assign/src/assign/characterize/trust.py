@@ -6,7 +6,7 @@ from __future__ import annotations
 from .rounds import noise_of
 
 # placement noise over rounds (median CV, raw) above which calibrate warns: stored calibrations
-# noisier than this validated worse (bench/calibration-noise.py, assign/README.md "A noisy calibration")
+# noisier than this validated worse (assign/research/calibration-noise.py, assign/notes/2026-11-25-calibration-noise.md)
 CALIBRATION_NOISE_WARN_PCT = 10.0
 FIT_ERROR_WARN_PCT = 10.0  # validate's goal for the median error (commands/validate.py GOAL_MEDIAN_PCT)
 
@@ -22,8 +22,8 @@ def calibration_warnings(noise_pct: float | None, fit_err_pct: float,
                if reference is not None else "")
         out.append(f"the calibration placements' rounds varied by {noise_pct:.1f}% (median CV over rounds, "
                    f"measured), above {CALIBRATION_NOISE_WARN_PCT:g}%: the machine's speed moved while calibrate "
-                   f"measured{ref}. Stored calibrations that noisy validated worse (assign/README.md, 'A noisy "
-                   "calibration'); calibrate again in a quieter minute, or with more --placement-reps")
+                   f"measured{ref}. Stored calibrations that noisy validated worse (assign/notes/"
+                   "2026-11-25-calibration-noise.md); calibrate again in a quieter minute, or with more --placement-reps")
     if fit_err_pct > FIT_ERROR_WARN_PCT:
         out.append(f"the fit misses its own calibration placements by {fit_err_pct:.1f}% (median abs error, "
                    f"estimated), above validate's {FIT_ERROR_WARN_PCT:g}% goal: the model does not follow these "

@@ -144,7 +144,7 @@ def add_capture_option(g) -> None:
                         "workload's generator's: ipfwd-l1 4,096, ipfwd-mem 1,048,576, ahocorasick and analyzer "
                         "16,384, stateful 32,768). R copies every frame out of the capture, so one larger than "
                         "the caches puts memory misses on R, and on R tasks sharing a context, that a NIC's DMA "
-                        "would not (measured: assign/README.md, \"The replay's footprint\")")
+                        "would not (measured: assign/notes/2026-11-26-capture-footprint.md)")
 
 
 def add_run_options(p: argparse.ArgumentParser) -> None:

@@ -34,7 +34,7 @@ def register(sub) -> argparse.ArgumentParser:
     p.add_argument("--placements", type=at_least_three, default=CAL_PLACEMENTS, metavar="N",
                    help="measured random placements for the parameters characterize leaves unidentified, "
                         f"beside the contrast placements (default: {CAL_PLACEMENTS}; fitted on 8, the "
-                        "held-out p90 error was about half again as large: assign/README.md)")
+                        "held-out p90 error was about half again as large: assign/notes/2026-11-25-transit-ns.md)")
     add_characterize_options(p)
     g = p.add_argument_group("placements (dpdk backend, default build, measured)")
     g.add_argument("--max-instances", type=at_least(1), default=MAX_INSTANCES, metavar="K",
@@ -60,7 +60,7 @@ def register(sub) -> argparse.ArgumentParser:
                    help="the model's share of each context's time the workload gets: one for every context "
                         "(default), one per context, or whichever Akaike's criterion prefers on the calibration "
                         "placements (choose); shares per context fit the other load of the calibration's "
-                        "minutes and missed more on new placements (assign/README.md)")
+                        "minutes and missed more on new placements (assign/notes/2026-11-25-context-shares.md)")
     g.add_argument("--app-build", metavar="DIR", help="Meson build of the measured placements "
                                                       "(default: $PIPEPLACE_BUILD or build/)")
     return p

@@ -19,7 +19,7 @@ def register(sub) -> argparse.ArgumentParser:
     add_run_options(p)
     p.add_argument("--cluster", metavar="ADDRESS",
                    help="measure on dask.distributed workers: local:N (N worker processes here) or tcp://host:port "
-                        "(a running scheduler; see assign/README.md). The store and its guarantees are the same")
+                        "(a running scheduler; see assign/MACHINES.md). The store and its guarantees are the same")
     p.add_argument("--reference-every", type=nonneg_int, metavar="K", default=None,
                    help="with --cluster: the identical-machines check. Each worker measures the run's reference "
                         "placement (its draw 0) 10 times at start and once every K of its draws; a worker whose "

@@ -253,7 +253,7 @@ def run(args: argparse.Namespace) -> int:
               f"{level_from} over the references just before and after it)"
               + (f"; noise over rounds {cnoise:.1f}% (raw {noise:.1f}%)" if cnoise is not None else ""))
         # a correction adds its reference's own movement: on a machine steadier than the reference
-        # during the run, the raw figures are the better read (assign/README.md, val23)
+        # during the run, the raw figures are the better read (assign/notes/2026-11-24-drift-references.md, val23)
         drift["noisier_than_raw"] = cnoise is not None and noise is not None and cnoise > noise
         if drift["noisier_than_raw"]:
             print(f"the drift correction made the rounds noisier ({cnoise:.1f}% against {noise:.1f}% raw): the "
