@@ -286,9 +286,9 @@ prefetch_own(uint64_t addr)
  * line's invalidations go out together (a plain store of the word that is
  * there: no atomic between them), and the frame's first line is asked for
  * in the modified state (prefetch_own), all n before the driver runs.
- * Measured in apps/ipfwd/README.md.  The buffers are free and only this
- * lcore takes from its cache: the value-preserving store changes nothing
- * any user can see. */
+ * Measured in apps/ipfwd/notes/2026-11-25-p-alone.md.  The buffers are
+ * free and only this lcore takes from its cache: the value-preserving store
+ * changes nothing any user can see. */
 static inline void
 own_next_mbufs(struct rte_mempool *pool, unsigned n)
 {
@@ -311,7 +311,8 @@ own_next_mbufs(struct rte_mempool *pool, unsigned n)
  * first and wrote the second; asking for both in the modified state as T
  * takes the burst puts the transfers in flight while T transmits, one burst
  * ahead of R's receive, where own_next_mbufs only starts them as R's
- * receive begins.  Measured in apps/ipfwd/README.md.  Where no R runs on
+ * receive begins.  Measured in
+ * apps/ipfwd/notes/2026-11-26-t-owns-freed-lines.md.  Where no R runs on
  * T's lcore the buffers go elsewhere, and owning their lines here would
  * only move them away from the R that takes them (mark_owners). */
 static inline void
