@@ -57,8 +57,9 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "apps" / "ipfwd"))
 sys.path.insert(0, str(REPO / "tests"))
 sys.path.insert(0, str(REPO / "tools"))
+sys.path.insert(0, str(REPO / "bench" / "lib"))
 import harness  # noqa: E402  (tests/harness: placements, pcap files)
-from l3fwd_build import build_l3fwd  # noqa: E402  (beside this script)
+from l3fwd_build import build_l3fwd  # noqa: E402  (bench/lib)
 try:
     import ipfwd_traffic  # noqa: E402
     import numpy as np  # noqa: E402

@@ -27,10 +27,10 @@ one context:
   ipfwd l1/mem   R+P+T co-located on the one context, and P alone on it
                  with R and T on a context of another core and, where the
                  machine has SMT, on the other thread of P's core (one row
-                 each: bench/split_contexts.py says why); its pool on the
+                 each: bench/lib/split_contexts.py says why); its pool on the
                  runtime's default driver (stack, a LIFO; l3fwd and testpmd
                  keep DPDK's ring_mp_mc): in these two shapes the two
-                 drivers measure alike (bench/pool-ops.py).
+                 drivers measure alike (assign/research/pool-ops.py).
 l3fwd and testpmd are counted from the sink port through DPDK's telemetry
 socket (opackets over the window); ipfwd from its own statistics window.
 Contenders alternate within each round (--rounds, >= 3): medians and spread
@@ -60,12 +60,13 @@ from typing import Callable
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "apps" / "ipfwd"))
 sys.path.insert(0, str(REPO / "tests"))
+sys.path.insert(0, str(REPO / "bench" / "lib"))
 import harness  # noqa: E402  (tests/harness: run_app, placements, pcap files)
-from l3fwd_build import L3FWD_SRC, build_l3fwd, prebuilt_l3fwd  # noqa: E402  (beside this script)
+from l3fwd_build import L3FWD_SRC, build_l3fwd, prebuilt_l3fwd  # noqa: E402  (bench/lib)
 try:
     import ipfwd_traffic  # noqa: E402
     import numpy as np  # noqa: E402
-    from split_contexts import split_layouts  # noqa: E402  (beside this script; needs the assign package)
+    from split_contexts import split_layouts  # noqa: E402  (bench/lib; needs the assign package)
 except ImportError as e:  # numpy or assign missing: not the project's venv
     sys.exit(f"bench/ipfwd.py: {e}; run it with the project's venv: .venv/bin/python bench/ipfwd.py")
 
@@ -359,7 +360,7 @@ def main(argv: list[str] | None = None) -> int:
                          "l3fwd and ipfwd-l1 fused (and the baseline's), each over about PACKETS packets "
                          "(e.g. 200000; 0 = not)")
     ap.add_argument("--l3fwd-dir", type=Path, metavar="DIR", default=os.environ.get("PIPEPLACE_L3FWD_DIR") or None,
-                    help="l3fwd and l3fwd-sw-cksum built beforehand (python3 bench/l3fwd_build.py DIR; a test bed "
+                    help="l3fwd and l3fwd-sw-cksum built beforehand (python3 bench/lib/l3fwd_build.py DIR; a test bed "
                          "bundle made with --peers has them) instead of building them now from dpdk-doc "
                          "(default $PIPEPLACE_L3FWD_DIR)")
     ap.add_argument("--baseline", type=Path, metavar="BUILD",
@@ -496,7 +497,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"  {row.name:48} " + ", ".join(f"{x / 1e6:.1f} @ {c:.0f}" for x, c in zip(row.pps, row.cpp)))
         print("R+T on another core: every frame's lines cross between two cores' caches twice per packet (R's "
               "copy to P's rewrite, and back for R's next copy into the same buffer); on P's core: they stay in the "
-              "core's L1 and L2, which its two threads share (bench/split_contexts.py)")
+              "core's L1 and L2, which its two threads share (bench/lib/split_contexts.py)")
     if instr:
         print()
         print(f"{'':50} {'instructions/packet (measured, callgrind)':>42} {'x l3fwd':>8}")

@@ -5,7 +5,7 @@
 struct rte_mempool;
 
 /* LIFO: a buffer freed on another context comes back while still warm in
- * some cache, where the ring's FIFO hands out the coldest (bench/pool-ops.py,
+ * some cache, where the ring's FIFO hands out the coldest (assign/research/pool-ops.py,
  * runtime/README.md "The pool's driver"). */
 #define PP_DEFAULT_POOL_OPS "stack"
 

@@ -1,5 +1,5 @@
 """bench/ipfwd.py's split layouts: R+T on another core, and on the other thread
-of P's core where the machine has SMT (bench/split_contexts.py), read from a
+of P's core where the machine has SMT (bench/lib/split_contexts.py), read from a
 sysfs tree built here for each machine shape."""
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench" / "lib"))
 from split_contexts import core_siblings, split_layouts  # noqa: E402
 
 

@@ -24,7 +24,7 @@
 #   peers/     with --peers: what the benchmarks measure ours against,
 #              built or copied here because a test bed has no dpdk-doc
 #              and no compiler: DPDK's l3fwd from the dpdk-doc examples
-#              (bench/l3fwd_build.py: as shipped, and with the software
+#              (bench/lib/l3fwd_build.py: as shipped, and with the software
 #              checksum check) for bench/ipfwd.py, which finds them through
 #              PIPEPLACE_L3FWD_DIR; dpdk-testpmd goes to bin/ (bench/ipfwd.py,
 #              bench/tgen.py). Both load DPDK's drivers from the bundle

@@ -426,7 +426,7 @@ def test_steadiness_probe_refuses_bad_arguments(profile_build: Path, args: list[
 
 
 def test_steadiness_memory_kernel_takes_a_buffer_size(profile_build: Path) -> None:
-    # a size the last-level cache holds and one it may not: what bench/capture-footprint.py reads
+    # a size the last-level cache holds and one it may not: what assign/research/capture-footprint.py reads
     exe = str(profile_build / "tools" / "pp-steadiness")
     for mib, args in ((2, ["memory", "2"]), (64, ["memory"])):
         r = subprocess.run([exe, "0", "2", "20", *args], capture_output=True, text=True, timeout=30)

@@ -59,7 +59,7 @@ def test_serve_all_good_exits_zero(build_dir: Path, file_prefix: str, tmp_path: 
 
 
 def test_serve_keeps_ports_up_through_many_placements(build_dir: Path, file_prefix: str, tmp_path: Path) -> None:
-    """50 placements (the 1,000-placement version is bench/soak-ipfwd-serve.py):
+    """50 placements (the 1,000-placement version is apps/ipfwd/tests/soak_serve.py):
     the ports are started once, for the first placement, and every later one
     finds them up; the workers are re-pinned each time; every packet is
     accounted for in each placement (rx = tx + dropped, nothing left queued:

@@ -28,7 +28,7 @@ s and 10 references on each side, M_w - M_o has an sd of about
 1.2533 * s * sqrt(1/10 + 1/10) = 0.56 s, so NOISE_FACTOR * S = 6 s is 11
 of those sds; a false alarm needs S far below s, which a MAD of 20 or more
 values rarely is, and later judgements have more values on both sides.
-Simulated (`bench/machine_check_fp.py --trials 10000`, floor set to 0 so
+Simulated (`assign/research/machine-check-fp.py --trials 10000`, floor set to 0 so
 that the noise factor alone decides, 10 references a worker, M_o the median
 of the others' medians): 0 false alarms in 10^4 judgements each of 2, 3 and
 4 identical workers with normal and with Student-t(3) noise; one worker of 3

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""bench/soak-ipfwd-serve.py: one `ipfwd --serve` process runs N random
+"""apps/ipfwd/tests/soak_serve.py: one `ipfwd --serve` process runs N random
 placements in a row (default 20,000), and every --every placements this
 prints its resident memory, open files and the machine's hugepages in use,
 all measured from /proc; at the end the growth from the first sample to the
@@ -8,7 +8,7 @@ rx = tx + dropped + queued exactly, for the total and for every instance,
 and every placement after the first found its ports up ("ports":
 {"kept_up": true}: started once, never stopped in between).
 
-  .venv/bin/python bench/soak-ipfwd-serve.py [--build DIR] [--placements N]
+  .venv/bin/python apps/ipfwd/tests/soak_serve.py [--build DIR] [--placements N]
         [--every K] [--packets P] [--variants l1,mem] [--instances I] [--seed S]
 
 Each placement: I instances (default 1), R, P and T each on a context drawn
@@ -33,7 +33,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[3]
 sys.path.insert(0, str(REPO / "tests"))
 sys.path.insert(0, str(REPO / "apps" / "ipfwd"))
 import harness  # noqa: E402  (tests/harness: app binary, placements, EAL args, hugepages)
@@ -103,7 +103,7 @@ def main() -> int:
     ap.add_argument("--seed", type=int, default=1)
     a = ap.parse_args()
     if a.placements < 1 or a.every < 1 or a.packets < 1 or a.instances < 1:
-        sys.exit("soak-ipfwd-serve.py: --placements, --every, --packets and --instances must be at least 1")
+        sys.exit("soak_serve.py: --placements, --every, --packets and --instances must be at least 1")
     variants = a.variants.split(",")
     exe = harness.app_binary(a.build, "ipfwd")
     cpus = sorted(os.sched_getaffinity(0))

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""bench/model-holdout.py: does a model form predict placements it was not
+"""assign/research/model-holdout.py: does a model form predict placements it was not
 fitted to, and how many calibration placements does it need?  Cross-
 validation on the measurements of one stored `assign validate` run: the
 placements (its random sample and its model top) are split at random into a
@@ -19,10 +19,10 @@ Nothing is measured and no calibration is replayed: every form sees the same
 measurements.  A stored calibration fits its random placements (calibrate
 --placements: 24 by default, 8 before 2026-11-25) and 3 contrasts;
 `--train 8,16,24` shows what more of them buy, where a replayed
-calibration (bench/refit-calibration.py) is too small to.
+calibration (assign/research/refit-calibration.py) is too small to.
 
 Usage (files from assign validate --json and the characterization calibrate read):
-  .venv/bin/python bench/model-holdout.py --workload W --validation val-W.json \\
+  .venv/bin/python assign/research/model-holdout.py --workload W --validation val-W.json \\
       --characterization char-W.json [--read raw|corrected] [--splits 4] [--train 8,16]
 
 Printed per training size and form: the held-out placements' median absolute
@@ -45,8 +45,8 @@ try:
     from assign.commands.validate import compare
     from assign.topology import get_machine
 except ImportError as e:
-    sys.exit(f"bench/model-holdout.py: {e}; run it with the project's venv: .venv/bin/python "
-             "bench/model-holdout.py")
+    sys.exit(f"assign/research/model-holdout.py: {e}; run it with the project's venv: .venv/bin/python "
+             "assign/research/model-holdout.py")
 
 # name, return_ns fitted, transit_ns, rx_crowding and span_rt fitted ("choose": where Akaike's
 # criterion keeps it)
@@ -79,7 +79,7 @@ def main() -> int:
         val = json.load(open(a.validation))
         char = json.load(open(a.characterization))
     except (OSError, ValueError) as e:
-        sys.exit(f"bench/model-holdout.py: {e}")
+        sys.exit(f"assign/research/model-holdout.py: {e}")
     if val.get("workload") != a.workload:
         sys.exit(f"--workload {a.workload}: {a.validation} is a validation of {val.get('workload')}")
     if char.get("workload") != a.workload:

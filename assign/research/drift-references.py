@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""bench/drift-references.py: which drift reference takes the machine's
+"""assign/research/drift-references.py: which drift reference takes the machine's
 movement out of which placement?  Measures, round after round, the fused
 reference (instances fused, one per context), the crossing reference (the
 same instances, each split over two contexts), a few split placements and
@@ -11,7 +11,7 @@ reference `assign calibrate/validate --drift-reference both` should scale
 that kind of placement by (characterize/rounds.py).
 
 Run with the project's venv, on a build with the app:
-  .venv/bin/python bench/drift-references.py --workload ipfwd-l1 --rounds 40
+  .venv/bin/python assign/research/drift-references.py --workload ipfwd-l1 --rounds 40
 """
 from __future__ import annotations
 
@@ -27,8 +27,8 @@ try:
     from assign.topology import get_machine
     from assign.workloads import input_label
 except ImportError as e:
-    sys.exit(f"bench/drift-references.py: {e}; run it with the project's venv: .venv/bin/python "
-             "bench/drift-references.py")
+    sys.exit(f"assign/research/drift-references.py: {e}; run it with the project's venv: .venv/bin/python "
+             "assign/research/drift-references.py")
 
 
 def main() -> int:
@@ -43,7 +43,7 @@ def main() -> int:
     fused = reference_placement(topo, 4)
     cross = crossing_reference_placement(topo, 4)
     if cross is None:
-        sys.exit("bench/drift-references.py: one context: there is no placement to split")
+        sys.exit("assign/research/drift-references.py: one context: there is no placement to split")
     c0, c1 = fused[1][0], fused[1][3]
     tests = [(1, (c1, c0, c1)), (2, (c0, c1, c1, c0, c1, c0)), (3, (c0,) * 3 + (c1, c0, c0) * 2), (1, (c0,) * 3)]
     meter = PlacementMeter(topo, a.workload, DpdkOptions(packets=a.packets, warmup=0.0))

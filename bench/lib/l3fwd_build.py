@@ -14,7 +14,7 @@ A test bed with no DPDK development packages (no compiler, no dpdk-doc)
 gets the two copies bench/ipfwd.py runs built here beforehand, by
 tools/testbed-bundle.sh --peers, which runs this file:
 
-  python3 bench/l3fwd_build.py DIR    # DIR/l3fwd and DIR/l3fwd-sw-cksum
+  python3 bench/lib/l3fwd_build.py DIR    # DIR/l3fwd and DIR/l3fwd-sw-cksum
 
 and names DIR in PIPEPLACE_L3FWD_DIR (bench/ipfwd.py --l3fwd-dir)."""
 from __future__ import annotations
@@ -85,7 +85,7 @@ def prebuilt_l3fwd(where: Path, who: str) -> tuple[Path, Path]:
     for exe in exes:
         if not (exe.is_file() and os.access(exe, os.X_OK)):
             raise SystemExit(f"{who}: --l3fwd-dir {where}: no executable {exe.name} there (make it with "
-                             "python3 bench/l3fwd_build.py DIR, or tools/testbed-bundle.sh --peers)")
+                             "python3 bench/lib/l3fwd_build.py DIR, or tools/testbed-bundle.sh --peers)")
     return exes[0], exes[1]
 
 
@@ -97,8 +97,8 @@ def main(argv: list[str]) -> int:
     out.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="l3fwd_build_") as td:
         for name, ck in zip(PREBUILT, (False, True)):
-            shutil.copy2(build_l3fwd(Path(td), "bench/l3fwd_build.py", sw_ipv4_cksum=ck), out / name)
-    print(f"bench/l3fwd_build.py: {', '.join(str(out / n) for n in PREBUILT)}")
+            shutil.copy2(build_l3fwd(Path(td), "bench/lib/l3fwd_build.py", sw_ipv4_cksum=ck), out / name)
+    print(f"bench/lib/l3fwd_build.py: {', '.join(str(out / n) for n in PREBUILT)}")
     return 0
 
 

@@ -7,7 +7,7 @@ fewest references the rule judges (MIN_REFERENCES a worker, its worst
 case), the 1% floor set to 0 so that the noise factor alone decides.
 Prints counts side by side; all figures are simulated.
 
-Usage: bench/machine_check_fp.py [--trials N]   (default 5000: about 2 minutes on a loaded 2-core box)
+Usage: assign/research/machine-check-fp.py [--trials N]   (default 5000: about 2 minutes on a loaded 2-core box)
 """
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "assign" / "src"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 from assign import machine_check as mc  # noqa: E402
 
 

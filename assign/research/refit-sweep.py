@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""bench/refit-sweep.py: which context-share choice predicts better, over
-every stored calibration?  bench/refit-calibration.py replays one stored
+"""assign/research/refit-sweep.py: which context-share choice predicts better, over
+every stored calibration?  assign/research/refit-calibration.py replays one stored
 `assign calibrate` run; this replays all it finds under the given folders,
 once per `--context-shares` value (one share for every context, one per
 context, or Akaike's choice between them), and scores each refit on every
@@ -8,7 +8,7 @@ stored `assign validate` run of the same calibration.  Nothing is measured:
 the figures are computed from stored measurements.
 
 A calibration is found as params-W.json with char-W.json beside it (the files
-assign/README.md's protocol writes: calibrate --out, characterize --json), and
+assign/CALIBRATE.md's commands write: calibrate --out, characterize --json), and
 its validations as every val*-W.json in the same folder (validate --json)
 measured against it; a calibration and validation found twice (a test bed's
 result folders repeat earlier files) count once.  A calibration that cannot be replayed (no drift
@@ -16,7 +16,7 @@ reference, a placement that failed in some round, placements this version
 would not draw) is listed as skipped, with why.
 
 Usage:
-  .venv/bin/python bench/refit-sweep.py DIR [DIR ...]
+  .venv/bin/python assign/research/refit-sweep.py DIR [DIR ...]
 
 Printed: per calibration and validation, each choice's median and 90th
 percentile absolute error and Spearman's rank correlation on the
@@ -42,7 +42,7 @@ try:
     from assign.commands.validate import compare
     from assign.topology import Node, Topology
 except ImportError as e:
-    sys.exit(f"bench/refit-sweep.py: {e}; run it with the project's venv: .venv/bin/python bench/refit-sweep.py")
+    sys.exit(f"assign/research/refit-sweep.py: {e}; run it with the project's venv: .venv/bin/python assign/research/refit-sweep.py")
 
 _spec = importlib.util.spec_from_file_location("refit_calibration", Path(__file__).with_name("refit-calibration.py"))
 refit = importlib.util.module_from_spec(_spec)
@@ -119,10 +119,10 @@ def main() -> int:
     a = ap.parse_args()
     for d in a.dirs:
         if not d.is_dir():
-            sys.exit(f"bench/refit-sweep.py: {d}: not a folder")
+            sys.exit(f"assign/research/refit-sweep.py: {d}: not a folder")
     found = pairs(a.dirs)
     if not found:
-        sys.exit("bench/refit-sweep.py: no params-W.json with char-W.json and val*-W.json beside it under "
+        sys.exit("assign/research/refit-sweep.py: no params-W.json with char-W.json and val*-W.json beside it under "
                  + ", ".join(map(str, a.dirs)))
     print("refitted from stored measurements (nothing measured); errors computed: median / p90 % / Spearman")
     print(f"{'calibration':34} {'validation':26} {'AIC':>4} " + " ".join(f"{c + ', raw':>24}" for c in CHOICES))

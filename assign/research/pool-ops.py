@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""bench/pool-ops.py: the runtime's mbuf pool on DPDK's FIFO ring
+"""assign/research/pool-ops.py: the runtime's mbuf pool on DPDK's FIFO ring
 (ring_mp_mc, DPDK's default) against its LIFO stack (stack, the runtime's
 default), side by side in one run, for every workload `assign` measures and
 every way one instance's three tasks can sit on two contexts.
@@ -7,7 +7,7 @@ every way one instance's three tasks can sit on two contexts.
 Why it matters: a buffer that T frees on another context goes back through
 the pool's common store.  A FIFO hands R the buffer freed longest ago, cold
 in every cache; a LIFO hands back the one freed last.  The cost shows where a
-task stands apart from R (bench figures in assign/README, "analyzer's buffers").
+task stands apart from R (figures in assign/notes/2026-11-25-analyzer-buffers.md).
 
 Each workload replays assign's default traffic for it (the same cached
 captures, pool size and mbuf size as `assign sample --backend dpdk`) through
@@ -22,7 +22,7 @@ the same minute), its median and min-max; and in how many rounds stack beat
 ring_mp_mc.  `--drivers A,B` compares two other drivers (lf_stack, the
 lock-free stack, on a machine with many contexts), the ratio then B / A.
 
-Usage: .venv/bin/python bench/pool-ops.py [--build DIR] [--rounds N]
+Usage: .venv/bin/python assign/research/pool-ops.py [--build DIR] [--rounds N]
            [--workloads W,...] [--shapes S,...] [--duration S] [--json FILE]
 """
 from __future__ import annotations
@@ -36,7 +36,7 @@ import tempfile
 import uuid
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "tests"))
 sys.path.insert(0, str(REPO / "assign" / "src"))
 import harness  # noqa: E402  (tests/harness: run_app)

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""bench/window.py: how long must a measured placement's window be?  The
+"""assign/research/window.py: how long must a measured placement's window be?  The
 runtime times a `--packets` window from the workers' launch, so a short one
 holds their start (re-pinning, cold caches, stateful's new flow table).
 Measures, round after round, the drift reference (instances fused, one per
@@ -16,7 +16,7 @@ window_packets) is printed beside the sizes asked for, when a
 characterization is given.
 
 Run with the project's venv, on a build with the app:
-  .venv/bin/python bench/window.py --workload stateful --rounds 8 [--packets 100000,1000000]
+  .venv/bin/python assign/research/window.py --workload stateful --rounds 8 [--packets 100000,1000000]
       [--characterization char-stateful.json]
 """
 from __future__ import annotations
@@ -36,7 +36,7 @@ try:
     from assign.topology import get_machine
     from assign.workloads import Workload, WorkloadError, input_label
 except ImportError as e:
-    sys.exit(f"bench/window.py: {e}; run it with the project's venv: .venv/bin/python bench/window.py")
+    sys.exit(f"assign/research/window.py: {e}; run it with the project's venv: .venv/bin/python assign/research/window.py")
 
 
 def main() -> int:
@@ -62,9 +62,9 @@ def main() -> int:
                 char = json.load(f)
             default = window_packets(char)
         except (OSError, ValueError, KeyError) as e:
-            sys.exit(f"bench/window.py: --characterization {a.characterization}: {e}")
+            sys.exit(f"assign/research/window.py: --characterization {a.characterization}: {e}")
         if char.get("workload") != a.workload:
-            sys.exit(f"bench/window.py: --characterization {a.characterization} is for {char.get('workload')!r}")
+            sys.exit(f"assign/research/window.py: --characterization {a.characterization} is for {char.get('workload')!r}")
         hz = float(char["timer"]["tsc_hz"])
         print(f"calibrate's default window for {a.workload}: {default:,} packets per instance (estimated)")
         if default not in sizes:

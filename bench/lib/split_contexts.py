@@ -3,8 +3,7 @@ context: on a context of another core, and, where the machine has them, on
 the other hardware thread of P's own core.  The two are different machines
 for a pipeline: threads of one core share its L1 and L2, so the lines of
 every frame that P rewrites and R refills stay in that core; across cores
-each of them crosses twice per packet (apps/ipfwd/README.md, "On a 16-core
-VM").  Which one a figure measured is printed beside it.
+each of them crosses twice per packet (apps/ipfwd/notes/2026-11-26-16-core-vm.md).  Which one a figure measured is printed beside it.
 
 The hardware threads of a core are the kernel's (sysfs
 topology/thread_siblings_list), as hwloc reads them.

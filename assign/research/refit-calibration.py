@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""bench/refit-calibration.py: does a calibration choice help, on the same
+"""assign/research/refit-calibration.py: does a calibration choice help, on the same
 measurements?  Refits a stored `assign calibrate --drift-reference` run with
 and without its contrast placements (characterize/fit.py,
 contrast_placements), and with each form of the modelled throughput (the
@@ -31,7 +31,7 @@ reproduces the stored calibration.
 
 Usage (files from assign calibrate --out, assign validate --json, and the
 characterization calibrate read):
-  .venv/bin/python bench/refit-calibration.py --workload W --calibration params-W.json \\
+  .venv/bin/python assign/research/refit-calibration.py --workload W --calibration params-W.json \\
       --validation val-W.json --characterization char-W.json
 
 Printed per fit: the calibration placements' median error (estimated), and on
@@ -56,8 +56,8 @@ try:
     from assign.commands.validate import compare
     from assign.topology import Node, Topology
 except ImportError as e:
-    sys.exit(f"bench/refit-calibration.py: {e}; run it with the project's venv: .venv/bin/python "
-             "bench/refit-calibration.py")
+    sys.exit(f"assign/research/refit-calibration.py: {e}; run it with the project's venv: .venv/bin/python "
+             "assign/research/refit-calibration.py")
 
 CONTRASTS = ("fused", "crossing", "stacked")
 THROUGHPUTS = ("sum", "equal-packets")
@@ -112,7 +112,7 @@ def main() -> int:
         val = json.load(open(a.validation))
         char = json.load(open(a.characterization))
     except (OSError, ValueError) as e:
-        sys.exit(f"bench/refit-calibration.py: {e}")
+        sys.exit(f"assign/research/refit-calibration.py: {e}")
     cal = doc["calibration"]
     # the machine the calibration measured, whichever runs this
     topo = Topology("local", "the calibration's machine (hwloc)", Node.from_json(doc["calibrated_for"]["machine"]))

@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
-"""bench/capture-footprint.py: how much of R's cost is the replay's own?
+"""assign/research/capture-footprint.py: how much of R's cost is the replay's own?
 With `--traffic pcap`, each instance's R receives through net_pcap's
 infinite replay, which copies every frame out of the capture it holds in
 memory.  A capture larger than the caches puts memory misses on R that a
 NIC writing frames by DMA would not, and R tasks sharing a context evict
-each other's captures.  This benchmark measures, round after round, one
+each other's captures.  This script measures, round after round, one
 instance fused alone, two fused instances taking turns on one context, and
 two fused instances on two contexts, with each capture size given
 (--capture-packets, the sizes taking turns within a round), through the
@@ -18,7 +18,7 @@ ns per load, measured): on a shared host that moves with the other
 tenants, and R's cost with a large capture moves with it.
 
 Run with the project's venv, on a build with the app:
-  .venv/bin/python bench/capture-footprint.py --workload stateful --sizes 1024,4096,32768 --rounds 3
+  .venv/bin/python assign/research/capture-footprint.py --workload stateful --sizes 1024,4096,32768 --rounds 3
       [--packets 2000000]
 """
 from __future__ import annotations
@@ -38,8 +38,8 @@ try:
     from assign.topology import get_machine
     from assign.workloads import Workload, WorkloadError, input_label
 except ImportError as e:
-    sys.exit(f"bench/capture-footprint.py: {e}; run it with the project's venv: "
-             ".venv/bin/python bench/capture-footprint.py")
+    sys.exit(f"assign/research/capture-footprint.py: {e}; run it with the project's venv: "
+             ".venv/bin/python assign/research/capture-footprint.py")
 
 
 PROBE_MIB = (4, 8, 16, 32, 64)
@@ -90,7 +90,7 @@ def main() -> int:
                     got[(name, n)].append(meters[n](k, ctx))
             print(f"round {rnd + 1}/{a.rounds} done", file=sys.stderr)
     except BackendError as e:
-        sys.exit(f"bench/capture-footprint.py: {e}")
+        sys.exit(f"assign/research/capture-footprint.py: {e}")
     finally:
         for m in meters.values():
             m.close()

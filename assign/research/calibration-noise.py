@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""bench/calibration-noise.py: does a calibration measured while the machine
+"""assign/research/calibration-noise.py: does a calibration measured while the machine
 moved validate worse?  For every stored `assign calibrate` run with its
-stored `assign validate` runs (found as bench/refit-sweep.py finds them), the
+stored `assign validate` runs (found as assign/research/refit-sweep.py finds them), the
 calibration's placement noise over rounds (median coefficient of variation
 of each placement's raw rounds, measured) beside the validation's errors
 (modelled vs measured) and its own noise; then, for a few noise limits, the
@@ -11,7 +11,7 @@ files.  `assign calibrate` warns above CALIBRATION_NOISE_WARN_PCT
 (assign/characterize/trust.py); this is the evidence for that limit.
 
 Usage:
-  .venv/bin/python bench/calibration-noise.py DIR [DIR ...]
+  .venv/bin/python assign/research/calibration-noise.py DIR [DIR ...]
 """
 from __future__ import annotations
 
@@ -25,8 +25,8 @@ from statistics import median
 try:
     from assign.characterize.trust import CALIBRATION_NOISE_WARN_PCT
 except ImportError as e:
-    sys.exit(f"bench/calibration-noise.py: {e}; run it with the project's venv: "
-             ".venv/bin/python bench/calibration-noise.py")
+    sys.exit(f"assign/research/calibration-noise.py: {e}; run it with the project's venv: "
+             ".venv/bin/python assign/research/calibration-noise.py")
 
 _spec = importlib.util.spec_from_file_location("refit_sweep", Path(__file__).with_name("refit-sweep.py"))
 sweep = importlib.util.module_from_spec(_spec)

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""bench/soak-tgen-memif.py: N placements in a row (default 1,000) with the
+"""traffic-gen/tests/soak_memif.py: N placements in a row (default 1,000) with the
 traffic from pp-tgen over net_memif (`assign sample --backend dpdk --traffic
 tgen`: one generator for the whole sample, the app the memif client, its
 ports and the link kept up from placement to placement), on the ASan+UBSan
@@ -10,7 +10,7 @@ the end (every packet the generator sent is in some placement's rx or in
 what the app drained at its end: assign's "generator link" line); prints
 the counts (measured), the failure reasons and the time per placement.
 
-  .venv/bin/python bench/soak-tgen-memif.py [--build DIR] [--placements N]
+  .venv/bin/python traffic-gen/tests/soak_memif.py [--build DIR] [--placements N]
         [--packets P] [--workload ipfwd-l1|ipfwd-mem] [--seed S]
 
 Needs the dpdk backend's prerequisites (ipfwd and pp-tgen built in DIR,
@@ -28,7 +28,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "tests"))
 import harness  # noqa: E402  (tests/harness: sanitizer settings and reports)
 
@@ -44,7 +44,7 @@ def main() -> int:
     a = ap.parse_args()
     assign = Path(os.environ.get("ASSIGN", REPO / ".venv" / "bin" / "assign"))
     if not os.access(assign, os.X_OK):
-        sys.exit(f"soak-tgen-memif.py: {assign} not found: tools/setup.sh makes it (or set ASSIGN)")
+        sys.exit(f"soak_memif.py: {assign} not found: tools/setup.sh makes it (or set ASSIGN)")
     with tempfile.TemporaryDirectory(prefix="soaktg") as d:
         db = Path(d) / "soak.db"
         cmd = [str(assign), "sample", "--backend", "dpdk", "--traffic", "tgen", "--workload", a.workload,
