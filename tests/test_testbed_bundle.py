@@ -11,6 +11,7 @@ import os
 import re
 import shutil
 import signal
+import stat
 import subprocess
 import sys
 import tempfile
@@ -30,10 +31,27 @@ RUNTIME = re.compile(r"^(linux-vdso|ld-linux|libc|libm|libpthread|libdl|librt|li
 DRIVERS = {"bus_vdev", "mempool_ring", "mempool_stack", "net_memif", "net_null", "net_pcap", "net_ring"}
 
 
+def world_writable_above(d: Path) -> Path | None:
+    """The first directory at or above d that anyone may write to (/tmp), or None."""
+    for p in (d, *d.parents):
+        if p.exists() and p.stat().st_mode & stat.S_IWOTH:
+            return p
+    return None
+
+
 @pytest.fixture(scope="module")
 def bundle(repo_dir: Path, build_dir: Path) -> Iterator[Path]:
-    # not under /tmp: EAL loads no driver from under a world-writable directory
-    where = Path(tempfile.mkdtemp(prefix="testbed-test-", dir=build_dir))
+    # EAL loads no driver from under a world-writable directory, and a checkout may sit under one
+    # (a clone in /tmp): then the bundle goes to a private folder in the user's cache
+    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "pipeplace-test"
+    places = [build_dir.resolve(), cache.resolve()]
+    base = next((p for p in places if world_writable_above(p) is None), None)
+    if base is None:
+        pytest.skip("no place for the test bundle outside a world-writable directory, where EAL loads no "
+                    "driver: " + ", ".join(f"{p} (under {world_writable_above(p)})" for p in places))
+    made = not base.exists()
+    base.mkdir(parents=True, exist_ok=True)
+    where = Path(tempfile.mkdtemp(prefix="testbed-test-", dir=base))  # mode 0700
     out = where / "testbed"
     try:
         p = subprocess.run([str(repo_dir / "tools" / "testbed-bundle.sh"), "--peers", str(out), str(build_dir)],
@@ -43,6 +61,11 @@ def bundle(repo_dir: Path, build_dir: Path) -> Iterator[Path]:
         yield out
     finally:
         shutil.rmtree(where, ignore_errors=True)
+        if made:
+            try:
+                base.rmdir()  # only when empty: another checkout's test may be using it
+            except OSError:
+                pass
 
 
 def test_a_world_writable_place_or_a_directory_of_something_else_is_refused(repo_dir: Path, build_dir: Path,
