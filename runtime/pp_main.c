@@ -21,6 +21,7 @@
 #include "pp_app.h"
 #include "pp_eal.h"
 #include "pp_kif.h"
+#include "pp_parse.h"
 #include "pp_pcap_check.h"
 #include "pp_placement.h"
 #include "pp_placement_builtin.h"
@@ -417,7 +418,10 @@ pp_main(int argc, char **argv, const struct pp_app *app)
 	char err[512], *lcores = NULL;
 	const char *origin = NULL;
 	bool eal_up = false;
-	int rc = 1;
+	/* Exit status: 2 for what the command line (or a file or value it
+	 * names) gets wrong, found before anything runs; 1 for a failure while
+	 * running.  Every check up to EAL start is of the first kind. */
+	int rc = PP_EXIT_USAGE;
 
 	if (app_cfg == NULL)
 		return 1;
@@ -426,20 +430,22 @@ pp_main(int argc, char **argv, const struct pp_app *app)
 		: 0;
 	if (prc != 0) {
 		free(app_cfg);
-		return prc > 0 ? 0 : 1;
+		return prc > 0 ? 0 : PP_EXIT_USAGE;
 	}
 	int64_t app_mb = app->dpdk_mem_mb != NULL ? app->dpdk_mem_mb(app_cfg) : 0;
 	if (app_mb < 0) {
 		free(app_cfg);
-		return 1;
+		return PP_EXIT_USAGE;
 	}
 	c.run.stats_path = c.stats_path;
 	if (pp_stats_check_path(c.stats_path) < 0) {
 		free(app_cfg);
-		return 1;
+		return PP_EXIT_USAGE;
 	}
 	if (pp_topology_load(&topo, c.topology, err, sizeof(err)) < 0) {
 		fprintf(stderr, "%s\n", err);
+		/* hwloc failing to read this machine is not the user's doing */
+		rc = c.topology != NULL ? PP_EXIT_USAGE : 1;
 		goto out;
 	}
 	if (c.serve && (c.placement_path != NULL || c.check_only || c.stats_path != NULL)) {
@@ -522,8 +528,10 @@ pp_main(int argc, char **argv, const struct pp_app *app)
 		goto out;
 	}
 	lcores = lcore_map(ctxs, n_ctx);
-	if (lcores == NULL)
+	if (lcores == NULL) {
+		rc = 1;
 		goto out;
+	}
 
 	/* Pool: full rings and a burst in every stage of every instance; a
 	 * smaller pool is safe (ports then receive less), a larger one is
@@ -537,9 +545,16 @@ pp_main(int argc, char **argv, const struct pp_app *app)
 	const char *const eal_extra[] = { "--lcores", lcores, NULL };
 	struct pp_pcap_frames pcap_frames;
 	pp_pcap_check(dashdash, argv, c.mbuf_data, "pipeplace", &pcap_frames);
-	if (pp_eal_start(dashdash, argv, eal_extra, need_mb, "pipeplace") < 0)
+	int erc = pp_eal_start(dashdash, argv, eal_extra, need_mb, "pipeplace");
+	if (erc < 0) {
+		rc = erc == PP_EAL_USAGE ? PP_EXIT_USAGE : 1;
 		goto out;
+	}
 	eal_up = true;
+	const char *pool_ops = pp_pool_ops_choose(c.pool_ops);
+	if (pool_ops == NULL)
+		goto out; /* a driver name this DPDK lacks or cannot use: still usage */
+	rc = 1;
 	pp_signal_setup(on_usr1);
 	for (unsigned k = 0; k < c.n_attach; k++)
 		if (pp_kif_attach(c.attach[k], c.attach_mode, "pipeplace") < 0)
@@ -554,7 +569,7 @@ pp_main(int argc, char **argv, const struct pp_app *app)
 	for (unsigned k = 0; k < n_ctx; k++)
 		rt.lcore_of_context[ctxs[k]] = k + 1;
 	rt.pool = pp_pool_create(
-		c.pool_ops, c.mbufs, c.mbuf_data, (int)pp_topology_numa_node(&topo, ctxs[0]));
+		pool_ops, c.mbufs, c.mbuf_data, (int)pp_topology_numa_node(&topo, ctxs[0]));
 	if (rt.pool == NULL)
 		goto out;
 	if (c.serve) {
@@ -563,6 +578,8 @@ pp_main(int argc, char **argv, const struct pp_app *app)
 		json_t *stats = NULL;
 		rc = pp_run_placement(
 			&rt, &pl, origin, pl.variant[0] ? pl.variant : NULL, &c.run, &stats);
+		if (rc == 2)
+			rc = 1; /* accounting violated: a failure while running, stats written */
 		if (stats != NULL) {
 			if (c.n_attach > 0)
 				json_object_set_new(stats, "attached", pp_kif_json());

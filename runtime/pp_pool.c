@@ -28,8 +28,8 @@ list_pool_ops(FILE *out)
 		fprintf(out, " %s", rte_mempool_ops_table.ops[i].name);
 }
 
-struct rte_mempool *
-pp_pool_create(const char *ops_opt, unsigned n, unsigned data_room, int socket)
+const char *
+pp_pool_ops_choose(const char *ops_opt)
 {
 	const char *ops = ops_opt;
 	const char *from = "--pool-ops";
@@ -64,6 +64,12 @@ pp_pool_create(const char *ops_opt, unsigned n, unsigned data_room, int socket)
 			ops, rte_mbuf_best_mempool_ops());
 		ops = rte_mbuf_best_mempool_ops();
 	}
+	return ops;
+}
+
+struct rte_mempool *
+pp_pool_create(const char *ops, unsigned n, unsigned data_room, int socket)
+{
 	struct rte_mempool *mp = rte_pktmbuf_pool_create_by_ops(
 		"pp_pool", n, 256, 0, (uint16_t)(data_room + RTE_PKTMBUF_HEADROOM), socket, ops);
 	if (mp == NULL)

@@ -10,11 +10,16 @@ struct rte_mempool;
 #define PP_DEFAULT_POOL_OPS "stack"
 
 /* n mbufs of data_room bytes (headroom added) on NUMA node socket, on the
- * mempool driver ops_opt names (--pool-ops), else the one EAL's
- * --mbuf-pool-ops-name names, else PP_DEFAULT_POOL_OPS.  A name this DPDK
- * lacks is refused with the list of those it has, a single-producer or
- * single-consumer ring refused; a default it lacks falls back to DPDK's own
- * choice, and says so.  NULL (message on stderr) on failure. */
-struct rte_mempool *pp_pool_create(const char *ops_opt, unsigned n, unsigned data_room, int socket);
+ * mempool driver `ops` (pp_pool_ops_choose's choice).  NULL (message on
+ * stderr) on failure. */
+struct rte_mempool *pp_pool_create(const char *ops, unsigned n, unsigned data_room, int socket);
+
+/* The mempool driver ops_opt names (--pool-ops), else the one EAL's
+ * --mbuf-pool-ops-name names, else PP_DEFAULT_POOL_OPS; after EAL start
+ * (drivers register while EAL loads its plugins).  A name this DPDK lacks
+ * is refused with the list of those it has, a single-producer or
+ * single-consumer ring refused: NULL, a usage error (message on stderr).
+ * A default it lacks falls back to DPDK's own choice, and says so. */
+const char *pp_pool_ops_choose(const char *ops_opt);
 
 #endif

@@ -7,6 +7,11 @@
 #      ipfwd-mem instances (24 tasks), the EVT estimate, the report.
 # Everything it writes goes under results/ (or $PIPEPLACE_RESULTS).
 set -euo pipefail
+case "${1:-}" in
+  '') ;;
+  -h|--help) sed -n '2,8p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+  *) echo "main.sh: takes no arguments, got '$1' (see --help)" >&2; exit 2 ;;
+esac
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$repo"
 out=${PIPEPLACE_RESULTS:-$repo/results}

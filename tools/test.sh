@@ -7,6 +7,11 @@
 #      taken from the ASan+UBSan build.
 # Exits non-zero when any test fails.
 set -euo pipefail
+case "${1:-}" in
+  '') ;;
+  -h|--help) sed -n '2,8p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+  *) echo "test.sh: takes no arguments, got '$1' (see --help)" >&2; exit 2 ;;
+esac
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$repo"
 "$repo/tools/setup.sh" --asan --fuzz

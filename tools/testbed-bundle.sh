@@ -39,6 +39,7 @@ repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 case "${1:-}" in -h|--help) sed -n '2,35p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;; esac
 peers=0
 if [ "${1:-}" = --peers ]; then peers=1; shift; fi
+case "${1:-}" in -*) echo "testbed-bundle: unknown option '$1' (see --help)" >&2; exit 2 ;; esac
 out=${1:-$repo/testbed}
 shift || true
 builds=("$@")

@@ -2,8 +2,10 @@
  * checks once a profile and the flags have set it. */
 #include "tg_config.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "pp_outfile.h"
 #include "tg_signature.h"
@@ -153,6 +155,13 @@ tg_cfg_check(struct tg_cfg *c)
 					"pp-tgen: stream '%s': rfc2544 needs a template stream, "
 					"not a pcap\n",
 					s->name);
+				return -1;
+			}
+			/* unreadable: the command line's (or profile's) fault, said before
+			 * any port starts */
+			if (access(s->pcap, R_OK) != 0) {
+				fprintf(stderr, "pp-tgen: stream '%s': pcap %s: %s\n", s->name,
+					s->pcap, strerror(errno));
 				return -1;
 			}
 			continue;

@@ -6,6 +6,7 @@
 
 #include "pp_eal.h"
 #include "pp_kif.h"
+#include "pp_parse.h"
 #include "pp_signal.h"
 #include "tg_ctx.h"
 #include "tg_cli.h"
@@ -52,14 +53,15 @@ main(int argc, char **argv)
 	for (int i = 1; i < argc; i++)
 		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
 			tg_cfg_defaults(&cfg);
-			return tg_cli_parse(&cfg, 1, &argv[i]) == 1 ? 0 : 2;
+			return tg_cli_parse(&cfg, 1, &argv[i]) == 1 ? 0 : PP_EXIT_USAGE;
 		}
 	/* Without enough free hugepages, run from ordinary memory (as the apps
 	 * do).  The EAL gets the arguments before "--", the rest are ours. */
 	for (dashdash = 1; dashdash < argc && strcmp(argv[dashdash], "--"); dashdash++)
 		;
-	if (pp_eal_start(dashdash, argv, NULL, TG_EAL_NEED_MB, "pp-tgen") < 0)
-		return 2;
+	rc = pp_eal_start(dashdash, argv, NULL, TG_EAL_NEED_MB, "pp-tgen");
+	if (rc < 0)
+		return rc == PP_EAL_USAGE ? PP_EXIT_USAGE : 1;
 	argc -= dashdash; /* argv[0] is now "--", or the end when there is none */
 	argv += dashdash;
 	tg_cfg_defaults(&cfg);
@@ -68,7 +70,7 @@ main(int argc, char **argv)
 		rc = tg_cfg_check(&cfg);
 	if (rc) {
 		pp_eal_stop();
-		return rc > 0 ? 0 : 2;
+		return rc > 0 ? 0 : PP_EXIT_USAGE;
 	}
 	cfg.live = cfg.live || isatty(STDERR_FILENO);
 	pp_signal_setup(NULL);

@@ -110,4 +110,5 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    import exit_status  # tools/: a path that cannot be written is a usage error
+    sys.exit(exit_status.run(main, "ahocorasick_traffic.py"))

@@ -1,9 +1,11 @@
 /* Keyword-set options shared by the app and ac-rules (see rule_opts.h). */
 #include "rule_opts.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 int
 ac_rule_opt_parse(struct ac_rule_opts *o, int argc, char **argv)
@@ -31,6 +33,17 @@ ac_rule_opt_parse(struct ac_rule_opts *o, int argc, char **argv)
 		return 0;
 	if (argc < 2 || argv[1][0] == '\0') {
 		fprintf(stderr, "%s needs a value\n", opt);
+		return -1;
+	}
+	/* A file that cannot be read is a usage error, refused before EAL starts
+	 * (the loaders say the same later, for the default path). */
+	if ((strcmp(opt, "--rules") == 0 || strcmp(opt, "--vars") == 0) &&
+		access(argv[1], R_OK) != 0) {
+		if (strcmp(opt, "--rules") == 0)
+			fprintf(stderr, "cannot read rules file '%s': %s\n", argv[1],
+				strerror(errno));
+		else
+			fprintf(stderr, "--vars: cannot read '%s': %s\n", argv[1], strerror(errno));
 		return -1;
 	}
 	if (strcmp(opt, "--rules") == 0) {

@@ -3,6 +3,7 @@
 #include "pp_intr.h"
 
 #include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <fnmatch.h>
 #include <inttypes.h>
@@ -101,7 +102,7 @@ pp_eal_start(int argc, char **argv, const char *const *extra, uint64_t need_mb, 
 		fprintf(stderr,
 			"%s: PIPEPLACE_DPDK_DRIVERS=%s (from the environment): not a directory\n",
 			who, drivers);
-		return -1;
+		return PP_EAL_USAGE;
 	}
 	free(eal_argv);
 	eal_argv = calloc((size_t)argc + (size_t)n_extra + 6, sizeof(char *));
@@ -137,6 +138,7 @@ pp_eal_start(int argc, char **argv, const char *const *extra, uint64_t need_mb, 
 			who, rte_strerror(rte_errno));
 		free(eal_argv);
 		eal_argv = NULL;
+		return rte_errno == EINVAL ? PP_EAL_USAGE : -1;
 	}
 	return rc;
 }

@@ -30,7 +30,11 @@ bool pp_eal_has_arg(int argc, char **argv, const char *const *names);
  * the EAL arguments give no memory option and the free hugepages hold
  * fewer than need_mb MiB (said on stderr, prefixed with `who`).  argv past argc (the
  * program's own options after "--") is not passed.  Returns what
- * rte_eal_init returns, after printing why on failure. */
+ * rte_eal_init returns, after printing why on failure; PP_EAL_USAGE where
+ * the arguments or PIPEPLACE_DPDK_DRIVERS are wrong (EAL's rte_errno
+ * EINVAL: arguments it does not take, a -d it cannot load from), -1 for
+ * any other failure. */
+#define PP_EAL_USAGE (-2)
 int pp_eal_start(
 	int argc, char **argv, const char *const *extra, uint64_t need_mb, const char *who);
 

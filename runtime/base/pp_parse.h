@@ -9,6 +9,11 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+/* Every program's exit status (README.md, "Exit status"): 0 done, 1 a
+ * failure while running, PP_EXIT_USAGE what the command line (or a file or
+ * value it names) gets wrong. */
+#define PP_EXIT_USAGE 2
+
 /* A decimal integer in lo..hi: digits only (no sign, no blanks). 0 or -1. */
 int pp_parse_u64_value(const char *text, uint64_t lo, uint64_t hi, uint64_t *out);
 

@@ -48,7 +48,7 @@ main(int argc, char **argv)
 	bool rules_mode = o.vars_path != NULL || o.list_unsupported;
 	o.keep_all = rules_mode;
 	if (ac_rule_opts_load(&o, &rs) < 0)
-		return 1;
+		return 2; /* the rules (or --vars) file the command line names is wrong */
 	if (rules_mode) {
 		struct ac_vars vars;
 		struct ac_verifier v;

@@ -187,8 +187,9 @@ class ProcessRunner:
                 stats = json.loads(sfile.read_text())
             except ValueError as e:
                 return Outcome(None, wall, f"statistics file {sfile} is not JSON ({e}); {describe_exit(rc)}", rc)
-        # rc 2 = the accounting check failed (stats still written): judged by the backend from the stats
-        if rc != 0 and not (rc == 2 and stats is not None):
+        # rc 1 with statistics written: the run ended and failed a check (the accounting): judged by the
+        # backend from the stats
+        if rc != 0 and not (rc == 1 and stats is not None):
             return Outcome(None, wall, f"{describe_exit(rc)}; stderr: {stderr_tail(efile) or '(empty)'}", rc)
         if stats is None:
             return Outcome(None, wall, f"{describe_exit(rc)} but no statistics written to {sfile}", rc)
