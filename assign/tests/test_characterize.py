@@ -90,7 +90,8 @@ def test_characterize_calibrate_validate_end_to_end(profile_build: Path, build_d
     # the third task on its own context can make the pair faster or slower than all three
     # fused on one, and other load moves it; a sign here would be a flaky test)
     assert all(0.0 < c["sharing"]["pu"][f"{x}+{y}"] < float("inf") for x in ROLES for y in ROLES if x != y)
-    assert c["pressure_point"] in ("memory", "compute", "neighbours", "context")
+    assert c["pressure_point"] in ("memory", "compute", "neighbours", "context", None)
+    assert set(c["pressure_noise_pct"]) == set(ROLES) and min(c["pressure_noise_pct"].values()) >= 1.0
     assert (tmp_path / "c.png").stat().st_size > 0
 
     params = tmp_path / "params.json"

@@ -45,6 +45,7 @@ WORK = ("receive", "ring", "process", "transmit")
 # profile marks in a poll that moved packets, by role (runtime/pp_task.c)
 MARKS_PER_BUSY_POLL = {"R": 2, "P": 3, "T": 2}
 PRESSURE_WORDS = {"mem": "memory", "compute": "compute", "role": "neighbours"}
+NOISE_FLOOR_PCT = 1.0  # no single run's figure is taken as steadier than this
 
 
 @dataclass
@@ -236,11 +237,21 @@ class Harness:
                     lv[f"{x}+{kind}"] = got[x]["work"] / w0[x]
             sharing[level] = lv
         for level, pairs in sharing.items():
-            log(f"slowdown sharing {level} (measured ratio): "
-                + ", ".join(f"{k} {v:.3f}" for k, v in pairs.items()))
-        pressure, scores = pressure_point(sharing)
-        log(f"pressure point: {pressure} (mean slowdown by co-runner kind, measured: "
-            + ", ".join(f"{k} {v:.3f}" for k, v in scores.items()) + ")")
+            log(f"sharing {level}, each role's figure beside the co-runner over alone (measured ratio; above "
+                "1 slower, below 1 faster): " + ", ".join(f"{k} {v:.3f}" for k, v in pairs.items()))
+        noise = role_noise_pct(reps)
+        pressure, scores, beyond = pressure_point(sharing, noise)
+        noise_txt = ", ".join(f"{r} {noise[r]:.1f}%" for r in ROLES)
+        if pressure is None:
+            log("pressure point: none. No co-runner slows a role beyond the noise of one run "
+                f"({noise_txt}: twice the spread of the role's repetitions alone, at least "
+                f"{NOISE_FLOOR_PCT:g}%); the ratios above stay as measured (mean by co-runner kind: "
+                + ", ".join(f"{k} {v:.3f}" for k, v in scores.items()) + ")")
+        else:
+            log(f"pressure point: {pressure} (mean ratio by co-runner kind, measured: "
+                + ", ".join(f"{k} {v:.3f}" for k, v in scores.items())
+                + f"; slowed beyond the noise of one run ({noise_txt}): "
+                + "; ".join(f"{k}: {', '.join(v)}" for k, v in beyond.items()) + ")")
         rules = self.backend.opts.rules_identity()  # ahocorasick with --rules: calibrate checks it
         return {"workload": self.workload.name, "machine": self.topo.to_json()["tree"],
                 **({"rules": rules} if rules else {}),
@@ -251,25 +262,54 @@ class Harness:
                 **({"steadiness_handoff": self.steady_handoff} if self.steady_handoff else {}),
                 "roles": roles, "sharing": sharing,
                 "sharing_kind": "measured (ratio of measured figures)",
+                # None: no co-runner slowed a role beyond the noise of one run
                 "pressure_point": pressure, "pressure_scores": scores,
+                "pressure_noise_pct": noise, "pressure_beyond_noise": beyond,
                 "settings": {"packets": self.s.packets, "min_reps": self.s.min_reps,
                              "max_reps": self.s.max_reps, "target_ci_pct": self.s.target_ci_pct},
                 "runs": self.s.runs}
 
 
-def pressure_point(sharing: dict[str, dict[str, float]]) -> tuple[str, dict[str, float]]:
-    """One word: the co-runner kind (memory stressor, compute stressor,
-    neighbouring roles) with the highest mean slowdown on the levels beside
-    the context; "context" when the machine has no such level."""
+def role_noise_pct(reps: list[dict]) -> dict[str, float]:
+    """How far one run's figure of a role moves by chance, in %: twice the
+    coefficient of variation of its repetitions alone (the larger of its work
+    cycles' and its rate's), at least NOISE_FLOOR_PCT.  A co-run is one run,
+    so a ratio within this of 1 is no evidence of a slowdown."""
+    out = {}
+    for r in ROLES:
+        cvs = []
+        for key in ("work", "pps"):
+            v = np.array([x[r][key] for x in reps], dtype=float)
+            if len(v) >= 2 and v.mean() > 0:
+                cvs.append(float(v.std(ddof=1) / v.mean() * 100.0))
+        out[r] = max(NOISE_FLOOR_PCT, 2.0 * max(cvs, default=0.0))
+    return out
+
+
+def pressure_point(sharing: dict[str, dict[str, float]], noise_pct: dict[str, float]
+                   ) -> tuple[str | None, dict[str, float], dict[str, list[str]]]:
+    """The co-runner kind (memory stressor, compute stressor, neighbouring
+    roles) that slows the roles most on the levels beside the context: of
+    the kinds that slow some role beyond the noise of one run (ratio above
+    1 + noise_pct[role] / 100), the one with the highest mean ratio.  A
+    ratio below 1 (the role ran faster beside it) is no pressure.  None when
+    no kind slows any role beyond the noise; "context" when the machine has
+    no level beside the context.  Also the mean ratio of every kind and,
+    per kind, the "level role+co-runner" ratios beyond the noise."""
     scores: dict[str, list[float]] = {}
+    beyond: dict[str, list[str]] = {}
     for level, pairs in sharing.items():
         if level == "pu":
             continue
         for key, v in pairs.items():
-            other = key.split("+", 1)[1]
+            role, other = key.split("+", 1)
             word = PRESSURE_WORDS.get(other, PRESSURE_WORDS["role"])
             scores.setdefault(word, []).append(v)
+            if v > 1.0 + noise_pct.get(role, NOISE_FLOOR_PCT) / 100.0:
+                beyond.setdefault(word, []).append(f"{level} {key} {v:.3f}")
     if not scores:
-        return "context", {}
+        return "context", {}, {}
     mean = {k: float(np.mean(v)) for k, v in scores.items()}
-    return max(mean, key=mean.get), mean
+    if not beyond:
+        return None, mean, {}
+    return max(beyond, key=mean.get), mean, beyond

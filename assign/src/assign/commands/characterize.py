@@ -128,8 +128,9 @@ def plot(result: dict, path: str) -> None:
             values.append(v)
     ax2.barh(labels, values, color="C0")
     ax2.axvline(1.0, color="k", lw=0.8)
-    ax2.set_xlabel("slowdown factor (measured ratio)")
-    ax2.set_title(f"sharing; pressure point: {result['pressure_point']}")
+    ax2.set_xlabel("beside the co-runner / alone (measured ratio; > 1 slower)")
+    pp = result["pressure_point"]
+    ax2.set_title(f"sharing; pressure point: {pp if pp is not None else 'none beyond the noise'}")
     ax2.tick_params(axis="y", labelsize=6)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
