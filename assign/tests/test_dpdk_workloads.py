@@ -81,14 +81,27 @@ def test_checksums_are_right_for_tshark(repo_dir: Path, tmp_path: Path, app: str
     assert capture_records(out) == (n, max(len(f) for _, f in frames(out)))
 
 
-def test_ahocorasick_traffic_plants_keywords_of_the_rule_set(repo_dir: Path, shared_dir: Path,
-                                                             tmp_path: Path) -> None:
+# A rule set of its own (not the shared one, whatever it holds): DoS rules by each DoS
+# classtype, one commented out (the app loads those too), one negated keyword, one too
+# short to count, and a rule of another class whose keyword must never be planted.
+RULES = """\
+alert tcp any any -> any any (msg:"a"; content:"DOSKEYONE"; classtype:attempted-dos; sid:1;)
+alert udp any any -> any any (msg:"b"; content:"|de ad be ef 01|"; classtype:denial-of-service; sid:2;)
+# alert tcp any any -> any any (msg:"c"; content:"OLDDOSKW"; classtype:successful-dos; sid:3;)
+alert tcp any any -> any any (msg:"d"; content:"NOTADOSRULE"; classtype:trojan-activity; sid:4;)
+alert tcp any any -> any any (msg:"e"; content:!"NEGATEDKW"; content:"ab"; classtype:attempted-dos; sid:5;)
+"""
+
+
+def test_ahocorasick_traffic_plants_keywords_of_the_rule_set(repo_dir: Path, tmp_path: Path) -> None:
     sys.path.insert(0, str(repo_dir / "apps" / "ahocorasick"))
     try:
         import ahocorasick_traffic as gen
     finally:
         sys.path.pop(0)
-    rules = shared_dir / "data" / "snort" / "community.rules"
+    rules = tmp_path / "dos.rules"
+    rules.write_text(RULES)
+    assert set(gen.keywords(rules, dos=True)) == {b"DOSKEYONE", bytes.fromhex("deadbeef01"), b"OLDDOSKW", b"ab"}
     kws = [k for k in set(gen.keywords(rules, dos=True)) if len(k) >= 4]  # short ones occur by chance
     hits = {}
     for frac in ("0.0", "0.5"):
@@ -101,6 +114,7 @@ def test_ahocorasick_traffic_plants_keywords_of_the_rule_set(repo_dir: Path, sha
     # half the packets carry a keyword (some planted ones are cut to fit a 64-byte frame,
     # some are shorter than 4 bytes), none does by chance
     assert hits["0.0"] <= 2 and hits["0.5"] >= 0.25 * 2000, hits
+    assert not any(b"NOTADOSRULE" in layers(f)["payload"] for _, f in fs), "a keyword of a rule not in the DoS set"
 
 
 def test_stateful_traffic_has_heavy_tailed_flows_that_open_and_close(repo_dir: Path, tmp_path: Path) -> None:
