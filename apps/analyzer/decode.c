@@ -26,6 +26,7 @@
 #define ETHERTYPE_TEB 0x6558u      /* transparent Ethernet bridging */
 #define ETHERTYPE_ERSPAN_2 0x88beu /* ERSPAN type I and II */
 #define ETHERTYPE_ERSPAN_3 0x22ebu /* ERSPAN type III */
+#define ETHERTYPE_WCCP 0x883eu     /* Cisco WCCP redirection: IPv4 inside */
 
 #define PORT_GTPU 2152u
 #define PORT_VXLAN 4789u
@@ -140,8 +141,8 @@ next_payload(struct an_next *nx, uint8_t kind, const uint8_t *h, const uint8_t *
 	nx->ethertype = ethertype;
 }
 
-/* GRE (RFC 2784, key and sequence of RFC 2890), version 0, and ERSPAN in
- * it.  Version 1 (PPTP) and the source routing of RFC 1701 are not
+/* GRE (RFC 2784, key and sequence of RFC 2890), version 0, and ERSPAN and
+ * WCCP in it.  Version 1 (PPTP) and the source routing of RFC 1701 are not
  * followed: the tunnel is named, its payload not decoded (l3 "none"). */
 static void
 tunnel_gre(const uint8_t *g, const uint8_t *end, struct an_next *nx)
@@ -183,6 +184,20 @@ tunnel_gre(const uint8_t *g, const uint8_t *end, struct an_next *nx)
 	case ETHERTYPE_ERSPAN_2:
 	case ETHERTYPE_ERSPAN_3:
 		break;
+	case ETHERTYPE_WCCP:
+		/* The redirected IPv4 packet; WCCPv2 puts its 4-byte redirect
+		 * header first.  Told apart as Wireshark and the routers do: a
+		 * payload that does not start with IPv4's version nibble has the
+		 * header. */
+		if (h < end && (h[0] >> 4) != 4) {
+			if (end - h < 4) {
+				nx->err = AN_ERR_TUNNEL_TRUNC;
+				return;
+			}
+			h += 4;
+		}
+		next_payload(nx, AN_TUN_GRE, h, end, 0, ETHERTYPE_IPV4);
+		return;
 	default:
 		next_payload(nx, AN_TUN_GRE, h, end, 0, proto);
 		return;

@@ -30,6 +30,42 @@ def outer_ipv4_udp_length_zero(frame: bytes, ours: dict[str, str]) -> bool:
     return len(frame) >= l4 + 6 and frame[l4 + 4:l4 + 6] == b"\0\0"
 
 
+def _ip_payload(frame: bytes, at: int) -> tuple[int | None, int, int]:
+    """The IPv4 or IPv6 header at `at`: (its protocol or last next header,
+    where its payload starts, where it ends: its length field, or the
+    captured bytes when the field is 0 or runs past them); protocol None
+    when no complete header is there."""
+    if len(frame) - at < 1:
+        return None, at, at
+    if frame[at] >> 4 == 4 and len(frame) - at >= 20 and (ihl := 4 * (frame[at] & 0x0F)) >= 20:
+        tot = int.from_bytes(frame[at + 2:at + 4], "big")
+        end = at + tot if 0 < tot and at + tot <= len(frame) else len(frame)
+        return frame[at + 9], min(at + ihl, end), end
+    if frame[at] >> 4 == 6 and len(frame) - at >= 40:
+        plen = int.from_bytes(frame[at + 4:at + 6], "big")
+        end = at + 40 + plen if 0 < plen and at + 40 + plen <= len(frame) else len(frame)
+        return frame[at + 6], at + 40, end  # no extension header: an IP-in-IP chain here has none
+    return None, at, at
+
+
+def ip_in_ip_without_its_ip_header(frame: bytes, ours: dict[str, str]) -> bool:
+    """Only IP-in-IP tunnels (IPv4 protocol / IPv6 next header 4 or 41),
+    the last of which holds no byte, or bytes whose version nibble is not
+    the version it declares (4: IPv4, 41: IPv6)."""
+    chain = ours["tunnel"].split(".") if ours["tunnel"] else []
+    if not chain or set(chain) != {"ipip"} or ours["ethertype"] not in ("0x0800", "0x86dd"):
+        return False
+    at = 14 + 4 * (len(ours["vlan"].split(".")) if ours["vlan"] else 0)
+    for depth in range(len(chain)):
+        proto, start, end = _ip_payload(frame, at)
+        if proto not in (4, 41):
+            return False
+        if depth == len(chain) - 1:
+            return start >= end or frame[start] >> 4 != (4 if proto == 4 else 6)
+        at = start
+    return False
+
+
 @dataclass(frozen=True)
 class Rule:
     name: str
@@ -60,4 +96,14 @@ RULES: list[Rule] = [
          "dissecting at the length field (no TTL, addresses, protocol); the "
          "analyzer reports the complete header's TTL, addresses and protocol "
          "with status ipv4_bad_total_length and no ports"),
+    Rule("ip_in_ip_without_its_ip_header", ip_in_ip_without_its_ip_header,
+         (frozenset({"tunnel"}),),
+         "IP in IP (protocol 4 or 41) whose payload is empty or does not begin "
+         "with the IP version the protocol field declares: tshark adds no "
+         "layer for an empty payload, shows 'data' where an IPv6 header is "
+         "declared and the version nibble is not 6, and follows the nibble "
+         "where IPv4 is declared; the analyzer names the tunnel the header "
+         "declares (tunnel ipip) and reports what it found there as the "
+         "inner header's status (ipv6_bad_version, ipv4_truncated, ...), so "
+         "that a malformed tunnel still shows as one"),
 ]

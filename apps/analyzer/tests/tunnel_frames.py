@@ -1,10 +1,12 @@
 """Tunnelled frames built with scapy, for the tshark agreement test and the
 fuzzer's seed corpus: VXLAN, Geneve (Ethernet and IP inside, options),
 GRE (key, checksum, sequence, Ethernet or IP inside), ERSPAN I, II and III,
-GTP-U (with an extension header), IPv4/IPv6 in IPv4/IPv6, tunnels in
-tunnels, and the two cases where the decoder and tshark are known to
-differ (BIG TCP: an IPv6 payload length or a UDP length of 0 under a
-tunnel; an IPv4 total length below its header)."""
+GTP-U (with an extension header), IPv4/IPv6 in IPv4/IPv6, WCCP redirection
+in GRE (with and without its redirect header), tunnels in tunnels, and the
+cases where the decoder and tshark are known to differ (BIG TCP: an IPv6
+payload length or a UDP length of 0 under a tunnel; an IPv4 total length
+below its header; IP in IP whose payload is empty or not the IP version its
+protocol field declares)."""
 from __future__ import annotations
 
 from scapy.contrib.erspan import ERSPAN_II, ERSPAN_III, ERSPAN_PlatformSpecific
@@ -71,6 +73,10 @@ def tunnel_frames() -> dict[str, bytes]:
         "ipip_6in6": _outer_v6(_inner_v6()),
         "ipip_6in6_dstopts": OUTER_ETH / IPv6(src="2001:db8::1", dst="2001:db8::2") / IPv6ExtHdrDestOpt() / _inner_v6(),
         "ipip_icmp": _outer_v4(IP(src="10.2.0.1", dst="10.2.0.2") / ICMP(type=8)),
+        # WCCP (GRE 0x883e): WCCPv2's 4-byte redirect header (service 0x22, buckets 1 and 2), then
+        # the redirected IPv4 packet; WCCPv1 has none
+        "gre_wccp_v2": _outer_v4(GRE(proto=0x883E) / Raw(b"\x00\x22\x01\x02") / _inner_v4()),
+        "gre_wccp_v1": _outer_v4(GRE(proto=0x883E) / _inner_v4(4444, 8080)),
         "nested_gre_vxlan": _outer_v4(
             GRE(key_present=1, key=1, proto=0x0800)
             / IP(src="172.16.0.1", dst="172.16.0.2", ttl=5) / UDP(sport=1000, dport=4789) / VXLAN(vni=99)
@@ -95,4 +101,12 @@ def tunnel_frames() -> dict[str, bytes]:
     bad = bytearray(bytes(_outer_v4(TCP(sport=1, dport=2))))
     bad[14 + 2:14 + 4] = (19).to_bytes(2, "big")  # total length below the header
     frames["ipv4_total_length_19"] = bytes(bad)
+    # IP in IP that holds no IP header of the version it declares: protocol 41 with nothing after
+    # the outer header (tshark adds no layer), protocol 41 over an IPv4 header (tshark: data), and
+    # an IPv6 header declaring IPv6 next over 8 bytes that are not one (tshark: ip:ipv6:data)
+    frames["ipip_6in4_empty"] = bytes(OUTER_ETH / IP(src="192.0.2.1", dst="192.0.2.2", proto=41))
+    frames["ipip_6in4_not_ipv6"] = bytes(OUTER_ETH / IP(src="192.0.2.1", dst="192.0.2.2", proto=41) / _inner_v4())
+    frames["ipip_6in6in4_short_not_ipv6"] = bytes(
+        OUTER_ETH / IP(src="192.0.2.1", dst="192.0.2.2", proto=41)
+        / IPv6(src="2001:db8:1::1", dst="2001:db8:1::2", nh=41, plen=8) / Raw(bytes(8)))
     return frames
