@@ -28,6 +28,8 @@ struct flow_dpi_worker {
 	uint32_t n_protos;      /* ids 0 .. n_protos - 1 */
 	uint64_t *by_app;       /* [master * n_protos + app]: flows settled */
 	uint64_t packets;       /* packets given to nDPI */
+	uint64_t unreadable;    /* packets not given: datagram cut, or a later fragment */
+	uint64_t no_readable;   /* flows that ended with no packet given (Unknown) */
 	uint64_t cycles;        /* TSC cycles spent in ndpi_detection_process_packet */
 	uint64_t not_inspected; /* no free state at creation */
 	uint64_t guessed;       /* settled by giveup with a guessed protocol */
@@ -176,6 +178,23 @@ give_up(struct flow_dpi_worker *w, struct flow_record *r)
 	settle(w, r, proto);
 }
 
+/* Whether nDPI can read the packet's IP datagram, which is how ndpiReader
+ * picks the packets it hands over (reader_util.c): all of it captured (the
+ * total length not cut by the snap length) and, for IPv4, not a later
+ * fragment.  nDPI finds nothing in the others, and they would use up the
+ * flow's packet budget before the packets it can read arrive.  The flow
+ * parser has checked the fixed header is there. */
+static inline bool
+readable(const struct flow_pkt *p)
+{
+	const uint8_t *ip = p->l3;
+
+	if (p->key.family == FLOW_FAMILY_IPV4) /* total length 0: BIG TCP, the frame counts */
+		return p->l3_len >= ((unsigned)ip[2] << 8 | ip[3]) &&
+			(((unsigned)ip[6] << 8 | ip[7]) & 0x1fffu) == 0;
+	return p->l3_len >= 40u + ((unsigned)ip[4] << 8 | ip[5]);
+}
+
 void
 flow_dpi_packet(
 	struct flow_dpi_worker *w, struct flow_record *r, const struct flow_pkt *p, uint64_t now)
@@ -186,6 +205,10 @@ flow_dpi_packet(
 	uint32_t cap;
 	bool enough;
 
+	if (!readable(p)) {
+		w->unreadable++;
+		return;
+	}
 	if (r->app_status == FLOW_APP_FRESH) {
 		void *s;
 
@@ -221,19 +244,31 @@ flow_dpi_packet(
 void
 flow_dpi_finish(struct flow_dpi_worker *w, struct flow_record *r)
 {
-	if (r->app_status == FLOW_APP_INSPECTING)
+	if (r->app_status == FLOW_APP_INSPECTING) {
 		give_up(w, r);
+	} else if (r->app_status == FLOW_APP_FRESH) {
+		/* No packet nDPI could read: Unknown, as nDPI says of a flow
+		 * it found nothing in, and counted apart. */
+		r->app_master = 0;
+		r->app_proto = 0;
+		r->app_status = FLOW_APP_DONE;
+		w->by_app[0]++;
+		w->no_readable++;
+	}
 }
 
 void
 flow_dpi_finish_all(struct flow_dpi_worker *w, struct flow_table *t)
 {
-	uint32_t i;
+	uint32_t i, idx;
 
-	/* Reclaimed records were settled when they were reclaimed, so every
-	 * record still inspecting is a live flow. */
-	for (i = 0; i < t->capacity; i++)
-		flow_dpi_finish(w, &t->pool[i]);
+	/* The live flows, by their buckets' chains (a free record of the pool
+	 * is FRESH too, and no flow); reclaimed ones were settled when they
+	 * were reclaimed.  The tasks have stopped: nothing moves the chains. */
+	for (i = 0; i < FLOW_TABLE_BUCKETS; i++)
+		for (idx = t->buckets[i].head; idx != FLOW_NIL && idx < t->capacity;
+			idx = t->pool[idx].next)
+			flow_dpi_finish(w, &t->pool[idx]);
 }
 
 const char *
@@ -250,7 +285,7 @@ flow_dpi_stats(const struct flow_dpi *d, struct flow_dpi_worker *const *w, unsig
 {
 	json_t *x = json_object(), *by = json_object();
 	uint64_t packets = 0, cycles = 0, not_inspected = 0, guessed = 0, gave_up = 0, oor = 0;
-	uint64_t settled = 0, unknown = 0;
+	uint64_t settled = 0, unknown = 0, unreadable = 0, no_readable = 0;
 	const struct flow_dpi_worker *w0 = NULL;
 	unsigned i;
 
@@ -264,6 +299,8 @@ flow_dpi_stats(const struct flow_dpi *d, struct flow_dpi_worker *const *w, unsig
 		guessed += w[i]->guessed;
 		gave_up += w[i]->gave_up;
 		oor += w[i]->out_of_range;
+		unreadable += w[i]->unreadable;
+		no_readable += w[i]->no_readable;
 	}
 	if (w0 != NULL) {
 		uint32_t np = w0->n_protos;
@@ -300,6 +337,9 @@ flow_dpi_stats(const struct flow_dpi *d, struct flow_dpi_worker *const *w, unsig
 	json_object_set_new(x, "flows_guessed", json_integer((json_int_t)guessed));
 	json_object_set_new(x, "flows_not_inspected", json_integer((json_int_t)not_inspected));
 	json_object_set_new(x, "packets_inspected", json_integer((json_int_t)packets));
+	json_object_set_new(x, "packets_unreadable", json_integer((json_int_t)unreadable));
+	json_object_set_new(
+		x, "flows_without_readable_packet", json_integer((json_int_t)no_readable));
 	json_object_set_new(x, "ndpi_cycles", json_integer((json_int_t)cycles));
 	json_object_set_new(x, "ndpi_cycles_per_inspected_packet",
 		json_real(packets ? (double)cycles / (double)packets : 0));

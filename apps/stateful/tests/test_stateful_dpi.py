@@ -16,15 +16,17 @@ import collections
 import csv
 import ipaddress
 import shutil
+import struct
 import subprocess
 from pathlib import Path
 from dataclasses import dataclass
 from typing import Any, Callable
 
 import pytest
-from scapy.layers.inet import IP
+from scapy.layers.inet import IP, UDP
 from scapy.layers.inet6 import IPv6
 from scapy.layers.l2 import Ether
+from scapy.packet import Raw
 
 from harness import sanitizer_reports, write_pcap
 from stateful_run import run_app
@@ -57,7 +59,8 @@ ALLOWLIST: list[tuple[str, str, Callable[[FlowProps], bool]]] = [
      "every frame of the flow is an IP datagram cut by the snap length or a "
      "non-first fragment: ndpiReader drops those packets (reader_util.c: "
      "ipsize < tot_len, fragment offset), so it has no such flow; the app "
-     "tracks what the headers it can read say, and nDPI finds nothing",
+     "tracks what the headers it can read say, gives nDPI none of them (the "
+     "same rule) and reports the flow Unknown",
      lambda p: p.frames > 0 and p.unreadable == p.frames),
     ("nDPI sees only the first mbuf",
      f"a frame of the flow is longer than the mbuf data room ({MBUF_SIZE}): "
@@ -65,6 +68,26 @@ ALLOWLIST: list[tuple[str, str, Callable[[FlowProps], bool]]] = [
      "nDPI cannot use it, where ndpiReader reads the whole frame",
      lambda p: p.longest > MBUF_SIZE),
 ]
+
+
+def cut_datagrams_first() -> list[bytes]:
+    """One UDP flow of 200 frames: 149 IPv4 datagrams cut by the snap length
+    (the total length says 200 bytes more than the frame holds), then 51
+    whole STUN binding requests and responses.  ndpiReader skips the cut
+    ones; an app that gave them to nDPI would spend the flow's 24-packet
+    budget on them and call the flow Unknown."""
+    eth = Ether(src="02:00:00:00:00:05", dst="02:00:00:00:00:06")
+    a, b = "192.0.2.80", "198.51.100.80"
+
+    def stun(i: int, response: bool = False) -> bytes:  # type, length, magic cookie, transaction id
+        return struct.pack("!HHI", 0x0101 if response else 0x0001, 0, 0x2112A442) + bytes([i]) * 12
+
+    cut = [bytes(eth / IP(src=a, dst=b, id=i) / UDP(sport=40080, dport=34567) / Raw(stun(i) + bytes(200)))[:72]
+           for i in range(149)]
+    whole = [bytes(eth / IP(src=a, dst=b) / UDP(sport=40080, dport=34567) / Raw(stun(i))) if i % 2 == 0 else
+             bytes(eth / IP(src=b, dst=a) / UDP(sport=34567, dport=40080) / Raw(stun(i, True)))
+             for i in range(51)]
+    return cut + whole
 
 
 def frame_props(frames: list[bytes]) -> dict[FlowKey, FlowProps]:
@@ -155,10 +178,12 @@ def test_dpi_agrees_with_ndpireader_on_shared_captures(build_dir: Path, shared_d
     assert shutil.which("ndpiReader"), "ndpiReader missing: run tools/setup.sh (libndpi-bin)"
     caps = list(ethernet_captures(shared_dir / "data" / "pcaps" / "tcpdump-tests"))
     assert len(caps) >= 50, f"only {len(caps)} Ethernet captures with TCP/UDP found"
-    frames = [f for _name, fs in caps for f in fs]
+    frames = [f for _name, fs in caps for f in fs] + cut_datagrams_first()
     pcap = tmp_path / "tcpudp.pcap"
     n = write_pcap(pcap, frames)
     ref = ndpireader_flows(pcap, tmp_path / "ndpi.csv")
+    stun = (17, frozenset({("192.0.2.80", 40080), ("198.51.100.80", 34567)}))
+    assert ref[stun] == ["STUN"], ref.get(stun)
     assert sum(len(v) for v in ref.values()) >= 50
 
     # No idle expiry: a 5-tuple is one flow for the whole replay, as in
@@ -184,7 +209,10 @@ def test_dpi_agrees_with_ndpireader_on_shared_captures(build_dir: Path, shared_d
         names, dpi["flows_by_application"])
     assert len(names) >= 10, names  # the captures hold many protocols
 
+    assert dpi["packets_unreadable"] >= 149, dpi
     got = app_flows(run.flows, ref)
+    assert [f["application"] for f in got[stun]] == ["STUN"], got.get(stun)
+    assert frame_props(frames)[stun].unreadable == 149
     # Every flow ndpiReader saw, the app saw (the converse is not true: see
     # ALLOWLIST).
     assert not set(ref) - set(got), f"only in ndpiReader: {list(set(ref) - set(got))[:5]}"
