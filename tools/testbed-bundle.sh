@@ -84,7 +84,7 @@ while IFS= read -r -d '' f; do
   [ "$(od -An -N4 -tx1 "$f" | tr -d ' ')" = 7f454c46 ] && programs+=("$f")
 done < <(find "${builds[@]}" -type f -perm -u+x ! -path '*/meson-*' ! -path '*.p/*' ! -name '*.so*' -print0)
 if ((peers)); then
-  python3 "$repo/bench/l3fwd_build.py" "$out/peers" >/dev/null
+  python3 "$repo/bench/lib/l3fwd_build.py" "$out/peers" >/dev/null
   programs+=("$testpmd" "$out/peers/l3fwd" "$out/peers/l3fwd-sw-cksum")
 fi
 driver_files=()
