@@ -252,8 +252,8 @@ def test_bad_dpi_options_are_refused(build_dir: Path, tmp_path: Path, file_prefi
     pcap = tmp_path / "one.pcap"
     write_pcap(pcap, [b"\x02" * 12 + b"\x08\x06" + b"\0" * 46])
     run = run_app(build_dir, tmp_path, file_prefix, pcap, args, duration_s=0.5)
-    # The runtime exits 1 on any option error (as for the other options).
-    assert run.returncode != 0, (run.returncode, run.stderr[-2000:])
+    # a usage error, as for every option (README.md, "Exit status")
+    assert run.returncode == 2, (run.returncode, run.stderr[-2000:])
     assert message in run.stderr, run.stderr[-2000:]
 
 
