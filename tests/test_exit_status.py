@@ -22,7 +22,7 @@ APPS = ("ipfwd", "ahocorasick", "stateful", "analyzer")
 VARIANT = {"ipfwd": "l1"}
 
 
-def run(cmd: list[str], timeout: float = 60, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+def run(cmd: list[str], timeout: float = 300, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
     """cmd in a session of its own, killed whole on timeout (a script that
     ignored its arguments would go on to run the job it was not asked for)."""
     with subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
@@ -62,6 +62,21 @@ def test_an_app_exits_1_when_the_run_fails(build_dir: Path, tmp_path: Path, file
              *eal_args(file_prefix, [f"net_pcap0,rx_pcap={tmp_path / 'none.pcap'}", "net_null0"], no_huge_mb=256),
              "--", "--placement", str(place), "--duration", "0.1"])
     assert p.returncode == 1 and "does not exist (1 DPDK port(s)" in p.stderr, p.stderr[-2000:]
+
+
+@pytest.mark.parametrize("app, args, message", [
+    ("stateful", ["--dpi-tcp-packets", "10"], "need --dpi"),
+    ("stateful", ["--dump-flows", "/no/such/dir/flows.json"], "--dump-flows '/no/such/dir/flows.json'"),
+    ("analyzer", ["--log", "/no/such/dir/log.csv"], "--log /no/such/dir/log.csv"),
+    ("ahocorasick", ["--mode", "keywords", "--alert-log", "a.json"], "for --mode rules only"),
+])
+def test_options_that_do_not_go_together_or_an_unwritable_output_are_usage_errors(
+        build_dir: Path, tmp_path: Path, file_prefix: str, app: str, args: list[str], message: str) -> None:
+    place = write_placement(tmp_path / "p.json", placement(app, 1, VARIANT.get(app)))
+    p = run([str(app_binary(build_dir, app)), *eal_args(file_prefix, ["net_null0", "net_null1"], no_huge_mb=256),
+             "--", "--placement", str(place), "--duration", "0.1", *args])
+    assert p.returncode == 2 and message in p.stderr, p.stderr[-2000:]
+    assert "EAL" not in p.stderr, "refused before EAL starts"
 
 
 def test_a_mempool_driver_this_dpdk_lacks_is_a_usage_error(build_dir: Path, tmp_path: Path,

@@ -934,6 +934,31 @@ ac_teardown(void *app_state, void **task_states, unsigned n_tasks)
 	return rc;
 }
 
+/* Options that go together, checked before EAL starts so that a wrong
+ * pair is a usage error (exit status 2, README.md "Exit status"); set-up
+ * says the same for every run of a --serve process.  No DPDK memory of the
+ * app's own beyond what the runtime sizes. */
+static int64_t
+ac_options_check(const void *cfgp)
+{
+	const struct ac_cfg *cfg = cfgp;
+	bool rules = cfg->mode == MODE_RULES;
+
+	if (rules && cfg->scan_all_frames) {
+		fprintf(stderr, "ahocorasick: --scan-all-frames is for --mode keywords only\n");
+		return -1;
+	}
+	if (!rules &&
+		(cfg->alert_log != NULL || cfg->rules.vars_path != NULL ||
+			cfg->rules.list_unsupported)) {
+		fprintf(stderr,
+			"ahocorasick: --alert-log, --vars and --list-unsupported are "
+			"for --mode rules only\n");
+		return -1;
+	}
+	return 0;
+}
+
 const struct pp_app ac_app = {
 	.name = "ahocorasick",
 	.variants = ac_variants,
@@ -947,4 +972,5 @@ const struct pp_app ac_app = {
 	.process = ac_process,
 	.stats = ac_stats,
 	.teardown = ac_teardown,
+	.dpdk_mem_mb = ac_options_check,
 };

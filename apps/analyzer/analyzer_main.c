@@ -21,6 +21,7 @@
 #include "filter.h"
 #include "log_writer.h"
 #include "pp_app.h"
+#include "pp_outfile.h"
 
 _Static_assert(
 	sizeof(struct an_log_record) % 8 == 0, "ring elements must be a multiple of 8 bytes");
@@ -596,6 +597,28 @@ analyzer_teardown(void *app_state, void **task_states, unsigned n_tasks)
 	return rc;
 }
 
+/* The files the command line names for writing, checked before EAL
+ * starts so that a path that cannot be written is a usage error (exit
+ * status 2, README.md "Exit status"); set-up opens them for every run.  No
+ * DPDK memory of the app's own beyond what the runtime sizes. */
+static int64_t
+analyzer_options_check(const void *cfgp)
+{
+	const struct an_cfg *cfg = cfgp;
+	const char *const opts[2] = { "--log", "--pcap-out" };
+	const char *const paths[2] = { cfg->log_path, cfg->pcap_path };
+	char err[256];
+
+	for (unsigned i = 0; i < 2; i++)
+		if (paths[i] != NULL && pp_outfile_check(paths[i], err, sizeof(err)) != 0) {
+			/* errno's text, as set-up words it */
+			fprintf(stderr, "analyzer: %s %s: %s\n", opts[i], paths[i],
+				strerror(errno));
+			return -1;
+		}
+	return 0;
+}
+
 static const struct pp_app analyzer_app = {
 	.name = "analyzer",
 	.variants = NULL,
@@ -609,6 +632,7 @@ static const struct pp_app analyzer_app = {
 	.process = analyzer_process,
 	.stats = analyzer_stats,
 	.teardown = analyzer_teardown,
+	.dpdk_mem_mb = analyzer_options_check,
 };
 
 int

@@ -217,6 +217,39 @@ stateful_parse_opt(void *cfgp, int argc, char **argv)
 	return 2;
 }
 
+/* Options that go together and values the command line names, checked
+ * before EAL starts (a usage error, exit status 2); the app asks for no
+ * DPDK memory beyond what the runtime sizes.  Set-up checks the files
+ * again for every run of a --serve process. */
+static int64_t
+stateful_options_check(const void *cfgp)
+{
+	const struct stateful_cfg *cfg = cfgp;
+	struct flow_hasher hasher;
+	char err[256];
+
+	if (!cfg->dpi && (cfg->dpi_tcp_packets || cfg->dpi_udp_packets || cfg->dpi_flows)) {
+		fprintf(stderr,
+			"stateful: --dpi-tcp-packets, --dpi-udp-packets and --dpi-flows "
+			"need --dpi\n");
+		return -1;
+	}
+	if (flow_hasher_init(&hasher, cfg->hash != NULL ? cfg->hash : "nprobe", cfg->hash_key, err,
+		    sizeof(err)) != 0) {
+		fprintf(stderr, "stateful: %s\n", err);
+		return -1;
+	}
+	if (cfg->dump_flows != NULL && pp_outfile_check(cfg->dump_flows, err, sizeof(err)) != 0) {
+		fprintf(stderr, "stateful: --dump-flows '%s': %s\n", cfg->dump_flows, err);
+		return -1;
+	}
+	if (cfg->ipfix_file != NULL && pp_outfile_check(cfg->ipfix_file, err, sizeof(err)) != 0) {
+		fprintf(stderr, "stateful: --ipfix-file '%s': %s\n", cfg->ipfix_file, err);
+		return -1;
+	}
+	return 0;
+}
+
 static int
 stateful_setup(void *cfgp, const struct pp_setup_info *info, void **app_state)
 {
@@ -226,12 +259,6 @@ stateful_setup(void *cfgp, const struct pp_setup_info *info, void **app_state)
 	char err[256];
 	double idle_s = cfg->idle_timeout_set ? cfg->idle_timeout_s : DEFAULT_IDLE_TIMEOUT_S;
 
-	if (!cfg->dpi && (cfg->dpi_tcp_packets || cfg->dpi_udp_packets || cfg->dpi_flows)) {
-		fprintf(stderr,
-			"stateful: --dpi-tcp-packets, --dpi-udp-packets and --dpi-flows "
-			"need --dpi\n");
-		return -EINVAL;
-	}
 	if (flow_hasher_init(&hasher, cfg->hash != NULL ? cfg->hash : "nprobe", cfg->hash_key, err,
 		    sizeof(err)) != 0) {
 		fprintf(stderr, "stateful: %s\n", err);
@@ -688,6 +715,7 @@ static const struct pp_app stateful_app = {
 	.process = stateful_process,
 	.stats = stateful_stats,
 	.teardown = stateful_teardown,
+	.dpdk_mem_mb = stateful_options_check,
 };
 
 int
