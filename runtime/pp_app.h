@@ -83,7 +83,9 @@ struct pp_app {
 	/* After the options are parsed, before EAL start: the DPDK memory (MiB)
 	 * setup will allocate, added to the runtime's own when it sizes the
 	 * --no-huge fallback and checks the free hugepages; or -1 for options
-	 * that do not go together (after printing why).  May be NULL. */
+	 * that do not go together or a file named on the command line that
+	 * cannot be used (after printing why): a usage error, exit status 2.
+	 * May be NULL. */
 	int64_t (*dpdk_mem_mb)(const void *cfg);
 };
 
