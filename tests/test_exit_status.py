@@ -145,6 +145,13 @@ def test_the_scripts_exit_2_on_an_option_they_do_not_take(repo_dir: Path, script
     assert p.returncode == 2 and "--no-such-option" in p.stderr, p.stderr[-2000:]
 
 
+def test_pipeplace_exits_2_on_a_usage_error(repo_dir: Path) -> None:
+    pipeplace = repo_dir / ".venv" / "bin" / "pipeplace"
+    assert pipeplace.is_file(), "tools/setup.sh installs pipeplace into .venv/bin"
+    p = run([str(pipeplace), "run", "--no-such-option"], env=dict(os.environ))
+    assert p.returncode == 2 and "--no-such-option" in p.stderr, p.stderr[-2000:]
+
+
 def test_assign_exits_2_on_a_usage_error(repo_dir: Path, tmp_path: Path) -> None:
     assign = str(repo_dir / ".venv" / "bin" / "assign")
     p = run([assign, "count", "--tasks", "3", "--no-such-option"], env=dict(os.environ))
