@@ -175,3 +175,18 @@ def test_mangled_ipv6_frames_are_counted_never_a_crash(build_dir: Path, file_pre
         pkts.append(bytes(b))
     _, drops = run_and_compare(build_dir, file_prefix, tmp_path, pkts, "l1")
     assert drops["ipv6_ext_truncated"] > 0 and drops["truncated"] > 0 and drops["ipv6_bad_version"] > 0
+
+
+def test_generator_ipv6_is_deterministic_and_checks_its_options(tmp_path: Path,
+                                                                capsys: pytest.CaptureFixture[str]) -> None:
+    a = tr.generate("mem", 300, 16, 90, 0.2, 7, "mixed", 0.5)
+    assert a == tr.generate("mem", 300, 16, 90, 0.2, 7, "mixed", 0.5)
+    assert a != tr.generate("mem", 300, 16, 90, 0.2, 8, "mixed", 0.5)
+    six = [p for p in tr.generate("mem", 300, 16, 90, 0.0, 7, "ipv6") if p[12:14] == b"\x86\xdd"]
+    assert len(six) == 300 and all(p[38] >> 5 == 1 for p in six)  # mem: destinations in 2000::/3
+    for args, what in ((["--family", "ipv4", "--ext-headers", "0.5"], "--ext-headers 0.5"),
+                       (["--family", "ipv7"], "--family"), (["--ext-headers", "2", "--family", "ipv6"], "--ext-headers 2")):
+        with pytest.raises(SystemExit) as e:
+            tr.main(["l1", str(tmp_path / "x.pcap"), *args])
+        assert e.value.code == 2 and what in capsys.readouterr().err
+    assert not (tmp_path / "x.pcap").exists()

@@ -189,7 +189,8 @@ def deciding_depths(table: LongestPrefixTable, addrs: list[int]) -> Counter[int]
 
 def test_lpm6_random_table_matches_reference(build_dir: Path, file_prefix: str, tmp_path: Path) -> None:
     """IPv6 alone: rte_fib6 against the reference on a random table of every
-    depth, no default route, with every IPv6 drop reason in the capture."""
+    depth, no default route, with every IPv6 drop reason in the capture;
+    the IPv4 packets beside them have no FIB at all (no_route)."""
     rng = np.random.default_rng(21)
     rules = tmp_path / "random6.rules"
     random_table6(rules, rng, 2000, default_route=False)
@@ -197,7 +198,8 @@ def test_lpm6_random_table_matches_reference(build_dir: Path, file_prefix: str, 
     assert len(table) == 0
     dsts = addresses6_near(table6, rng, 2500, 500)
     assert len(deciding_depths(table6, dsts)) >= 60  # most depths decide some packet
-    pkts = packets_to(dsts, rng, 0.12, six=True)
+    # and valid IPv4 packets, which a file without IPv4 routes drops as no_route
+    pkts = packets_to(dsts, rng, 0.12, six=True) + packets_to([0x0A000001 + i for i in range(50)], rng, 0.0)
     drops = check_lpm_run(build_dir, file_prefix, tmp_path, [rules], table, table6, pkts)
     assert all(drops[r] > 0 for r in DROP_REASONS if r not in V4_ONLY), drops
     assert drops["no_route"] > 100, drops
