@@ -222,8 +222,9 @@ def callgrind_ir(profile: Path, function: str) -> int:
     Ir) in a callgrind profile."""
     p = subprocess.run(["callgrind_annotate", "--inclusive=yes", str(profile)], capture_output=True, text=True)
     for line in p.stdout.splitlines():
+        # "1,234 (12.34%)  file:function [object]", or "( 9.87%)" under 10 %
         f = line.split()
-        if len(f) >= 3 and f[2].endswith(":" + function) and f[0].replace(",", "").isdigit():
+        if f and f[0].replace(",", "").isdigit() and any(x.endswith(":" + function) for x in f[1:4]):
             return int(f[0].replace(",", ""))
     raise RuntimeError(f"{profile}: no function {function} in callgrind_annotate's output")
 

@@ -1,10 +1,11 @@
-/* What ipfwd does to one packet: check the Ethernet and IPv4 headers,
- * look up the next hop, rewrite the MACs, decrement the TTL and patch the
- * header checksum incrementally.  Returns 0 (forward) or a drop reason.
- * The header checksum is the port's verdict where it checks it (Rx IPv4
- * checksum offload: RTE_MBUF_F_RX_IP_CKSUM_GOOD or _BAD), the software's
- * otherwise.
- * ipfwd_check and ipfwd_rewrite are the two halves around the lookup, for
+/* What ipfwd does to one packet: check the Ethernet and IP headers (IPv4,
+ * or IPv6 with its extension headers walked: ipfwd_ipv6.h), look up the
+ * next hop, rewrite the MACs, decrement the TTL or hop limit and, for
+ * IPv4, patch the header checksum incrementally.  Returns 0 (forward) or a
+ * drop reason.  The IPv4 header checksum is the port's verdict where it
+ * checks it (Rx IPv4 checksum offload: RTE_MBUF_F_RX_IP_CKSUM_GOOD or
+ * _BAD), the software's otherwise.
+ * ipfwd_check and the rewrites are the two halves around the lookup, for
  * lookups done a burst at a time (ipfwd_lpm.h). */
 #ifndef IPFWD_FORWARD_H
 #define IPFWD_FORWARD_H
@@ -20,18 +21,9 @@
 #include <rte_mbuf.h>
 
 #include "ipfwd_cksum.h"
+#include "ipfwd_ipv6.h"
 #include "ipfwd_table.h"
-
-enum ipfwd_verdict {
-	IPFWD_FORWARD = 0,
-	IPFWD_NOT_IPV4,           /* EtherType is not 0x0800 */
-	IPFWD_TRUNCATED,          /* headers or IP total length beyond the data */
-	IPFWD_BAD_VERSION_OR_IHL, /* version != 4, IHL < 5, total length < IHL */
-	IPFWD_BAD_CHECKSUM,
-	IPFWD_TTL_EXPIRED, /* TTL <= 1: it would reach 0 here */
-	IPFWD_NO_ROUTE,    /* --lookup lpm: no prefix covers the destination */
-	IPFWD_N_VERDICTS
-};
+#include "ipfwd_verdict.h"
 
 /* Whether an IPv4 header of hlen bytes (a multiple of 4) has a right
  * checksum: its one's complement sum, folded to 16 bits, is 0xffff.
@@ -54,36 +46,44 @@ ipfwd_hdr_cksum_ok(const void *hdr, unsigned hlen)
 	return s != 0 && s % 0xffff == 0;
 }
 
-/* The destination address (host order) an IPv4 packet would have, read
- * before any check for a prefetch; false when the first segment is too
- * short to hold it. */
-static inline bool
-ipfwd_peek_dst(const struct rte_mbuf *m, uint32_t *dst_host)
+/* The table entry an IPv4 or IPv6 packet's destination would pick, read
+ * before any check, for a prefetch; NULL when the EtherType is neither or
+ * the first segment is too short to hold the address. */
+static inline const struct ipfwd_next_hop *
+ipfwd_peek_entry(const struct rte_mbuf *m, const struct ipfwd_table *t)
 {
-	if (rte_pktmbuf_data_len(m) < sizeof(struct rte_ether_hdr) + sizeof(struct rte_ipv4_hdr))
-		return false;
-	rte_be32_t be;
-	memcpy(&be,
-		rte_pktmbuf_mtod_offset(m, const char *,
-			sizeof(struct rte_ether_hdr) + offsetof(struct rte_ipv4_hdr, dst_addr)),
-		sizeof(be));
-	*dst_host = rte_be_to_cpu_32(be);
-	return true;
+	const struct rte_ether_hdr *eth = rte_pktmbuf_mtod(m, const struct rte_ether_hdr *);
+	uint32_t len = rte_pktmbuf_data_len(m);
+	if (len < sizeof(*eth) + sizeof(struct rte_ipv4_hdr))
+		return NULL;
+	if (eth->ether_type == RTE_BE16(RTE_ETHER_TYPE_IPV4)) {
+		const struct rte_ipv4_hdr *ip = (const struct rte_ipv4_hdr *)(eth + 1);
+		return ipfwd_lookup(t, rte_be_to_cpu_32(ip->dst_addr));
+	}
+	if (eth->ether_type == RTE_BE16(RTE_ETHER_TYPE_IPV6) &&
+		len >= sizeof(*eth) + sizeof(struct rte_ipv6_hdr)) {
+		const struct rte_ipv6_hdr *ip6 = (const struct rte_ipv6_hdr *)(eth + 1);
+		return ipfwd_lookup6(t, ip6->dst_addr);
+	}
+	return NULL;
 }
 
 /* The header checks one by one, in the order that decides the verdict:
- * 0 (valid, *ipp set) or a drop reason.  Every frame that ipfwd_usual
- * does not pass comes here. */
+ * IPFWD_FORWARD (valid IPv4), IPFWD_VALID_IPV6 (valid IPv6), *hdr then set
+ * to the IP header; or a drop reason.  Every frame that ipfwd_usual and
+ * ipfwd6_usual do not pass comes here. */
 static __rte_noinline uint8_t
-ipfwd_check_ordered(struct rte_mbuf *m, struct rte_ipv4_hdr **ipp)
+ipfwd_check_ordered(struct rte_mbuf *m, void **hdr)
 {
 	uint32_t len = rte_pktmbuf_data_len(m); /* headers must be in the first segment */
 	struct rte_ether_hdr *eth = rte_pktmbuf_mtod(m, struct rte_ether_hdr *);
 	struct rte_ipv4_hdr *ip = (struct rte_ipv4_hdr *)(eth + 1);
 	if (len < sizeof(*eth))
 		return IPFWD_TRUNCATED;
+	if (eth->ether_type == RTE_BE16(RTE_ETHER_TYPE_IPV6))
+		return ipfwd6_check_ordered(m, hdr);
 	if (eth->ether_type != RTE_BE16(RTE_ETHER_TYPE_IPV4))
-		return IPFWD_NOT_IPV4;
+		return IPFWD_NOT_IP;
 	if (len < sizeof(*eth) + sizeof(*ip))
 		return IPFWD_TRUNCATED;
 	unsigned ihl = ip->version_ihl & 0x0f;
@@ -105,7 +105,7 @@ ipfwd_check_ordered(struct rte_mbuf *m, struct rte_ipv4_hdr **ipp)
 		return IPFWD_BAD_CHECKSUM;
 	if (ip->time_to_live <= 1)
 		return IPFWD_TTL_EXPIRED;
-	*ipp = ip;
+	*hdr = ip;
 	return IPFWD_FORWARD;
 }
 
@@ -135,18 +135,24 @@ ipfwd_usual(struct rte_mbuf *m)
 	return NULL;
 }
 
-/* The header checks: 0 (valid, *ipp set) or a drop reason.  A frame that
- * ipfwd_usual does not pass is decided by ipfwd_check_ordered, so the
+/* The header checks: IPFWD_FORWARD (valid IPv4), IPFWD_VALID_IPV6 (valid
+ * IPv6), *hdr then set to the IP header; or a drop reason.  A frame that
+ * the usual tests do not pass is decided by ipfwd_check_ordered, so the
  * verdict is the same either way. */
 static inline uint8_t
-ipfwd_check(struct rte_mbuf *m, struct rte_ipv4_hdr **ipp)
+ipfwd_check(struct rte_mbuf *m, void **hdr)
 {
 	struct rte_ipv4_hdr *ip = ipfwd_usual(m);
 	if (likely(ip != NULL)) {
-		*ipp = ip;
+		*hdr = ip;
 		return IPFWD_FORWARD;
 	}
-	return ipfwd_check_ordered(m, ipp);
+	struct rte_ipv6_hdr *ip6 = ipfwd6_usual(m);
+	if (likely(ip6 != NULL)) {
+		*hdr = ip6;
+		return IPFWD_VALID_IPV6;
+	}
+	return ipfwd_check_ordered(m, hdr);
 }
 
 /* MACs from the next hop, TTL decrement, checksum patch (ip: checked). */
@@ -165,19 +171,40 @@ ipfwd_rewrite(struct rte_ipv4_hdr *ip, const struct ipfwd_next_hop *nh)
 	ip->hdr_checksum = ipfwd_cksum_ttl_decrement(ip->hdr_checksum);
 }
 
+/* Every frame that is not the usual IPv4 frame, with the hashed table; out
+ * of line, so that the usual IPv4 frame's loop stays as short as it was
+ * before IPv6 (an IPv6 frame pays a call). */
+static __rte_noinline uint8_t
+ipfwd_forward_other(struct rte_mbuf *m, const struct ipfwd_table *t)
+{
+	void *hdr;
+	uint8_t v;
+	struct rte_ipv6_hdr *ip6 = ipfwd6_usual(m);
+	if (likely(ip6 != NULL)) {
+		ipfwd6_rewrite(ip6, ipfwd_lookup6(t, ip6->dst_addr));
+		return IPFWD_FORWARD;
+	}
+	v = ipfwd_check_ordered(m, &hdr);
+	if (v == IPFWD_VALID_IPV6) {
+		ip6 = hdr;
+		ipfwd6_rewrite(ip6, ipfwd_lookup6(t, ip6->dst_addr));
+		return IPFWD_FORWARD;
+	}
+	if (v == IPFWD_FORWARD) {
+		struct rte_ipv4_hdr *ip = hdr;
+		ipfwd_rewrite(ip, ipfwd_lookup(t, rte_be_to_cpu_32(ip->dst_addr)));
+	}
+	return v;
+}
+
 static inline uint8_t
 ipfwd_forward(struct rte_mbuf *m, const struct ipfwd_table *t)
 {
-	/* The usual frame's header stays in a register: only the rare path
-	 * takes an address for the ordered checks to fill. */
+	/* The usual IPv4 frame's header stays in a register: only the other
+	 * frames take an address for the ordered checks to fill. */
 	struct rte_ipv4_hdr *ip = ipfwd_usual(m);
-	if (unlikely(ip == NULL)) {
-		struct rte_ipv4_hdr *checked;
-		uint8_t v = ipfwd_check_ordered(m, &checked);
-		if (v != IPFWD_FORWARD)
-			return v;
-		ip = checked;
-	}
+	if (unlikely(ip == NULL))
+		return ipfwd_forward_other(m, t);
 	ipfwd_rewrite(ip, ipfwd_lookup(t, rte_be_to_cpu_32(ip->dst_addr)));
 	return IPFWD_FORWARD;
 }

@@ -1,10 +1,10 @@
-/* ipfwd: IPv4 forwarding as the P stage of the pipeplace runtime.
+/* ipfwd: IPv4 and IPv6 forwarding as the P stage of the pipeplace runtime.
  * Variants size the next-hop table from the machine's caches:
  *   l1  - half the L1 data cache (lookups hit L1);
  *   mem - at least 4x the last-level cache (lookups of spread-out
  *         destinations miss every cache).
- * --lookup lpm replaces the hashed table with longest-prefix match on a
- * route file (ipfwd_lpm.h); the variant then only names the run. */
+ * --lookup lpm replaces the hashed table with longest-prefix match on
+ * route files (ipfwd_lpm.h); the variant then only names the run. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdbool.h>
@@ -25,23 +25,31 @@ _Static_assert(PP_BURST <= IPFWD_LPM_MAX_BURST, "ipfwd_lpm_process takes at most
 
 static const char *const variants[] = { "l1", "mem", NULL };
 static const char *const drop_reasons[IPFWD_N_VERDICTS - 1] = {
-	"not_ipv4",
+	"not_ip",
 	"truncated",
 	"bad_version_or_ihl",
 	"bad_checksum",
 	"ttl_expired",
 	"no_route",
+	"ipv6_bad_version",
+	"hop_limit_expired",
+	"ipv6_ext_truncated",
+	"ipv6_hop_by_hop_not_first",
 };
+
+#define IPFWD_MAX_ROUTE_FILES 8
 
 struct ipfwd_cfg {
 	uint64_t table_entries; /* 0: from the variant and the topology */
 	bool lpm;               /* --lookup lpm */
-	const char *routes_path;
+	const char *routes_path[IPFWD_MAX_ROUTE_FILES];
+	unsigned n_routes_files;
 	const struct ipfwd_routes *routes; /* &process_routes once read */
 };
 
-/* The --routes file, read at option time and kept for the whole process
- * (serve mode builds a FIB from it for every placement); freed at exit. */
+/* The --routes files, read at option time and kept for the whole process
+ * (serve mode builds the FIBs from them for every placement); freed at
+ * exit. */
 static struct ipfwd_routes process_routes;
 
 static void
@@ -86,18 +94,25 @@ ipfwd_parse_opt(void *cfg, int argc, char **argv)
 	}
 	if (strcmp(argv[0], "--routes") == 0) {
 		char err[512];
-		if (c->routes_path != NULL) {
-			fprintf(stderr, "--routes %s: given twice (first %s)\n", argv[1],
-				c->routes_path);
+		for (unsigned i = 0; i < c->n_routes_files; i++) {
+			if (strcmp(c->routes_path[i], argv[1]) == 0) {
+				fprintf(stderr, "--routes %s: given twice\n", argv[1]);
+				return -1;
+			}
+		}
+		if (c->n_routes_files == IPFWD_MAX_ROUTE_FILES) {
+			fprintf(stderr, "--routes %s: more than %d route files\n", argv[1],
+				IPFWD_MAX_ROUTE_FILES);
 			return -1;
 		}
+		if (c->n_routes_files == 0)
+			atexit(free_process_routes);
 		if (ipfwd_routes_load(argv[1], &process_routes, err, sizeof(err)) < 0) {
 			fprintf(stderr, "--routes: %s\n", err);
 			return -1;
 		}
-		atexit(free_process_routes);
 		c->routes = &process_routes;
-		c->routes_path = argv[1];
+		c->routes_path[c->n_routes_files++] = argv[1];
 		return 2;
 	}
 	uint64_t v;
@@ -112,12 +127,12 @@ static int64_t
 ipfwd_dpdk_mem_mb(const void *cfg)
 {
 	const struct ipfwd_cfg *c = cfg;
-	if (c->lpm && c->routes_path == NULL) {
+	if (c->lpm && c->n_routes_files == 0) {
 		fprintf(stderr, "--lookup lpm: give the route file with --routes FILE\n");
 		return -1;
 	}
-	if (!c->lpm && c->routes_path != NULL) {
-		fprintf(stderr, "--routes %s: only used with --lookup lpm\n", c->routes_path);
+	if (!c->lpm && c->n_routes_files > 0) {
+		fprintf(stderr, "--routes %s: only used with --lookup lpm\n", c->routes_path[0]);
 		return -1;
 	}
 	if (c->lpm && c->table_entries != 0) {
@@ -142,7 +157,9 @@ ipfwd_setup(void *cfg, const struct pp_setup_info *info, void **app_state)
 		char err[512];
 		if (ipfwd_lpm_create(&s->lpm, c->routes, (int)info->socket_id, err, sizeof(err)) <
 			0) {
-			fprintf(stderr, "ipfwd --routes %s: %s\n", c->routes_path, err);
+			fprintf(stderr, "ipfwd --routes %s%s: %s\n", c->routes_path[0],
+				c->n_routes_files > 1 ? " (and the other --routes files)" : "",
+				err);
 			free(s);
 			return -ENOMEM;
 		}
@@ -203,10 +220,10 @@ ipfwd_task_init(void *app_state, unsigned instance, void **task_state)
 }
 
 /* The runtime prefetched the packet headers.  A table larger than L1 (the
- * mem variant) gets the next hops of the whole burst prefetched first, so
- * that their misses overlap instead of following one another: the mem
- * variant still pays for memory, but once per burst rather than per
- * packet. */
+ * mem variant) gets the next hops of the whole burst (IPv4 and IPv6)
+ * prefetched first, so that their misses overlap instead of following one
+ * another: the mem variant still pays for memory, but once per burst
+ * rather than per packet. */
 static void
 ipfwd_process(void *task_state, struct rte_mbuf **pkts, uint16_t n, uint8_t *verdict)
 {
@@ -220,9 +237,9 @@ ipfwd_process(void *task_state, struct rte_mbuf **pkts, uint16_t n, uint8_t *ver
 	const struct ipfwd_table table = *t->table;
 	if (t->prefetch) {
 		for (uint16_t i = 0; i < n; i++) {
-			uint32_t dst;
-			if (ipfwd_peek_dst(pkts[i], &dst))
-				rte_prefetch0(ipfwd_lookup(&table, dst));
+			const struct ipfwd_next_hop *e = ipfwd_peek_entry(pkts[i], &table);
+			if (e != NULL)
+				rte_prefetch0(e);
 		}
 	}
 	for (uint16_t i = 0; i < n; i++)
@@ -236,10 +253,26 @@ ipfwd_stats(void *app_state, void *const *task_states, unsigned n_tasks, json_t 
 	(void)n_tasks;
 	const struct ipfwd_state *s = app_state;
 	if (s->cfg->lpm) {
+		const struct ipfwd_routes *r = s->cfg->routes;
+		char fib[96];
+		json_t *files = json_array();
+		for (unsigned i = 0; i < s->cfg->n_routes_files; i++)
+			json_array_append_new(files, json_string(s->cfg->routes_path[i]));
 		json_object_set_new(out, "lookup", json_string("lpm"));
-		json_object_set_new(out, "routes_file", json_string(s->cfg->routes_path));
-		json_object_set_new(out, "routes", json_integer((json_int_t)s->cfg->routes->n));
-		json_object_set_new(out, "fib", json_string("rte_fib DIR24_8, 2-byte next hops"));
+		json_object_set_new(out, "routes_files", files);
+		json_object_set_new(out, "routes", json_integer((json_int_t)(r->n + r->n6)));
+		json_object_set_new(out, "routes_ipv4", json_integer((json_int_t)r->n));
+		json_object_set_new(out, "routes_ipv6", json_integer((json_int_t)r->n6));
+		snprintf(fib, sizeof(fib),
+			"rte_fib DIR24_8, %u-byte next hops, %" PRIu64 " tbl8 groups",
+			s->lpm.nh_bytes, s->lpm.tbl8_groups);
+		json_object_set_new(out, "fib", r->n > 0 ? json_string(fib) : json_null());
+		snprintf(fib, sizeof(fib),
+			"rte_fib6 TRIE, %u-byte next hops, %" PRIu64 " tbl8 groups",
+			s->lpm.nh_bytes6, s->lpm.tbl8_groups6);
+		json_object_set_new(out, "fib6", r->n6 > 0 ? json_string(fib) : json_null());
+		json_object_set_new(
+			out, "fib6_tbl8_groups", json_integer((json_int_t)s->lpm.tbl8_groups6));
 		json_object_set_new(out, "l1d_bytes", json_integer((json_int_t)s->l1d_bytes));
 		json_object_set_new(out, "llc_bytes", json_integer((json_int_t)s->llc_bytes));
 		return;
@@ -274,16 +307,22 @@ static const struct pp_app ipfwd_app = {
 	.variants = variants,
 	.drop_reasons = drop_reasons,
 	.n_drop_reasons = IPFWD_N_VERDICTS - 1,
-	.usage = "  --table-entries N   next-hop table entries (default from the variant:\n"
+	.usage = "  IPv4 and IPv6 (EtherType 0x0800 and 0x86DD) in one process; IPv6\n"
+		 "  extension headers are walked (not processed): a chain inside the payload\n"
+		 "  length is forwarded, a truncated one dropped as ipv6_ext_truncated\n"
+		 "  --table-entries N   next-hop table entries (default from the variant:\n"
 		 "                      l1: half the L1 data cache, mem: >= 4x the last-level\n"
 		 "                      cache; 16 bytes per entry)\n"
 		 "  --lookup hash|lpm   next-hop lookup (default hash: the variants' hashed\n"
 		 "                      table); lpm: longest-prefix match in DPDK's rte_fib\n"
-		 "                      (DIR24_8) over --routes; no prefix: drop no_route\n"
-		 "  --routes FILE       IPv4 routes for --lookup lpm in l3fwd's rule format:\n"
-		 "                      lines R<address>/<depth> <next hop 0-255>, '#'\n"
-		 "                      comments; next hop k rewrites the MACs to 02:00 + k,\n"
-		 "                      02:01 + k (k as 4 big-endian bytes). IPv4 only\n"
+		 "                      (IPv4, DIR24_8) and rte_fib6 (IPv6, TRIE) over\n"
+		 "                      --routes; no prefix: drop no_route\n"
+		 "  --routes FILE       routes for --lookup lpm in l3fwd's rule format (its\n"
+		 "                      --rule_ipv4 and --rule_ipv6 lines): R<address>/<depth>\n"
+		 "                      <next hop 0-255>, the address IPv4 or IPv6, '#'\n"
+		 "                      comments; may be given up to 8 times; next hop k\n"
+		 "                      rewrites the MACs to 02:00 + k, 02:01 + k (k as 4\n"
+		 "                      big-endian bytes)\n"
 		 "  variant defaults to l1 when neither the placement nor --variant gives one\n",
 	.cfg_size = sizeof(struct ipfwd_cfg),
 	.parse_opt = ipfwd_parse_opt,

@@ -1,4 +1,4 @@
-/* Route file reader: see ipfwd_routes.h. */
+/* Route file reader (IPv4 and IPv6): see ipfwd_routes.h. */
 #include "ipfwd_routes.h"
 
 #include <arpa/inet.h>
@@ -60,14 +60,70 @@ count_tbl8_groups(const struct ipfwd_routes *r)
 	return groups;
 }
 
-/* One line without its newline: 0 (route stored, or nothing on the line),
- * or -1 with err set. */
+static int
+cmp_addr6(const void *a, const void *b)
+{
+	return memcmp(a, b, 16);
+}
+
+/* The tbl8 groups rte_fib6's TRIE fills: below its 2^24-entry first level,
+ * one 256-entry group per byte of address, so one group for every
+ * distinct L-bit prefix (L = 24, 32, ..., 120) holding a route deeper than
+ * L.  An estimate of what the FIB is built with (ipfwd_lpm.c): the TRIE's
+ * own reservation can ask for more. */
+static size_t
+count_tbl8_groups6(const struct ipfwd_routes *r)
+{
+	size_t groups = 0;
+	uint8_t(*key)[16] = malloc((r->n6 > 0 ? r->n6 : 1) * sizeof(*key));
+	if (key == NULL) {
+		for (size_t i = 0; i < r->n6; i++)
+			groups += r->route6[i].depth > 24 ? (r->route6[i].depth - 17) / 8 : 0;
+		return groups; /* an upper bound */
+	}
+	for (unsigned level = 24; level < 128; level += 8) {
+		size_t k = 0;
+		for (size_t i = 0; i < r->n6; i++) {
+			if (r->route6[i].depth <= level)
+				continue;
+			memset(key[k], 0, 16);
+			memcpy(key[k], r->route6[i].prefix, level / 8);
+			k++;
+		}
+		if (k == 0)
+			break; /* no route deeper than this level: none deeper than the next */
+		qsort(key, k, sizeof(*key), cmp_addr6);
+		groups++;
+		for (size_t i = 1; i < k; i++)
+			groups += memcmp(key[i], key[i - 1], 16) != 0;
+	}
+	free(key);
+	return groups;
+}
+
+/* Whether the bits of a (16 bytes) beyond depth are all zero; if not,
+ * masked gets a with them cleared. */
+static bool
+prefix6_clean(const uint8_t *a, unsigned depth, uint8_t *masked)
+{
+	bool clean = true;
+	for (unsigned i = 0; i < 16; i++) {
+		unsigned keep = depth >= 8 * (i + 1) ? 8 : depth > 8 * i ? depth - 8 * i : 0;
+		uint8_t mask = (uint8_t)(0xff00u >> keep);
+		masked[i] = a[i] & mask;
+		clean &= masked[i] == a[i];
+	}
+	return clean;
+}
+
+/* One line without its newline: 0 (route stored in *rt or *rt6, *family
+ * 4 or 6; or nothing on the line, *family 0), or -1 with err set. */
 static int
 parse_line(char *line, const char *path, unsigned long lineno, struct ipfwd_route *rt,
-	bool *is_route, char *err, size_t err_len)
+	struct ipfwd_route6 *rt6, int *family, char *err, size_t err_len)
 {
 	char *p = line;
-	*is_route = false;
+	*family = 0;
 	while (isspace((unsigned char)*p))
 		p++;
 	if (*p == '\0' || *p == '#')
@@ -90,19 +146,20 @@ parse_line(char *line, const char *path, unsigned long lineno, struct ipfwd_rout
 		return -1;
 	}
 	*slash = '\0';
+	bool v6 = strchr(addr, ':') != NULL;
 	struct in_addr in;
-	if (inet_pton(AF_INET, addr, &in) != 1) {
-		snprintf(err, err_len,
-			"%s line %lu: address '%s' is not a dotted-quad IPv4 address", path, lineno,
-			addr);
+	uint8_t in6[16];
+	if (v6 ? inet_pton(AF_INET6, addr, in6) != 1 : inet_pton(AF_INET, addr, &in) != 1) {
+		snprintf(err, err_len, "%s line %lu: address '%s' is not %s", path, lineno, addr,
+			v6 ? "an IPv6 address" : "a dotted-quad IPv4 address");
 		return -1;
 	}
-	unsigned depth, nh;
+	unsigned depth, nh, max_depth = v6 ? 128 : 32;
 	char *dep = slash + 1;
-	if (parse_dec(dep, ws, 32, &depth) < 0) {
+	if (parse_dec(dep, ws, max_depth, &depth) < 0) {
 		*ws = '\0';
-		snprintf(err, err_len, "%s line %lu: depth '%s' is not a number from 0 to 32", path,
-			lineno, dep);
+		snprintf(err, err_len, "%s line %lu: depth '%s' is not a number from 0 to %u", path,
+			lineno, dep, max_depth);
 		return -1;
 	}
 	char *hop = ws;
@@ -123,6 +180,23 @@ parse_line(char *line, const char *path, unsigned long lineno, struct ipfwd_rout
 			path, lineno, hop, IPFWD_ROUTE_MAX_NEXT_HOP);
 		return -1;
 	}
+	if (v6) {
+		uint8_t masked[16];
+		char shown[INET6_ADDRSTRLEN];
+		if (!prefix6_clean(in6, depth, masked)) {
+			inet_ntop(AF_INET6, masked, shown, sizeof(shown));
+			snprintf(err, err_len,
+				"%s line %lu: %s/%u has address bits set beyond the depth (the "
+				"prefix is %s/%u)",
+				path, lineno, addr, depth, shown, depth);
+			return -1;
+		}
+		memcpy(rt6->prefix, in6, 16);
+		rt6->depth = (uint8_t)depth;
+		rt6->next_hop = (uint8_t)nh;
+		*family = 6;
+		return 0;
+	}
 	uint32_t a = ntohl(in.s_addr);
 	uint32_t mask = depth == 0 ? 0 : ~0u << (32 - depth);
 	if ((a & ~mask) != 0) {
@@ -136,20 +210,42 @@ parse_line(char *line, const char *path, unsigned long lineno, struct ipfwd_rout
 	rt->prefix = a;
 	rt->depth = (uint8_t)depth;
 	rt->next_hop = (uint8_t)nh;
-	*is_route = true;
+	*family = 4;
+	return 0;
+}
+
+/* Room for one more route of each family.  0, or -1 (out of memory). */
+static int
+make_room(struct ipfwd_routes *r)
+{
+	if (r->n == r->cap) {
+		size_t ncap = r->cap == 0 ? 4096 : 2 * r->cap;
+		struct ipfwd_route *nr = realloc(r->route, ncap * sizeof(*nr));
+		if (nr == NULL)
+			return -1;
+		r->route = nr;
+		r->cap = ncap;
+	}
+	if (r->n6 == r->cap6) {
+		size_t ncap = r->cap6 == 0 ? 1024 : 2 * r->cap6;
+		struct ipfwd_route6 *nr = realloc(r->route6, ncap * sizeof(*nr));
+		if (nr == NULL)
+			return -1;
+		r->route6 = nr;
+		r->cap6 = ncap;
+	}
 	return 0;
 }
 
 int
 ipfwd_routes_load(const char *path, struct ipfwd_routes *r, char *err, size_t err_len)
 {
-	memset(r, 0, sizeof(*r));
 	FILE *f = fopen(path, "r");
 	if (f == NULL) {
 		snprintf(err, err_len, "%s: cannot open: %s", path, strerror(errno));
 		return -1;
 	}
-	size_t cap = 0;
+	size_t n0 = r->n, n60 = r->n6;
 	char line[LINE_MAX_BYTES + 2];
 	unsigned long lineno = 0;
 	int rc = -1;
@@ -163,36 +259,34 @@ ipfwd_routes_load(const char *path, struct ipfwd_routes *r, char *err, size_t er
 				LINE_MAX_BYTES);
 			goto out;
 		}
-		if (r->n == cap) {
-			size_t ncap = cap == 0 ? 4096 : 2 * cap;
-			struct ipfwd_route *nr = realloc(r->route, ncap * sizeof(*nr));
-			if (nr == NULL) {
-				snprintf(err, err_len, "%s: out of memory at line %lu", path,
-					lineno);
-				goto out;
-			}
-			r->route = nr;
-			cap = ncap;
-		}
-		bool is_route;
-		if (parse_line(line, path, lineno, &r->route[r->n], &is_route, err, err_len) < 0)
+		if (make_room(r) < 0) {
+			snprintf(err, err_len, "%s: out of memory at line %lu", path, lineno);
 			goto out;
-		r->n += is_route;
+		}
+		int family;
+		if (parse_line(line, path, lineno, &r->route[r->n], &r->route6[r->n6], &family, err,
+			    err_len) < 0)
+			goto out;
+		r->n += family == 4;
+		r->n6 += family == 6;
 	}
 	if (ferror(f)) {
 		snprintf(err, err_len, "%s: read error: %s", path, strerror(errno));
 		goto out;
 	}
-	if (r->n == 0) {
+	if (r->n == n0 && r->n6 == n60) {
 		snprintf(err, err_len, "%s: no routes (lines R<address>/<depth> <next hop>)", path);
 		goto out;
 	}
 	r->n_tbl8_groups = count_tbl8_groups(r);
+	r->n6_tbl8_groups = count_tbl8_groups6(r);
 	rc = 0;
 out:
 	fclose(f);
-	if (rc < 0)
-		ipfwd_routes_free(r);
+	if (rc < 0) {
+		r->n = n0; /* this file's routes are not kept */
+		r->n6 = n60;
+	}
 	return rc;
 }
 
@@ -200,6 +294,6 @@ void
 ipfwd_routes_free(struct ipfwd_routes *r)
 {
 	free(r->route);
-	r->route = NULL;
-	r->n = 0;
+	free(r->route6);
+	memset(r, 0, sizeof(*r));
 }

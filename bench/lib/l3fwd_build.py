@@ -5,7 +5,8 @@ beside it (bench/ipfwd.py, bench/ipfwd-lpm.py).
 What is changed in the copy, and why: net_pcap and net_null have no Rx
 checksum offload, which l3fwd asks for and otherwise refuses to start
 without (l3fwd then checks no IPv4 checksum; ipfwd does in software);
-optionally the route limits and the pool, for a full-size table, and a
+optionally the route limits (IPv4, and the IPv6 FIB's routes and tbl8
+groups) and the pool, for a full-size table, and a
 software IPv4 header checksum check in its RFC 1812 step (what the Rx
 offload did for it: a wrong checksum goes to BAD_PORT, dropped), for a
 comparison at equal work.
@@ -37,11 +38,14 @@ def patch(path: Path, old: str, new: str, who: str) -> None:
 
 
 def build_l3fwd(tmp: Path, who: str, max_rules: int | None = None, extra_mbufs: int = 0,
-                sw_ipv4_cksum: bool = False) -> Path:
+                sw_ipv4_cksum: bool = False, fib6_routes: int | None = None,
+                fib6_tbl8: int | None = None) -> Path:
     """Copy the l3fwd example (and the shared headers it includes) into tmp,
     patch it (module docstring), build it shared with pkg-config libdpdk (the
     static link fails on -lsystemd); the binary's path.  max_rules raises the
-    LPM and FIB route limits; extra_mbufs adds to its pool (a replayed
+    IPv4 LPM and FIB route limits; fib6_routes and fib6_tbl8 set the IPv6
+    FIB's route limit and tbl8 groups (rte_fib6 TRIE: a full IPv6 table
+    needs far more than its 2^15); extra_mbufs adds to its pool (a replayed
     capture stays in mbufs); sw_ipv4_cksum adds the software checksum check
     (built in its own directory beside the plain copy)."""
     if not (L3FWD_SRC / "l3fwd" / "Makefile").is_file():
@@ -57,6 +61,12 @@ def build_l3fwd(tmp: Path, who: str, max_rules: int | None = None, extra_mbufs: 
               f"#define IPV4_L3FWD_LPM_MAX_RULES {max_rules}", who)
         patch(src / "l3fwd_fib.c", "config_ipv4.max_routes = (1 << 16);",
               f"config_ipv4.max_routes = {max_rules};", who)
+    if fib6_routes is not None:
+        patch(src / "l3fwd_fib.c", "config.max_routes = (1 << 16) - 1;",
+              f"config.max_routes = {fib6_routes};", who)
+    if fib6_tbl8 is not None:
+        patch(src / "l3fwd_fib.c", "config.trie.num_tbl8 = (1 << 15);",
+              f"config.trie.num_tbl8 = {fib6_tbl8};", who)
     if extra_mbufs:
         patch(src / "main.c", "nb_lcores*MEMPOOL_CACHE_SIZE),",
               f"nb_lcores*MEMPOOL_CACHE_SIZE + {extra_mbufs}),", who)

@@ -61,7 +61,7 @@ check_flags(void)
 		m.data_len = sizeof(frame);
 		m.pkt_len = sizeof(frame);
 		m.ol_flags = cases[i].flag;
-		struct rte_ipv4_hdr *got_ip = NULL;
+		void *got_ip = NULL;
 		uint8_t got = ipfwd_check(&m, &got_ip);
 		if (got != cases[i].want) {
 			fprintf(stderr, "Rx flags %#" PRIx64 ", %s checksum: verdict %u, want %u\n",

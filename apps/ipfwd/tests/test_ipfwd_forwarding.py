@@ -50,7 +50,7 @@ def check_against_reference(stats: dict, inst: int, inp: list[bytes], outp: list
     st = stats["instances"][inst]
     assert st["rx_packets"] == len(inp) * repeat
     assert st["tx_packets"] == len(want) * repeat
-    for reason in ("not_ipv4", "truncated", "bad_version_or_ihl", "bad_checksum", "ttl_expired"):
+    for reason in ("not_ip", "truncated", "bad_version_or_ihl", "bad_checksum", "ttl_expired"):
         assert st["dropped_by_reason"][reason] == drops[reason] * repeat, reason
     assert st["accounting_ok"] is True
 
@@ -68,7 +68,7 @@ def test_l1_forwards_like_reference(build_dir: Path, file_prefix: str, tmp_path:
     assert s["app_stats"]["l1d_bytes"] > 0
     assert s["app_stats"]["table_bytes"] == s["app_stats"]["l1d_bytes"] // 2
     drops = s["total"]["dropped_by_reason"]
-    assert all(drops[r] > 0 for r in ("not_ipv4", "truncated", "bad_version_or_ihl",
+    assert all(drops[r] > 0 for r in ("not_ip", "truncated", "bad_version_or_ihl",
                                       "bad_checksum", "ttl_expired")), drops
     check_against_reference(s, 0, inp, read_pcap(tmp_path / "out.pcap"))
 

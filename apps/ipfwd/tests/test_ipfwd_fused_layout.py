@@ -20,7 +20,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import ipfwd_traffic  # noqa: E402
 
 PACKETS = 1500  # per instance: both captures have this many
-REASONS = ("not_ipv4", "truncated", "bad_version_or_ihl", "bad_checksum", "ttl_expired")
+REASONS = ("not_ip", "truncated", "bad_version_or_ihl", "bad_checksum", "ttl_expired")
 
 
 def run_layout(build_dir: Path, file_prefix: str, tmp: Path, caps: list[Path], variant: str,

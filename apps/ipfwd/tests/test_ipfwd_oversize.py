@@ -82,7 +82,7 @@ def test_every_kind_of_frame_over_64k_is_repaired_or_named(build_dir: Path, file
     inst = s["instances"][0]
     assert inst["rx_packets"] == len(KINDS)
     assert inst["rx_chains_repaired"] == cut
-    assert s["total"]["dropped_by_reason"]["not_ipv4"] == len(KINDS)
+    assert s["total"]["dropped_by_reason"]["not_ip"] == len(KINDS)
     line = next((x for x in res.stderr.splitlines() if "over 64 KiB" in x), "")
     assert f"{cut} of {len(KINDS)} frames are over 64 KiB and will reach the app cut" in line, res.stderr
     assert f"rx_pcap={cap}" in line

@@ -1,7 +1,7 @@
 /* Next-hop table: contents follow the documented formula, lookups return
  * the entry of the documented hash (vectors computed independently in
- * Python), indexes stay in range and spread evenly, and the variant sizes
- * follow the cache sizes. */
+ * Python; IPv4 and IPv6), indexes stay in range and spread evenly, and the
+ * variant sizes follow the cache sizes. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
@@ -62,6 +62,33 @@ main(void)
 		dup += seen[k]++ != 0;
 	}
 	CHECK(dup < 16, "%u collisions among 1024 consecutive addresses in 65536 entries", dup);
+
+	/* IPv6: ((hi * M64) xor lo) * M64 mod 2^64, top 32 bits, then * n >> 32
+	 * (vectors from Python, apps/ipfwd/tests/ipfwd_reference.py hash6). */
+	static const struct {
+		uint8_t a[16];
+		uint64_t n, want;
+	} v6[] = {
+		{ { 0x20, 0x01, 0x0d, 0xb8, [15] = 1 }, 1024, 33 },
+		{ { 0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 1, [15] = 0x2a }, 1u << 23, 2052867 },
+		{ { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+			  0xff, 0xff, 0xff },
+			1000, 254 },
+		{ { 0 }, 1000, 0 },
+	};
+	for (unsigned i = 0; i < sizeof(v6) / sizeof(v6[0]); i++)
+		CHECK(ipfwd_table_index6(v6[i].a, v6[i].n) == v6[i].want,
+			"IPv6 vector %u: %" PRIu64 ", want %" PRIu64, i,
+			ipfwd_table_index6(v6[i].a, v6[i].n), v6[i].want);
+	/* A /64's hosts 0..1023 (the low bits only) spread over 65536 entries. */
+	memset(seen, 0, sizeof(seen));
+	dup = 0;
+	for (unsigned h = 0; h < 1024; h++) {
+		uint8_t a[16] = { 0x20, 0x01, 0x0d, 0xb8, [14] = (uint8_t)(h >> 8), (uint8_t)h };
+		uint64_t k = ipfwd_table_index6(a, 1u << 16);
+		dup += seen[k]++ != 0;
+	}
+	CHECK(dup < 16, "%u collisions among 1024 IPv6 hosts of one /64 in 65536 entries", dup);
 	ipfwd_table_free(&t);
 
 	CHECK(ipfwd_table_entries_l1(32768) * 16 == 16384, "l1: half of 32 KiB");
