@@ -47,6 +47,7 @@ struct pp_stack_conf {
 	unsigned n_instances;
 	const struct pp_queue_pair *queues; /* per instance (lwIP: one port for all) */
 	int socket_id;
+	unsigned kernel_rcvbuf; /* kernel: SO_RCVBUF of the sockets (0: the kernel's autotuning) */
 };
 
 enum pp_conn_state {

@@ -37,6 +37,11 @@ struct pp_stack_counters {
 	uint64_t accepted, refused;            /* refused: every slot busy */
 	uint64_t bytes_read, bytes_discarded;  /* discarded: unread at release */
 	uint64_t polls, timer_runs;
+	/* TSC cycles of the polls that moved something (a frame in or out,
+	 * bytes read): in the stack before the app (frames in, timers,
+	 * accepts), in the app between begin and end (reading, its own
+	 * work), in the stack after (frames out); and how many such polls. */
+	uint64_t busy_polls, cycles_in, cycles_app, cycles_out;
 };
 
 struct pp_stack_inst {
@@ -47,8 +52,10 @@ struct pp_stack_inst {
 	uint16_t rx_port, rx_queue, tx_port, tx_queue;
 	uint16_t n_tx;
 	struct rte_mbuf *tx[PP_STACK_TXBUF];
-	int listen_fd;            /* kernel */
-	uint64_t next_accept_tsc; /* kernel */
+	uint64_t poll_t0, poll_t1; /* this poll's start, end of its input */
+	uint64_t poll_moved0;      /* frames and bytes moved before this poll */
+	int listen_fd;             /* kernel */
+	uint64_t next_accept_tsc;  /* kernel */
 	struct pp_stack_counters ctr;
 } __rte_cache_aligned;
 

@@ -30,6 +30,9 @@ pp_stack_kernel_open(struct pp_stack *s, char *err, size_t errlen)
 		int one = 1, fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 		if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0 ||
 			setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one)) < 0 ||
+			(conf->kernel_rcvbuf != 0 &&
+				setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &conf->kernel_rcvbuf,
+					sizeof(conf->kernel_rcvbuf)) < 0) ||
 			bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(fd, 64) < 0) {
 			char a[INET_ADDRSTRLEN] = "?";
 			inet_ntop(AF_INET, &sa.sin_addr, a, sizeof(a));

@@ -41,6 +41,15 @@ static bool netif_added[RTE_MAX_ETHPORTS];
 static rte_spinlock_t stack_lock = RTE_SPINLOCK_INITIALIZER;
 static struct pp_stack_inst *cur; /* the instance whose R holds the stack */
 static uint64_t next_timer_tsc, timer_period_tsc;
+
+/* Connections that received data in this poll.  lwIP acknowledges every
+ * second full segment at once and leaves the rest to its fast timer, up to
+ * 250 ms later: a client whose small writes wait for that ACK (Nagle) would
+ * crawl.  A polling stack acknowledges what a poll received by the poll's
+ * end instead.  Overflow only leaves an ACK to lwIP's timer. */
+#define ACK_LIST 64
+static struct pp_conn *ack_list[ACK_LIST];
+static unsigned n_ack;
 static unsigned n_runs;
 
 /* A received mbuf as a pbuf: the pbuf header in the mbuf's headroom. */
@@ -124,6 +133,8 @@ on_recv(void *arg, struct tcp_pcb *pcb, struct pbuf *p, err_t err)
 		return ERR_OK;
 	}
 	/* Kept, never refused: the window (TCP_WND) bounds what waits here. */
+	if (n_ack < ACK_LIST && (n_ack == 0 || ack_list[n_ack - 1] != c))
+		ack_list[n_ack++] = c;
 	ci->pending += p->tot_len;
 	if (ci->head == NULL)
 		ci->head = p;
@@ -348,6 +359,14 @@ pp_stack_lwip_begin(struct pp_stack_inst *si, bool input)
 void
 pp_stack_lwip_end(struct pp_stack_inst *si)
 {
+	for (unsigned i = 0; i < n_ack; i++) {
+		struct tcp_pcb *pcb = ack_list[i]->impl->pcb;
+		if (pcb != NULL && (pcb->flags & TF_ACK_DELAY)) {
+			tcp_set_flags(pcb, TF_ACK_NOW);
+			tcp_output(pcb);
+		}
+	}
+	n_ack = 0;
 	flush_tx(si);
 	cur = NULL;
 	rte_spinlock_unlock(&stack_lock);
