@@ -31,7 +31,8 @@ struct dd_cfg {
 	uint64_t table_entries;
 	int level; /* zlib level, 0: store only */
 	unsigned msgs;
-	uint64_t next_stream; /* stream ids, unique over every run of the process */
+	unsigned kernel_rcvbuf; /* --stack kernel: SO_RCVBUF (0: autotuned) */
+	uint64_t next_stream;   /* stream ids, unique over every run of the process */
 };
 
 /* A message (coarse chunk) from R to P to T, in the mbuf's private area;
@@ -92,7 +93,7 @@ struct dd_r_slot {
 struct dd_r_counters {
 	uint64_t streams_started, complete, short_, reset, cut;
 	uint64_t bad_length, truncated_header;
-	uint64_t receipts_sent, receipts_unsent;
+	uint64_t receipts_sent, receipts_peer_gone, receipts_no_room;
 	uint64_t input_bytes, msgs, msg_waits;
 };
 

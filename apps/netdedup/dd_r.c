@@ -201,11 +201,13 @@ send_receipts(struct dd_task *t)
 			rs->receipts_pending--;
 		dd_encode_receipt(rec, (enum dd_end)d.status, d.stream_id, d.stored, d.announced);
 		/* A client that does not read fills its window and then the
-		 * stack's send buffer: its receipts are counted as unsent. */
-		if (same && c->state != PP_CONN_RESET && pp_conn_write(c, rec, sizeof(rec)) == 0)
+		 * stack's send buffer: its later receipts find no room. */
+		if (!same || c->state == PP_CONN_RESET)
+			t->r.ctr.receipts_peer_gone++;
+		else if (pp_conn_write(c, rec, sizeof(rec)) == 0)
 			t->r.ctr.receipts_sent++;
 		else
-			t->r.ctr.receipts_unsent++;
+			t->r.ctr.receipts_no_room++;
 	}
 }
 

@@ -7,9 +7,12 @@ the receipts, bytes sent, seconds from the first byte to the last receipt.
 Modes, besides the normal one (the bad clients the tests use):
   short     announce the file's length, send only --cut bytes, close
             (FIN): the server stores what came and answers "short"
-  reset     the same, but reset the connection (RST) instead of closing
+  reset     the same, but reset the connection (RST) instead of closing,
+            --settle seconds after the last byte; says how many bytes its
+            TCP had seen acknowledged then (tcp_info), header included
   noread    send --streams streams on one connection and never read the
-            receipts (a small receive buffer); close after --hold seconds
+            receipts (a small receive buffer); close when the server hangs
+            up, on SIGTERM, or after --hold seconds
 
     python3 apps/netdedup/netdedup_client.py --server 198.18.41.1:9041 --file in.bin
 """
@@ -18,6 +21,8 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import select
+import signal
 import socket
 import struct
 import sys
@@ -25,6 +30,15 @@ import time
 from pathlib import Path
 
 RECEIPT = 32
+TCPI_BYTES_ACKED = 120  # offset of tcpi_bytes_acked in Linux's struct tcp_info
+
+
+class Stop(Exception):
+    pass
+
+
+def _stop(*_: object) -> None:
+    raise Stop()
 
 
 def connect(host: str, port: int, deadline: float, rcvbuf: int | None = None) -> socket.socket:
@@ -80,10 +94,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--streams", type=int, default=1, help="streams of the file, one after another")
     ap.add_argument("--mode", choices=["normal", "short", "reset", "noread"], default="normal")
     ap.add_argument("--cut", type=int, default=0, help="short/reset: bytes sent of the announced")
-    ap.add_argument("--hold", type=float, default=0.0, help="noread: seconds to keep the connection")
+    ap.add_argument("--hold", type=float, default=0.0, help="noread: at most this many seconds before closing")
+    ap.add_argument("--settle", type=float, default=0.0, help="reset: seconds before the reset")
     ap.add_argument("--connect-timeout", type=float, default=30.0)
     ap.add_argument("--timeout", type=float, default=120.0, help="seconds to wait for a receipt")
     a = ap.parse_args(argv)
+    signal.signal(signal.SIGTERM, _stop)
     host, _, port = a.server.rpartition(":")
     length = a.file.stat().st_size
     out: dict = {"mode": a.mode, "bytes_sent": 0, "receipts": []}
@@ -96,17 +112,36 @@ def main(argv: list[str] | None = None) -> int:
             send_file(s, a.file, min(a.cut, length))
             out["bytes_sent"] = min(a.cut, length)
             if a.mode == "reset":
+                time.sleep(a.settle)
+                info = s.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, 256)
+                if len(info) >= TCPI_BYTES_ACKED + 8:
+                    out["bytes_acked"] = struct.unpack_from("<Q", info, TCPI_BYTES_ACKED)[0]
                 s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
                 s.close()
             else:
                 s.shutdown(socket.SHUT_WR)
                 out["receipts"].append(receipt(read_exact(s, RECEIPT, a.timeout)))
         elif a.mode == "noread":
-            for _ in range(a.streams):
-                s.sendall(struct.pack(">Q", length))
-                send_file(s, a.file, length)
-                out["bytes_sent"] += length
-            time.sleep(a.hold)
+            # every stream in one write: full segments, no wait for ACKs between them
+            one = struct.pack(">Q", length) + a.file.read_bytes()
+            s.sendall(one * a.streams)
+            out["bytes_sent"] = length * a.streams
+            # until the server hangs up, --hold passes, or SIGTERM (a reset
+            # from a server whose receipts this client refused may never be
+            # accepted: its sequence number is past the zero window)
+            pl = select.poll()
+            pl.register(s, select.POLLRDHUP)
+            end = time.monotonic() + a.hold
+            try:
+                while time.monotonic() < end:
+                    ev = pl.poll(100)
+                    if ev and ev[0][1] & (select.POLLRDHUP | select.POLLHUP | select.POLLERR):
+                        out["ended_by"] = "server hung up"
+                        break
+                else:
+                    out["ended_by"] = "--hold"
+            except Stop:
+                out["ended_by"] = "SIGTERM"
         else:
             for _ in range(a.streams):
                 s.sendall(struct.pack(">Q", length))

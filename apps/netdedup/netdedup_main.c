@@ -66,7 +66,7 @@ set_defaults(struct dd_cfg *c)
 	c->coarse = 32 * 1024;
 	c->table_entries = 1u << 20;
 	c->level = 1;
-	c->msgs = 512;
+	c->msgs = 256;
 	c->linger_s = 10.0;
 	c->listen_port = DEFAULT_PORT;
 	parse_addr(c, "--ip", DEFAULT_ADDR);
@@ -79,7 +79,7 @@ dd_parse_opt(void *cfg, int argc, char **argv)
 	const char *o = argv[0], *v = argc > 1 ? argv[1] : NULL;
 	static const char *const known[] = { "--stack", "--ip", "--listen-port", "--out",
 		"--streams", "--linger", "--max-conns", "--coarse-kib", "--table-entries",
-		"--zlib-level", "--msgs", NULL };
+		"--zlib-level", "--msgs", "--kernel-rcvbuf", NULL };
 	bool found = false;
 	for (const char *const *k = known; *k != NULL; k++)
 		found |= strcmp(o, *k) == 0;
@@ -140,6 +140,10 @@ dd_parse_opt(void *cfg, int argc, char **argv)
 		if (pp_parse_u64(o, v, 0, 9, &u) < 0)
 			return -1;
 		c->level = (int)u;
+	} else if (strcmp(o, "--kernel-rcvbuf") == 0) {
+		if (pp_parse_u64(o, v, 1024, 1u << 30, &u) < 0)
+			return -1;
+		c->kernel_rcvbuf = (unsigned)u;
 	} else {
 		if (pp_parse_u64(o, v, 64, 1u << 20, &u) < 0)
 			return -1;
@@ -220,7 +224,9 @@ dd_setup(void *cfgp, const struct pp_setup_info *info, void **app_state)
 		RTE_ALIGN(sizeof(struct dd_msg), RTE_MBUF_PRIV_ALIGN), (uint16_t)msg_room(c),
 		socket);
 	snprintf(name, sizeof(name), "dd_out%u", run);
-	s->out_pool = rte_pktmbuf_pool_create(name, c->msgs, 32, 0, (uint16_t)out_room(c), socket);
+	/* No per-lcore cache: P takes what T frees on another lcore, and a
+	 * cache there would hold back buffers P needs (one per message). */
+	s->out_pool = rte_pktmbuf_pool_create(name, c->msgs, 0, 0, (uint16_t)out_room(c), socket);
 	if (s->table_mem == NULL || s->msg_pool == NULL || s->out_pool == NULL) {
 		fprintf(stderr,
 			"netdedup: cannot allocate the table (%" PRIu64 " entries) and %u messages "
@@ -239,6 +245,7 @@ dd_setup(void *cfgp, const struct pp_setup_info *info, void **app_state)
 		.n_instances = info->n_instances,
 		.queues = info->queues,
 		.socket_id = socket,
+		.kernel_rcvbuf = c->kernel_rcvbuf,
 	};
 	if (pp_stack_open(&s->stack, &sc, err, sizeof(err)) < 0) {
 		fprintf(stderr, "netdedup: %s\n", err);
@@ -356,7 +363,8 @@ dd_stats(void *app_state, void *const *task_states, unsigned n_tasks, json_t *ou
 	json_object_set_new(out, "streams", st);
 	json_t *rc = json_object();
 	set_u(rc, "sent", r.receipts_sent);
-	set_u(rc, "unsent", r.receipts_unsent);
+	set_u(rc, "not_sent_peer_gone", r.receipts_peer_gone);
+	set_u(rc, "not_sent_no_room", r.receipts_no_room);
 	json_object_set_new(out, "receipts", rc);
 	set_u(out, "input_bytes", r.input_bytes);
 	json_t *ch = json_object();
@@ -449,7 +457,10 @@ static const struct pp_app netdedup_app = {
 		 "  --coarse-kib N       coarse chunk (message) size, 4..32 KiB (32)\n"
 		 "  --table-entries N    dedup table slots, a power of two (1048576; 32 B each)\n"
 		 "  --zlib-level N       deflate level for new chunks, 0 = store (1)\n"
-		 "  --msgs N             coarse chunk buffers, all instances together (512)\n"
+		 "  --msgs N             coarse chunk buffers, all instances together (256)\n"
+		 "  --kernel-rcvbuf B    --stack kernel: SO_RCVBUF of its sockets (default:\n"
+		 "                       the kernel's autotuning); 65536 holds its window\n"
+		 "                       near lwIP's 64 KiB (Debian's TCP_WND)\n"
 		 "  client protocol: u64 length (big-endian), then the bytes; after the\n"
 		 "  stream is written the server answers a 32-byte receipt (README.md)\n",
 	.cfg_size = sizeof(struct dd_cfg),

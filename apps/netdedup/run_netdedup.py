@@ -200,26 +200,33 @@ def inject_loss(net: Net, percent: float) -> dict[str, Any]:
         return {"percent": percent, "method": "tc netem", "directions": ways}
     if shutil.which("nft") is None:
         raise RunError("this kernel has no tc netem, and nft (the fallback) is not installed")
-    per_mille = round(percent * 10)
+    every = max(1, round(100 / percent))
     chains = "".join(
         f" chain {name} {{ type filter hook ingress device \"{net.if_m(side)}\" priority 0; "
-        f"numgen random mod 1000 < {per_mille} counter drop; }}\n"
+        f"numgen inc mod {every} == {every - 1} counter drop; }}\n"
         for name, side in (("to_server", "c"), ("to_client", "s")))
     rules = f"table netdev {PREFIX}loss {{\n{chains}}}\n"
     r = subprocess.run(["ip", "netns", "exec", net.ns_m, "nft", "-f", "-"], input=rules,
                        capture_output=True, text=True, timeout=30)
     if r.returncode != 0:
         raise RunError(f"nft (loss without netem): {r.stderr.strip()}")
-    return {"percent": percent,
-            "method": "nftables numgen random on a bridge between the ends (this kernel has no "
-                      "tc netem)",
+    return {"percent": 100 / every,
+            "method": f"nftables on a bridge between the ends, every {every}th frame each way "
+                      "(this kernel has no tc netem; a count, so a run cannot draw no loss)",
             "directions": ["client->server", "server->client"]}
 
 
-def loss_counts(net: Net, loss: dict[str, Any]) -> dict[str, int] | None:
-    """Frames the loss rules dropped (nftables only; netem keeps no count here)."""
-    if not loss["method"].startswith("nftables"):
-        return None
+def loss_counts(net: Net, loss: dict[str, Any]) -> dict[str, int]:
+    """Frames the loss rules dropped, each way."""
+    if loss["method"] == "tc netem":
+        got = {}
+        for ifname, ns, what in ((net.if_c, net.ns_c, "client_to_server"),
+                                 (net.if_s, net.ns_s, "server_to_client")):
+            p = sh("tc", "-s", "qdisc", "show", "dev", ifname, ns=ns, check=False)
+            m = re.search(r"dropped (\d+)", p.stdout)
+            if m:
+                got[what] = int(m.group(1))
+        return got
     out = sh("nft", "-j", "list", "table", "netdev", f"{PREFIX}loss", ns=net.ns_m, check=False).stdout
     counts: dict[str, int] = {}
     with contextlib.suppress(ValueError):
@@ -307,8 +314,15 @@ def run(input_path: Path, tier: str | None, *, stack: str = "lwip", port: str = 
         clients: int = 1, instances: int = 1, placement: Path | None = None,
         loss: float = 0.0, build: Path = REPO / "build", keep: Path | None = None,
         write: bool = True, timeout: float = 300, extra: list[str] | None = None,
-        client_extra: list[str] | None = None, check: bool = True) -> dict[str, Any]:
-    """One run; returns the result object (see the module text)."""
+        client_specs: list[tuple[Path, list[str]]] | None = None, streams: int | None = None,
+        check: bool = True) -> dict[str, Any]:
+    """One run; returns the result object (see the module text).
+    client_specs: instead of `clients` clients sending the input at once,
+    one client per (file, netdedup_client.py options), one after another
+    (the bad clients of the tests); streams: what the server waits for
+    (--streams), by default one per client."""
+    if client_specs and keep is None:
+        raise RunError("client_specs: pass keep=DIR to read the streams afterwards")
     if stack == "kernel":
         port = "kernel"
     result: dict[str, Any] = {"kind": "measured", "stack": stack, "port": port,
@@ -328,7 +342,8 @@ def run(input_path: Path, tier: str | None, *, stack: str = "lwip", port: str = 
             if out_dir:
                 out_dir.mkdir()
             stats = work / "stats.json"
-            cmd = app_command(build, net, work / "placement.json", instances, out_dir, clients,
+            cmd = app_command(build, net, work / "placement.json", instances, out_dir,
+                              streams or (len(client_specs) if client_specs else clients),
                               stats, extra or [])
             app = subprocess.Popen(["ip", "netns", "exec", net.ns_s, *cmd], text=True,
                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE)
@@ -339,20 +354,35 @@ def run(input_path: Path, tier: str | None, *, stack: str = "lwip", port: str = 
             if loss > 0:
                 net.loss = inject_loss(net, loss)
                 result["loss"] = net.loss
-            client_cmd = [sys.executable, str(HERE / "netdedup_client.py"), "--server",
-                          f"{SERVER_IP}:{PORT}", "--file", str(input_path), "--timeout",
-                          str(timeout), *(client_extra or [])]
-            cl = [subprocess.Popen(["ip", "netns", "exec", net.ns_c, *client_cmd], text=True,
-                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-                  for _ in range(clients)]
-            procs += cl
-            outs = []
-            for c in cl:
+            def client(path: Path, args: list[str]) -> subprocess.Popen[str]:
+                cmd = [sys.executable, str(HERE / "netdedup_client.py"), "--server",
+                       f"{SERVER_IP}:{PORT}", "--file", str(path), "--timeout", str(timeout), *args]
+                p = subprocess.Popen(["ip", "netns", "exec", net.ns_c, *cmd], text=True,
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                procs.append(p)
+                return p
+
+            def collect(c: subprocess.Popen[str]) -> dict[str, Any]:
+                # A client still there 2 s after the server ended (one that
+                # never reads) is told to stop.
+                while c.poll() is None and time.monotonic() < deadline:
+                    if app.poll() is not None:
+                        try:
+                            c.wait(2)
+                        except subprocess.TimeoutExpired:
+                            c.terminate()
+                        break
+                    time.sleep(0.05)
                 o, e = c.communicate(timeout=max(1.0, deadline - time.monotonic()))
                 try:
-                    outs.append(json.loads(o))
+                    return json.loads(o)
                 except ValueError:
                     raise RunError(f"client exited {c.returncode}: {e.strip()[-2000:]}")
+
+            if client_specs:
+                outs = [collect(client(path, args)) for path, args in client_specs]
+            else:
+                outs = [collect(c) for c in [client(input_path, []) for _ in range(clients)]]
             try:
                 a_out, a_err = app.communicate(timeout=max(1.0, deadline - time.monotonic()))
             except subprocess.TimeoutExpired:
@@ -370,6 +400,7 @@ def run(input_path: Path, tier: str | None, *, stack: str = "lwip", port: str = 
             a = st.get("app_stats", {})
             result["app_stats"] = a
             result["tasks"] = st.get("tasks")
+            result["accounting_ok"] = st.get("accounting_ok")
             result["duration_s"] = st.get("duration_s")
         t0 = min(o["t0"] for o in outs if "t0" in o) if outs else 0
         t1 = max(o["t1"] for o in outs if "t1" in o) if outs else 0
@@ -379,7 +410,7 @@ def run(input_path: Path, tier: str | None, *, stack: str = "lwip", port: str = 
         result["mb_per_s"] = sent / 1e6 / (t1 - t0) if t1 > t0 else None
         receipts = [r for o in outs for r in o.get("receipts", [])]
         result["receipts"] = receipts
-        if write and check:
+        if write and check and not client_specs:
             result["streams"] = verify(out_dir, receipts, input_path)
             result["restored_identical"] = bool(receipts) and all(
                 s["identical"] for s in result["streams"]) and len(receipts) == clients
