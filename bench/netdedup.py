@@ -6,8 +6,15 @@ side in alternating rounds on one tier:
             over net_tap), the client in another namespace
   kernel    the same pipeline (same binary, placement, P and T) with R on
             kernel sockets, the same veth and namespaces (--stack kernel)
+  kernel64k the kernel pipeline with SO_RCVBUF 65536 (its window near
+            lwIP's: Debian builds lwIP with a 64 KiB TCP_WND), what the
+            window alone costs
   iperf3    kernel to kernel over the same veth, 3 s of one stream: the
             transport's ceiling
+
+Then one more run of ours with bench/malloc_probe.c preloaded: the
+malloc/free calls of the lcores (Debian's lwIP allocates its pbufs and
+segments with malloc) per input MB and the cycles they take, beside R's.
 
 Per configuration: MB/s (10^6 bytes of input over the client's wall time,
 first byte sent to last receipt read; iperf3: its receiver's rate), the
@@ -26,9 +33,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -88,14 +98,17 @@ def profile(res: dict[str, Any]) -> dict[str, dict[str, int]]:
     return {t["role"]: t["profile"] for t in res.get("tasks") or [] if "profile" in t}
 
 
-def one(cfg: str, path: Path, a: argparse.Namespace) -> dict[str, Any]:
+def one(cfg: str, path: Path, a: argparse.Namespace,
+        app_env: dict[str, str] | None = None) -> dict[str, Any]:
     extra = ["--zlib-level", str(a.zlib_level)]
     if cfg == "iperf3":
         return iperf3(3, a.timeout)
-    stack = "kernel" if cfg == "kernel" else "lwip"
+    stack = "kernel" if cfg.startswith("kernel") else "lwip"
+    if cfg == "kernel64k":
+        extra += ["--kernel-rcvbuf", "65536"]
     build = a.profile_build if a.profile_build else a.build
     r = rn.run(path, a.tier, stack=stack, port=a.port, clients=a.clients, build=build,
-               timeout=a.timeout, extra=extra, placement=a.placement)
+               timeout=a.timeout, extra=extra, placement=a.placement, app_env=app_env)
     if not r["restored_identical"]:
         raise rn.RunError(f"{cfg}: output not identical to the input: "
                           f"{json.dumps({k: r.get(k) for k in ('streams', 'app_exit', 'app_stderr')})[:2000]}")
@@ -103,8 +116,30 @@ def one(cfg: str, path: Path, a: argparse.Namespace) -> dict[str, Any]:
     place = json.loads(a.placement.read_text()) if a.placement else rn.default_placement(1)
     contexts = len({c for i in place["instances"] for c in i["tasks"].values()})
     return {"mb_per_s": r["mb_per_s"], "lat_p50_us": lat["p50"], "lat_p99_us": lat["p99"],
+            "input_bytes": r["input_bytes"], "rx_frames": r["app_stats"]["stack"].get("rx_frames"),
             "cycles_per_mb": cycles_per_mb(r), "profile": profile(r), "contexts": contexts,
             "dedup": r["app_stats"]["chunks"], "stack": r["app_stats"]["stack"]}
+
+
+def malloc_probe(path: Path, a: argparse.Namespace) -> str | None:
+    """One run of ours with bench/malloc_probe.c preloaded."""
+    if shutil.which("cc") is None:
+        return "malloc probe: no C compiler, not measured"
+    d = Path(tempfile.mkdtemp(prefix="pp41s-probe-"))
+    try:
+        so, out = d / "malloc_probe.so", d / "counts.json"
+        subprocess.run(["cc", "-O2", "-shared", "-fPIC", "-o", str(so),
+                        str(REPO / "bench" / "malloc_probe.c")], check=True)
+        r = one("ours", path, a, app_env={"LD_PRELOAD": str(so), "PP_MALLOC_PROBE_OUT": str(out)})
+        c = json.loads(out.read_text())
+        mb = r["input_bytes"] / 1e6
+        return (f"Debian's malloc-backed lwIP pools (measured, one run of ours with the probe): "
+                f"{c['allocs'] / mb:.0f} allocations and {c['frees'] / mb:.0f} frees per MB "
+                f"({c['allocs'] / max(1, r['rx_frames']):.2f} per frame received), "
+                f"{c['cycles'] / mb / 1e6:.2f}M cycles per MB in them: "
+                f"{c['cycles'] / mb / r['cycles_per_mb']['R']:.1%} of R's busy cycles in that run")
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
 
 
 def fmt(xs: list[float]) -> str:
@@ -120,37 +155,50 @@ def main() -> int:
     ap.add_argument("--port", choices=["af_packet", "tap"], default="af_packet")
     ap.add_argument("--clients", type=int, default=1)
     ap.add_argument("--zlib-level", type=int, default=1)
-    ap.add_argument("--placement", type=Path)
+    ap.add_argument("--placement", type=Path,
+                    help="placement JSON for both pipelines (default: R, P and T fused on the "
+                         "last context this process may use, leaving the others to the client "
+                         "and the kernel's work; --split: run_netdedup's default)")
+    ap.add_argument("--split", action="store_true",
+                    help="run_netdedup's default placement (R and T, P apart)")
     ap.add_argument("--build", type=Path, default=REPO / "build")
     ap.add_argument("--profile-build", type=Path,
                     help="a -Dprofile=true build (poll categories per task); slower polls")
     ap.add_argument("--timeout", type=float, default=600)
     ap.add_argument("--json", type=Path, help="write every round's figures here")
     a = ap.parse_args()
+    if a.placement is None and not a.split:
+        last = max(os.sched_getaffinity(0))
+        a.placement = Path(tempfile.mkdtemp(prefix="pp41s-bench-")) / "fused.json"
+        a.placement.write_text(json.dumps({
+            "app": "netdedup", "allow_colocate": True,
+            "instances": [{"rx": {"port": 0, "queue": 0}, "tx": {"port": 0, "queue": 0},
+                           "tasks": {"R": last, "P": last, "T": last}}]}))
     path = netdedup_input.input_file(a.tier, 0, REPO / "results" / "inputs")
-    cfgs = ["ours", "kernel", "iperf3"]
+    cfgs = ["ours", "kernel", "kernel64k", "iperf3"]
     rounds: list[dict[str, dict[str, Any]]] = []
     for k in range(a.rounds):
-        order = cfgs[k % 3:] + cfgs[:k % 3]  # alternate who goes first
+        order = cfgs[k % len(cfgs):] + cfgs[:k % len(cfgs)]  # alternate who goes first
         got = {c: one(c, path, a) for c in order}
         rounds.append(got)
         print(f"round {k + 1}: " + ", ".join(f"{c} {got[c]['mb_per_s']:.2f} MB/s" for c in cfgs),
               file=sys.stderr)
     size = path.stat().st_size * a.clients
+    place = json.loads(a.placement.read_text()) if a.placement else rn.default_placement(1)
     print(f"netdedup, tier {a.tier} ({size / 1e6:.1f} MB, {a.clients} client(s)), zlib level "
           f"{a.zlib_level}, port {a.port}, {a.rounds} alternating rounds; median (min-max), "
-          f"all measured")
-    print(f"{'':8} {'MB/s':>22} {'MB/s per context':>18} {'chunk p50 us':>13} {'chunk p99 us':>13}"
+          f"all measured; placement (both pipelines) {json.dumps(place['instances'][0]['tasks'])}")
+    print(f"{'':9} {'MB/s':>22} {'MB/s per context':>18} {'chunk p50 us':>13} {'chunk p99 us':>13}"
           f"   busy cycles per MB: R / P / T")
     for c in cfgs:
         v = [r[c]["mb_per_s"] for r in rounds]
         if c == "iperf3":
-            print(f"{c:8} {fmt(v):>22} {'(kernel to kernel)':>18}")
+            print(f"{c:9} {fmt(v):>22} {'(kernel to kernel)':>18}")
             continue
         ctx = rounds[0][c]["contexts"]
         cyc = {role: statistics.median(r[c]["cycles_per_mb"].get(role, 0) for r in rounds)
                for role in "RPT"}
-        print(f"{c:8} {fmt(v):>22} {statistics.median(v) / ctx:18.2f} "
+        print(f"{c:9} {fmt(v):>22} {statistics.median(v) / ctx:18.2f} "
               f"{statistics.median(r[c]['lat_p50_us'] for r in rounds):13.0f} "
               f"{statistics.median(r[c]['lat_p99_us'] for r in rounds):13.0f}   "
               f"{cyc['R'] / 1e6:.1f}M / {cyc['P'] / 1e6:.1f}M / {cyc['T'] / 1e6:.1f}M")
@@ -167,6 +215,12 @@ def main() -> int:
           f"median {statistics.median(ratios):.3f}; per context used ({ctx[0]} and {ctx[1]}): "
           f"{statistics.median(ratios) * ctx[1] / ctx[0]:.3f} (goal >= 1.0)")
     print(f"ours / iperf3 (the transport's ceiling): median {statistics.median(ceil):.3f}")
+    w = [r["kernel64k"]["mb_per_s"] / r["kernel"]["mb_per_s"] for r in rounds]
+    print(f"kernel pipeline with a 64 KiB window / with its own: median {statistics.median(w):.3f} "
+          f"(what Debian's TCP_WND alone would cost the kernel)")
+    probe = malloc_probe(path, a)
+    if probe is not None:
+        print(probe)
     d = rounds[0]["ours"]["dedup"]
     print(f"dedup: {d['fine']} fine chunks, {d['duplicate']} duplicate "
           f"({d['duplicate_bytes'] / max(1, d['raw_bytes']):.1%} of the bytes), stored "

@@ -169,11 +169,26 @@ def network(port: str, middle: bool = False) -> Iterator[Net]:
                 sh("ip", "addr", "add", f"{SERVER_IP}/{PREFIX_LEN}", "dev", net.if_s, ns=net.ns_s)
             sh("ip", "link", "set", net.if_s, "up", ns=net.ns_s)
             _no_offloads(net.ns_s, net.if_s)
+            if port == "af_packet":
+                _kernel_ignores(net)
             client_up(net)
         yield net
     finally:
         for ns in reversed(spaces):  # removing a namespace removes its interfaces
             sh("ip", "netns", "del", ns, check=False)
+
+
+def _kernel_ignores(net: Net) -> None:
+    """The server's veth end belongs to DPDK: net_af_packet reads every
+    frame before the netdev ingress hook, where nftables then drops it, so
+    the server namespace's own IP stack does not process each frame a
+    second time (to drop it as not its own)."""
+    rules = (f"table netdev {PREFIX}dpdk {{\n chain in {{ type filter hook ingress device "
+             f"\"{net.if_s}\" priority 0; policy drop; }}\n}}\n")
+    r = subprocess.run(["ip", "netns", "exec", net.ns_s, "nft", "-f", "-"], input=rules,
+                       capture_output=True, text=True, timeout=30)
+    if r.returncode != 0:
+        raise RunError(f"nft (the server end's ingress drop): {r.stderr.strip()}")
 
 
 def client_up(net: Net) -> None:
@@ -315,7 +330,7 @@ def run(input_path: Path, tier: str | None, *, stack: str = "lwip", port: str = 
         loss: float = 0.0, build: Path = REPO / "build", keep: Path | None = None,
         write: bool = True, timeout: float = 300, extra: list[str] | None = None,
         client_specs: list[tuple[Path, list[str]]] | None = None, streams: int | None = None,
-        check: bool = True) -> dict[str, Any]:
+        check: bool = True, app_env: dict[str, str] | None = None) -> dict[str, Any]:
     """One run; returns the result object (see the module text).
     client_specs: instead of `clients` clients sending the input at once,
     one client per (file, netdedup_client.py options), one after another
@@ -346,7 +361,8 @@ def run(input_path: Path, tier: str | None, *, stack: str = "lwip", port: str = 
                               streams or (len(client_specs) if client_specs else clients),
                               stats, extra or [])
             app = subprocess.Popen(["ip", "netns", "exec", net.ns_s, *cmd], text=True,
-                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                   env={**os.environ, **(app_env or {})})
             procs.append(app)
             deadline = time.monotonic() + timeout
             if port == "tap":
