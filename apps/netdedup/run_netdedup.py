@@ -10,6 +10,13 @@ byte for byte, and removes everything it made, also when something fails.
     python3 apps/netdedup/run_netdedup.py --tier simsmall --port tap --clients 2
     python3 apps/netdedup/run_netdedup.py --tier test --loss 1      # 1% loss each way
     python3 apps/netdedup/run_netdedup.py --tier test --stack kernel
+    python3 apps/netdedup/run_netdedup.py --check OUT --client-json c.json --input in.bin
+
+--check only does the last part, for a harness that ran server and client
+itself (pipeplace's workload file): restores every stream the client's
+JSON line has a receipt for from the directory netdedup wrote (--out),
+compares each with --input, and prints restored_identical, input_bytes and
+mb_per_s; exit 1 when a stream is not identical.
 
 Layout (names start with pp41s-<pid> / pp41s<pid>; addresses from
 198.18.0.0/15, nothing routed):
@@ -344,6 +351,8 @@ def run(input_path: Path, tier: str | None, *, stack: str = "lwip", port: str = 
                               "clients": clients, "instances": instances,
                               "input": str(input_path), "input_bytes": 0,
                               "restored_identical": False}
+    if keep is not None:
+        keep.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix=f"{PREFIX}-run-", dir=keep))
     procs: list[subprocess.Popen[str]] = []
     try:
@@ -434,6 +443,9 @@ def run(input_path: Path, tier: str | None, *, stack: str = "lwip", port: str = 
     finally:
         for p in procs:
             stop(p, grace=5)
+        # EAL's runtime directory of this run's --file-prefix (its
+        # hugepage files EAL removes itself)
+        shutil.rmtree(f"/var/run/dpdk/{PREFIX}-{os.getpid():06x}", ignore_errors=True)
         if keep is None:
             shutil.rmtree(work, ignore_errors=True)
         else:
@@ -464,13 +476,33 @@ def verify(out_dir: Path | None, receipts: list[dict[str, Any]], input_path: Pat
     return res
 
 
+def check(out_dir: Path, client_json: Path, input_path: Path) -> dict[str, Any]:
+    """--check: the figures of a run someone else made."""
+    lines = [ln for ln in client_json.read_text().splitlines() if ln.strip()]
+    if not lines:
+        raise RunError(f"{client_json}: empty (no client JSON line)")
+    outs = [json.loads(ln) for ln in lines]
+    receipts = [r for o in outs for r in o.get("receipts", [])]
+    streams = verify(out_dir, receipts, input_path)
+    sent = sum(o.get("bytes_sent", 0) for o in outs)
+    t0, t1 = min(o["t0"] for o in outs), max(o["t1"] for o in outs)
+    return {"kind": "measured", "input_bytes": sent, "seconds": t1 - t0,
+            "mb_per_s": sent / 1e6 / (t1 - t0) if t1 > t0 else None,
+            "restored_identical": bool(receipts) and all(x["identical"] for x in streams),
+            "streams": streams}
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter,
                                  epilog=__doc__.split("\n\n", 1)[1])
-    g = ap.add_mutually_exclusive_group(required=True)
+    g = ap.add_mutually_exclusive_group()
     g.add_argument("--tier", choices=list(netdedup_input.TIERS))
-    g.add_argument("--input", type=Path, help="a file to send instead of a tier")
+    g.add_argument("--check", type=Path, metavar="DIR",
+                   help="only restore and compare what netdedup wrote to DIR (needs --input "
+                        "and --client-json)")
+    ap.add_argument("--input", type=Path, help="a file to send instead of a tier")
+    ap.add_argument("--client-json", type=Path, help="--check: the client's JSON line(s)")
     ap.add_argument("--seed", type=int, default=0, help="the tier's seed (0)")
     ap.add_argument("--stack", choices=["lwip", "kernel"], default="lwip")
     ap.add_argument("--port", choices=["af_packet", "tap"], default="af_packet",
@@ -493,9 +525,24 @@ def main(argv: list[str] | None = None) -> int:
     if a.clients < 1 or a.instances < 1 or not 0 <= a.loss < 100:
         print("run_netdedup: --clients and --instances are >= 1, --loss 0..100", file=sys.stderr)
         return 2
+    if (a.tier is None) == (a.input is None) and a.check is None:
+        print("run_netdedup: give --tier or --input (see --help)", file=sys.stderr)
+        return 2
     if a.input is not None and not a.input.is_file():
         print(f"run_netdedup: --input {a.input}: no such file", file=sys.stderr)
         return 2
+    if a.check is not None:
+        if a.input is None or a.client_json is None or not a.check.is_dir():
+            print("run_netdedup: --check DIR needs an existing DIR, --input FILE and "
+                  "--client-json FILE", file=sys.stderr)
+            return 2
+        try:
+            res = check(a.check, a.client_json, a.input)
+        except (RunError, OSError, ValueError, KeyError) as e:
+            print(json.dumps({"error": f"{type(e).__name__}: {e}"}))
+            return 1
+        print(json.dumps(res))
+        return 0 if res["restored_identical"] else 1
     path = a.input or netdedup_input.input_file(a.tier, a.seed, a.cache)
     try:
         res = run(path, a.tier, stack=a.stack, port=a.port, clients=a.clients,
