@@ -75,7 +75,7 @@ def sh(*args: str, check: bool = True, ns: str | None = None,
 def remove_stale() -> None:
     """Namespaces of earlier runs whose process is gone (killed hard)."""
     for line in sh("ip", "netns", "list", check=False).stdout.splitlines():
-        m = re.match(rf"^({PREFIX}-([0-9a-f]{{6}})-[scm])\b", line)
+        m = re.match(rf"^({PREFIX}-([0-9a-f]{{6}})-[scmp])\b", line)
         if m and not Path(f"/proc/{int(m.group(2), 16)}").exists():
             sh("ip", "netns", "del", m.group(1), check=False)
 
@@ -130,11 +130,15 @@ def _no_offloads(ns: str, ifname: str) -> None:
 
 
 def netem_available() -> bool:
-    """Whether this kernel has tc's netem (some VMs' kernels lack sch_netem)."""
-    p = sh("tc", "qdisc", "add", "dev", "lo", "root", "netem", "loss", "0%", check=False)
-    if p.returncode == 0:
-        sh("tc", "qdisc", "del", "dev", "lo", "root", check=False)
-    return p.returncode == 0
+    """Whether this kernel has tc's netem (some VMs' kernels lack sch_netem):
+    tried on the loopback of a namespace of our own, not the host's."""
+    ns = f"{PREFIX}-{os.getpid():06x}-p"
+    sh("ip", "netns", "add", ns)
+    try:
+        return sh("tc", "qdisc", "add", "dev", "lo", "root", "netem", "loss", "0%", ns=ns,
+                  check=False).returncode == 0
+    finally:
+        sh("ip", "netns", "del", ns, check=False)
 
 
 @contextlib.contextmanager
@@ -277,12 +281,16 @@ def default_placement(instances: int) -> dict[str, Any]:
 
 
 def app_command(build: Path, net: Net, placement: Path, instances: int, out_dir: Path | None,
-                streams: int, stats: Path, extra: list[str]) -> list[str]:
+                streams: int, stats: Path, extra: list[str], loss: bool = False) -> list[str]:
     exe = build / "apps" / "netdedup" / "netdedup"
     if not exe.is_file():
         raise RunError(f"{exe} not built (tools/setup.sh)")
     if net.port == "af_packet":
         vdev = f"net_af_packet0,iface={net.if_s},qpairs={instances}"
+        if loss and not net.middle:
+            # net_af_packet bypasses the qdisc by default: netem on the
+            # server's end would never see what DPDK sends
+            vdev += ",qdisc_bypass=0"
     elif net.port == "tap":
         vdev = f"net_tap0,iface={net.if_c}"
     else:
@@ -368,7 +376,7 @@ def run(input_path: Path, tier: str | None, *, stack: str = "lwip", port: str = 
             stats = work / "stats.json"
             cmd = app_command(build, net, work / "placement.json", instances, out_dir,
                               streams or (len(client_specs) if client_specs else clients),
-                              stats, extra or [])
+                              stats, extra or [], loss=loss > 0)
             app = subprocess.Popen(["ip", "netns", "exec", net.ns_s, *cmd], text=True,
                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                    env={**os.environ, **(app_env or {})})
