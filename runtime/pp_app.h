@@ -22,6 +22,17 @@ struct rte_mbuf;
 
 #define PP_VERDICT_FORWARD 0u
 
+/* What the placement gives an instance: the port queue R reads and the one
+ * T writes.  An app with its own R and T (rx/tx below) drives them itself. */
+struct pp_queue_pair {
+	uint16_t rx_port, rx_queue;
+	uint16_t tx_port, tx_queue;
+};
+
+/* rx() return value: the app's input has ended; R finishes (the run ends
+ * when every instance has drained). */
+#define PP_RX_END (-1)
+
 /* Topology facts an app may size itself with (from hwloc, real or synthetic). */
 struct pp_setup_info {
 	size_t l1d_bytes;     /* L1 data cache of the first context used by a P task */
@@ -30,6 +41,7 @@ struct pp_setup_info {
 	unsigned n_instances; /* instances in the placement */
 	unsigned socket_id;   /* NUMA socket of the first P task (for allocation) */
 	const char *variant;  /* placement "variant" or --variant, NULL if none */
+	const struct pp_queue_pair *queues; /* per instance, n_instances of them */
 };
 
 struct pp_app {
@@ -87,6 +99,26 @@ struct pp_app {
 	 * cannot be used (after printing why): a usage error, exit status 2.
 	 * May be NULL. */
 	int64_t (*dpdk_mem_mb)(const void *cfg);
+
+	/* Optional: an app that terminates connections rather than forwarding
+	 * frames (a user-level TCP/IP stack in R, a file in T) supplies its own
+	 * R and T.  Both are FAST PATH and get the state task_init made for
+	 * the instance; the mbufs they pass are the app's messages (from its
+	 * own pools), and T's bytes are their pkt_len as for frames.  Both or
+	 * neither; the instance's port queues are the app's to use
+	 * (pp_setup_info.queues).
+	 *
+	 * rx: called by R where it would read its rx queue, also when the R->P
+	 * ring has no room (max 0: a stack must keep polling its port).  Puts
+	 * up to max messages in pkts and returns how many, or PP_RX_END when
+	 * the input has ended.  stopping: the run is ending (stop flag or
+	 * --packets reached): take no new input, hand over what is held, and
+	 * return PP_RX_END once nothing is left.
+	 *
+	 * tx: called by T where it would send; consumes (and frees) the first
+	 * k of the n messages and returns k; the rest come again. */
+	int (*rx)(void *task_state, struct rte_mbuf **pkts, uint16_t max, int stopping);
+	uint16_t (*tx)(void *task_state, struct rte_mbuf **pkts, uint16_t n);
 };
 
 /* Burst size used by every stage; process() never sees more. */

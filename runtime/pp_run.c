@@ -264,6 +264,7 @@ struct run {
 	unsigned n_inited; /* task_init calls that succeeded */
 	bool set_up, ports_up, launched;
 	uint64_t *tx0, *b0, *tx1, *b1; /* window start/end: packets, bytes */
+	struct pp_queue_pair *queues;  /* per instance, for the app's setup */
 	double t_launch;               /* before the first worker was launched: */
 	uint64_t tsc_launch;           /* a window without warm-up starts here */
 };
@@ -282,9 +283,10 @@ alloc_run(struct run *r)
 	r->b0 = calloc(n, sizeof(uint64_t));
 	r->tx1 = calloc(n, sizeof(uint64_t));
 	r->b1 = calloc(n, sizeof(uint64_t));
-	if (r->use == NULL || r->inst == NULL || r->ctr == NULL || r->plans == NULL ||
-		r->task_states == NULL || r->tx0 == NULL || r->b0 == NULL || r->tx1 == NULL ||
-		r->b1 == NULL) {
+	r->queues = calloc(n, sizeof(*r->queues));
+	if (r->queues == NULL || r->use == NULL || r->inst == NULL || r->ctr == NULL ||
+		r->plans == NULL || r->task_states == NULL || r->tx0 == NULL || r->b0 == NULL ||
+		r->tx1 == NULL || r->b1 == NULL) {
 		fprintf(stderr, "%s: out of memory for %u instances\n", r->origin, n);
 		return -1;
 	}
@@ -501,6 +503,7 @@ release_run(struct run *r)
 	free(r->b0);
 	free(r->tx1);
 	free(r->b1);
+	free(r->queues);
 	rte_free(r->inst);
 	rte_free(r->ctr);
 	return trc;
@@ -525,6 +528,18 @@ pp_run_placement(struct pp_runtime *rt, const struct pp_placement *pl, const cha
 	if (alloc_run(&r) < 0 || plan_tasks(&r) < 0)
 		goto out;
 
+	if ((app->rx == NULL) != (app->tx == NULL)) {
+		fprintf(stderr, "app %s: gives %s but not %s (pp_app.h: both or neither)\n",
+			app->name, app->rx ? "rx" : "tx", app->rx ? "tx" : "rx");
+		goto out;
+	}
+	for (unsigned i = 0; i < r.n; i++) {
+		const struct pp_instance_placement *ip = &pl->instances[i];
+		r.queues[i] = (struct pp_queue_pair){ .rx_port = ip->rx.port,
+			.rx_queue = ip->rx.queue,
+			.tx_port = ip->tx.port,
+			.tx_queue = ip->tx.queue };
+	}
 	unsigned first_p = pl->instances[0].context[PP_ROLE_P];
 	struct pp_setup_info info = {
 		.l1d_bytes = pp_topology_cache_bytes(rt->topo, first_p, 1),
@@ -533,6 +548,7 @@ pp_run_placement(struct pp_runtime *rt, const struct pp_placement *pl, const cha
 		.n_instances = r.n,
 		.socket_id = pp_topology_numa_node(rt->topo, first_p),
 		.variant = variant,
+		.queues = r.queues,
 	};
 	if (app->setup(rt->app_cfg, &info, &r.app_state) != 0) {
 		fprintf(stderr, "app %s: setup failed\n", app->name);

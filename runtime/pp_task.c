@@ -202,7 +202,9 @@ send_held(struct pp_task *t, uint64_t t0, uint16_t *sent_out, uint64_t held_byte
 	assert(held_bytes == BYTES_UNKNOWN || held_bytes == bytes);
 	if (held_bytes != BYTES_UNKNOWN)
 		bytes = held_bytes;
-	uint16_t sent = rte_eth_tx_burst(in->place.tx.port, in->place.tx.queue, pkts, t->n_held);
+	uint16_t sent = in->app->tx != NULL
+		? in->app->tx(in->app_task_state, pkts, t->n_held)
+		: rte_eth_tx_burst(in->place.tx.port, in->place.tx.queue, pkts, t->n_held);
 	for (unsigned i = sent; i < t->n_held; i++)
 		bytes -= rte_pktmbuf_pkt_len(pkts[i]);
 	t->held_off = (uint16_t)(t->held_off + sent);
@@ -324,6 +326,48 @@ own_freed_lines(struct rte_mbuf *const *pkts, unsigned n)
 		prefetch_own((uint64_t)(uintptr_t)pkts[i]->buf_addr + pkts[i]->data_off);
 }
 
+/* R of an app with its own rx (pp_app.h): the app is asked also when the
+ * ring is full (a stack keeps serving its port), and once the run stops
+ * it hands over what it holds before R finishes.  Returns how many
+ * messages are in pkts, or PP_RX_END. */
+static inline int
+app_receive(struct pp_task *t, struct rte_mbuf **pkts, unsigned room)
+{
+	struct pp_instance_rt *in = t->inst;
+	int stop = r_should_finish(t);
+	int n = in->app->rx(
+		in->app_task_state, pkts, (uint16_t)(stop ? room : r_limit(t, room)), stop);
+	assert(n == PP_RX_END || (n >= 0 && (unsigned)n <= room));
+	return n;
+}
+
+static uint64_t
+poll_r_app(struct pp_task *t, uint64_t t0)
+{
+	struct pp_instance_rt *in = t->inst;
+	struct pp_task_counters *c = t->ctr;
+	struct rte_mbuf *pkts[PP_BURST];
+	PP_PROF_START(pt);
+
+	unsigned room = RTE_MIN((unsigned)PP_BURST, rte_ring_free_count(in->r_to_p));
+	int n = app_receive(t, pkts, room);
+	if (n == PP_RX_END) {
+		finish(t);
+		return rte_rdtsc();
+	}
+	if (n == 0) {
+		bump(&c->empty_polls, 1);
+		PP_PROF_MARK(c, pt, room == 0 ? PP_PROF_BACKPRESSURE : PP_PROF_EMPTY_POLL);
+		return rte_rdtsc();
+	}
+	PP_PROF_MARK(c, pt, PP_PROF_RECEIVE);
+	rte_ring_sp_enqueue_burst(in->r_to_p, (void **)pkts, (unsigned)n, NULL);
+	uint64_t end = rte_rdtsc();
+	bump_burst(c, (uint64_t)n, end - t0);
+	PP_PROF_MARK(c, pt, PP_PROF_RING);
+	return end;
+}
+
 /* The poll functions take the TSC at which the lcore's previous poll
  * ended (this poll's start) and return the TSC at their own end. */
 static uint64_t
@@ -334,6 +378,8 @@ poll_r(struct pp_task *t, uint64_t t0)
 	struct rte_mbuf *pkts[PP_BURST];
 	PP_PROF_START(pt);
 
+	if (unlikely(in->app->rx != NULL))
+		return poll_r_app(t, t0);
 	if (r_should_finish(t)) {
 		finish(t);
 		return rte_rdtsc();
@@ -450,15 +496,20 @@ poll_fused(struct pp_instance_rt *in, uint64_t t0)
 		if (t->n_held != 0)
 			return t0;
 	}
-	if (unlikely(r->finished || r_should_finish(r))) {
+	bool app_rx = in->app->rx != NULL;
+	int got = 0;
+	if (unlikely(app_rx && !r->finished))
+		got = app_receive(r, pkts, PP_BURST);
+	if (unlikely(r->finished || got == PP_RX_END || (!app_rx && r_should_finish(r)))) {
 		if (!r->finished)
 			finish(r);
 		finish(p);
 		finish(t);
 		return rte_rdtsc();
 	}
-	unsigned want = r_limit(r, PP_BURST);
-	uint16_t n = rte_eth_rx_burst(in->place.rx.port, in->place.rx.queue, pkts, (uint16_t)want);
+	uint16_t n = app_rx ? (uint16_t)got
+			    : rte_eth_rx_burst(in->place.rx.port, in->place.rx.queue, pkts,
+				      (uint16_t)r_limit(r, PP_BURST));
 	if (n == 0) {
 		bump(&r->ctr->empty_polls, 1);
 		PP_PROF_MARK(r->ctr, pt, PP_PROF_EMPTY_POLL);
@@ -513,8 +564,10 @@ mark_owners(struct pp_lcore_plan *plan)
 		has_r |= plan->tasks[i]->role == PP_ROLE_R;
 	for (unsigned i = 0; i < plan->n_tasks; i++) {
 		struct pp_task *t = plan->tasks[i];
+		/* An app's own T (pp_app.h tx) frees its messages to its own
+		 * pools, which no port refills. */
 		t->own_freed = has_r && t->role == PP_ROLE_T &&
-			t->inst->tasks[PP_ROLE_P].context != t->context;
+			t->inst->tasks[PP_ROLE_P].context != t->context && t->inst->app->tx == NULL;
 	}
 }
 

@@ -54,6 +54,9 @@ packages=(
   libndpi-dev libndpi-bin libpcre2-dev
   valgrind  # bench/ipfwd.py --instructions (callgrind)
   iproute2 nftables  # client workloads (assign/WORKLOADS.md): namespaces, veths, the host end's ingress drop
+  # apps/netdedup: lwIP (the user-level stack), SHA-1 (nettle), deflate (zlib); its veths'
+  # offloads off (ethtool); bench/netdedup.py's iperf3
+  liblwip-dev nettle-dev zlib1g-dev ethtool iperf3
 )
 missing=()
 for p in "${packages[@]}"; do
@@ -90,11 +93,20 @@ if ! grep -qs ' hugetlbfs ' /proc/mounts || [ "${hp_free:-0}" -lt 64 ]; then
 fi
 
 # --- Meson builds ------------------------------------------------------------
+# The default -Dparts before netdedup joined it: a build configured then
+# (its parts left at the default) gets netdedup; parts picked by hand stay.
+old_default_parts=runtime,ipfwd,ahocorasick,stateful,analyzer,traffic-gen
+new_default_parts=runtime,ipfwd,ahocorasick,stateful,analyzer,netdedup,traffic-gen
 configure() {  # dir, extra meson args...
   local dir=$1; shift
   if [ ! -f "$dir/build.ninja" ]; then
     say "configuring $dir"
     quiet meson setup "$dir" "$@"
+  elif [ "$(meson introspect --buildoptions "$dir" | python3 -c \
+        'import json, sys; print(",".join(next(o["value"] for o in json.load(sys.stdin) if o["name"] == "parts")))')" \
+        = "$old_default_parts" ]; then
+    say "$dir: adding netdedup to its parts"
+    quiet meson setup --reconfigure "$dir" -Dparts="$new_default_parts"
   fi
   quiet ninja -C "$dir"
 }

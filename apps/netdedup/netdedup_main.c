@@ -1,0 +1,482 @@
+/* netdedup (PARSEC 3.0's netdedup) on the pipeplace runtime: clients on the
+ * kernel stack stream data over TCP; R terminates TCP on the user-level
+ * stack (runtime/stack, lwIP over a DPDK port; --stack kernel: the kernel's
+ * sockets, the anchor) and cuts coarse chunks; P cuts content-defined fine
+ * chunks, fingerprints them (SHA-1) against one table shared by every
+ * instance and deflates the new ones; T writes the deduplicated stream.
+ * apps/netdedup/README.md: the protocol, the stream format, the figures. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <rte_errno.h>
+#include <rte_malloc.h>
+#include <rte_mempool.h>
+#include <rte_ring.h>
+#include <rte_ring_elem.h>
+
+#include "dd_app.h"
+#include "pp_app.h"
+
+#define DEFAULT_ADDR "198.18.41.1/24"
+#define DEFAULT_PORT 9041
+#define DONE_RING 1024
+#define POOL_OVERHEAD 256 /* mbuf header, mempool header, alignment: rough */
+
+static unsigned n_runs; /* pool and ring names are unique per run */
+
+static int
+parse_addr(struct dd_cfg *c, const char *opt, const char *v)
+{
+	char buf[64];
+	unsigned prefix = 32;
+	snprintf(buf, sizeof(buf), "%s", v);
+	char *slash = strchr(buf, '/');
+	if (slash != NULL) {
+		char *end;
+		unsigned long p = strtoul(slash + 1, &end, 10);
+		if (*end != '\0' || slash[1] == '\0' || p > 32) {
+			fprintf(stderr, "%s %s: expected an IPv4 address with /0..32\n", opt, v);
+			return -1;
+		}
+		prefix = (unsigned)p;
+		*slash = '\0';
+	}
+	struct in_addr a;
+	if (inet_pton(AF_INET, buf, &a) != 1) {
+		fprintf(stderr, "%s %s: not an IPv4 address\n", opt, v);
+		return -1;
+	}
+	c->addr = ntohl(a.s_addr);
+	c->prefix_len = prefix;
+	return 0;
+}
+
+static void
+set_defaults(struct dd_cfg *c)
+{
+	if (c->max_conns != 0)
+		return;
+	c->max_conns = 16;
+	c->coarse = 32 * 1024;
+	c->table_entries = 1u << 20;
+	c->level = 1;
+	c->msgs = 256;
+	c->linger_s = 10.0;
+	c->listen_port = DEFAULT_PORT;
+	parse_addr(c, "--ip", DEFAULT_ADDR);
+}
+
+static int
+dd_parse_opt(void *cfg, int argc, char **argv)
+{
+	struct dd_cfg *c = cfg;
+	const char *o = argv[0], *v = argc > 1 ? argv[1] : NULL;
+	static const char *const known[] = { "--stack", "--ip", "--listen-port", "--out",
+		"--streams", "--linger", "--max-conns", "--coarse-kib", "--table-entries",
+		"--zlib-level", "--msgs", "--kernel-rcvbuf", NULL };
+	bool found = false;
+	for (const char *const *k = known; *k != NULL; k++)
+		found |= strcmp(o, *k) == 0;
+	if (!found)
+		return 0;
+	if (v == NULL) {
+		fprintf(stderr, "%s: missing value\n", o);
+		return -1;
+	}
+	set_defaults(c);
+	uint64_t u;
+	if (strcmp(o, "--stack") == 0) {
+		if (strcmp(v, "lwip") == 0)
+			c->stack = PP_STACK_LWIP;
+		else if (strcmp(v, "kernel") == 0)
+			c->stack = PP_STACK_KERNEL;
+		else {
+			fprintf(stderr, "--stack %s: expected lwip or kernel\n", v);
+			return -1;
+		}
+	} else if (strcmp(o, "--ip") == 0) {
+		if (parse_addr(c, o, v) < 0)
+			return -1;
+	} else if (strcmp(o, "--out") == 0) {
+		struct stat st;
+		if (stat(v, &st) != 0 || !S_ISDIR(st.st_mode) || access(v, W_OK) != 0) {
+			fprintf(stderr, "--out %s: not a directory this process can write\n", v);
+			return -1;
+		}
+		c->out_dir = v;
+	} else if (strcmp(o, "--linger") == 0) {
+		if (pp_parse_seconds(o, v, 3600, &c->linger_s) < 0)
+			return -1;
+	} else if (strcmp(o, "--listen-port") == 0) {
+		if (pp_parse_u64(o, v, 1, 65535, &u) < 0)
+			return -1;
+		c->listen_port = (uint16_t)u;
+	} else if (strcmp(o, "--streams") == 0) {
+		if (pp_parse_u64(o, v, 1, UINT64_MAX / 2, &c->streams) < 0)
+			return -1;
+	} else if (strcmp(o, "--max-conns") == 0) {
+		if (pp_parse_u64(o, v, 1, 1024, &u) < 0)
+			return -1;
+		c->max_conns = (unsigned)u;
+	} else if (strcmp(o, "--coarse-kib") == 0) {
+		if (pp_parse_u64(o, v, 4, 32, &u) < 0)
+			return -1;
+		c->coarse = (unsigned)u * 1024;
+	} else if (strcmp(o, "--table-entries") == 0) {
+		if (pp_parse_u64(o, v, 64, 1ull << 30, &u) < 0)
+			return -1;
+		if ((u & (u - 1)) != 0) {
+			fprintf(stderr, "--table-entries %s: expected a power of two\n", v);
+			return -1;
+		}
+		c->table_entries = u;
+	} else if (strcmp(o, "--zlib-level") == 0) {
+		if (pp_parse_u64(o, v, 0, 9, &u) < 0)
+			return -1;
+		c->level = (int)u;
+	} else if (strcmp(o, "--kernel-rcvbuf") == 0) {
+		if (pp_parse_u64(o, v, 1024, 1u << 30, &u) < 0)
+			return -1;
+		c->kernel_rcvbuf = (unsigned)u;
+	} else {
+		if (pp_parse_u64(o, v, 64, 1u << 20, &u) < 0)
+			return -1;
+		c->msgs = (unsigned)u;
+	}
+	return 2;
+}
+
+static uint64_t
+msg_room(const struct dd_cfg *c)
+{
+	return c->coarse + RTE_PKTMBUF_HEADROOM;
+}
+
+static uint64_t
+out_room(const struct dd_cfg *c)
+{
+	return DD_OUT_ROOM((uint64_t)c->coarse) + RTE_PKTMBUF_HEADROOM;
+}
+
+static int64_t
+dd_dpdk_mem_mb(const void *cfgp)
+{
+	struct dd_cfg *c = (struct dd_cfg *)(uintptr_t)cfgp;
+	set_defaults(c);
+	_Static_assert(DD_OUT_ROOM(32 * 1024) + RTE_PKTMBUF_HEADROOM <= 65535,
+		"the output of a 32 KiB message fits one mbuf");
+	uint64_t bytes = (uint64_t)c->msgs * (msg_room(c) + out_room(c) + 2 * POOL_OVERHEAD) +
+		c->table_entries * sizeof(struct dd_entry);
+	return (int64_t)(bytes >> 20) + 1 + pp_stack_mem_mb(c->stack);
+}
+
+static void
+free_state(struct dd_state *s)
+{
+	pp_stack_close(s->stack);
+	rte_mempool_free(s->msg_pool);
+	rte_mempool_free(s->out_pool);
+	rte_free(s->table_mem);
+	free(s);
+}
+
+static void
+free_task(struct dd_task *t, unsigned max_conns)
+{
+	for (unsigned k = 0; t->r.slots != NULL && k < max_conns; k++)
+		rte_pktmbuf_free(t->r.slots[k].cur);
+	for (unsigned k = 0; t->t.slots != NULL && k < max_conns; k++)
+		if (t->t.slots[k].fd >= 0)
+			close(t->t.slots[k].fd);
+	dd_encoder_fini(&t->p.enc);
+	rte_ring_free(t->done);
+	rte_free(t->r.slots);
+	rte_free(t->p.slots);
+	rte_free(t->p.carry_mem);
+	rte_free(t->t.slots);
+	rte_free(t);
+}
+
+static int
+dd_setup(void *cfgp, const struct pp_setup_info *info, void **app_state)
+{
+	struct dd_cfg *c = cfgp;
+	set_defaults(c);
+	struct dd_state *s = calloc(1, sizeof(*s));
+	if (s == NULL)
+		return -ENOMEM;
+	s->cfg = c;
+	s->n_instances = info->n_instances;
+	int socket = (int)info->socket_id;
+	unsigned run = n_runs++;
+	char name[RTE_MEMPOOL_NAMESIZE], err[512];
+
+	s->table_mem = rte_zmalloc_socket("dd_table", c->table_entries * sizeof(struct dd_entry),
+		RTE_CACHE_LINE_SIZE, socket);
+	snprintf(name, sizeof(name), "dd_msg%u", run);
+	s->msg_pool = rte_pktmbuf_pool_create(name, c->msgs, 32,
+		RTE_ALIGN(sizeof(struct dd_msg), RTE_MBUF_PRIV_ALIGN), (uint16_t)msg_room(c),
+		socket);
+	snprintf(name, sizeof(name), "dd_out%u", run);
+	/* No per-lcore cache: P takes what T frees on another lcore, and a
+	 * cache there would hold back buffers P needs (one per message). */
+	s->out_pool = rte_pktmbuf_pool_create(name, c->msgs, 0, 0, (uint16_t)out_room(c), socket);
+	if (s->table_mem == NULL || s->msg_pool == NULL || s->out_pool == NULL) {
+		fprintf(stderr,
+			"netdedup: cannot allocate the table (%" PRIu64 " entries) and %u messages "
+			"of %u KiB: %s\n",
+			c->table_entries, c->msgs, c->coarse / 1024, rte_strerror(rte_errno));
+		free_state(s);
+		return -ENOMEM;
+	}
+	dd_table_init(&s->table, s->table_mem, c->table_entries);
+	const struct pp_stack_conf sc = {
+		.kind = c->stack,
+		.addr = c->addr,
+		.prefix_len = c->prefix_len,
+		.listen_port = c->listen_port,
+		.max_conns = c->max_conns,
+		.n_instances = info->n_instances,
+		.queues = info->queues,
+		.socket_id = socket,
+		.kernel_rcvbuf = c->kernel_rcvbuf,
+	};
+	if (pp_stack_open(&s->stack, &sc, err, sizeof(err)) < 0) {
+		fprintf(stderr, "netdedup: %s\n", err);
+		free_state(s);
+		return -EINVAL;
+	}
+	*app_state = s;
+	return 0;
+}
+
+static int
+dd_task_init(void *app_state, unsigned instance, void **task_state)
+{
+	struct dd_state *s = app_state;
+	const struct dd_cfg *c = s->cfg;
+	struct dd_task *t = rte_zmalloc("dd_task", sizeof(*t), RTE_CACHE_LINE_SIZE);
+	if (t == NULL)
+		return -ENOMEM;
+	t->app = s;
+	t->instance = instance;
+	t->r.si = pp_stack_inst(s->stack, instance);
+	t->r.slots = rte_zmalloc("dd_r_slots", c->max_conns * sizeof(*t->r.slots), 0);
+	t->p.slots = rte_zmalloc("dd_p_slots", c->max_conns * sizeof(*t->p.slots), 0);
+	t->p.carry_mem = rte_malloc("dd_carry", (size_t)c->max_conns * DD_MAX_CHUNK, 0);
+	t->t.slots = rte_zmalloc("dd_t_slots", c->max_conns * sizeof(*t->t.slots), 0);
+	char name[RTE_RING_NAMESIZE];
+	snprintf(name, sizeof(name), "dd_done%u_%u", n_runs, instance);
+	t->done = rte_ring_create_elem(name, sizeof(struct dd_done), DONE_RING, SOCKET_ID_ANY,
+		RING_F_SP_ENQ | RING_F_SC_DEQ);
+	if (t->r.slots == NULL || t->p.slots == NULL || t->p.carry_mem == NULL ||
+		t->t.slots == NULL || t->done == NULL) {
+		free_task(t, 0);
+		return -ENOMEM;
+	}
+	for (unsigned k = 0; k < c->max_conns; k++) {
+		t->p.slots[k].carry = t->p.carry_mem + (size_t)k * DD_MAX_CHUNK;
+		t->t.slots[k].fd = -1;
+	}
+	if (dd_encoder_init(&t->p.enc, &s->table, c->level) < 0) {
+		fprintf(stderr, "netdedup: zlib cannot set up deflate (level %d)\n", c->level);
+		t->p.enc.level = 0; /* nothing to end */
+		free_task(t, c->max_conns);
+		return -ENOMEM;
+	}
+	*task_state = t;
+	return 0;
+}
+
+static void
+set_u(json_t *o, const char *k, uint64_t v)
+{
+	json_object_set_new(o, k, json_integer((json_int_t)v));
+}
+
+/* Sums counter structs made of uint64_t only (read while their tasks may
+ * write them: a SIGUSR1 snapshot; 64-bit loads are not torn here). */
+static void
+add_counters(void *sum, const void *add, size_t bytes)
+{
+	uint64_t *d = sum;
+	const uint64_t *a = add;
+	for (size_t i = 0; i < bytes / sizeof(uint64_t); i++)
+		d[i] += a[i];
+}
+
+/* The latency quantile q from the buckets: the bucket's upper edge. */
+static double
+hist_quantile_us(const uint64_t *h, uint64_t total, double q)
+{
+	uint64_t want = (uint64_t)(q * (double)total), seen = 0;
+	for (unsigned b = 0; b < DD_HIST_N; b++) {
+		seen += h[b];
+		if (seen > want || (seen == total && h[b] != 0)) {
+			unsigned lg = b / DD_HIST_SUB, sub = b % DD_HIST_SUB;
+			double lo = lg >= 2 ? (double)(1ull << lg) * (1.0 + sub / 4.0)
+					    : (double)(1ull << lg);
+			return (lo + (lg >= 2 ? (double)(1ull << lg) / 4.0 : 1.0)) / 1000.0;
+		}
+	}
+	return 0;
+}
+
+_Static_assert(sizeof(struct dd_r_counters) % 8 == 0 &&
+		sizeof(struct dd_encode_counters) % 8 == 0 && sizeof(struct dd_t_counters) % 8 == 0,
+	"counters are uint64_t only");
+
+static void
+dd_stats(void *app_state, void *const *task_states, unsigned n_tasks, json_t *out)
+{
+	const struct dd_state *s = app_state;
+	const struct dd_cfg *c = s->cfg;
+	struct dd_r_counters r = { 0 };
+	struct dd_encode_counters p = { 0 };
+	struct dd_t_counters t = { 0 };
+	uint64_t out_missing = 0, lat_max_ns = 0;
+	for (unsigned i = 0; i < n_tasks; i++) {
+		const struct dd_task *k = task_states[i];
+		add_counters(&r, &k->r.ctr, sizeof(r));
+		add_counters(&p, &k->p.enc.ctr, sizeof(p));
+		add_counters(&t, &k->t.ctr, sizeof(t));
+		out_missing += k->p.out_missing;
+		lat_max_ns = RTE_MAX(lat_max_ns, k->t.lat_max_ns);
+	}
+	json_object_set_new(out, "kind", json_string("measured"));
+	json_t *st = json_object();
+	set_u(st, "started", r.streams_started);
+	set_u(st, "complete", r.complete);
+	set_u(st, "short", r.short_);
+	set_u(st, "reset", r.reset);
+	set_u(st, "cut_by_run_end", r.cut);
+	set_u(st, "bad_length_reset", r.bad_length);
+	set_u(st, "truncated_header", r.truncated_header);
+	set_u(st, "stored", t.streams_stored);
+	set_u(st, "store_failed", t.store_failed);
+	json_object_set_new(out, "streams", st);
+	json_t *rc = json_object();
+	set_u(rc, "sent", r.receipts_sent);
+	set_u(rc, "not_sent_peer_gone", r.receipts_peer_gone);
+	set_u(rc, "not_sent_no_room", r.receipts_no_room);
+	json_object_set_new(out, "receipts", rc);
+	set_u(out, "input_bytes", r.input_bytes);
+	json_t *ch = json_object();
+	set_u(ch, "coarse", r.msgs);
+	set_u(ch, "coarse_bytes", (uint64_t)c->coarse);
+	set_u(ch, "message_buffer_waits", r.msg_waits);
+	set_u(ch, "fine", p.chunks);
+	set_u(ch, "unique", p.unique);
+	set_u(ch, "duplicate", p.duplicate);
+	set_u(ch, "table_full", p.table_full);
+	set_u(ch, "raw_bytes", p.raw_bytes);
+	set_u(ch, "unique_bytes", p.unique_bytes);
+	set_u(ch, "duplicate_bytes", p.duplicate_bytes);
+	set_u(ch, "stored_bytes", p.stored_bytes);
+	set_u(ch, "deflated", p.deflated);
+	json_object_set_new(out, "chunks", ch);
+	json_t *tb = json_object();
+	set_u(tb, "entries", c->table_entries);
+	set_u(tb, "used", dd_table_used(&s->table));
+	set_u(tb, "bytes", c->table_entries * sizeof(struct dd_entry));
+	json_object_set_new(out, "table", tb);
+	json_t *o = json_object();
+	json_object_set_new(o, "dir", c->out_dir != NULL ? json_string(c->out_dir) : json_null());
+	set_u(o, "bytes", t.out_bytes);
+	set_u(o, "files", t.files);
+	set_u(o, "open_errors", t.open_errors);
+	set_u(o, "write_errors", t.write_errors);
+	set_u(o, "sequence_gaps", t.sequence_gaps);
+	set_u(o, "messages_without_output", t.no_output + out_missing);
+	json_object_set_new(out, "output", o);
+	json_t *lat = json_object();
+	json_object_set_new(lat, "what",
+		json_string("coarse chunk, R hands it over to T has written it (measured; "
+			    "quantiles are upper edges of quarter-octave buckets)"));
+	set_u(lat, "chunks", t.lat_n);
+	json_object_set_new(lat, "mean",
+		json_real(t.lat_n ? (double)t.lat_sum_ns / (double)t.lat_n / 1000.0 : 0.0));
+	json_object_set_new(lat, "p50", json_real(hist_quantile_us(t.hist, t.lat_n, 0.50)));
+	json_object_set_new(lat, "p90", json_real(hist_quantile_us(t.hist, t.lat_n, 0.90)));
+	json_object_set_new(lat, "p99", json_real(hist_quantile_us(t.hist, t.lat_n, 0.99)));
+	json_object_set_new(lat, "max", json_real((double)lat_max_ns / 1000.0));
+	json_object_set_new(out, "latency_us", lat);
+	json_object_set_new(out, "zlib_level", json_integer(c->level));
+	json_t *sk = json_object();
+	if (s->stack != NULL)
+		pp_stack_stats(s->stack, sk);
+	json_object_set_new(out, "stack", sk);
+}
+
+static int
+dd_teardown(void *app_state, void **task_states, unsigned n_tasks)
+{
+	struct dd_state *s = app_state;
+	int rc = 0;
+	uint64_t failed = 0;
+	for (unsigned i = 0; i < n_tasks; i++) {
+		struct dd_task *t = task_states[i];
+		failed += t->t.ctr.store_failed;
+		free_task(t, s->cfg->max_conns);
+	}
+	if (s->cfg->out_dir != NULL && failed != 0) {
+		fprintf(stderr,
+			"netdedup: %" PRIu64 " stream(s) not written whole to %s (see "
+			"app_stats.output)\n",
+			failed, s->cfg->out_dir);
+		rc = -1;
+	}
+	free_state(s);
+	return rc;
+}
+
+static const struct pp_app netdedup_app = {
+	.name = "netdedup",
+	.drop_reasons = NULL, /* P forwards every message */
+	.n_drop_reasons = 0,
+	.usage = "  --stack lwip|kernel  lwip (default): the user-level stack on the\n"
+		 "                       placement's DPDK port; kernel: kernel sockets (the\n"
+		 "                       anchor; the port is then unused, e.g. net_null)\n"
+		 "  --ip A.B.C.D/N       the server's address (lwip: its netif; kernel: the\n"
+		 "                       address bound, 0.0.0.0 for any) (" DEFAULT_ADDR ")\n"
+		 "  --listen-port N      TCP port (9041)\n"
+		 "  --out DIR            write each stream to DIR/stream-<id>.pdd (without it\n"
+		 "                       the stream is made and counted, not written)\n"
+		 "  --streams N          end the run once N streams are written and their\n"
+		 "                       receipts acknowledged by the clients' TCP (or\n"
+		 "                       --linger later)\n"
+		 "  --linger S           with --streams: wait at most S s for the receipts\n"
+		 "                       after the last stream is written (10)\n"
+		 "  --max-conns N        connections per instance (16); more are reset\n"
+		 "  --coarse-kib N       coarse chunk (message) size, 4..32 KiB (32)\n"
+		 "  --table-entries N    dedup table slots, a power of two (1048576; 32 B each)\n"
+		 "  --zlib-level N       deflate level for new chunks, 0 = store (1)\n"
+		 "  --msgs N             coarse chunk buffers, all instances together (256)\n"
+		 "  --kernel-rcvbuf B    --stack kernel: SO_RCVBUF of its sockets (default:\n"
+		 "                       the kernel's autotuning); 65536 holds its window\n"
+		 "                       near lwIP's 64 KiB (Debian's TCP_WND)\n"
+		 "  client protocol: u64 length (big-endian), then the bytes; after the\n"
+		 "  stream is written the server answers a 32-byte receipt (README.md)\n",
+	.cfg_size = sizeof(struct dd_cfg),
+	.parse_opt = dd_parse_opt,
+	.setup = dd_setup,
+	.task_init = dd_task_init,
+	.process = dd_p_process,
+	.stats = dd_stats,
+	.teardown = dd_teardown,
+	.dpdk_mem_mb = dd_dpdk_mem_mb,
+	.rx = dd_r_rx,
+	.tx = dd_t_tx,
+};
+
+int
+main(int argc, char **argv)
+{
+	return pp_main(argc, argv, &netdedup_app);
+}

@@ -1,0 +1,240 @@
+#!/usr/bin/env python3
+"""netdedup on the user-level stack beside its anchors, measured side by
+side in alternating rounds on one tier:
+
+  ours      netdedup, R on lwIP over net_af_packet on a veth (--port tap:
+            over net_tap), the client in another namespace
+  kernel    the same pipeline (same binary, placement, P and T) with R on
+            kernel sockets, the same veth and namespaces (--stack kernel)
+  kernel64k the kernel pipeline with SO_RCVBUF 65536 (its window near
+            lwIP's: Debian builds lwIP with a 64 KiB TCP_WND), what the
+            window alone costs
+  iperf3    kernel to kernel over the same veth, 3 s of one stream: the
+            transport's ceiling
+
+Then one more run of ours with bench/malloc_probe.c preloaded: the
+malloc/free calls of the lcores (Debian's lwIP allocates its pbufs and
+segments with malloc) per input MB and the cycles they take, beside R's.
+
+Per configuration: MB/s (10^6 bytes of input over the client's wall time,
+first byte sent to last receipt read; iperf3: its receiver's rate), the
+coarse-chunk latency R -> T (p50, p99), and where the time goes: each
+task's busy cycles per input MB (the runtime's per-task counters: cycles of
+the polls that moved a chunk), and with --profile-build (a -Dprofile=true
+build, e.g. build-profile) the poll categories of each task.  Then the
+ratio ours / kernel per round, its median, and the same per context of the
+placement (both use the same one).  Every round restores every stream and
+checks it byte for byte.
+
+    .venv/bin/python bench/netdedup.py --tier simsmall --rounds 5
+    .venv/bin/python bench/netdedup.py --tier simmedium --zlib-level 0   # transport-bound
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO / "apps" / "netdedup"))
+import netdedup_input  # noqa: E402
+import run_netdedup as rn  # noqa: E402
+
+
+def iperf3(seconds: float, timeout: float) -> dict[str, Any]:
+    """iperf3 client (client namespace) to server (server namespace) over
+    the veth of the kernel layout, one stream for `seconds`."""
+    with rn.network("kernel") as net:
+        srv = subprocess.Popen(["ip", "netns", "exec", net.ns_s, "iperf3", "-s", "-1", "-B",
+                                rn.SERVER_IP, "-p", str(rn.PORT)],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            deadline = time.monotonic() + timeout
+            while True:
+                p = subprocess.run(["ip", "netns", "exec", net.ns_c, "iperf3", "-c", rn.SERVER_IP,
+                                    "-p", str(rn.PORT), "-t", str(seconds), "-J"],
+                                   capture_output=True, text=True, timeout=timeout)
+                try:
+                    j = json.loads(p.stdout)
+                except ValueError:
+                    j = {"error": p.stderr.strip()}
+                if "error" not in j or time.monotonic() > deadline:
+                    break
+                time.sleep(0.2)  # the server was not listening yet
+            if "error" in j:
+                raise rn.RunError(f"iperf3: {j['error']}")
+            bps = j["end"]["sum_received"]["bits_per_second"]
+            return {"mb_per_s": bps / 8e6, "seconds": j["end"]["sum_received"]["seconds"]}
+        finally:
+            rn.stop(srv)
+
+
+def cycles_per_mb(res: dict[str, Any]) -> dict[str, float]:
+    """Busy cycles per input MB: P and T from the runtime's per-task
+    counters (cycles of the polls that moved a chunk); R from the stack's
+    own (its polls that moved frames or bytes, split into stack in, app and
+    stack out): R's poll also works when it hands over no chunk."""
+    mb = res["input_bytes"] / 1e6
+    out: dict[str, float] = {}
+    for t in res.get("tasks") or []:
+        if t["role"] != "R":
+            out[t["role"]] = out.get(t["role"], 0) + t["cycles"] / mb
+    rc = res["app_stats"]["stack"]["r_cycles"]
+    for k in ("stack_in", "app", "stack_out"):
+        out["R_" + k] = rc[k] / mb
+    out["R"] = sum(rc[k] for k in ("stack_in", "app", "stack_out")) / mb
+    return out
+
+
+def profile(res: dict[str, Any]) -> dict[str, dict[str, int]]:
+    return {t["role"]: t["profile"] for t in res.get("tasks") or [] if "profile" in t}
+
+
+def one(cfg: str, path: Path, a: argparse.Namespace,
+        app_env: dict[str, str] | None = None) -> dict[str, Any]:
+    extra = ["--zlib-level", str(a.zlib_level)]
+    if cfg == "iperf3":
+        return iperf3(3, a.timeout)
+    stack = "kernel" if cfg.startswith("kernel") else "lwip"
+    if cfg == "kernel64k":
+        extra += ["--kernel-rcvbuf", "65536"]
+    build = a.profile_build if a.profile_build else a.build
+    r = rn.run(path, a.tier, stack=stack, port=a.port, clients=a.clients, build=build,
+               timeout=a.timeout, extra=extra, placement=a.placement, app_env=app_env)
+    if not r["restored_identical"]:
+        raise rn.RunError(f"{cfg}: output not identical to the input: "
+                          f"{json.dumps({k: r.get(k) for k in ('streams', 'app_exit', 'app_stderr')})[:2000]}")
+    lat = r["app_stats"]["latency_us"]
+    place = json.loads(a.placement.read_text()) if a.placement else rn.default_placement(1)
+    contexts = len({c for i in place["instances"] for c in i["tasks"].values()})
+    return {"mb_per_s": r["mb_per_s"], "lat_p50_us": lat["p50"], "lat_p99_us": lat["p99"],
+            "input_bytes": r["input_bytes"], "rx_frames": r["app_stats"]["stack"].get("rx_frames"),
+            "cycles_per_mb": cycles_per_mb(r), "profile": profile(r), "contexts": contexts,
+            "dedup": r["app_stats"]["chunks"], "stack": r["app_stats"]["stack"]}
+
+
+def malloc_probe(path: Path, a: argparse.Namespace) -> str | None:
+    """One run of ours with bench/malloc_probe.c preloaded."""
+    if shutil.which("cc") is None:
+        return "malloc probe: no C compiler, not measured"
+    d = Path(tempfile.mkdtemp(prefix="pp41s-probe-"))
+    try:
+        so, out = d / "malloc_probe.so", d / "counts.json"
+        subprocess.run(["cc", "-O2", "-shared", "-fPIC", "-o", str(so),
+                        str(REPO / "bench" / "malloc_probe.c")], check=True)
+        r = one("ours", path, a, app_env={"LD_PRELOAD": str(so), "PP_MALLOC_PROBE_OUT": str(out)})
+        c = json.loads(out.read_text())
+        mb = r["input_bytes"] / 1e6
+        return (f"Debian's malloc-backed lwIP pools (measured, one run of ours with the probe): "
+                f"{c['allocs'] / mb:.0f} allocations and {c['frees'] / mb:.0f} frees per MB "
+                f"({c['allocs'] / max(1, r['rx_frames']):.2f} per frame received), "
+                f"{c['cycles'] / mb / 1e6:.2f}M cycles per MB in them: "
+                f"{c['cycles'] / mb / r['cycles_per_mb']['R']:.1%} of R's busy cycles in that run")
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+
+
+def fmt(xs: list[float]) -> str:
+    return f"{statistics.median(xs):8.2f} ({min(xs):.2f}-{max(xs):.2f})"
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter,
+                                 epilog=__doc__.split("\n\n", 1)[1])
+    ap.add_argument("--tier", default="simsmall", choices=list(netdedup_input.TIERS))
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--port", choices=["af_packet", "tap"], default="af_packet")
+    ap.add_argument("--clients", type=int, default=1)
+    ap.add_argument("--zlib-level", type=int, default=1)
+    ap.add_argument("--placement", type=Path,
+                    help="placement JSON for both pipelines (default: R, P and T fused on the "
+                         "last context this process may use, leaving the others to the client "
+                         "and the kernel's work; --split: run_netdedup's default)")
+    ap.add_argument("--split", action="store_true",
+                    help="run_netdedup's default placement (R and T, P apart)")
+    ap.add_argument("--build", type=Path, default=REPO / "build")
+    ap.add_argument("--profile-build", type=Path,
+                    help="a -Dprofile=true build (poll categories per task); slower polls")
+    ap.add_argument("--timeout", type=float, default=600)
+    ap.add_argument("--json", type=Path, help="write every round's figures here")
+    a = ap.parse_args()
+    if a.placement is None and not a.split:
+        last = max(os.sched_getaffinity(0))
+        a.placement = Path(tempfile.mkdtemp(prefix="pp41s-bench-")) / "fused.json"
+        a.placement.write_text(json.dumps({
+            "app": "netdedup", "allow_colocate": True,
+            "instances": [{"rx": {"port": 0, "queue": 0}, "tx": {"port": 0, "queue": 0},
+                           "tasks": {"R": last, "P": last, "T": last}}]}))
+    path = netdedup_input.input_file(a.tier, 0, REPO / "results" / "inputs")
+    cfgs = ["ours", "kernel", "kernel64k", "iperf3"]
+    rounds: list[dict[str, dict[str, Any]]] = []
+    for k in range(a.rounds):
+        order = cfgs[k % len(cfgs):] + cfgs[:k % len(cfgs)]  # alternate who goes first
+        got = {c: one(c, path, a) for c in order}
+        rounds.append(got)
+        print(f"round {k + 1}: " + ", ".join(f"{c} {got[c]['mb_per_s']:.2f} MB/s" for c in cfgs),
+              file=sys.stderr)
+    size = path.stat().st_size * a.clients
+    place = json.loads(a.placement.read_text()) if a.placement else rn.default_placement(1)
+    print(f"netdedup, tier {a.tier} ({size / 1e6:.1f} MB, {a.clients} client(s)), zlib level "
+          f"{a.zlib_level}, port {a.port}, {a.rounds} alternating rounds; median (min-max), "
+          f"all measured; placement (both pipelines) {json.dumps(place['instances'][0]['tasks'])}")
+    print(f"{'':9} {'MB/s':>22} {'MB/s per context':>18} {'chunk p50 us':>13} {'chunk p99 us':>13}"
+          f"   busy cycles per MB: R / P / T")
+    for c in cfgs:
+        v = [r[c]["mb_per_s"] for r in rounds]
+        if c == "iperf3":
+            print(f"{c:9} {fmt(v):>22} {'(kernel to kernel)':>18}")
+            continue
+        ctx = rounds[0][c]["contexts"]
+        cyc = {role: statistics.median(r[c]["cycles_per_mb"].get(role, 0) for r in rounds)
+               for role in "RPT"}
+        print(f"{c:9} {fmt(v):>22} {statistics.median(v) / ctx:18.2f} "
+              f"{statistics.median(r[c]['lat_p50_us'] for r in rounds):13.0f} "
+              f"{statistics.median(r[c]['lat_p99_us'] for r in rounds):13.0f}   "
+              f"{cyc['R'] / 1e6:.1f}M / {cyc['P'] / 1e6:.1f}M / {cyc['T'] / 1e6:.1f}M")
+    for c in ("ours", "kernel"):
+        parts = {k: statistics.median(r[c]["cycles_per_mb"][k] for r in rounds)
+                 for k in ("R_stack_in", "R_app", "R_stack_out")}
+        print(f"R of {c}, busy cycles per MB: stack in {parts['R_stack_in'] / 1e6:.1f}M, "
+              f"app (reading{' = recv()' if c == 'kernel' else ''}, chunking) "
+              f"{parts['R_app'] / 1e6:.1f}M, stack out {parts['R_stack_out'] / 1e6:.1f}M")
+    ratios = [r["ours"]["mb_per_s"] / r["kernel"]["mb_per_s"] for r in rounds]
+    ceil = [r["ours"]["mb_per_s"] / r["iperf3"]["mb_per_s"] for r in rounds]
+    ctx = rounds[0]["ours"]["contexts"], rounds[0]["kernel"]["contexts"]
+    print(f"ours / kernel pipeline, per round: {', '.join(f'{x:.3f}' for x in ratios)}; "
+          f"median {statistics.median(ratios):.3f}; per context used ({ctx[0]} and {ctx[1]}): "
+          f"{statistics.median(ratios) * ctx[1] / ctx[0]:.3f} (goal >= 1.0)")
+    print(f"ours / iperf3 (the transport's ceiling): median {statistics.median(ceil):.3f}")
+    w = [r["kernel64k"]["mb_per_s"] / r["kernel"]["mb_per_s"] for r in rounds]
+    print(f"kernel pipeline with a 64 KiB window / with its own: median {statistics.median(w):.3f} "
+          f"(what Debian's TCP_WND alone would cost the kernel)")
+    probe = malloc_probe(path, a)
+    if probe is not None:
+        print(probe)
+    d = rounds[0]["ours"]["dedup"]
+    print(f"dedup: {d['fine']} fine chunks, {d['duplicate']} duplicate "
+          f"({d['duplicate_bytes'] / max(1, d['raw_bytes']):.1%} of the bytes), stored "
+          f"{d['stored_bytes'] / max(1, d['raw_bytes']):.1%} of the input")
+    if rounds[0]["ours"]["profile"]:
+        for c in ("ours", "kernel"):
+            for role, p in rounds[0][c]["profile"].items():
+                tot = sum(p.values()) or 1
+                print(f"profile {c} {role}: " + ", ".join(
+                    f"{k} {v / tot:.0%}" for k, v in p.items() if v))
+    if a.json:
+        a.json.write_text(json.dumps(rounds, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
