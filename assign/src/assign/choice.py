@@ -155,3 +155,76 @@ def result_dict(run: Run, sid: int, candidates: list[Candidate], outcome: Outcom
                                and not math.isnan(lo) else None)
     return out
 
+
+
+@dataclass
+class Settings:
+    """What a selection is asked for (None: the defaults)."""
+
+    candidates: int | None = None
+    indifference_pct: float | None = None
+    confidence: float = 0.95
+    first_stage: int | None = None
+    max_measurements: int | None = None
+
+
+def choose(store: Store, run: Run, make_backend: Callable[[], Backend], settings: Settings, *,
+           close: bool = False, quiet: bool = False) -> dict:
+    """Choose the placement to deploy from a stored run: run or resume a selection
+    among its leading placements (or reuse a finished one with the same
+    parameters); its result, stored with the run."""
+    import sys
+
+    from .evt.optimum import optimum_of_means
+    from .run_sample import measurement_cost, run_sample
+
+    store.set_durability(run.kind)  # a modelled value is recomputed from the seed: no disk sync per value
+    # candidates by the draws and their planned repetitions: a finished selection's own rounds do not
+    # reorder them, so the same command finds its selection again
+    sample = run_sample(store, run, purposes=("noise",))
+    if sample.idx.size == 0:
+        raise ValueError(f"{store.path} run {run.id} holds no successful measurements")
+    conf = settings.confidence
+    before = optimum_of_means(sample, conf) if sample.idx.size >= 400 else None
+    m = settings.candidates or DEFAULT_CANDIDATES
+    orbit_of = sample.orbits() if sample.orbits is not None else None
+    assignments = store.assignments(run.id, sample.idx.tolist())
+    cands = leading_placements(sample, assignments, m, orbit_of)
+    label = "modelled" if run.kind == "modelled" else "measured"
+    if len(cands) < 2:
+        c = cands[0]
+        return {"chosen": {"draw": c.draw, "contexts": c.contexts, "mean": c.mean, "ci_low": None, "ci_high": None,
+                           "rounds": 0, "kind": label}, "certified": True, "candidates": [],
+                "note": "the run holds one distinct placement"}
+    cv = before.noise.cv if before is not None and before.noise.known else None
+    delta, source = indifference(cv, cands[0].mean, settings.indifference_pct)
+    n0 = settings.first_stage or DEFAULT_FIRST_STAGE
+    draws = int(sample.idx.size)
+    budget = settings.max_measurements or max(len(cands) * (n0 + 5), int(DEFAULT_BUDGET_SHARE * draws))
+    budget_rounds = max(n0, budget // len(cands))
+    params = {"candidates": [c.draw for c in cands], "indifference": delta, "confidence": conf,
+              "first_stage": n0, "budget_rounds": budget_rounds}
+    for _, p, result in store.selections(run.id):
+        if p == params and result is not None:
+            return dict(result, reused=True)
+    backend = make_backend()
+    if not quiet:
+        print(f"choosing among {len(cands)} leading placements (KN, interleaved rounds; indifference zone "
+              f"{delta:,.0f} packets/s = {100 * delta / cands[0].mean:.2g}%, {source}; first stage {n0} rounds; "
+              f"at most {budget_rounds} rounds; values {label})", file=sys.stderr)
+
+    def progress(r: int, alive: list[int]) -> None:
+        if not quiet and (r % 10 == 0 or len(alive) == 1):
+            print(f"  round {r}: {len(alive)} left", file=sys.stderr)
+
+    try:
+        sid, outcome, values = select(store, run, backend, cands, delta=delta, confidence=conf, first_stage=n0,
+                                      budget_rounds=budget_rounds, seed=run.seed, params=params, on_round=progress)
+    finally:
+        if close and hasattr(backend, "close"):
+            backend.close()
+    after = optimum_of_means(run_sample(store, run), conf) if draws >= 400 else None
+    res = result_dict(run, sid, cands, outcome, values, delta, source, conf, after, measurement_cost(store, run))
+    res["chosen"]["kind"] = label
+    store.finish_selection(run.id, sid, res)
+    return res

@@ -16,19 +16,24 @@ if TYPE_CHECKING:
     from .store import Run, Store
 
 
-def run_sample(store: Store, run: Run, limit: int | None = None) -> RunSample:
+def run_sample(store: Store, run: Run, limit: int | None = None, purposes: tuple[str, ...] = ("noise", "select")
+               ) -> RunSample:
     """`limit`: only the first `limit` draws (and the repetitions made while the
-    run held no more), what an iterative search saw at that size."""
+    run held no more), what an iterative search saw at that size; `purposes`:
+    which repeated measurements (planned noise repetitions, selection rounds)."""
     rows = store.indexed_values(run.id)
     if limit is not None:
         rows = rows[:limit]
     idx = np.array([i for i, _ in rows], dtype=np.int64)
     first = np.array([v for _, v in rows], dtype=float)
     reps = [(r.idx, r.value) for r in store.repeats(run.id)
-            if r.status == "ok" and (limit is None or r.draws <= limit)]
-    topo = Topology.from_json(run.topology)
-    size = count_assignments(topo, 3 * run.instances, run.allow_colocate)
+            if r.status == "ok" and r.purpose in purposes and (limit is None or r.draws <= limit)]
     injected = run.params.get("noise_rel_sd") if run.kind == "modelled" else None
+    try:
+        topo = Topology.from_json(run.topology)
+        size = count_assignments(topo, 3 * run.instances, run.allow_colocate)
+    except (KeyError, TypeError, ValueError):  # a store whose topology this version cannot read
+        return RunSample(idx, first, reps, injected_cv=float(injected) if injected is not None else None)
 
     def orbits() -> np.ndarray:
         lut = np.full(int(topo.os_index.max()) + 1, -1, dtype=np.int64)

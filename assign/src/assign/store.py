@@ -148,6 +148,36 @@ CREATE TABLE IF NOT EXISTS selections (
     finished TEXT,
     PRIMARY KEY (run_id, id)
 );
+CREATE TABLE IF NOT EXISTS truths (
+    id INTEGER PRIMARY KEY,          -- `assign enumerate --reps --db`: every distinct placement, measured
+    workload TEXT NOT NULL,
+    instances INTEGER NOT NULL,
+    machine TEXT NOT NULL,
+    topology TEXT NOT NULL,
+    backend TEXT NOT NULL,
+    kind TEXT NOT NULL CHECK (kind IN ('measured', 'modelled')),
+    seed INTEGER NOT NULL,           -- the order of each round's measurements
+    allow_colocate INTEGER NOT NULL,
+    params TEXT NOT NULL,
+    created TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS truth_values (
+    truth_id INTEGER NOT NULL REFERENCES truths(id),
+    placement INTEGER NOT NULL,      -- 0, 1, ...: the distinct placement, in enumeration order
+    round INTEGER NOT NULL,          -- 0, 1, ...: every placement is measured once a round
+    multiplicity INTEGER NOT NULL,   -- raw placements it stands for
+    assignment TEXT NOT NULL,        -- JSON list: PU os_index per task
+    value REAL,
+    status TEXT NOT NULL CHECK (status IN ('ok', 'failed')),
+    reason TEXT,
+    measured_at TEXT NOT NULL,
+    PRIMARY KEY (truth_id, placement, round),
+    CHECK ((status = 'ok') = (value IS NOT NULL))
+);
+CREATE TRIGGER IF NOT EXISTS truth_values_keep_update BEFORE UPDATE ON truth_values
+BEGIN SELECT RAISE(ABORT, 'stored measurements are never changed'); END;
+CREATE TRIGGER IF NOT EXISTS truth_values_keep_delete BEFORE DELETE ON truth_values
+BEGIN SELECT RAISE(ABORT, 'stored measurements are never deleted'); END;
 CREATE TRIGGER IF NOT EXISTS repeats_keep_update BEFORE UPDATE ON repeats
 BEGIN SELECT RAISE(ABORT, 'stored measurements are never changed'); END;
 CREATE TRIGGER IF NOT EXISTS repeats_keep_delete BEFORE DELETE ON repeats
@@ -177,7 +207,8 @@ class StoreError(ValueError):
 
 SCHEMA_VERSION = 5  # PRAGMA user_version; 0: written before it was recorded (the tables of 1)
 # 5: tables repeats (a run's planned repetitions and selection rounds: measurements of draws already
-#    measured) and selections (each `assign best` that re-measured the leading placements).
+#    measured), selections (each `assign best` that re-measured the leading placements), truths and
+#    truth_values (`assign enumerate --reps --db`: every distinct placement measured in rounds).
 # 4: workers.ground (what each cluster worker measured on when first seen: a sitting's ground is the
 #    coordinator's) and table sitting_workers (what each worker measured on in each sitting).
 # 3: table sittings (what each `assign sample` of a measured run measured on; estimate compares them).
@@ -670,6 +701,41 @@ class Store:
             return []
         return [(int(i), json.loads(p), None if r is None else json.loads(r)) for i, p, r in self.db.execute(
             "SELECT id, params, result FROM selections WHERE run_id=? ORDER BY id", (run_id,))]
+
+    # ground truth: every distinct placement measured in rounds (assign enumerate --reps) ----
+    def find_or_create_truth(self, *, workload: str, instances: int, machine: str, topology: dict, backend: str,
+                             kind: str, seed: int, allow_colocate: bool, params: dict) -> tuple[int, bool]:
+        topo_json = json.dumps(topology, sort_keys=True, separators=(",", ":"))
+        params_json = json.dumps(params, sort_keys=True)
+        row = self.db.execute(
+            "SELECT id FROM truths WHERE workload=? AND instances=? AND machine=? AND topology=? AND backend=? "
+            "AND kind=? AND seed=? AND allow_colocate=? AND params=? ORDER BY id LIMIT 1",
+            (workload, instances, machine, topo_json, backend, kind, seed, int(allow_colocate), params_json)
+        ).fetchone()
+        if row is not None:
+            return int(row[0]), False
+        with self.db:
+            cur = self.db.execute(
+                "INSERT INTO truths (workload, instances, machine, topology, backend, kind, seed, allow_colocate, "
+                "params, created) VALUES (?,?,?,?,?,?,?,?,?,?)",
+                (workload, instances, machine, topo_json, backend, kind, seed, int(allow_colocate), params_json,
+                 _now()))
+        return int(cur.lastrowid), True
+
+    def add_truth_values(self, truth_id: int, rows: Sequence[tuple[int, int, int, list[int], float | None, str,
+                                                                   str | None]]) -> None:
+        """(placement, round, multiplicity, assignment, value, status, reason) rows, one transaction."""
+        now = _now()
+        with self.db:
+            self.db.executemany(
+                "INSERT INTO truth_values (truth_id, placement, round, multiplicity, assignment, value, status, "
+                "reason, measured_at) VALUES (?,?,?,?,?,?,?,?,?)",
+                [(truth_id, p, r, m, json.dumps(a), v, st, why, now) for p, r, m, a, v, st, why in rows])
+
+    def truth_values(self, truth_id: int) -> dict[tuple[int, int], float | None]:
+        """(placement, round) -> value (None: failed) of a ground truth."""
+        return {(int(p), int(r)): v for p, r, v in self.db.execute(
+            "SELECT placement, round, value FROM truth_values WHERE truth_id=?", (truth_id,))}
 
     # estimates ------------------------------------------------------------
     def add_estimate(self, run_id: int, n: int, result: dict) -> None:

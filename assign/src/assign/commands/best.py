@@ -98,64 +98,14 @@ def run(args: argparse.Namespace) -> int:
 
 def choose(store, run_, args) -> dict:
     """Run or resume the selection (or reuse a finished one with the same parameters); its result."""
-    from ..choice import (DEFAULT_BUDGET_SHARE, DEFAULT_CANDIDATES, DEFAULT_FIRST_STAGE, indifference,
-                          leading_placements, result_dict, select)
-    from ..evt.optimum import optimum_of_means
+    from ..choice import Settings, choose as choose_on
     from ..run_backend import backend_for_run
-    from ..run_sample import measurement_cost, run_sample
 
-    store.set_durability(run_.kind)  # a modelled value is recomputed from the seed: no disk sync per value
-    sample = run_sample(store, run_)
-    if sample.idx.size == 0:
-        raise ValueError(f"{args.db} run {run_.id} holds no successful measurements")
-    before = optimum_of_means(sample, args.confidence) if sample.idx.size >= 400 else None
-    m = args.candidates or DEFAULT_CANDIDATES
-    orbit_of = sample.orbits() if sample.orbits is not None else None
-    assignments = store.assignments(run_.id, sample.idx.tolist())
-    cands = leading_placements(sample, assignments, m, orbit_of)
-    if len(cands) < 2:
-        c = cands[0]
-        return {"chosen": {"draw": c.draw, "contexts": c.contexts, "mean": c.mean, "ci_low": None, "ci_high": None,
-                           "rounds": 0, "kind": run_.kind}, "certified": True, "candidates": [],
-                "note": "the run holds one distinct placement"}
-    cv = before.noise.cv if before is not None and before.noise.known else None
-    delta, source = indifference(cv, cands[0].mean, args.indifference)
-    n0 = args.first_stage or DEFAULT_FIRST_STAGE
-    draws = int(sample.idx.size)
-    budget = args.max_measurements or max(len(cands) * (n0 + 5), int(DEFAULT_BUDGET_SHARE * draws))
-    budget_rounds = max(n0, budget // len(cands))
-    params = {"candidates": [c.draw for c in cands], "indifference": delta, "confidence": args.confidence,
-              "first_stage": n0, "budget_rounds": budget_rounds}
-    for sid, p, result in store.selections(run_.id):
-        if p == params and result is not None:
-            result = dict(result)
-            result["reused"] = True
-            return result
-    backend = backend_for_run(run_, model_params=args.model_params, build=args.build, runner=args.runner,
-                              timeout=args.timeout)
-    label = "modelled" if run_.kind == "modelled" else "measured"
-    print(f"choosing among {len(cands)} leading placements (KN, interleaved rounds; indifference zone "
-          f"{delta:,.0f} packets/s = {100 * delta / cands[0].mean:.2g}%, {source}; first stage {n0} rounds; at "
-          f"most {budget_rounds} rounds; values {label})", file=sys.stderr)
-
-    def progress(r: int, alive: list[int]) -> None:
-        if not args.json and (r % 10 == 0 or len(alive) == 1):
-            print(f"  round {r}: {len(alive)} left", file=sys.stderr)
-
-    try:
-        sid, outcome, values = select(store, run_, backend, cands, delta=delta, confidence=args.confidence,
-                                      first_stage=n0, budget_rounds=budget_rounds, seed=run_.seed, params=params,
-                                      on_round=progress)
-    finally:
-        close = getattr(backend, "close", None)
-        if close is not None:
-            close()
-    after = optimum_of_means(run_sample(store, run_), args.confidence) if draws >= 400 else None
-    res = result_dict(run_, sid, cands, outcome, values, delta, source, args.confidence, after,
-                      measurement_cost(store, run_))
-    res["chosen"]["kind"] = label
-    store.finish_selection(run_.id, sid, res)
-    return res
+    settings = Settings(candidates=args.candidates, indifference_pct=args.indifference, confidence=args.confidence,
+                        first_stage=args.first_stage, max_measurements=args.max_measurements)
+    return choose_on(store, run_, lambda: backend_for_run(run_, model_params=args.model_params, build=args.build,
+                                                          runner=args.runner, timeout=args.timeout),
+                     settings, close=True, quiet=args.json)
 
 
 def describe(res: dict, kind: str) -> list[str]:

@@ -49,6 +49,9 @@ _LOG_ALPHA = np.linspace(math.log(ALPHA_MIN), math.log(ALPHA_MAX), 28)
 _GRID = np.linspace(0.0, 1.0, M + 1)
 _LOG_SQRT_2PI = 0.5 * math.log(2.0 * math.pi)
 _BLOCK = 96                 # (tau, alpha) pairs evaluated per array operation
+# shares of the tail's mass at tau itself, profiled out (None: none)
+ATOM_WEIGHTS: np.ndarray | None = np.array([0.0, 0.005, 0.01, 0.02, 0.04, 0.07, 0.1, 0.15, 0.22, 0.3, 0.4, 0.5,
+                                             0.62, 0.75, 0.87, 0.95, 1.0])
 
 
 @dataclass(frozen=True)
@@ -123,9 +126,9 @@ def _loglik_block(data: TailSet, tau: np.ndarray, alpha: np.ndarray, exp_scale: 
     mx = lg.max(axis=2)
     finite = np.isfinite(mx)
     mxs = np.where(finite, mx, 0.0)
-    lf = np.where(finite, mxs + np.log(np.exp(lg - mxs[..., None]).sum(axis=2)), -np.inf)
+    with np.errstate(divide="ignore"):
+        lf = np.where(finite, mxs + np.log(np.exp(lg - mxs[..., None]).sum(axis=2)), -np.inf)
     lf = lf - np.log(data.sd)[None, :] - _LOG_SQRT_2PI
-    ll = lf.sum(axis=1)
     # q = P(first measurement > t | mu > u0)
     t, s1 = data.t, data.sd1
     qlo = np.full((p, 1), max(t - W * s1, u0))
@@ -141,9 +144,22 @@ def _loglik_block(data: TailSet, tau: np.ndarray, alpha: np.ndarray, exp_scale: 
     q = above + (np.exp(lm[:, 0, :]) * ndtr((ps[:, 0, :] - t) / s1)).sum(axis=1)
     n, k = data.n, data.k
     c = k * math.log(k / n) + (n - k) * math.log1p(-k / n)
+    if ATOM_WEIGHTS is not None and exp_scale is None:
+        # a share w of the tail's mass sits at tau itself (a few placements at the optimum, drawn again
+        # and again): profiled out on a grid of w
+        w = ATOM_WEIGHTS[None, :, None]
+        la = (-0.5 * ((x - tau[:, None]) / sd) ** 2 - np.log(sd) - _LOG_SQRT_2PI)[:, None, :]
+        with np.errstate(divide="ignore"):
+            lf = np.logaddexp(np.log(w) + la, np.log1p(-w) + lf[:, None, :])      # (P, W, k)
+        qa = ndtr((tau - t) / s1)[:, None]
+        q = ATOM_WEIGHTS[None, :] * qa + (1.0 - ATOM_WEIGHTS[None, :]) * q[:, None]   # (P, W)
+        ll = lf.sum(axis=2)
+    else:
+        ll = lf.sum(axis=1)
     with np.errstate(divide="ignore", invalid="ignore"):
         out = np.where(q >= k / n, ll - k * np.log(q), ll + (n - k) * np.log1p(-np.minimum(q, 1.0)) - c)
-    return np.where(np.isfinite(out), out, -np.inf)
+    out = np.where(np.isfinite(out), out, -np.inf)
+    return out.max(axis=1) if out.ndim == 2 else out
 
 
 def loglik(data: TailSet, tau, alpha) -> np.ndarray:

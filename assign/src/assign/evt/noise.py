@@ -18,6 +18,9 @@ from typing import Any
 import numpy as np
 
 
+NO_NOISE_CV = 1e-9  # below this, the spread of equal values' floating-point sums
+
+
 @dataclass(frozen=True)
 class Noise:
     """Relative noise of one measurement (measured), and what it rests on."""
@@ -80,4 +83,6 @@ def estimate_noise(groups: Iterable[Iterable[float]] | Mapping[Any, Iterable[flo
         placements += 1
         reps += v.size
     cv = math.sqrt(ss / df) if df > 0 else 0.0
+    if cv < NO_NOISE_CV:  # rounding of equal values, not noise (a model without noise)
+        cv = 0.0
     return Noise(cv=cv, df=df, placements=placements, repetitions=reps, injected=injected)

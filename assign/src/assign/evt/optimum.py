@@ -12,8 +12,9 @@ Three cases, each named in `method`:
 * deconvolution-pot: Peaks-Over-Threshold on the first values with the
   GPD on the placement means and the measured noise convolved in
   (deconvolution.py).
-* paper-upb: the repetitions measured no noise at all (a noiseless model):
-  the paper's UPB is the optimum of means.
+* paper-upb: the repetitions measured no noise at all (a noiseless model)
+  and the sample does not hold every placement: the paper's UPB is the
+  optimum of means.
 """
 from __future__ import annotations
 
@@ -154,18 +155,37 @@ def optimum_of_means(sample: RunSample, confidence: float = 0.95) -> OptimumMean
                                      "(`assign sample` plans them, --repeat-every; a run stored before they "
                                      "existed gets them when it is sampled again)"], **base)
     leading = _leading(idx, first, groups, noise.cv)
-    if noise.cv == 0.0:
-        from .estimate import estimate
-
-        est = estimate(first, confidence=confidence, cross_checks=False)
-        hi = est.upb_ci_high
-        return OptimumMean(est.upb, est.upb_ci_low, hi, method="paper-upb", status=est.status, leading=leading,
-                           messages=list(est.messages), diagnostics={"paper": {"status": est.status}}, **base)
     if sample.space_size is not None and sample.orbits is not None and sample.space_size <= n:
         orbit = np.asarray(sample.orbits())
         if np.unique(orbit).size == sample.space_size:
             return _every_placement(idx, first, groups, orbit, noise, leading, base)
+    if noise.cv == 0.0:
+        return _noiseless(first, leading, base, confidence)
     return _deconvolution(idx, first, groups, noise, leading, base, confidence)
+
+
+def _noiseless(first: np.ndarray, leading, base, confidence: float) -> OptimumMean:
+    """No noise measured: a value is its placement's mean, so the paper's UPB is the optimum of
+    means; where the paper's fit gives none (a discrete tail, ties at the best), the best value is
+    still a placement's mean: a lower bound, with no upper one."""
+    from .errors import EstimateError
+    from .estimate import estimate
+
+    best = float(first.max())
+    try:
+        est = estimate(first, confidence=confidence, cross_checks=False)
+    except EstimateError as e:
+        est, why = None, str(e)
+    if est is not None and est.upb is not None:
+        return OptimumMean(est.upb, est.upb_ci_low, est.upb_ci_high, method="paper-upb", status=est.status,
+                           leading=leading, messages=list(est.messages), diagnostics={"paper": {"status": est.status}},
+                           **base)
+    if est is not None:
+        why = "; ".join(est.messages[:1]) or est.status
+    return OptimumMean(best, best, math.inf, method="paper-upb", status="unbounded", leading=leading,
+                       messages=[f"the paper's fit gives no bound ({why}): without noise the best value is a "
+                                 f"placement's mean, so the optimum is at least it; nothing bounds it above"],
+                       **base)
 
 
 def _every_placement(idx, first, groups, orbit, noise: Noise, leading, base) -> OptimumMean:
@@ -188,12 +208,13 @@ def _every_placement(idx, first, groups, orbit, noise: Noise, leading, base) -> 
     j = int(np.argmax(mean))
     diag = {"placements": k, "z_simultaneous": z, "best_placement_measurements": int(counts[seen][j]),
             "measurements_per_placement_min": int(counts[seen].min())}
-    return OptimumMean(float(mean[j]), float(np.max(mean - z * se)), float(np.max(mean + z * se)),
+    slack = 1e-12 * abs(float(mean[j]))  # rounding of pooled sums: at zero noise the interval is the point
+    return OptimumMean(float(mean[j]), float(np.max(mean - z * se)) - slack, float(np.max(mean + z * se)) + slack,
                        method="every-placement", status="ok", leading=leading, diagnostics=diag, **base)
 
 
 def _deconvolution(idx, first, groups, noise: Noise, leading, base, confidence) -> OptimumMean:
-    from .deconvolution import TailSet, fit
+    from .deconvolution import U0_SDS, TailSet, fit
 
     n = first.size
     check_size(n, TAIL_FRACTION)
@@ -204,8 +225,13 @@ def _deconvolution(idx, first, groups, noise: Noise, leading, base, confidence) 
     sd1 = noise.cv * t
     m = np.array([1 + len(groups.get(int(idx[p]), ())) for p in tail], dtype=float)
     xbar = np.array([(first[p] + sum(groups.get(int(idx[p]), ()))) for p in tail]) / m
-    data = TailSet(xbar, sd1 / np.sqrt(m), t, sd1, n)
+    # fitted on the scale of the tail (t at 1, u0 at 0): every number O(1), whatever the rates
+    u0 = t - U0_SDS * sd1
+    span = t - u0
+    data = TailSet((xbar - u0) / span, sd1 / np.sqrt(m) / span, 1.0 + 0.0 * t, sd1 / span, n)
     f = fit(data, confidence)
+    back = lambda v: None if v is None else (v if math.isinf(v) else u0 + span * v)  # noqa: E731
+    f.tau, f.ci_low, f.ci_high, f.u0 = back(f.tau), back(f.ci_low), back(f.ci_high), u0
     msgs = []
     if f.status == "unbounded":
         msgs.append("one-sided interval: the data cannot rule out a tail without an end point; collect more samples"
