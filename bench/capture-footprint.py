@@ -36,7 +36,7 @@ try:
     from assign.characterize.meter import PlacementMeter
     from assign.commands._args import packet_counts
     from assign.topology import get_machine
-    from assign.workloads import Workload, WorkloadError
+    from assign.workloads import Workload, WorkloadError, input_label
 except ImportError as e:
     sys.exit(f"bench/capture-footprint.py: {e}; run it with the project's venv: "
              ".venv/bin/python bench/capture-footprint.py")
@@ -101,6 +101,7 @@ def main() -> int:
         rs = [t["cycles_per_packet"] for t in tasks or [] if t["task"].startswith("R")]
         return float(np.median(rs)) if rs else None
 
+    print(input_label(a.workload, None, a.packets).replace("capture", "captures of the sizes below, default", 1))
     print(f"{a.workload}, {a.rounds} round(s) of {a.packets:,} packets per instance, net_pcap replay into net_null; "
           "Mpps and R's cycles per packet (measured, medians over the rounds)")
     print(f"{'capture packets':>15}" + "".join(f"{name:>32}" for name, _ in placements) + f"{'R stacked / alone':>20}")

@@ -23,6 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "assign" / "src"))
 from assign.characterize.harness import Harness, Settings  # noqa: E402
 from assign.commands.characterize import default_profile_build  # noqa: E402
 from assign.topology import get_machine  # noqa: E402
+from assign.workloads import input_label  # noqa: E402
 
 
 def main() -> int:
@@ -43,6 +44,7 @@ def main() -> int:
     for r in result["runs"]:
         by[r["what"]].append(r)
     print(f"{a.workload}, {a.packets:,} packets per run; all figures measured in this run")
+    print(input_label(a.workload, None, a.packets))
     print(f"{'figure (runs that measure it)':34} {'runs':>4} {'window s':>9} {'overhead s':>10} {'overhead/window':>15}")
     tot_w = tot_o = 0.0
     for what, runs in by.items():

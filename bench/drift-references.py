@@ -25,6 +25,7 @@ try:
     from assign.characterize.meter import PlacementMeter
     from assign.characterize.rounds import crossing_reference_placement, reference_placement, split
     from assign.topology import get_machine
+    from assign.workloads import input_label
 except ImportError as e:
     sys.exit(f"bench/drift-references.py: {e}; run it with the project's venv: .venv/bin/python "
              "bench/drift-references.py")
@@ -62,6 +63,7 @@ def main() -> int:
     def cv(v: np.ndarray) -> float:
         return float(v.std(ddof=1) / v.mean() * 100)
 
+    print(input_label(a.workload, None, a.packets))
     print(f"{a.workload}, {a.rounds} rounds of {a.packets:,} packets per instance (all figures measured; CV over "
           "the rounds)")
     print(f"  fused reference {fused[0]} instance(s) on {list(fused[1])}: CV {cv(F):.1f}%")

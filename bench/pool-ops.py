@@ -43,7 +43,7 @@ import harness  # noqa: E402  (tests/harness: run_app)
 from assign.backends.dpdk.options import default_cache_dir  # noqa: E402
 from assign.backends.dpdk.traffic import build_traffic  # noqa: E402
 from assign.placement import placement  # noqa: E402
-from assign.workloads import Workload  # noqa: E402
+from assign.workloads import TIERS, Workload, input_label  # noqa: E402
 
 DRIVERS = ("ring_mp_mc", "stack")
 WORKLOADS = ("ipfwd-l1", "ipfwd-mem", "ahocorasick", "stateful", "analyzer")
@@ -51,14 +51,15 @@ SHAPES = ("000", "010", "001", "011")
 
 
 def measure(build: Path, w: Workload, traffic, ctx: tuple[int, int], shape: str, driver: str,
-            duration: float, warmup: float, tmp: Path) -> tuple[float, str]:
+            duration: float | None, warmup: float, tmp: Path, packets: int | None = None) -> tuple[float, str]:
     contexts = [ctx[int(c)] for c in shape]
     place = placement(w, contexts, True)
     exe = build / "apps" / w.app / w.app
     r = harness.run_app(exe, f"pool{uuid.uuid4().hex[:8]}", tmp, traffic.vdevs, place,
-                        ["--warmup", str(warmup), "--mbufs", str(traffic.mbufs), "--mbuf-size",
+                        (["--packets", str(packets)] if packets else [])
+                        + ["--warmup", str(warmup), "--mbufs", str(traffic.mbufs), "--mbuf-size",
                          str(traffic.mbuf_size), "--pool-ops", driver, *w.app_args],
-                        duration=duration, timeout=120)
+                        duration=None if packets else duration, timeout=120)
     if r.rc != 0 or r.stats is None:
         raise RuntimeError(f"{w.name} failed (rc {r.rc}): {' '.join(r.cmd)}\n{r.stderr[-2000:]}")
     if r.stats.get("pool_ops") != driver:
@@ -78,6 +79,9 @@ def main() -> int:
     ap.add_argument("--shapes", default=",".join(SHAPES), help="contexts of R, P, T, 0 or 1 each")
     ap.add_argument("--duration", type=float, default=1.0, help="measured seconds per run (1)")
     ap.add_argument("--warmup", type=float, default=0.5, help="seconds before the window (0.5)")
+    ap.add_argument("--tier", choices=TIERS,
+                    help="each workload's input tier: its capture and its window (packets per instance, no "
+                         "warm-up) instead of the generator's own capture and --duration/--warmup")
     ap.add_argument("--cache", type=Path, default=default_cache_dir(),
                     help="where assign keeps its generated captures")
     ap.add_argument("--json", type=Path, help="also write every figure here")
@@ -97,7 +101,10 @@ def main() -> int:
             ap.error(f"--workloads {n}: expected one of {', '.join(WORKLOADS)}")
     ctx = harness.two_contexts()
     build = a.build.resolve()
-    work = [(Workload(n, 1), build_traffic(build, Workload(n, 1), a.cache)) for n in names]
+    tiers = {n: Workload(n, 1).spec.tier(a.tier) if a.tier else None for n in names}
+    work = [(Workload(n, 1), build_traffic(build, Workload(n, 1), a.cache, tiers[n].capture_packets if tiers[n]
+                                           else None)) for n in names]
+    warmup = 0.0 if a.tier else a.warmup  # a --packets window counts from the start: a warm-up would eat it
     figures: dict[tuple[str, str, str], list[float]] = {}
     mems: set[str] = set()
     failure = None
@@ -110,8 +117,9 @@ def main() -> int:
                 for w, traffic in work:
                     for shape in shapes:
                         for drv in order:
-                            this[(w.name, shape, drv)], mem = measure(build, w, traffic, ctx, shape, drv,
-                                                                      a.duration, a.warmup, Path(d))
+                            this[(w.name, shape, drv)], mem = measure(
+                                build, w, traffic, ctx, shape, drv, a.duration, warmup, Path(d),
+                                tiers[w.name].packets if tiers[w.name] else None)
                             mems.add(mem)
             except RuntimeError as e:  # the complete rounds before it are still printed
                 failure = f"round {rnd + 1}: {e}"
@@ -126,8 +134,13 @@ def main() -> int:
             return 1
     load = os.getloadavg()
     da, db = drivers
+    window = f"tier {a.tier}'s window" if a.tier else f"{a.duration:g} s window after {a.warmup:g} s"
+    for w, traffic in work:
+        t = tiers[w.name]
+        print(input_label(w.name, t.capture_packets if t else None, t.packets if t else None,
+                          None if t else a.duration))
     print(f"mbuf pool driver: {da} against {db}, Mpps measured, one instance, "
-          f"{a.duration:g} s window after {a.warmup:g} s, {rounds} rounds, contexts {ctx[0]},{ctx[1]}; "
+          f"{window}, {rounds} rounds, contexts {ctx[0]},{ctx[1]}; "
           f"memory: {'/'.join(sorted(mems))}; load average {load[0]:.1f} {load[1]:.1f}")
     print(f"{'workload':<12} {'R P T':>5} {da + ' median (min-max)':>28} "
           f"{db + ' median (min-max)':>28} {f'{db}/{da} by round: median (min-max)':>44} {db + ' ahead':>14}")

@@ -34,7 +34,7 @@ try:
     from assign.characterize.meter import PlacementMeter, tasks_by_context
     from assign.characterize.rounds import reference_placement
     from assign.topology import get_machine
-    from assign.workloads import Workload, WorkloadError
+    from assign.workloads import Workload, WorkloadError, input_label
 except ImportError as e:
     sys.exit(f"bench/window.py: {e}; run it with the project's venv: .venv/bin/python bench/window.py")
 
@@ -86,6 +86,7 @@ def main() -> int:
     busiest = {(name, n): busiest_context(meters[n].task_cycles(k, ctx)) for name, (k, ctx) in placements
                for n in sizes}
     print(f"{a.workload}, {a.rounds} rounds; Mpps (measured): median [min-max] CV")
+    print(input_label(a.workload, None, None, None).replace(", window the run's", ", windows below"))
     print(f"{'placement':18}" + "".join(f"{f'{n:,} packets':>32}" for n in sizes))
     for name, _ in placements:
         row = ""

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The main job, after tools/setup.sh:
-#   1. ipfwd forwards a generated capture on this machine for a few seconds
-#      (measured): R -> P -> T pinned to this machine's contexts;
+#   1. ipfwd forwards a generated capture on this machine (measured), input
+#      tier simlarge (`pipeplace run`): R -> P -> T pinned to its contexts;
 #   2. assign on the model of the UltraSPARC T2 (modelled values, estimated
 #      optimum): 5000 random assignments of 8 ipfwd-mem instances (24 tasks)
 #      measured with 2% noise, as a real machine's measurements are, with the
@@ -17,35 +17,22 @@ mkdir -p "$out"
 py=.venv/bin/python
 assign=.venv/bin/assign
 
-echo "== 1. ipfwd on this machine (measured) =="
-pcap="$out/ipfwd-l1.pcap"
-[ -f "$pcap" ] || $py apps/ipfwd/ipfwd_traffic.py l1 "$pcap" >/dev/null
-# One instance. With 4+ contexts each task gets its own (context 0 stays
-# with DPDK's main lcore); with fewer, R and T share context 0 and P has
-# context 1 to itself.
-if [ "$(nproc)" -ge 4 ]; then
-  tasks='{"R": 1, "P": 2, "T": 3}' colocate=false
-else
-  tasks='{"R": 0, "P": 1, "T": 0}' colocate=true
-fi
-cat >"$out/ipfwd-placement.json" <<EOF
-{"app": "ipfwd", "variant": "l1", "allow_colocate": $colocate,
- "instances": [{"rx": {"port": 0, "queue": 0}, "tx": {"port": 1, "queue": 0},
-                "tasks": $tasks}]}
-EOF
-build/apps/ipfwd/ipfwd --no-pci --file-prefix pp-main --no-telemetry --log-level 'lib.*:warning' \
-  --vdev "net_pcap0,rx_pcap=$pcap,infinite_rx=1" --vdev net_null0 \
-  -- --placement "$out/ipfwd-placement.json" --warmup 1 --duration 3 \
-  --stats "$out/ipfwd-stats.json" </dev/null
-$py - "$out/ipfwd-stats.json" <<'EOF'
+echo "== 1. ipfwd on this machine (measured), input tier simlarge =="
+# pipeplace sets up the ports (the tier's generated capture replayed by net_pcap
+# into R, net_null behind T), places one instance (with 4+ contexts each task
+# on its own, context 0 left to DPDK's main lcore; with fewer, R and T share
+# one), runs the tier's window (simlarge: the paper's 3,000,000 packets) and
+# tears everything down; the result, measured, goes to results/.
+.venv/bin/pipeplace run -a ipfwd-l1 -i simlarge --json >"$out/ipfwd-run.json"
+$py - "$out/ipfwd-run.json" <<'EOF'
 import json, sys
-s = json.load(open(sys.argv[1]))
-t = s["total"]
-print(f"ipfwd l1, 1 instance: {t['pps'] / 1e6:.2f} Mpps ({s['kind']}), "
-      f"rx {t['rx_packets']:,} = tx {t['tx_packets']:,} + dropped {t['dropped_packets']:,}"
-      f" + queued {t['queued_packets']:,}: accounting {'ok' if s['accounting_ok'] else 'VIOLATED'}")
+d = json.load(open(sys.argv[1]))
+r = d["result"]
+print(f"ipfwd-l1, tier {d['tier']}, {d['instances']} instance: {r['value'] / 1e6:.2f} Mpps ({r['kind']}), "
+      f"{r['forwarded_packets']:,} packets forwarded in a {r['window_s']:.3f} s window; accounting "
+      f"(rx = tx + dropped + queued) {'ok' if r['accounting_ok'] else 'VIOLATED'}")
 EOF
-echo "statistics: $out/ipfwd-stats.json"
+echo "result: $out/ipfwd-run.json"
 
 echo
 echo "== 2. assign on the model of the UltraSPARC T2 (modelled values with 2% noise, estimated optimum) =="

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Sets up everything pipeplace needs on Debian 12, as root: system packages,
-# hugepages (or the --no-huge fallback), the Meson build, the Python venv.
+# hugepages (or the --no-huge fallback), the Meson build, the Python venv
+# with `assign` and the management command `pipeplace` (.venv/bin/).
 # Idempotent, and quiet when there is nothing to do.
 #
 #   tools/setup.sh            release build in build/
@@ -52,6 +53,7 @@ packages=(
   dpdk-doc  # /usr/share/dpdk/examples: bench/ipfwd.py and bench/ipfwd-lpm.py build l3fwd from them
   libndpi-dev libndpi-bin libpcre2-dev
   valgrind  # bench/ipfwd.py --instructions (callgrind)
+  iproute2 nftables  # client workloads (assign/WORKLOADS.md): namespaces, veths, the host end's ingress drop
 )
 missing=()
 for p in "${packages[@]}"; do
@@ -111,13 +113,18 @@ fi
 # --- Python environment --------------------------------------------------------
 # Rebuilt only when the requirements or the package metadata change.
 stamp=.venv/.pipeplace-stamp
-digest=$(cat tests/requirements.txt assign/pyproject.toml 2>/dev/null | sha256sum | cut -d' ' -f1)
+digest=$(cat tests/requirements.txt assign/pyproject.toml tools/pipeplace/pyproject.toml 2>/dev/null |
+  sha256sum | cut -d' ' -f1)
 if [ ! -x .venv/bin/python ] || [ "$(cat "$stamp" 2>/dev/null)" != "$digest" ]; then
   say "preparing the Python environment in .venv"
   [ -x .venv/bin/python ] || quiet python3 -m venv .venv
   quiet .venv/bin/pip install --disable-pip-version-check -q -r tests/requirements.txt
   if [ -f assign/pyproject.toml ]; then
     quiet .venv/bin/pip install --disable-pip-version-check -q -e "assign[test]"
+  fi
+  # the management command, .venv/bin/pipeplace (tools/pipeplace/README.md); it uses the assign above
+  if [ -f tools/pipeplace/pyproject.toml ]; then
+    quiet .venv/bin/pip install --disable-pip-version-check -q --no-deps -e tools/pipeplace
   fi
   echo "$digest" >"$stamp"
 fi

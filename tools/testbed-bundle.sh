@@ -138,8 +138,8 @@ export PATH="\$_tb/bin:\$PATH"
 if [ -x "\$_tb/peers/l3fwd" ]; then export PIPEPLACE_L3FWD_DIR="\$_tb/peers"; fi
 # the ahocorasick workload's rules, where bundled: assign's default for --rules
 if [ -f "\$_tb/rules/community.rules" ]; then export PIPEPLACE_RULES="\$_tb/rules/community.rules"; fi
-python3 -c 'import numpy, scipy, matplotlib, tqdm' 2>/dev/null ||
-  echo "testbed: python3 lacks one of numpy, scipy, matplotlib, tqdm: assign needs them" >&2
+python3 -c 'import numpy, scipy, matplotlib, tqdm, tomllib' 2>/dev/null ||
+  echo "testbed: python3 lacks one of numpy, scipy, matplotlib, tqdm, tomllib (Python 3.11 or newer): assign needs them" >&2
 grep -qs ' hugetlbfs ' /proc/mounts && [ "\$(cat /proc/sys/vm/nr_hugepages)" -gt 0 ] ||
   echo "testbed: no hugepages (echo 4096 > /proc/sys/vm/nr_hugepages; mount -t hugetlbfs nodev /dev/hugepages): DPDK runs with --no-huge, slower" >&2
 unset _tb

@@ -195,13 +195,13 @@ def _linux_like_stored(store: Store, run: Run) -> Measurement | Exception:
     """The Linux-like baseline of a run, evaluated once and stored."""
     from .backends.base import BackendError, MeasureRequest
     from .backends.registry import make_backend
-    from .workloads import Workload
+    from .workloads import stored_workload
 
     got = store.baseline(run.id, "linux-like")
     if got is not None:
         return got
     topo = Topology.from_json(run.topology)
-    workload = Workload(run.workload, run.instances)
+    workload = stored_workload(run.workload, run.instances, run.params)
     try:
         dpdk = None
         if run.backend == "dpdk":
@@ -291,10 +291,10 @@ def measured(store: Store, run: Run, values: list[float], est: Estimate | None, 
     from .backends.base import summarize
     from .backends.dpdk.backend import DpdkBackend
     from .backends.dpdk.options import DpdkOptions
-    from .workloads import Workload
+    from .workloads import stored_workload
 
     topo = Topology.from_json(run.topology)
-    workload = Workload(run.workload, run.instances)
+    workload = stored_workload(run.workload, run.instances, run.params)
     overrides: dict = {"runner": runner, "timeout": timeout}
     if build:
         overrides["build_dir"] = Path(build)

@@ -29,6 +29,9 @@ Typical use on this machine (two contexts: tasks share them):
   assign noise --placement best.json --reps 30 --duration 0.1
   assign baselines --measured --db local.db --plot fig1.png
 
+A workload of your own (an app on runtime/pp_app.h, or a binary with other
+options): --workload-file FILE instead of --workload (assign/WORKLOADS.md).
+
 Typical use on the model of the T2:
 
   assign sample --n 5000 --workload ipfwd-mem --machine ultrasparc-t2 --db t2.db

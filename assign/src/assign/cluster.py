@@ -60,6 +60,7 @@ class WorkerSpec:
     noise: float | None
     model_params: str | None
     dpdk: Any              # DpdkOptions or None
+    workload_spec: dict | None = None  # a user's workload file (WorkloadSpec.identity), None: a packaged one
 
 
 def worker_spec(session: Session, args) -> WorkerSpec:
@@ -73,7 +74,8 @@ def worker_spec(session: Session, args) -> WorkerSpec:
         dpdk = dpdk_options(args)
     return WorkerSpec(session.backend.name, json.dumps(session.topo.to_json()), session.workload.name,
                       session.workload.instances, session.run.seed, session.run.allow_colocate, args.noise,
-                      args.model_params, dpdk)
+                      args.model_params, dpdk,
+                      None if session.workload.spec.builtin else session.workload.spec.identity())
 
 
 # Test and demonstration hook: "NAME=FILE[,NAME=FILE...]" in a worker's environment makes the worker
@@ -116,10 +118,11 @@ def _worker_state(spec: WorkerSpec, name: str) -> _Worker:
         from .ground import ground
         from .sampling import draws
         from .topology import Topology
-        from .workloads import Workload
+        from .workloads import stored_workload
 
         topo = Topology.from_json(json.loads(spec.topology))
-        be = make_backend(spec.backend, topo, Workload(spec.workload, spec.instances), seed=spec.seed,
+        workload = stored_workload(spec.workload, spec.instances, {"workload": spec.workload_spec})
+        be = make_backend(spec.backend, topo, workload, seed=spec.seed,
                           noise=spec.noise, model_params=_model_params_here(spec, name),
                           allow_colocate=spec.allow_colocate, dpdk=spec.dpdk)
         ref = draws(spec.seed, 0, 1, 3 * spec.instances, topo.n_contexts, spec.allow_colocate)

@@ -11,10 +11,10 @@ import json
 from collections.abc import Sequence
 from pathlib import Path
 
-from .workloads import ROLES, WORKLOADS, Workload
+from .workloads import ROLES, Workload, find_by_app, known_workloads
 
 RX_PORT = 0
-TX_PORT = 1
+TX_PORT = 1  # a workload file's app.tx_port may say 0: T answers on the port R receives from
 
 
 def placement(workload: Workload, contexts: Sequence[int], allow_colocate: bool = False) -> dict:
@@ -28,7 +28,7 @@ def placement(workload: Workload, contexts: Sequence[int], allow_colocate: bool 
     doc["instances"] = [
         {
             "rx": {"port": RX_PORT, "queue": i},
-            "tx": {"port": TX_PORT, "queue": i},
+            "tx": {"port": workload.spec.tx_port, "queue": i},
             "tasks": {"R": int(contexts[3 * i]), "P": int(contexts[3 * i + 1]), "T": int(contexts[3 * i + 2])},
         }
         for i in range(workload.instances)
@@ -51,14 +51,20 @@ def load_placement(path: str) -> dict:
     return doc
 
 
-def contexts_of(doc: dict, where: str) -> tuple[Workload, list[int], bool]:
-    """Workload, contexts (R0 P0 T0 R1 ...) and co-location flag of a placement JSON."""
+def contexts_of(doc: dict, where: str, workload: str | None = None) -> tuple[Workload, list[int], bool]:
+    """Workload, contexts (R0 P0 T0 R1 ...) and co-location flag of a placement JSON;
+    workload: the one it is of (a --workload-file's), checked against its app and variant."""
     try:
         app, variant = doc["app"], doc.get("variant")
-        name = next((n for n, (a, v) in WORKLOADS.items() if a == app and v == variant), None)
+        if workload is not None:
+            spec = Workload(workload, 1).spec
+            if (spec.app, spec.variant) != (app, variant):
+                raise ValueError(f"{where}: app {app!r} variant {variant!r} is not workload {workload}'s "
+                                 f"(app {spec.app!r} variant {spec.variant!r})")
+        name = workload or find_by_app(app, variant)
         if name is None:
             raise ValueError(f"{where}: app {app!r} variant {variant!r} is no workload assign knows "
-                             f"({', '.join(WORKLOADS)})")
+                             f"({', '.join(known_workloads())}; a workload of your own: --workload-file FILE)")
         insts = doc["instances"]
         if not isinstance(insts, list) or not insts:
             raise ValueError(f"{where}: \"instances\" must be a non-empty list")

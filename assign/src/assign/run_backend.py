@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 from .backends.base import BackendError
 from .topology import Topology
-from .workloads import Workload
+from .workloads import stored_workload
 
 if TYPE_CHECKING:
     from .backends.base import Backend
@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 def backend_for_run(run: Run, *, model_params: str | None = None, build: str | None = None,
                     runner: str | None = None, timeout: float | None = None) -> Backend:
     topo = Topology.from_json(run.topology)
-    workload = Workload(run.workload, run.instances)
+    workload = stored_workload(run.workload, run.instances, run.params)
     if run.backend == "model":
         from .backends.model import ModelBackend, load_params, params_digest
 

@@ -178,7 +178,9 @@ def load_params(workload: str, path: str | None = None, topo: Topology | None = 
                              f"{cal.get('machine_summary', '?')}), not machine {topo.name} ({topo.summary()}); "
                              f"calibrate on this machine, or leave out --model-params")
     if workload not in data.get("workloads", {}):
-        raise ModelError(f"model parameters {where} have no entry for workload {workload!r}")
+        raise ModelError(f"model parameters {where} have no entry for workload {workload!r} (a workload of your "
+                         f"own: fit them with assign calibrate --workload-file FILE --out PARAMS on the machine, "
+                         f"then --model-params PARAMS)")
     params = ModelParams.from_dict(data["workloads"][workload], f"{where} [{workload}]")
     if cal is not None and path not in _WARNED:
         # what calibrate said about the file (a noisy calibration): every figure modelled from it inherits it

@@ -32,8 +32,33 @@ def add_machine(p: argparse.ArgumentParser) -> None:
                    help='any hwloc synthetic topology, e.g. "pack:2 core:4 pu:2"')
 
 
+class WorkloadFileAction(argparse.Action):
+    """--workload-file FILE: read, check and register the file's workload, and
+    name it as --workload would; a bad file is a usage error (exit 2) naming
+    the file, the key and the value."""
+
+    def __call__(self, parser, namespace, value, option_string=None) -> None:
+        from ..workloads import WorkloadError, load_workload_file
+
+        try:
+            spec = load_workload_file(value)
+        except WorkloadError as e:
+            parser.error(str(e))
+        setattr(namespace, self.dest, value)
+        namespace.workload = spec.name
+
+
+def add_workload_choice(p: argparse.ArgumentParser, help: str | None = None) -> None:
+    """--workload NAME or --workload-file FILE, one of them required."""
+    g = p.add_mutually_exclusive_group(required=True)
+    g.add_argument("--workload", metavar="NAME", help=help or f"a packaged workload: {', '.join(WORKLOADS)}")
+    g.add_argument("--workload-file", metavar="FILE", action=WorkloadFileAction,
+                   help="a workload of your own: a TOML file naming the app, its options, roles, traffic and "
+                        "value (assign/WORKLOADS.md)")
+
+
 def add_workload(p: argparse.ArgumentParser, instances_default: int = DEFAULT_INSTANCES) -> None:
-    p.add_argument("--workload", required=True, metavar="NAME", help=f"one of: {', '.join(WORKLOADS)}")
+    add_workload_choice(p)
     p.add_argument("--instances", type=positive_int, default=instances_default,
                    help=f"app instances, 3 tasks (R, P, T) each (default: {instances_default})")
     p.add_argument("--allow-colocate", action="store_true",
@@ -196,12 +221,22 @@ def rules_arg(args: argparse.Namespace) -> Path | None:
     if rules:
         return Path(rules)
     env = os.environ.get("PIPEPLACE_RULES")
-    if env and getattr(args, "workload", None) == "ahocorasick":
+    if env and _reads_rules(getattr(args, "workload", None)):
         if not os.access(env, os.R_OK) or not os.path.isfile(env):
             raise ValueError(f"PIPEPLACE_RULES={env} (from the environment): not a readable file; "
                              "give --rules FILE or unset it")
         return Path(env)
     return None
+
+
+def _reads_rules(name: str | None) -> bool:
+    """Whether workload `name` reads a rule set (ahocorasick; a file's app.reads_rules)."""
+    from ..workloads import WorkloadError, spec_of
+
+    try:
+        return name is not None and spec_of(name).reads_rules
+    except WorkloadError:
+        return False  # refused by name where the workload is made
 
 
 def restrict(topo: Topology, args: argparse.Namespace) -> Topology:

@@ -58,7 +58,7 @@ def register(sub) -> argparse.ArgumentParser:
 def run(args: argparse.Namespace) -> int:
     from ..placement import placement
     from ..store import Store
-    from ..workloads import Workload
+    from ..workloads import stored_workload
 
     if not 0.5 <= args.confidence < 1.0:
         raise ValueError(f"--confidence {args.confidence}: expected a probability in [0.5, 1)")
@@ -70,7 +70,7 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError(f"--candidates {args.candidates}: a selection needs at least 2 candidates")
     with Store(args.db) as store:
         run_ = store.run(args.run)
-        workload = Workload(run_.workload, run_.instances)
+        workload = stored_workload(run_.workload, run_.instances, run_.params)
         if args.single:
             best = store.best(run_.id)
             if best is None:

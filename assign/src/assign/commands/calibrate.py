@@ -9,7 +9,7 @@ import sys
 
 from ..characterize.fit import CAL_PLACEMENTS, CONTEXT_SHARES, MAX_INSTANCES, MIN_WINDOW_PACKETS, WINDOW_S
 from ._args import at_least, output_file
-from ._options import rules_arg
+from ._options import add_workload_choice, rules_arg
 from ._save import save
 from .characterize import add_characterize_options
 
@@ -27,7 +27,7 @@ def register(sub) -> argparse.ArgumentParser:
                                    "this machine "
                                    "lacks keep their packaged defaults and are marked 'not calibrated' in the file "
                                    "and the output. Use the file with --backend model --model-params FILE.")
-    p.add_argument("--workload", required=True, metavar="NAME", help="the workload")
+    add_workload_choice(p)
     p.add_argument("--out", required=True, type=output_file, metavar="FILE", help="the calibrated parameter file to write")
     p.add_argument("--characterization", metavar="FILE",
                    help="assign characterize --json output for this workload and machine (default: characterize now)")
@@ -137,9 +137,17 @@ def run(args: argparse.Namespace) -> int:
     opts = dataclasses.replace(opts, packets=packets)
     print(f"window: {packets:,} packets per instance ({why})")
     defaults = json.loads(resources.files("assign").joinpath("data", "model_params.json").read_text())
+    base = defaults["workloads"].get(args.workload)
+    if base is None:  # a workload file's: start from the packaged parameters of its app (else ipfwd-l1's)
+        from ..workloads import BUILTIN, spec_of
+
+        twin = next((n for n, s in BUILTIN.items() if s.app == spec_of(args.workload).app), "ipfwd-l1")
+        print(f"{args.workload} has no packaged model parameters: what this machine does not identify keeps "
+              f"{twin}'s packaged defaults (marked 'not calibrated')")
+        base = defaults["workloads"][twin]
     meter = PlacementMeter(topo, args.workload, opts)
     try:
-        doc = fit(topo, args.workload, char, defaults["workloads"][args.workload],
+        doc = fit(topo, args.workload, char, base,
                   meter, args.placements, reps=args.placement_reps,
                   drift_reference=args.drift_reference, max_instances=args.max_instances,
                   context_shares=args.context_shares)

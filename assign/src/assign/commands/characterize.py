@@ -13,7 +13,7 @@ import os
 from pathlib import Path
 
 from ._args import at_least, figure_file, output_file, positive_int, positive_number
-from ._options import add_capture_option, add_rules_option, rules_arg
+from ._options import add_capture_option, add_rules_option, add_workload_choice, rules_arg
 from ._save import save, save_figure
 
 at_least_two = at_least(2, "{text!r}: a confidence interval needs at least 2 repetitions")
@@ -56,7 +56,7 @@ def register(sub) -> argparse.ArgumentParser:
                                    "by co-location; the others: a context beside it) with each other role and "
                                    "with a memory-heavy and a compute-heavy stressor (tools/stressor.c); and "
                                    "the pressure point. Needs a build configured with -Dprofile=true.")
-    p.add_argument("--workload", required=True, metavar="NAME", help="the workload (see assign sample --help)")
+    add_workload_choice(p)
     p.add_argument("--json", type=output_file, metavar="FILE",
                    help="write the characterization as JSON (input of assign calibrate)")
     p.add_argument("--plot", type=figure_file, metavar="FILE", help="figure: breakdown per role and slowdowns by level")

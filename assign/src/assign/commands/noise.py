@@ -13,7 +13,7 @@ import json
 import math
 
 from ._args import at_least
-from ._options import add_dpdk_options, dpdk_options
+from ._options import WorkloadFileAction, add_dpdk_options, dpdk_options
 
 at_least_two = at_least(2, "{text!r}: at least 2 repetitions are needed for a spread")
 DIFF_FACTOR = 1.96 * math.sqrt(2.0)  # 95% band of the difference of two single measurements
@@ -29,6 +29,9 @@ def register(sub) -> argparse.ArgumentParser:
     p.add_argument("--placement", required=True, metavar="FILE", help="placement JSON (e.g. from `assign best`)")
     p.add_argument("--reps", type=at_least_two, default=30, help="measurements (default: 30)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument("--workload-file", metavar="FILE", action=WorkloadFileAction,
+                   help="the placement's workload is one of your own, this file (assign/WORKLOADS.md); default: "
+                        "the packaged workload of the placement's app and variant")
     add_dpdk_options(p, contexts=False)
     return p
 
@@ -40,7 +43,7 @@ def run(args: argparse.Namespace) -> int:
     from ..topology import get_machine
 
     doc = load_placement(args.placement)
-    workload, ctx, colocate = contexts_of(doc, args.placement)
+    workload, ctx, colocate = contexts_of(doc, args.placement, getattr(args, "workload", None))
     topo = get_machine()
     have = {int(o) for o in topo.os_index}
     absent = sorted({c for c in ctx if c not in have})

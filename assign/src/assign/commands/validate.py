@@ -5,7 +5,7 @@ import argparse
 import json
 
 from ._args import at_least, figure_file, output_file
-from ._options import add_capture_option, add_rules_option, rules_arg
+from ._options import add_capture_option, add_rules_option, add_workload_choice, rules_arg
 from ._save import save, save_figure
 
 # issue 10's goal for the model against measurements (also in the figures' lines)
@@ -28,7 +28,7 @@ def register(sub) -> argparse.ArgumentParser:
                                    "the model's predictions (modelled, noise-free) with --model-params: median "
                                    "and 90th-percentile absolute error in percent, Spearman rank correlation "
                                    "(scipy), and whether the model's top 10 holds the measured best.")
-    p.add_argument("--workload", required=True, metavar="NAME", help="the workload")
+    add_workload_choice(p)
     p.add_argument("--model-params", required=True, metavar="FILE", help="parameters from assign calibrate")
     p.add_argument("--n", type=at_least_n, required=True, help=f"placements to measure (at least {MIN_N})")
     p.add_argument("--json", type=output_file, metavar="FILE", help="write the figures and every placement as JSON")

@@ -30,11 +30,12 @@ from pathlib import Path
 from ..base import BackendError, MeasureRequest, Result
 from ...placement import placement
 from ...topology import Topology
-from ...workloads import Workload
+from ...workloads import Workload, known_workloads
+from .client import ClientRunner, ClientTraffic
 from .options import DpdkOptions, default_build_dir, default_cache_dir, tgen_duration_refusal
 from .runners import Outcome, ProcessRunner, RunSpec, ServeRunner, serve_supported, workdir
 from .tgen import TgenTraffic
-from .traffic import TrafficError, build_traffic
+from .traffic import TrafficError, build_traffic, expand, source_dir
 
 
 class DpdkBackend:
@@ -43,9 +44,10 @@ class DpdkBackend:
     batch_size = 1  # one real run at a time: two at once would measure each other
 
     def __init__(self, topo: Topology, workload: Workload, options: DpdkOptions | None = None,
-                 allow_colocate: bool | None = None):
+                 allow_colocate: bool | None = None, tier: str | None = None):
         """allow_colocate: the placement's flag; None sets it exactly when a
-        draw puts two tasks on one context (the flag only permits sharing)."""
+        draw puts two tasks on one context (the flag only permits sharing).
+        tier: a client workload's input tier (None: the file's default_tier)."""
         if topo.name != "local":
             raise BackendError(f"backend dpdk runs the apps on this machine; machine {topo.name} is not it "
                                f"(use --machine local, or --backend model for a machine we do not have)")
@@ -58,23 +60,46 @@ class DpdkBackend:
             raise BackendError(f"backend dpdk: no Meson build at {build} (meson setup with "
                                f"-Dparts=runtime,{workload.app}, or set PIPEPLACE_BUILD)")
         self.build_dir = build
-        binary = self.opts.app_binary or build / "apps" / workload.app / workload.app
+        wl_spec = workload.spec
+        binary = self.opts.app_binary or (Path(expand((wl_spec.binary,), build=build, source="{source}")[0])
+                                          if wl_spec.binary else build / "apps" / workload.app / workload.app)
+        if "{source}" in str(binary):
+            try:
+                binary = Path(str(binary).replace("{source}", str(source_dir(build))))
+            except TrafficError as e:
+                raise BackendError(f"backend dpdk: {e}") from None
         if not Path(binary).is_file():
             raise BackendError(f"backend dpdk: app {workload.app} is not built: {binary} does not exist "
                                f"(ninja -C {build})")
         self.binary = Path(binary)
         rules = self.opts.rules_identity()
-        if rules is not None and workload.app != "ahocorasick":
-            raise BackendError(f"--rules {rules['file']}: only the ahocorasick workload reads a rule set, "
-                               f"not {workload.name}")
+        if rules is not None and not wl_spec.reads_rules:
+            readers = [n for n, s in known_workloads().items() if s.reads_rules]
+            raise BackendError(f"--rules {rules['file']}: only the {', '.join(readers)} workload"
+                               f"{'s' if len(readers) > 1 else ''} read{'' if len(readers) > 1 else 's'} a rule "
+                               f"set, not {workload.name}")
         cache = self.opts.cache_dir or default_cache_dir()
         prefix = "asg" + uuid.uuid4().hex[:10]
         wdir = workdir(prefix)
         self.tgen: TgenTraffic | None = None
+        self.client: ClientTraffic | None = None
         rules_arg = (Path(rules["file"]), rules["sha256"]) if rules else None
-        app_args = workload.app_args + (["--rules", rules["file"]] if rules else [])
+        # {workdir}: a file the app writes that a client workload's check reads (assign/WORKLOADS.md)
+        app_args = workload.app_args
+        if any("{" in a for a in app_args):
+            try:
+                app_args = expand(tuple(app_args), build=build, source=source_dir(build), workdir=wdir)
+            except TrafficError as e:
+                shutil.rmtree(wdir, ignore_errors=True)
+                raise BackendError(f"backend dpdk: {e}") from None
+        app_args = app_args + (["--rules", rules["file"]] if rules else [])
         try:
-            if self.opts.traffic == "tgen":
+            if wl_spec.client is not None:
+                if self.opts.traffic != "pcap":
+                    raise TrafficError(f"--traffic {self.opts.traffic}: workload {workload.name} makes its "
+                                       f"traffic with a client in a network namespace (its file's traffic.client)")
+                self.traffic = self.client = ClientTraffic(build, workload, Path(cache), tier, wdir)
+            elif self.opts.traffic == "tgen":
                 self.traffic = self.tgen = TgenTraffic(build, workload, list(self.opts.tgen_contexts), wdir,
                                                        cache_dir=Path(cache), rules=rules_arg,
                                                        wanted_packets=self.opts.capture_packets)
@@ -83,6 +108,19 @@ class DpdkBackend:
         except TrafficError as e:
             shutil.rmtree(wdir, ignore_errors=True)
             raise BackendError(f"backend dpdk: {e}") from None
+        if self.client is not None:
+            spec = RunSpec(self.binary, ["--no-pci", "--log-level", "lib.eal:warning"]
+                           + [a for v in self.client.vdevs for a in ("--vdev", v)], [],
+                           ["--mbufs", str(self.client.mbufs), "--mbuf-size", str(self.client.mbuf_size)]
+                           + app_args, prefix, wdir)
+            self.runner = ClientRunner(spec, self.client)
+            try:
+                self.client.up()
+            except TrafficError as e:
+                self.runner.close()
+                raise BackendError(f"backend dpdk: {e}") from None
+            self._finalizer = weakref.finalize(self, _close_client, self.runner, self.client)
+            return
         spec = RunSpec(self.binary,
                        ["--no-pci", "--log-level", "lib.eal:warning"]
                        + [a for v in self.traffic.vdevs for a in ("--vdev", v)],
@@ -107,10 +145,15 @@ class DpdkBackend:
 
     # Backend protocol ------------------------------------------------------
     def describe(self) -> dict:
+        spec = self.workload.spec
         d = {"app": self.workload.app, "variant": self.workload.variant, "kind": "measured",
-             "value": "total.pps: transmitted packets per second of the window",
-             "traffic": self.traffic.describe()}
+             "value": spec.value_label, "traffic": self.traffic.describe()}
         d.update(self.opts.identity())
+        if self.client is not None:  # the window is the client's run: no packet count, no warm-up
+            d["window"] = {"until": "the client command ends"}
+            d.pop("warmup_s", None)
+        if not spec.builtin:  # a user's workload file: what it says is part of the run (assign/WORKLOADS.md)
+            d["workload"] = spec.identity()
         return d
 
     def measure(self, requests: Sequence[MeasureRequest]) -> list[Result]:
@@ -159,7 +202,7 @@ class DpdkBackend:
             if self.tgen is not None and out.stats is not None:
                 # what the app took from the link, for the link's accounting
                 self.tgen.fed(int(out.stats.get("total", {}).get("rx_packets", 0)))
-            why = out.error or self._check(out.stats, doc)
+            why = out.error or self._check(out.stats, doc, out.client)
             if why is None and self.tgen is not None and serve and not self.tgen.alive():
                 why = f"the generator ended during the window: {self.tgen.abort()}"
             if why is None and self.tgen is not None and not serve:
@@ -179,7 +222,7 @@ class DpdkBackend:
                     extra["traffic"]["generator_placements"] = self.tgen.placements
                     if not serve:  # this assignment's own generator: its figures (measured)
                         extra["traffic"]["generator_tx"] = dict(gen_tx or {}, kind="measured")
-                return Result(float(out.stats["total"]["pps"]), extra=extra)
+                return Result(value_of(self.workload.spec, out), extra=extra)
             if isinstance(self.runner, ServeRunner):
                 self.runner.restart()
             gen = self.tgen.abort() if self.tgen is not None else None
@@ -203,13 +246,16 @@ class DpdkBackend:
 
     def _traffic_extra(self) -> dict:
         """Which traffic source fed the app, labelled."""
+        if self.client is not None:
+            return {"source": "client", "label": f"client: {' '.join(self.client.client.command)} in network "
+                                                 f"namespace {self.client.name}, into {self.client.vdevs[0]}"}
         if self.tgen is not None:
             return {"source": "tgen", "label": self.tgen.label(), "generator_starts": self.tgen.starts,
                     "generator_contexts": list(self.tgen.contexts), "link_kept_up": True}
         return {"source": "pcap", "label": "pcap: net_pcap infinite_rx replay from memory inside R, "
                                            "app tx into net_null"}
 
-    def _check(self, stats: dict | None, doc: dict) -> str | None:
+    def _check(self, stats: dict | None, doc: dict, out_client: dict | None = None) -> str | None:
         """Why these statistics are not a measurement of `doc`, or None."""
         try:
             if stats.get("kind") != "measured":
@@ -217,7 +263,14 @@ class DpdkBackend:
             if stats.get("accounting_ok") is not True:
                 return "accounting check failed (rx != tx + dropped + queued)"
             total = stats["total"]
-            if not total.get("pps", 0) > 0:
+            spec = self.workload.spec
+            if (spec.value_from, spec.value_path) != ("stats", "total.pps"):
+                v = lookup(stats, spec.value_path) if spec.value_from == "stats" else \
+                    lookup(out_client, f"{spec.value_from}.{spec.value_path}")
+                if isinstance(v, bool) or not isinstance(v, (int, float)) or not v > 0:
+                    return (f"value {spec.value_label.split(':')[0]} is {v!r}, not a positive number "
+                            f"(workload {spec.name}'s value.path)")
+            elif not total.get("pps", 0) > 0:
                 before = total.get("tx_packets", 0)
                 return (f"no packets forwarded in the window (pps {total.get('pps')})"
                         + (f"; {before} forwarded before it: the pipeline stalled (a task's context starved "
@@ -226,7 +279,7 @@ class DpdkBackend:
             if len(insts) != len(doc["instances"]):
                 return f"statistics list {len(insts)} instances, the placement {len(doc['instances'])}"
             idle = [i["index"] for i in insts if not i.get("tx_packets", 0) > 0]
-            if idle:
+            if idle and self.client is None:  # a client may reach fewer queues than there are instances
                 return f"no packets forwarded by instance(s) {', '.join(map(str, idle))}"
             for t in stats["tasks"]:
                 want = doc["instances"][t["instance"]]["tasks"][t["role"]]
@@ -240,7 +293,7 @@ class DpdkBackend:
     def _extra(self, out: Outcome) -> dict:
         s = out.stats
         window = float(s.get("duration_s", 0.0))
-        warm = self.opts.warmup
+        warm = 0.0 if self.client is not None else self.opts.warmup
         return {
             "kind": "measured",
             "runner": self.runner.mode,
@@ -260,7 +313,15 @@ class DpdkBackend:
                                                   "queued_packets")} for i in s["instances"]],
             "tasks": [{k: t.get(k) for k in ("instance", "role", "context", "packets", "bursts",
                                               "empty_polls", "cycles")} for t in s["tasks"]],
-        }
+        } | ({"client": out.client} if out.client is not None else {}) | self._result_fields(out)
+
+    def _result_fields(self, out: Outcome) -> dict:
+        """The workload file's [result] fields (pipeplace run's result), read from this run."""
+        fields = self.workload.spec.result
+        if not fields:
+            return {}
+        return {"result": {k: lookup(out.stats, v.split(".", 1)[1]) if v.startswith("stats.") else
+                           lookup(out.client, v) for k, v in fields.items()}}
 
     def provenance(self) -> dict:
         """The app this backend measures, by content: a rebuilt app is another measurement."""
@@ -284,6 +345,28 @@ class DpdkBackend:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+def lookup(doc: dict | None, path: str):
+    """The value at a dotted path of a JSON object (None where there is none)."""
+    for k in path.split("."):
+        if not isinstance(doc, dict):
+            return None
+        doc = doc.get(k)
+    return doc
+
+
+def value_of(spec, out: Outcome) -> float:
+    """A checked outcome's value, where the workload file's [value] says."""
+    if spec.value_from == "stats":
+        return float(lookup(out.stats, spec.value_path))
+    return float(lookup(out.client, f"{spec.value_from}.{spec.value_path}"))
+
+
+def _close_client(runner: ClientRunner, client: ClientTraffic) -> None:
+    """The app's work directory, then the client's tear-down, namespace and veth."""
+    runner.close()
+    client.down()
 
 
 def _close(runner: ProcessRunner | ServeRunner, tgen: TgenTraffic | None) -> None:

@@ -22,6 +22,7 @@ import os
 import selectors
 import shutil
 import signal
+import socket
 import subprocess
 import tempfile
 import threading
@@ -57,6 +58,7 @@ class Outcome:
     rc: int | None = None
     timed_out: bool = False
     notes: list[str] = field(default_factory=list)
+    client: dict | None = None    # a client workload: {"client": its JSON line, "check": the check's}
 
 
 def describe_exit(rc: int) -> str:
@@ -102,6 +104,24 @@ def cleanup_prefix(prefix: str) -> None:
         except OSError:
             pass
     shutil.rmtree(f"/var/run/dpdk/{prefix}", ignore_errors=True)
+
+
+def port_started(prefix: str, port: int = 0) -> bool:
+    """Whether the DPDK process of --file-prefix `prefix` has started port
+    `port`, as its telemetry socket reports (/ethdev/info)."""
+    tel = Path("/var/run/dpdk") / prefix / "dpdk_telemetry.v2"
+    if not tel.exists():
+        return False
+    try:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET) as s:
+            s.settimeout(2.0)
+            s.connect(str(tel))
+            s.recv(4096)  # greeting: version, pid, max_output_len
+            s.send(f"/ethdev/info,{port}".encode())
+            info = json.loads(s.recv(16384))["/ethdev/info"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return False
+    return isinstance(info, dict) and info.get("dev_started") == 1
 
 
 def kill_group(proc: subprocess.Popen) -> None:

@@ -32,14 +32,13 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import subprocess
 import time
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .runners import cleanup_prefix, describe_exit, die_with_assign, kill_group, stderr_tail
+from .runners import cleanup_prefix, describe_exit, die_with_assign, kill_group, port_started, stderr_tail
 from .traffic import PACKET_SIZE, PP_BURST, PP_RING_SIZE, TrafficError, build_traffic
 from ...workloads import Workload
 
@@ -54,15 +53,6 @@ SOCKET_WAIT_S = 60.0                # EAL start of a sanitizer build on a loaded
 EXIT_WAIT_S = 20.0                  # the generator leaves once the app's link is down
 STOP_WAIT_S = 30.0
 PEER_WAIT_S = 3600                  # after SIGINT: the app leaves first (end of the sample), however long it takes
-
-# ipfwd-suitable IPv4/UDP templates per variant (pp-tgen field specs).
-# l1: few destinations (16 in one /24, as ipfwd_traffic.py l1); mem: uniform
-# over the unicast space, so lookups land far apart in the table.
-FIELDS = {
-    "l1": ["--dst-ip", "10.0.0.1-10.0.0.16", "--src-ip", "11.0.0.1"],
-    "mem": ["--dst-ip", "1.0.0.0-223.255.255.255/random", "--src-ip", "11.0.0.1"],
-}
-
 
 def generator_binary(build_dir: Path) -> Path:
     return build_dir / "traffic-gen" / "pp-tgen"
@@ -104,13 +94,17 @@ class TgenTraffic:
     wanted_packets: int | None = None   # --capture-packets (None: the generator's default)
 
     def __post_init__(self) -> None:
-        if self.workload.app == "ipfwd" and self.wanted_packets is not None:
+        # the workload file's pp-tgen templates (traffic.tgen: ipfwd's UDP, l1's 16 destinations in
+        # one /24 as ipfwd_traffic.py l1, mem's uniform over the unicast space), else its capture
+        spec = self.workload.spec
+        if spec.capture is None:
+            raise TrafficError(f"--traffic tgen: workload {spec.name} makes its traffic with a client "
+                               f"(traffic.source {spec.source!r}), pp-tgen does not feed it")
+        if spec.tgen is not None and self.wanted_packets is not None:
             raise TrafficError(f"--capture-packets {self.wanted_packets} with --traffic tgen: pp-tgen makes "
-                               f"ipfwd's packets from templates and replays no capture (use --traffic pcap)")
-        if self.workload.app == "ipfwd" and self.workload.variant not in FIELDS:
-            raise TrafficError(f"--traffic tgen: no generator template for workload {self.workload.name} "
-                               f"(ipfwd l1 and mem)")
-        if self.workload.app != "ipfwd":
+                               f"{self.workload.app}'s packets from templates and replays no capture (use "
+                               f"--traffic pcap)")
+        if spec.tgen is None:
             # pp-tgen replays the app's default capture (the one --traffic pcap uses) on every queue
             if self.cache_dir is None:
                 raise TrafficError(f"--traffic tgen: workload {self.workload.name} replays its default capture, "
@@ -144,7 +138,7 @@ class TgenTraffic:
         d = {"source": "pp-tgen over net_memif (a second DPDK process per sample, memif server, the link "
                        "up for the whole sample), --rate max with back-pressure (--tx-retry), "
                        "one memif queue per instance; windows delimited by the app's counters",
-             "sink": "net_null", "packet_bytes": PACKET_SIZE,
+             "sink": "net_null", "packet_bytes": self.workload.spec.tgen_frame_bytes or PACKET_SIZE,
              "generator_contexts": list(self.contexts)}
         if self.capture is not None:
             del d["packet_bytes"]
@@ -182,8 +176,7 @@ class TgenTraffic:
     def _source_args(self) -> list[str]:
         if self.capture is not None:
             return ["--pcap", str(self.capture), "--loops", "0"]
-        return ["--size", str(PACKET_SIZE + 4),  # pp-tgen sizes count the FCS: 64 bytes in the mbuf
-                "--proto", "udp", "--ttl", "64", *FIELDS[str(self.workload.variant)]]
+        return list(self.workload.spec.tgen)
 
     def alive(self) -> bool:
         return self.proc is not None and self.proc.poll() is None
@@ -244,19 +237,7 @@ class TgenTraffic:
 
     def _port_started(self) -> bool:
         """Whether pp-tgen's memif port is started (telemetry /ethdev/info,0)."""
-        tel = Path("/var/run/dpdk") / self.prefix / "dpdk_telemetry.v2"
-        if not self.sock_path.exists() or not tel.exists():
-            return False
-        try:
-            with socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET) as s:
-                s.settimeout(2.0)
-                s.connect(str(tel))
-                s.recv(4096)  # greeting: version, pid, max_output_len
-                s.send(b"/ethdev/info,0")
-                info = json.loads(s.recv(16384))["/ethdev/info"]
-        except (OSError, ValueError, KeyError, TypeError):
-            return False
-        return isinstance(info, dict) and info.get("dev_started") == 1
+        return self.sock_path.exists() and port_started(self.prefix, 0)
 
     def stop_sending(self) -> str | None:
         """End of the sample, before the app leaves: SIGINT; the generator's

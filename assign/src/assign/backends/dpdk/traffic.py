@@ -3,8 +3,10 @@ queue, replayed from memory by net_pcap (infinite_rx=1) into R, and a
 net_null sink behind T.  Replay from memory costs R one copy-free dequeue
 per burst, so the source is never the bottleneck and holds no context.
 
-Captures come from the app's own generator, apps/<app>/<app>_traffic.py
-(ipfwd: the one its tests and benchmark use; ahocorasick: IMIX TCP/UDP
+Captures come from the workload file's generator (traffic.capture.generator,
+assign/WORKLOADS.md; or its one fixed traffic.capture.file); the packaged
+workloads' is the app's own, apps/<app>/<app>_traffic.py (ipfwd: the one
+its tests and benchmark use; ahocorasick: IMIX TCP/UDP
 payloads with planted rule keywords; stateful: heavy-tailed flows that open
 and close; analyzer: a campus link's Ethernet/VLAN/IPv4/IPv6/TCP/UDP/ICMP
 mix), run through its command line and found through the Meson build's
@@ -15,6 +17,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -62,10 +65,34 @@ def source_dir(build_dir: Path) -> Path:
 
 
 def generator(build_dir: Path, app: str) -> Path:
+    """The generator script of a packaged app, apps/<app>/<app>_traffic.py."""
     path = source_dir(build_dir) / "apps" / app / f"{app}_traffic.py"
     if not path.is_file():
         raise TrafficError(f"no embedded default traffic for app {app!r}: {path} does not exist")
     return path
+
+
+def expand(template: tuple[str, ...], **values) -> list[str]:
+    """A workload file's command template with its {placeholders} filled in."""
+    return [a.format(**values) for a in template]
+
+
+def generator_command(build_dir: Path, workload: Workload) -> tuple[list[str], Path]:
+    """The workload's capture generator (its {output} left as a placeholder)
+    and the file whose content identifies it: the script a {python} command
+    runs, else the program."""
+    spec = workload.spec
+    tmpl = spec.capture.generator
+    cmd = expand(tmpl, python=sys.executable, source=source_dir(build_dir), build=build_dir, output="{output}")
+    script = Path(cmd[1]) if tmpl[0] == "{python}" and len(cmd) > 1 else Path(cmd[0])
+    if not script.is_absolute():
+        script = Path(shutil.which(str(script)) or script)
+    if not script.is_file():
+        if spec.builtin:
+            raise TrafficError(f"no embedded default traffic for app {workload.app!r}: {script} does not exist")
+        raise TrafficError(f"workload {spec.name} ({spec.file}): key 'traffic.capture.generator': {script} "
+                           f"does not exist")
+    return cmd, script
 
 
 def capture_records(path: Path) -> tuple[int, int]:
@@ -84,21 +111,6 @@ def capture_packets_in(path: Path) -> int:
     return capture_records(path)[0]
 
 
-def generator_args(workload: Workload, size: int = PACKET_SIZE) -> list[str]:
-    """The generator's arguments before the output file, per app: ipfwd's
-    variant and fixed frame size; the others make their own size mix."""
-    if workload.app == "ipfwd":
-        return [str(workload.variant)]
-    return []
-
-
-def generator_tail(workload: Workload, rules: Path | None = None) -> list[str]:
-    """The generator's options: ipfwd's frame size; ahocorasick's rule set, when not the default."""
-    if workload.app == "ipfwd":
-        return ["--size", str(PACKET_SIZE)]
-    return ["--rules", str(rules)] if rules is not None else []
-
-
 def mbuf_room(biggest_frame: int) -> int:
     """--mbuf-size for frames up to biggest_frame bytes: one segment each, in 64-byte steps."""
     return max(128, (biggest_frame + 63) // 64 * 64)
@@ -111,31 +123,60 @@ def build_traffic(build_dir: Path, workload: Workload, cache_dir: Path,
     addresses, few packets do; mem: enough distinct destinations that the
     table lines touched exceed any last-level cache).  rules: ahocorasick's
     rule file and its digest (None: the generator's default rule set)."""
-    gen = generator(build_dir, workload.app)
-    gen_id = hashlib.sha256(gen.read_bytes()).hexdigest()[:10]  # a changed generator makes new captures
-    if rules is not None:
-        gen_id += f"-rules{rules[1]}"  # keywords planted from another rule set: other captures
-    cache_dir.mkdir(parents=True, exist_ok=True)
-    caps = []
-    for i in range(workload.instances):
-        # a different seed per queue: instances forward different flows, as NIC queues would
-        n_name = capture_packets or "default"
-        size = f"{PACKET_SIZE}B" if workload.app == "ipfwd" else "mix"
-        path = cache_dir / f"{workload.app}-{workload.variant}-{n_name}p-{size}-seed{i + 1}-{gen_id}.pcap"
-        if not path.exists():
-            tmp = path.with_suffix(f".tmp{os.getpid()}")
-            cmd = [sys.executable, str(gen), *generator_args(workload), str(tmp),
-                   *generator_tail(workload, rules[0] if rules else None), "--seed", str(i + 1)] + (["--packets", str(capture_packets)] if capture_packets else [])
-            p = subprocess.run(cmd, capture_output=True, text=True)
-            if p.returncode != 0:
-                raise TrafficError(f"{gen} failed ({p.returncode}): {p.stderr.strip()[-500:]}")
-            os.replace(tmp, path)  # atomic: a concurrent backend never reads half a capture
-        caps.append(path)
+    spec = workload.spec
+    if spec.capture is None:
+        raise TrafficError(f"workload {spec.name} makes its traffic with a client (traffic.source "
+                           f"{spec.source!r}), not from captures")
+    if spec.capture.file is not None:
+        caps = [_fixed_capture(build_dir, workload, capture_packets)] * workload.instances
+    else:
+        caps = _generated_captures(build_dir, workload, cache_dir, capture_packets, rules)
     records = [capture_records(c) for c in caps]
     n = max(r[0] for r in records)
     rx = ",".join(f"rx_pcap={c}" for c in caps)
     vdevs = (f"net_pcap0,{rx},infinite_rx=1", "net_null0")
     working = workload.instances * (2 * PP_RING_SIZE + 3 * PP_BURST) + 4096
     mbufs = max(8191, working + sum(r[0] for r in records))
-    return Traffic(vdevs, tuple(caps), n, mbufs, mbuf_room(max(r[1] for r in records)),
-                   "fixed 64 B" if workload.app == "ipfwd" else "the generator's size mix")
+    return Traffic(vdevs, tuple(caps), n, mbufs, mbuf_room(max(r[1] for r in records)), spec.capture.sizes)
+
+
+def _fixed_capture(build_dir: Path, workload: Workload, capture_packets: int | None) -> Path:
+    spec = workload.spec
+    if capture_packets is not None:
+        raise TrafficError(f"--capture-packets {capture_packets}: workload {spec.name} replays one fixed capture "
+                           f"({spec.capture.file}), it generates none")
+    path = Path(expand((spec.capture.file,), source=source_dir(build_dir), build=build_dir)[0])
+    if not path.is_file():
+        raise TrafficError(f"workload {spec.name} ({spec.file}): key 'traffic.capture.file': {path} does not exist")
+    return path
+
+
+def _generated_captures(build_dir: Path, workload: Workload, cache_dir: Path, capture_packets: int | None,
+                        rules: tuple[Path, str] | None) -> list[Path]:
+    spec = workload.spec
+    cmd, script = generator_command(build_dir, workload)
+    gen_id = hashlib.sha256(script.read_bytes()).hexdigest()[:10]  # a changed generator makes new captures
+    if not spec.builtin:  # a user's command line is part of what the captures are
+        gen_id += "-" + hashlib.sha256(json.dumps(spec.capture.generator).encode()).hexdigest()[:8]
+    if rules is not None:
+        gen_id += f"-rules{rules[1]}"  # keywords planted from another rule set: other captures
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    stem = f"{workload.app}-{workload.variant}" if spec.builtin else spec.name
+    size = f"{PACKET_SIZE}B" if spec.capture.sizes == f"fixed {PACKET_SIZE} B" else "mix"
+    caps = []
+    for i in range(workload.instances):
+        # a different seed per queue: instances forward different flows, as NIC queues would
+        n_name = capture_packets or "default"
+        path = cache_dir / f"{stem}-{n_name}p-{size}-seed{i + 1}-{gen_id}.pcap"
+        if not path.exists():
+            tmp = path.with_suffix(f".tmp{os.getpid()}")
+            full = ([a.replace("{output}", str(tmp)) for a in cmd] + (["--rules", str(rules[0])] if rules else [])
+                    + ["--seed", str(i + 1)] + (["--packets", str(capture_packets)] if capture_packets else []))
+            p = subprocess.run(full, capture_output=True, text=True)
+            if p.returncode != 0 or not tmp.is_file():
+                tmp.unlink(missing_ok=True)
+                why = p.stderr.strip()[-500:] or "no capture written"
+                raise TrafficError(f"{script} failed ({p.returncode}): {why}")
+            os.replace(tmp, path)  # atomic: a concurrent backend never reads half a capture
+        caps.append(path)
+    return caps
