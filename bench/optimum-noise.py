@@ -60,23 +60,33 @@ def _t2(job):
 
 
 def run_part(name, fn, jobs, workers) -> list[cn.Summary]:
+    """The jobs in row order; each row printed as soon as its runs are in."""
     sums: dict = {}
     costs: dict = {}
     t0 = time.time()
-    with ProcessPoolExecutor(workers) as ex:
-        for key, case, cost in ex.map(fn, jobs, chunksize=1):
-            sums.setdefault(key, cn.Summary(key[0], key[1])).cases.append(case)
-            if cost is not None:
-                costs.setdefault(key, []).append(cost)
-    out = []
-    for key, s in sums.items():
+    print(f"\n{name}: {len(jobs)} runs", flush=True)
+    print(cn.HEADER, flush=True)
+    out: list[cn.Summary] = []
+
+    def close(key) -> None:
+        s = sums[key]
         if key in costs:
             s.extra["cost_pct"] = max(costs[key])
         out.append(s)
-    print(f"\n{name}: {len(jobs)} runs in {time.time() - t0:.0f} s", flush=True)
-    print(cn.HEADER)
-    for s in out:
         print(s.row(), flush=True)
+
+    last = None
+    with ProcessPoolExecutor(workers) as ex:
+        for key, case, cost in ex.map(fn, jobs, chunksize=1):
+            if last is not None and key != last:
+                close(last)
+            last = key
+            sums.setdefault(key, cn.Summary(key[0], key[1])).cases.append(case)
+            if cost is not None:
+                costs.setdefault(key, []).append(cost)
+    if last is not None:
+        close(last)
+    print(f"({time.time() - t0:.0f} s)", flush=True)
     return out
 
 
