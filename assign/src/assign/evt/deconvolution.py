@@ -30,8 +30,9 @@ into M cells over +-W noise sds around the point, clipped to [u0, tau]; a
 cell's mass is exact (the closed-form survival) and sits at its exact first
 moment, so a mass piled at tau is placed where it is.  The profile
 likelihood of tau maximises over alpha on a log grid refined by parabolas;
-the interval is {tau : L*(tau) >= L*(tau_hat) - c/2} with c the calibrated
-chi-square(1) cut of the noiseless estimator (calibration.py).
+the interval is {tau : L*(tau) >= L*(tau_hat) - c/2} with c the chi-square(1)
+cut times the noiseless estimator's calibration factor at the least
+favourable shape (calibration.py).
 """
 from __future__ import annotations
 
@@ -319,7 +320,10 @@ def fit(data: TailSet, confidence: float = 0.95, calibrate: bool = True) -> Deco
         tau_hat, l_max = float(grid[i]), at_grid
     alpha_hat = float(profile(data, np.array([tau_hat]), guess[0])[1][0])
     xi_hat = -1.0 / alpha_hat
-    factor = lr_factor(max(xi_hat, -1.0), data.k, confidence) if calibrate else 1.0
+    # the paper's estimator's calibration (simulated on noiseless GPD tails) at the least favourable
+    # shape, not the fitted one: with noise and the atom the fitted shape is loose, and the factor at
+    # it left intervals short (uniform(0,1) at 2% noise, n = 3000: 14 of 16 covered against 16 of 16)
+    factor = max(lr_factor(x, data.k, confidence) for x in np.linspace(-1.0, -0.1, 10)) if calibrate else 1.0
     cut = NormalDist().inv_cdf(0.5 + confidence / 2.0) ** 2 / 2.0 * factor
     target = l_max - cut
 
