@@ -102,8 +102,9 @@ def test_baselines_scored_by_the_backend(sampled):
 
 def test_best_writes_a_placement(sampled, tmp_path):
     out = tmp_path / "placement.json"
-    r = run_assign("best", "--db", str(sampled), "--out", str(out))
+    r = run_assign("best", "--db", str(sampled), "--out", str(out), "--single")
     assert r.returncode == 0, r.stderr
+    assert "the paper's choice, not a placement's mean" in r.stdout
     doc = json.loads(out.read_text())
     assert doc["app"] == "ipfwd" and doc["variant"] == "mem" and doc["allow_colocate"] is False
     assert len(doc["instances"]) == 8

@@ -150,3 +150,29 @@ def test_cli_count_refuses_too_many_tasks():
     r = run_assign("count", "--machine", "ultrasparc-t2", "--tasks", "65")
     assert r.returncode != 0
     assert "65" in r.stderr and "64" in r.stderr
+
+
+@pytest.mark.parametrize("spec, tasks", [("pack:1 core:2 pu:2", 4), ("pack:2 core:2 pu:2", 5), ("pack:1 core:2 pu:1", 9)])
+def test_colocated_count_and_orbit_keys_match_brute_force(spec, tasks):
+    """With co-location every map tasks -> contexts is a raw placement; their classes under the
+    tree's symmetries (orbit_keys) number what count_assignments says, and on injective maps the
+    keys split them as canonical_assignment does."""
+    import itertools
+
+    import numpy as np
+
+    from assign.counting import orbit_keys
+
+    topo = get_machine(topology=spec)
+    rows = np.array(list(itertools.product(range(topo.n_contexts), repeat=tasks)))
+    keys = orbit_keys(topo, rows)
+    assert len(rows) == raw_placements(topo, tasks, colocate=True)
+    assert len(set(keys)) == count_assignments(topo, tasks, colocate=True)
+    inj = [(tuple(r), k) for r, k in zip(rows.tolist(), keys) if len(set(r)) == tasks]
+    if inj:
+        canon = {tuple(r): canonical_assignment(topo.root, {c: t for t, c in enumerate(r)}) for r, _ in inj}
+        by_key: dict = {}
+        for r, k in inj:
+            by_key.setdefault(k, set()).add(canon[r])
+        assert all(len(v) == 1 for v in by_key.values())
+        assert len(by_key) == count_assignments(topo, tasks)

@@ -12,7 +12,7 @@ import numpy as np
 
 from assign.session import Session
 from assign.sittings import split
-from assign.store import Store
+from assign.store import SCHEMA_VERSION, Store
 from assign.topology import get_machine
 from cli_helpers import run_assign
 
@@ -190,7 +190,7 @@ def test_a_store_of_schema_3_gets_the_workers_ground_and_keeps_its_rows(tmp_path
         assert s.worker_grounds(1) == {"tcp://h:1": None, "tcp://h:2": {"host": "h"}}
         assert len(s.values(1)) == 60 and len(s.sittings(1)) == 1
     con = sqlite3.connect(db)
-    assert con.execute("PRAGMA user_version").fetchone()[0] == 4
+    assert con.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
     assert con.execute("SELECT * FROM workers WHERE address='tcp://h:1'").fetchall() == [
         (1, "tcp://h:1", "0", "h", "then", None, None, None)]
     con.close()

@@ -9,8 +9,13 @@ and its Figure 1), scored by the run's backend.
   one core         the three stages of each instance kept on one core
                    (instance i on core i mod cores, one stage per context of
                    that core, sharing a context when the core has fewer)
-  best found       the best assignment of the sample
-  UPB              the estimated optimum (EVT) and its confidence interval
+  best found       the best single value of the sample (one measurement)
+  chosen           the placement `assign best` chose, its mean over the
+                   selection's rounds (when a selection was made)
+  optimum of means the estimated optimum of placement means and its
+                   interval (evt/optimum.py): what every gap is to
+  UPB              the paper's estimate from single values, kept for
+                   comparison (with noise: the luckiest measurement's bound)
 
 Two ways to score them, one type (`Baseline`) for both:
 
@@ -24,6 +29,7 @@ Two ways to score them, one type (`Baseline`) for both:
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -48,11 +54,84 @@ class Baseline:
     label: str = ""                 # measured / modelled / estimated
     sd: float | None = None         # spread of repeated measurements (measured baselines)
     contexts: list[int] | None = None
-    gap_pct: float | None = None    # (UPB - value) / UPB, percent (estimated)
+    gap_pct: float | None = None    # (reference - value) / reference, percent (estimated; Reference says which)
+    ci: tuple[float, float] | None = None  # an estimated bar's interval (upper end inf: one-sided)
 
     def to_dict(self) -> dict:
         return {"name": self.name, "value": self.value, "sd": self.sd, "label": self.label, "note": self.note,
-                "contexts": self.contexts, "gap_pct": self.gap_pct}
+                "contexts": self.contexts, "gap_pct": self.gap_pct,
+                "ci": None if self.ci is None else [self.ci[0], None if self.ci[1] == float("inf") else self.ci[1]]}
+
+
+OPTIMUM = "optimum of means"
+PAPER_UPB = "UPB (paper's, single values)"
+CHOSEN = "chosen placement"
+
+
+@dataclass
+class Reference:
+    """What gaps are measured to: the optimum of placement means where the run
+    measured its noise, else the paper's UPB (and the bars of both)."""
+
+    value: float | None
+    name: str
+    optimum: object | None          # evt.optimum.OptimumMean
+    paper: Estimate | None
+
+    def gap(self, v: float | None) -> float | None:
+        if v is None or self.value is None or self.value == 0:
+            return None
+        return 100.0 * (self.value - v) / self.value
+
+    def bars(self) -> list[Baseline]:
+        out = []
+        o = self.optimum
+        if o is not None and o.estimate is not None:
+            out.append(Baseline(OPTIMUM, o.estimate, f"{o.method}; noise {o.noise.describe()}", "estimated",
+                                ci=(o.ci_low, o.ci_high)))
+        p = self.paper
+        if p is not None and p.upb is not None:
+            out.append(Baseline(PAPER_UPB, p.upb, "EVT of single values, status " + p.status
+                                + " (with noise: the luckiest measurement's bound, not a placement's mean)",
+                                "estimated", ci=(p.upb_ci_low, math.inf if p.one_sided else p.upb_ci_high)))
+        return out
+
+
+def gap_words(gap: float | None, ref_name: str) -> str:
+    """"; X% below the reference (estimated)", or above it."""
+    if gap is None:
+        return ""
+    return f"; {abs(gap):.2f}% {'below' if gap >= 0 else 'above'} {ref_name} (estimated)"
+
+
+def reference(store: Store, run: Run, paper: Estimate | None, confidence: float = 0.95) -> Reference:
+    """The run's optimum of means (or, without a noise figure, the paper's UPB)."""
+    from .evt import EstimateError
+    from .evt.optimum import optimum_of_means
+    from .run_sample import run_sample
+
+    try:
+        opt = optimum_of_means(run_sample(store, run), confidence)
+    except EstimateError:
+        opt = None
+    if opt is not None and opt.estimate is not None:
+        return Reference(opt.estimate, "the optimum of means", opt, paper)
+    return Reference(paper.upb if paper is not None else None, "the paper's UPB (the run's noise is not measured)",
+                     opt, paper)
+
+
+def chosen_bar(store: Store, run: Run, ref: Reference) -> Baseline | None:
+    """The placement the run's last finished selection chose (assign best), as a bar."""
+    done = [r for _, _, r in store.selections(run.id) if r is not None]
+    if not done:
+        return None
+    c = done[-1]["chosen"]
+    sd = None
+    if c.get("ci_low") is not None and c.get("rounds", 0) > 1:
+        sd = (c["mean"] - c["ci_low"]) / 2.0  # about: the bar shows the interval's half as +-
+    return Baseline(CHOSEN, c["mean"], f"`assign best`: mean of {c['rounds']} selection rounds"
+                    + ("" if done[-1].get("certified") else " (not certified)"), c.get("kind", run.kind), sd,
+                    c["contexts"], ref.gap(c["mean"]))
 
 
 # --- the assignments ------------------------------------------------------------
@@ -142,31 +221,37 @@ def _linux_like_stored(store: Store, run: Run) -> Measurement | Exception:
     return store.baseline(run.id, "linux-like")
 
 
-def scored(store: Store, run: Run, values: list[float], est: Estimate | None) -> list[Baseline]:
-    """naive, Linux-like (the run's backend, once), best found, UPB."""
+def scored(store: Store, run: Run, values: list[float], est: Estimate | None,
+           confidence: float = 0.95) -> list[Baseline]:
+    """naive, Linux-like (the run's backend, once), best single value, the chosen
+    placement, the optimum of means and the paper's UPB; gaps to the optimum of
+    means (or, without a noise figure, to the paper's UPB)."""
     out = []
-    upb = est.upb if est is not None else None
+    ref = reference(store, run, est, confidence)
 
     def gap(v):
-        if v is None or upb is None:
-            return ""
-        return f"; {100 * (upb - v) / upb:.2f}% below UPB (estimated)"
+        return gap_words(ref.gap(v), ref.name)
 
     naive = naive_score(values)
     out.append(Baseline("naive (random)", naive, f"mean of the {len(values)} random assignments ({run.kind})"
-                        + gap(naive), run.kind))
+                        + gap(naive), run.kind, gap_pct=ref.gap(naive)))
     lin = _linux_like_stored(store, run)
     if isinstance(lin, Exception):
         out.append(Baseline("Linux-like", None, f"not measured: {lin}", run.kind))
     elif lin.status == "ok":
-        out.append(Baseline("Linux-like", lin.value, f"balanced over cores, then pipelines ({run.kind})"
-                            + gap(lin.value), run.kind, contexts=lin.assignment))
+        out.append(Baseline("Linux-like", lin.value, f"balanced over cores, then pipelines ({run.kind}, one "
+                            f"measurement)" + gap(lin.value), run.kind, contexts=lin.assignment,
+                            gap_pct=ref.gap(lin.value)))
     else:
         out.append(Baseline("Linux-like", None, f"measurement failed: {lin.reason}", run.kind))
     best = max(values)
-    out.append(Baseline("best found", best, f"best of the sample ({run.kind})" + gap(best), run.kind))
-    if upb is not None:
-        out.append(Baseline("UPB", upb, "estimated optimum (EVT)", "estimated"))
+    out.append(Baseline("best found", best, f"best single value of the sample ({run.kind}, one measurement: "
+                        f"a lucky one, not a placement's mean)" + gap(best), run.kind, gap_pct=ref.gap(best)))
+    chosen = chosen_bar(store, run, ref)
+    if chosen is not None:
+        chosen.note += gap(chosen.value)
+        out.append(chosen)
+    out += ref.bars()
     return out
 
 
@@ -219,20 +304,17 @@ def measured(store: Store, run: Run, values: list[float], est: Estimate | None, 
         one = _measured_one(store, run, be, "one core per instance", one_core(topo, workload.n_tasks), reps)
     best = store.best(run.id)
     sample = summarize(values)
+    ref = reference(store, run, est, confidence)
     # no error bar for naive: the sample's spread is the population's, not measurement noise
     bars = [Baseline("naive (random)", sample["mean"],
                      f"mean of the run's {len(values)} random assignments (their sd: {sample['std']:,.0f})",
                      "measured"),
             lin, one,
-            Baseline("best found", best.value, f"draw {best.idx} of the sample", "measured",
-                     contexts=best.assignment)]
-    upb = est.upb if est is not None else None
-    if upb is not None:
-        for b in bars:
-            if b.value is not None:
-                b.gap_pct = 100.0 * (upb - b.value) / upb
-        lo = "?" if est.upb_ci_low is None else f"{est.upb_ci_low:,.0f}"
-        hi = "inf" if est.one_sided else ("?" if est.upb_ci_high is None else f"{est.upb_ci_high:,.0f}")
-        bars.append(Baseline("UPB (optimum)", upb,
-                             f"EVT, {100 * confidence:g}% interval {lo} .. {hi}, status {est.status}", "estimated"))
-    return bars
+            Baseline("best found", best.value, f"draw {best.idx} of the sample: its single value (a lucky one, "
+                     f"not a placement's mean)", "measured", contexts=best.assignment)]
+    chosen = chosen_bar(store, run, ref)
+    if chosen is not None:
+        bars.append(chosen)
+    for b in bars:
+        b.gap_pct = ref.gap(b.value)
+    return bars + ref.bars()

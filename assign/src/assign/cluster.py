@@ -206,6 +206,30 @@ def measure_chunk(spec: WorkerSpec, first: int, count: int, reference_every: int
     return ChunkResult(me.address, name, socket.gethostname(), rows, refs, w.ground)
 
 
+@dataclass
+class RepeatResult:
+    """What a worker returns for planned repetitions: who measured them, and per
+    repetition (draw, value or None, status, reason, extra)."""
+
+    address: str
+    rows: list[tuple]
+
+
+def measure_repeats(spec: WorkerSpec, items: list[tuple[int, int, list[int]]]) -> RepeatResult:
+    """On a worker: (noise key, draw, PU os_index per task) measured again, in order."""
+    from distributed import get_worker
+
+    from .backends.base import MeasureRequest
+
+    me = get_worker()
+    w = _worker_state(spec, str(me.name))
+    rows = []
+    for key, draw, contexts in items:
+        res = w.backend.measure([MeasureRequest(key, tuple(contexts))])[0]
+        rows.append((draw, res.value if res.status == "ok" else None, res.status, res.reason, res.extra))
+    return RepeatResult(me.address, rows)
+
+
 def check_address(address: str) -> int | None:
     """Workers of local:N (N), None for a scheduler address; refuses anything else."""
     if address.startswith("local:"):
@@ -336,11 +360,15 @@ def sample_until(session: Session, n_ok: int, address: str, spec: WorkerSpec, *,
     from distributed import as_completed
     from tqdm import tqdm
 
+    from .repeats import due, noise_key
     from .session import MAX_CONSECUTIVE_FAILURES, SampleError
 
     store, run = session.store, session.run
     nxt, ok, failed, best = store.progress(run.id)
+    plan = session.plan() if session.repeat_every > 0 else None
     if ok >= n_ok:
+        if plan is not None:  # owed repetitions are measured here, as a run in one process does
+            session.repeat_due(plan, min(ok, n_ok))
         return 0, 0
     # the coordinator's ground; each worker's comes with its chunks and is stored for this sitting
     sitting = session.record_sitting(nxt, cluster=address) if session.backend.kind == "measured" else None
@@ -365,6 +393,25 @@ def sample_until(session: Session, n_ok: int, address: str, spec: WorkerSpec, *,
         # with it, cancelling every chunk that needs it ("already forgotten").
         resubmits: dict[int, int] = {}  # chunk start -> times resubmitted after a cancellation
         chunk_of: dict[str, tuple[int, int]] = {}  # future key -> (start, count)
+
+        repeating = [0]  # repetitions in flight (planned, not yet stored)
+        repeat_jobs: dict[str, int] = {}  # future key -> repetitions it measures
+
+        def submit_repeats() -> None:
+            """The noise repetitions owed after the draws stored so far, to any worker that may measure."""
+            if plan is None:
+                return
+            count = due(ok, session.repeat_every, plan.attempted + repeating[0])
+            if count == 0:
+                return
+            targets = plan.next(count)
+            where = store.assignments(run.id, targets)
+            seq0 = store.next_repeat_seq(run.id) + repeating[0]
+            items = [(noise_key(seq0 + j), i, where[i]) for j, i in enumerate(targets)]
+            repeating[0] += count
+            key = f"assign-{run.id}-repeats-{seq0}-{count}-{len(repeat_jobs)}"
+            repeat_jobs[key] = count
+            futures.add(client.submit(measure_repeats, spec, items, key=key, pure=False, workers=allowed()))
 
         def submit(start: int, count: int) -> None:
             key = f"assign-{run.id}-{start}-{count}-{resubmits.get(start, 0)}"
@@ -400,8 +447,23 @@ def sample_until(session: Session, n_ok: int, address: str, spec: WorkerSpec, *,
         hand_out()
         for fut in futures:
             try:
-                res: ChunkResult = fut.result()
+                res = fut.result()
+                if isinstance(res, RepeatResult):
+                    repeating[0] -= len(res.rows)
+                    if res.address not in check.flagged:
+                        store.add_repeats(run.id, [(i, "noise", None, None, ok, v, st, why, extra)
+                                                   for i, v, st, why, extra in res.rows], worker=res.address)
+                        for i, v, *_ in res.rows:
+                            plan.add_repeat(i, v)
+                    submit_repeats()  # a flagged worker's are owed again
+                    if ok >= n_ok and repeating[0] == 0:
+                        break
+                    continue
             except CancelledError:
+                if fut.key in repeat_jobs:  # planned repetitions: nothing stored; owed again
+                    repeating[0] -= repeat_jobs.pop(fut.key)
+                    submit_repeats()
+                    continue
                 # dask gave up on the chunk (its worker died, its record was dropped): nothing of
                 # it was stored, so the same draws go out again, a bounded number of times
                 start, count = chunk_of.pop(fut.key)
@@ -451,7 +513,11 @@ def sample_until(session: Session, n_ok: int, address: str, spec: WorkerSpec, *,
                 bar.update(ok - bar.n)
                 if best is not None:
                     bar.set_postfix_str(f"best {best:,.0f} pps ({label})", refresh=False)
-            if ok >= n_ok:
+                if plan is not None:
+                    good = [(r[0], r[2]) for r in rows if r[3] == "ok" and counted]
+                    plan.add_draws([i for i, _ in good], [v for _, v in good])
+            submit_repeats()
+            if ok >= n_ok and repeating[0] == 0:
                 break
             hand_out()
     finally:

@@ -50,35 +50,40 @@ def _set_of_at_most(b: Series, k: int, cap: int) -> Series:
 
 
 @lru_cache(maxsize=None)
-def _series(shape: tuple, cap: int) -> Series:
+def _series(shape: tuple, cap: int, colocate: bool = False) -> Series:
     node_type, children = shape
     if node_type == "PU":
-        return (1, 1)[: cap + 1]
+        # a context holds one task, or with co-location any set of them (one labelled set per size)
+        return (1,) * (cap + 1) if colocate else (1, 1)[: cap + 1]
     out: Series = (1,)
     i = 0
     while i < len(children):
         j = i
         while j < len(children) and children[j] == children[i]:
             j += 1
-        child = _series(children[i], cap)
+        child = _series(children[i], cap, colocate)
         nonempty = (0,) + child[1:]
         out = _mul(out, _set_of_at_most(nonempty, j - i, cap), cap)
         i = j
     return out
 
 
-def count_assignments(topo: Topology, tasks: int) -> int:
-    """Distinct assignments of `tasks` distinct tasks, one per context."""
+def count_assignments(topo: Topology, tasks: int, colocate: bool = False) -> int:
+    """Distinct assignments of `tasks` distinct tasks, one per context (with
+    `colocate`, any number of tasks per context)."""
     if tasks < 0:
         raise ValueError(f"number of tasks must be >= 0, got {tasks}")
-    if tasks > topo.n_contexts:
+    if tasks > topo.n_contexts and not colocate:
         return 0
-    s = _series(topo.root.shape(), tasks)
+    s = _series(topo.root.shape(), tasks, colocate)
     return s[tasks] if tasks < len(s) else 0
 
 
-def raw_placements(topo: Topology, tasks: int) -> int:
-    """Injective maps tasks -> contexts (what iid sampling draws uniformly)."""
+def raw_placements(topo: Topology, tasks: int, colocate: bool = False) -> int:
+    """Injective maps tasks -> contexts (what iid sampling draws uniformly); with
+    `colocate`, every map."""
+    if colocate:
+        return topo.n_contexts ** tasks if tasks >= 0 else 0
     return perm(topo.n_contexts, tasks) if 0 <= tasks <= topo.n_contexts else 0
 
 
@@ -93,3 +98,37 @@ def canonical_assignment(node: Node, task_at: dict[int, int], _counter: list[int
         counter[0] += 1
         return ("PU", task_at.get(v, -1))
     return (node.type, tuple(sorted(canonical_assignment(c, task_at, counter) for c in node.children)))
+
+
+def orbit_keys(topo: Topology, ctx) -> list[tuple]:
+    """One canonical key per row of context indices (B, T) (co-located tasks
+    allowed): two rows have the same key iff one becomes the other by
+    permuting identical siblings, i.e. iff they are the same distinct
+    assignment.  A context's key is the sorted tuple of its tasks; a node's,
+    its children's keys sorted within each class of identical children."""
+    import numpy as np
+
+    ctx = np.asarray(ctx, dtype=np.int64)
+    index = {id(p): i for i, p in enumerate(topo.pus)}
+    shapes: dict[int, tuple] = {}
+
+    def shape(n: Node) -> tuple:
+        if id(n) not in shapes:
+            shapes[id(n)] = n.shape()
+        return shapes[id(n)]
+
+    def key(n: Node, at: dict[int, tuple]) -> tuple:
+        if n.is_pu:
+            return at.get(index[id(n)], ())
+        classes: dict[tuple, list[tuple]] = {}
+        for c in n.children:
+            classes.setdefault(shape(c), []).append(key(c, at))
+        return tuple(tuple(sorted(v)) for _, v in sorted(classes.items()))
+
+    out = []
+    for row in ctx.tolist():
+        at: dict[int, list[int]] = {}
+        for t, c in enumerate(row):
+            at.setdefault(c, []).append(t)
+        out.append(key(topo.root, {c: tuple(v) for c, v in at.items()}))
+    return out

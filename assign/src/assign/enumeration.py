@@ -129,3 +129,38 @@ def representatives(topo: Topology, n_tasks: int) -> tuple[list[list[int]], list
         reps.append([placement[t] for t in range(n_tasks)])
         mults.append(mult)
     return reps, mults
+
+
+BRUTE_FORCE_LIMIT = 5_000_000  # raw maps enumerated one by one, at most (co-location)
+
+
+def representatives_colocated(topo: Topology, n_tasks: int) -> tuple[list[list[int]], list[int]]:
+    """Every distinct assignment when tasks may share contexts: all maps
+    tasks -> contexts, grouped by their canonical key (counting.orbit_keys),
+    one representative (the first map in lexicographic order) and the
+    group's size each.  Brute force: refused beyond BRUTE_FORCE_LIMIT maps."""
+    import numpy as np
+
+    from .counting import orbit_keys
+
+    v = topo.n_contexts
+    total = v ** n_tasks
+    if total > BRUTE_FORCE_LIMIT:
+        raise ValueError(f"{n_tasks} tasks on {v} contexts with co-location are {total:,} maps, more than the "
+                         f"{BRUTE_FORCE_LIMIT:,} enumerated one by one: use fewer instances")
+    reps: dict[tuple, int] = {}
+    first: list[list[int]] = []
+    mults: list[int] = []
+    step = 65536
+    for lo in range(0, total, step):
+        codes = np.arange(lo, min(total, lo + step), dtype=np.int64)
+        ctx = np.stack([(codes // v ** (n_tasks - 1 - t)) % v for t in range(n_tasks)], axis=1)
+        for row, key in zip(ctx.tolist(), orbit_keys(topo, ctx)):
+            j = reps.get(key)
+            if j is None:
+                reps[key] = len(first)
+                first.append(row)
+                mults.append(1)
+            else:
+                mults[j] += 1
+    return first, mults

@@ -94,24 +94,25 @@ def estimate_vs_n(ax: Axes, points: Sequence[dict], label: str) -> Axes:
 
 def baselines(ax: Axes, bars: Sequence[Baseline], title: str, est: Estimate | None) -> Axes:
     """Bars of the baselines (grey: measured, with +-sd of repeated
-    measurements) and the estimated optimum (red, with its interval), each
-    measured bar with its gap to the optimum."""
+    measurements) and the estimates (red: the optimum of placement means and
+    the paper's UPB, each with its interval), each measured bar with its gap
+    to the reference the bars were scored against."""
     shown = [b for b in bars if b.value is not None]
-    colors = ["#999999" if b.label == "measured" else "#cc4444" for b in shown]
-    errs = [[0 for _ in shown], [0 for _ in shown]]
+    colors = ["#999999" if b.label in ("measured", "modelled") else "#cc4444" for b in shown]
+    errs = [[0.0 for _ in shown], [0.0 for _ in shown]]
     for i, b in enumerate(shown):
-        if b.label == "estimated" and est is not None:
-            errs[0][i] = b.value - est.upb_ci_low if est.upb_ci_low is not None else 0
-            errs[1][i] = 0 if est.one_sided or est.upb_ci_high is None else est.upb_ci_high - b.value
+        if b.ci is not None and b.ci[0] is not None:
+            errs[0][i] = max(0.0, b.value - b.ci[0])
+            errs[1][i] = 0.0 if b.ci[1] is None or b.ci[1] == float("inf") else max(0.0, b.ci[1] - b.value)
         elif b.sd is not None and b.sd == b.sd:
             errs[0][i] = errs[1][i] = b.sd
     ax.bar(range(len(shown)), [b.value / 1e6 for b in shown], color=colors,
            yerr=[[e / 1e6 for e in errs[0]], [e / 1e6 for e in errs[1]]], capsize=4)
-    ax.set_xticks(range(len(shown)), [f"{b.name}\n({b.label})" for b in shown], fontsize=8)
+    ax.set_xticks(range(len(shown)), [f"{b.name}\n({b.label})" for b in shown], fontsize=7)
     for i, b in enumerate(shown):
-        if b.gap_pct is not None and b.label == "measured":
-            ax.text(i, b.value / 1e6, f"-{b.gap_pct:.1f}%", ha="center", va="bottom", fontsize=8)
+        if b.gap_pct is not None and b.label in ("measured", "modelled"):
+            ax.text(i, b.value / 1e6, f"{-b.gap_pct:+.1f}%", ha="center", va="bottom", fontsize=8)
     ax.set_ylabel("Mpackets/s")
-    ax.set_title(f"{title}: baselines vs the estimated optimum" if est is not None
-                 else f"{title}: baselines (no EVT estimate yet)", fontsize=9)
+    ax.set_title(f"{title}: baselines vs the estimated optimum" if any(b.label == "estimated" for b in shown)
+                 else f"{title}: baselines (no estimate of the optimum yet)", fontsize=9)
     return ax

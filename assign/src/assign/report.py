@@ -25,6 +25,7 @@ class ReportInput:
     baselines: list[Baseline] = field(default_factory=list)
     facts: list[tuple[str, str]] = field(default_factory=list)
     workers: list[str] = field(default_factory=list)  # a cluster run: machine_check.run_lines
+    optimum_text: list[str] = field(default_factory=list)  # the optimum of means, chosen placement, gap, cost
 
 
 @dataclass
@@ -139,9 +140,14 @@ table {{ border-collapse: collapse; }} td, th {{ border: 1px solid #ccc; padding
 figure {{ margin: 0; }} img {{ width: 100%; }}
 </style></head><body>
 <h1>{e(inp.title)}</h1>
-<p>Values are <b>{e(inp.value_label)}</b>; UPB, its interval and the GPD fit are <b>estimated</b>.</p>
+<p>Values are <b>{e(inp.value_label)}</b>; the optimum of placement means, UPB, their intervals and the GPD
+fits are <b>estimated</b>.</p>
 <table>{facts}</table>
-<h2>EVT estimate of the optimum</h2>
+<h2>The optimum of placement means, the chosen placement and its gap</h2>
+<pre>{e(chr(10).join(inp.optimum_text) or "not available")}</pre>
+<h2>The paper's estimate from single values</h2>
+<p>With measurement noise, the paper's UPB bounds the luckiest measurement, not a placement's mean; kept for
+comparison.</p>
 <pre>{e(est_text)}</pre>
 {f"<h2>Cluster workers: are they identical machines?</h2><pre>{e(chr(10).join(inp.workers))}</pre>"
  if inp.workers else ""}

@@ -16,6 +16,7 @@ from tqdm import tqdm
 
 from .backends.base import Backend, MeasureRequest
 from .ground import differences, ground
+from .repeats import DEFAULT_REPEAT_EVERY, Plan, due, noise_key
 from .sampling import draws
 from .store import Run, Store, json_rows
 from .topology import Topology
@@ -41,6 +42,8 @@ class Session:
     topo: Topology
     workload: Workload
     backend: Backend
+    # one planned repetition of a leading draw per this many successful draws (repeats.py); 0: none
+    repeat_every: int = DEFAULT_REPEAT_EVERY
 
     @staticmethod
     def open(store: Store, topo: Topology, workload: Workload, backend: Backend, seed: int,
@@ -71,10 +74,43 @@ class Session:
         store.set_durability(backend.kind)
         return Session(store, run, topo, workload, backend), created
 
+    def plan(self) -> Plan:
+        """The run's draws and noise repetitions as stored, for planning the next ones."""
+        rows = self.store.indexed_values(self.run.id)
+        reps = self.store.repeats(self.run.id, "noise")
+        return Plan([i for i, _ in rows], [v for _, v in rows], [(r.idx, r.value) for r in reps])
+
+    def repeat_due(self, plan: Plan, ok: int) -> int:
+        """Measure the noise repetitions owed after `ok` draws, each stored as it comes;
+        how many were measured."""
+        count = due(ok, self.repeat_every, plan.attempted)
+        if count == 0:
+            return 0
+        targets = plan.next(count)
+        where = self.store.assignments(self.run.id, targets)
+        seq0 = self.store.next_repeat_seq(self.run.id)
+        # one at a time for a real backend (each stored as it comes), in one call for the model
+        step = count if hasattr(self.backend, "measure_array") else 1
+        for s in range(0, count, step):
+            part = targets[s:s + step]
+            reqs = [MeasureRequest(noise_key(seq0 + s + j), tuple(where[i])) for j, i in enumerate(part)]
+            results = self.backend.measure(reqs)
+            self.store.add_repeats(self.run.id, [
+                (i, "noise", None, None, ok, res.value if res.status == "ok" else None, res.status, res.reason,
+                 res.extra) for i, res in zip(part, results)])
+            for i, res in zip(part, results):
+                plan.add_repeat(i, res.value if res.status == "ok" else None)
+        return count
+
     def sample_until(self, n_ok: int, *, show_progress: bool = True) -> tuple[int, int]:
-        """Measure new draws until the run holds n_ok successful values.
-        Returns (values added, failures added)."""
+        """Measure new draws until the run holds n_ok successful values, with the
+        noise repetitions planned between them (repeats.py); the ones owed by
+        a run stored before, or killed between a draw and its repetition, are
+        made up first.  Returns (values added, failures added)."""
         nxt, ok, failed, best = self.store.progress(self.run.id)
+        plan = self.plan() if self.repeat_every > 0 else None
+        if plan is not None:
+            self.repeat_due(plan, min(ok, n_ok))
         if ok >= n_ok:
             return 0, 0
         added = fails = streak = 0
@@ -89,12 +125,14 @@ class Session:
                 ctx = draws(self.run.seed, nxt, count, self.workload.n_tasks, self.topo.n_contexts,
                             self.run.allow_colocate)
                 if hasattr(self.backend, "measure_array"):  # the model: whole arrays, never a failure
-                    best = self._sample_array(nxt, ctx, best)
+                    best = self._sample_array(nxt, ctx, best, plan)
                     ok += count
                     added += count
                     nxt += count
                     bar.update(count)
                     bar.set_postfix_str(f"best {best:,.0f} pps ({label})", refresh=False)
+                    if plan is not None:
+                        self.repeat_due(plan, ok)
                     continue
                 os_idx = self.topo.os_index[ctx].tolist()
                 requests = [MeasureRequest(nxt + k, tuple(row)) for k, row in enumerate(os_idx)]
@@ -119,6 +157,10 @@ class Session:
                 self.store.add_many(self.run.id, rows)  # the batch in one commit: a kill loses at most it
                 if stop is not None:
                     raise stop
+                if plan is not None:
+                    good = [(r[0], r[2]) for r in rows if r[3] == "ok"]
+                    plan.add_draws([i for i, _ in good], [v for _, v in good])
+                    self.repeat_due(plan, ok)
                 bar.update(ok - bar.n)
                 if best is not None:
                     bar.set_postfix_str(f"best {best:,.0f} pps ({label})", refresh=False)
@@ -151,11 +193,13 @@ class Session:
                       "one distribution", file=sys.stderr)
         return seq
 
-    def _sample_array(self, first: int, ctx: np.ndarray, best: float | None) -> float:
+    def _sample_array(self, first: int, ctx: np.ndarray, best: float | None, plan: Plan | None = None) -> float:
         """Evaluate and store draws first.. of a batch (context indices `ctx`) in one
         commit; the best value so far."""
         idx = range(first, first + len(ctx))
         batch = self.backend.measure_array(idx, ctx)
+        if plan is not None:
+            plan.add_draws(idx, batch.values)
         # the assignments as the JSON lists store.add writes ("[a, b, ...]"), one encoding for the batch
         assignments = ["[" + r + "]" for r in json_rows(self.topo.os_index[ctx])]
         self.store.add_values(self.run.id, idx, assignments, batch.values, batch.extras_json)

@@ -8,7 +8,10 @@ values are flagged: measured on a machine that differs from the others) and
 reference_measurements (the reference placement each worker measures at
 start and every K draws; see machine_check.py), and sittings (each `assign
 sample` that measured into a measured run, and its ground; a worker's own
-ground is stored with the worker).  Flagged values are kept,
+ground is stored with the worker), repeats (further measurements of draws
+already measured: the noise repetitions a run plans while it samples, and
+the rounds of `assign best`'s selection) and selections (each such
+selection, its parameters and, once finished, its result).  Flagged values are kept,
 never deleted, and left out of values(), progress() and best().  Measurements are inserted as
 they come, one transaction per backend batch (one measurement for the dpdk
 backend, up to the model's batch_size for the model), and never updated or
@@ -119,6 +122,71 @@ CREATE TABLE IF NOT EXISTS sitting_workers (
                                      -- same address between two sittings reports other ground)
     PRIMARY KEY (run_id, seq, address)
 );
+CREATE TABLE IF NOT EXISTS repeats (
+    run_id INTEGER NOT NULL REFERENCES runs(id),
+    seq INTEGER NOT NULL,            -- 0, 1, ...: the run's repeated measurements in the order made
+    idx INTEGER NOT NULL,            -- the draw whose placement was measured again (measurements.idx)
+    purpose TEXT NOT NULL CHECK (purpose IN ('noise', 'select')),
+    selection INTEGER,               -- selections.id, for purpose 'select'
+    round INTEGER,                   -- its round in that selection (0, 1, ...)
+    draws INTEGER NOT NULL,          -- successful draws the run held when it was measured
+    value REAL,
+    status TEXT NOT NULL CHECK (status IN ('ok', 'failed')),
+    reason TEXT,
+    extra TEXT,
+    measured_at TEXT NOT NULL,
+    worker TEXT,                     -- dask worker address; NULL: measured in-process
+    PRIMARY KEY (run_id, seq),
+    CHECK ((status = 'ok') = (value IS NOT NULL))
+);
+CREATE TABLE IF NOT EXISTS selections (
+    run_id INTEGER NOT NULL REFERENCES runs(id),
+    id INTEGER NOT NULL,             -- 1, 2, ...: each `assign best` that chose by re-measuring
+    params TEXT NOT NULL,            -- JSON: candidates (draws), indifference zone, confidence, first stage, budget
+    created TEXT NOT NULL,
+    result TEXT,                     -- JSON once finished; NULL while its rounds are measured
+    finished TEXT,
+    PRIMARY KEY (run_id, id)
+);
+CREATE TABLE IF NOT EXISTS truths (
+    id INTEGER PRIMARY KEY,          -- `assign enumerate --reps --db`: every distinct placement, measured
+    workload TEXT NOT NULL,
+    instances INTEGER NOT NULL,
+    machine TEXT NOT NULL,
+    topology TEXT NOT NULL,
+    backend TEXT NOT NULL,
+    kind TEXT NOT NULL CHECK (kind IN ('measured', 'modelled')),
+    seed INTEGER NOT NULL,           -- the order of each round's measurements
+    allow_colocate INTEGER NOT NULL,
+    params TEXT NOT NULL,
+    created TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS truth_values (
+    truth_id INTEGER NOT NULL REFERENCES truths(id),
+    placement INTEGER NOT NULL,      -- 0, 1, ...: the distinct placement, in enumeration order
+    round INTEGER NOT NULL,          -- 0, 1, ...: every placement is measured once a round
+    multiplicity INTEGER NOT NULL,   -- raw placements it stands for
+    assignment TEXT NOT NULL,        -- JSON list: PU os_index per task
+    value REAL,
+    status TEXT NOT NULL CHECK (status IN ('ok', 'failed')),
+    reason TEXT,
+    measured_at TEXT NOT NULL,
+    PRIMARY KEY (truth_id, placement, round),
+    CHECK ((status = 'ok') = (value IS NOT NULL))
+);
+CREATE TRIGGER IF NOT EXISTS truth_values_keep_update BEFORE UPDATE ON truth_values
+BEGIN SELECT RAISE(ABORT, 'stored measurements are never changed'); END;
+CREATE TRIGGER IF NOT EXISTS truth_values_keep_delete BEFORE DELETE ON truth_values
+BEGIN SELECT RAISE(ABORT, 'stored measurements are never deleted'); END;
+CREATE TRIGGER IF NOT EXISTS repeats_keep_update BEFORE UPDATE ON repeats
+BEGIN SELECT RAISE(ABORT, 'stored measurements are never changed'); END;
+CREATE TRIGGER IF NOT EXISTS repeats_keep_delete BEFORE DELETE ON repeats
+BEGIN SELECT RAISE(ABORT, 'stored measurements are never deleted'); END;
+CREATE TRIGGER IF NOT EXISTS selections_finish_once BEFORE UPDATE ON selections
+WHEN OLD.result IS NOT NULL
+BEGIN SELECT RAISE(ABORT, 'a finished selection is never changed'); END;
+CREATE TRIGGER IF NOT EXISTS selections_keep_delete BEFORE DELETE ON selections
+BEGIN SELECT RAISE(ABORT, 'selections are never deleted'); END;
 CREATE TRIGGER IF NOT EXISTS references_keep_update BEFORE UPDATE ON reference_measurements
 BEGIN SELECT RAISE(ABORT, 'stored measurements are never changed'); END;
 CREATE TRIGGER IF NOT EXISTS references_keep_delete BEFORE DELETE ON reference_measurements
@@ -137,7 +205,10 @@ class StoreError(ValueError):
     """The database is missing, unreadable, or has no such run."""
 
 
-SCHEMA_VERSION = 4  # PRAGMA user_version; 0: written before it was recorded (the tables of 1)
+SCHEMA_VERSION = 5  # PRAGMA user_version; 0: written before it was recorded (the tables of 1)
+# 5: tables repeats (a run's planned repetitions and selection rounds: measurements of draws already
+#    measured), selections (each `assign best` that re-measured the leading placements), truths and
+#    truth_values (`assign enumerate --reps --db`: every distinct placement measured in rounds).
 # 4: workers.ground (what each cluster worker measured on when first seen: a sitting's ground is the
 #    coordinator's) and table sitting_workers (what each worker measured on in each sitting).
 # 3: table sittings (what each `assign sample` of a measured run measured on; estimate compares them).
@@ -209,6 +280,22 @@ class Measurement:
     extra: dict
 
 
+@dataclass(frozen=True)
+class Repeat:
+    """One more measurement of a draw's placement: a planned noise repetition or a selection round."""
+
+    seq: int
+    idx: int
+    purpose: str
+    selection: int | None
+    round: int | None
+    draws: int
+    value: float | None
+    status: str
+    reason: str | None
+    extra: dict
+
+
 class Store:
     def __init__(self, path: str, *, readonly: bool = False):
         """Open (or, unless readonly, create) a results database.  A file that
@@ -262,6 +349,9 @@ class Store:
             self._worker_grounds = self._has_column("workers", "ground")
             self._sitting_workers = bool(self.db.execute(
                 "SELECT 1 FROM sqlite_master WHERE type='table' AND name='sitting_workers'").fetchone())
+            # nor, below 5, repetitions or selections
+            self._repeats = bool(self.db.execute(
+                "SELECT 1 FROM sqlite_master WHERE type='table' AND name='repeats'").fetchone())
         except StoreError:
             self.db.close()
             raise
@@ -532,6 +622,120 @@ class Store:
                 "VALUES (?,?,?,?,?,?,?,?)",
                 (run_id, name, json.dumps(assignment), value, status, reason,
                  json.dumps(extra, separators=(",", ":")), _now()))
+
+    # repeated measurements: planned noise repetitions and selection rounds ----
+    def add_repeats(self, run_id: int, rows: Sequence[tuple[int, str, int | None, int | None, int, float | None,
+                                                            str, str | None, dict]],
+                    worker: str | None = None) -> list[int]:
+        """Store (idx, purpose, selection, round, draws, value, status, reason, extra) rows in
+        one transaction, numbered after the run's last; their numbers (seq)."""
+        now = _now()
+        with self.db:
+            first = self.db.execute("SELECT COALESCE(MAX(seq) + 1, 0) FROM repeats WHERE run_id=?",
+                                    (run_id,)).fetchone()[0]
+            self.db.executemany(
+                "INSERT INTO repeats (run_id, seq, idx, purpose, selection, round, draws, value, status, reason, "
+                "extra, measured_at, worker) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                [(run_id, first + i, idx, purpose, sel, rnd, draws, value, status, reason, _COMPACT.encode(extra),
+                  now, worker) for i, (idx, purpose, sel, rnd, draws, value, status, reason, extra) in
+                 enumerate(rows)])
+        return list(range(first, first + len(rows)))
+
+    def next_repeat_seq(self, run_id: int) -> int:
+        """The number (seq) the run's next repeated measurement gets."""
+        if not self._repeats:
+            return 0
+        return int(self.db.execute("SELECT COALESCE(MAX(seq) + 1, 0) FROM repeats WHERE run_id=?",
+                                    (run_id,)).fetchone()[0])
+
+    def repeats(self, run_id: int, purpose: str | None = None, selection: int | None = None) -> list[Repeat]:
+        """A run's repeated measurements in order (failures included, status says), those of
+        flagged cluster workers left out."""
+        if not self._repeats:
+            return []
+        q = ("SELECT seq, idx, purpose, selection, round, draws, value, status, reason, extra FROM repeats "
+             f"WHERE run_id=? AND {self._unflagged(run_id)}")
+        params: list = [run_id]
+        if purpose is not None:
+            q += " AND purpose=?"
+            params.append(purpose)
+        if selection is not None:
+            q += " AND selection=?"
+            params.append(selection)
+        return [Repeat(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], json.loads(r[9] or "{}"))
+                for r in self.db.execute(q + " ORDER BY seq", params)]
+
+    def measurement(self, run_id: int, idx: int) -> Measurement | None:
+        r = self.db.execute("SELECT idx, assignment, value, status, reason, extra FROM measurements "
+                            "WHERE run_id=? AND idx=?", (run_id, idx)).fetchone()
+        return None if r is None else Measurement(r[0], json.loads(r[1]), r[2], r[3], r[4], json.loads(r[5] or "{}"))
+
+    def assignments(self, run_id: int, idx: Sequence[int]) -> dict[int, list[int]]:
+        """The placements (PU os_index per task) of the given draws."""
+        out: dict[int, list[int]] = {}
+        want = sorted({int(i) for i in idx})
+        for i in range(0, len(want), 500):
+            chunk = want[i:i + 500]
+            for j, a in self.db.execute(f"SELECT idx, assignment FROM measurements WHERE run_id=? AND idx IN "
+                                        f"({','.join('?' * len(chunk))})", (run_id, *chunk)):
+                out[int(j)] = json.loads(a)
+        return out
+
+    # selections (assign best) ------------------------------------------------
+    def add_selection(self, run_id: int, params: dict) -> int:
+        with self.db:
+            sid = self.db.execute("SELECT COALESCE(MAX(id) + 1, 1) FROM selections WHERE run_id=?",
+                                  (run_id,)).fetchone()[0]
+            self.db.execute("INSERT INTO selections (run_id, id, params, created) VALUES (?,?,?,?)",
+                            (run_id, sid, json.dumps(params, sort_keys=True), _now()))
+        return int(sid)
+
+    def finish_selection(self, run_id: int, sid: int, result: dict) -> None:
+        with self.db:
+            self.db.execute("UPDATE selections SET result=?, finished=? WHERE run_id=? AND id=? AND result IS NULL",
+                            (json.dumps(result, default=_json_default), _now(), run_id, sid))
+
+    def selections(self, run_id: int) -> list[tuple[int, dict, dict | None]]:
+        """(id, params, result or None while unfinished) of a run's selections, in order."""
+        if not self._repeats:
+            return []
+        return [(int(i), json.loads(p), None if r is None else json.loads(r)) for i, p, r in self.db.execute(
+            "SELECT id, params, result FROM selections WHERE run_id=? ORDER BY id", (run_id,))]
+
+    # ground truth: every distinct placement measured in rounds (assign enumerate --reps) ----
+    def find_or_create_truth(self, *, workload: str, instances: int, machine: str, topology: dict, backend: str,
+                             kind: str, seed: int, allow_colocate: bool, params: dict) -> tuple[int, bool]:
+        topo_json = json.dumps(topology, sort_keys=True, separators=(",", ":"))
+        params_json = json.dumps(params, sort_keys=True)
+        row = self.db.execute(
+            "SELECT id FROM truths WHERE workload=? AND instances=? AND machine=? AND topology=? AND backend=? "
+            "AND kind=? AND seed=? AND allow_colocate=? AND params=? ORDER BY id LIMIT 1",
+            (workload, instances, machine, topo_json, backend, kind, seed, int(allow_colocate), params_json)
+        ).fetchone()
+        if row is not None:
+            return int(row[0]), False
+        with self.db:
+            cur = self.db.execute(
+                "INSERT INTO truths (workload, instances, machine, topology, backend, kind, seed, allow_colocate, "
+                "params, created) VALUES (?,?,?,?,?,?,?,?,?,?)",
+                (workload, instances, machine, topo_json, backend, kind, seed, int(allow_colocate), params_json,
+                 _now()))
+        return int(cur.lastrowid), True
+
+    def add_truth_values(self, truth_id: int, rows: Sequence[tuple[int, int, int, list[int], float | None, str,
+                                                                   str | None]]) -> None:
+        """(placement, round, multiplicity, assignment, value, status, reason) rows, one transaction."""
+        now = _now()
+        with self.db:
+            self.db.executemany(
+                "INSERT INTO truth_values (truth_id, placement, round, multiplicity, assignment, value, status, "
+                "reason, measured_at) VALUES (?,?,?,?,?,?,?,?,?)",
+                [(truth_id, p, r, m, json.dumps(a), v, st, why, now) for p, r, m, a, v, st, why in rows])
+
+    def truth_values(self, truth_id: int) -> dict[tuple[int, int], float | None]:
+        """(placement, round) -> value (None: failed) of a ground truth."""
+        return {(int(p), int(r)): v for p, r, v in self.db.execute(
+            "SELECT placement, round, value FROM truth_values WHERE truth_id=?", (truth_id,))}
 
     # estimates ------------------------------------------------------------
     def add_estimate(self, run_id: int, n: int, result: dict) -> None:

@@ -385,7 +385,7 @@ def fit(topo: Topology, workload: str, char: dict, defaults: dict,
         # comm_ns.pu off: held at 0 (least_squares wants lo < hi) and not counted as a parameter
         hi = np.array([np.log(100.0)] + [cmax, RESIDUAL_MAX] * len(present) + [cmax if ring else 1e-9] + rmax
                       + [0.0] * srt + [0.0] + [0.0] * n_share)
-        sol = least_squares(residuals, np.clip(x0, lo, hi), bounds=(lo, hi), diff_step=1e-2)
+        sol = least_squares(residuals, np.clip(x0, lo, hi), bounds=(lo, hi), diff_step=1e-2, x_scale="jac")
         rss = float(np.sum(sol.fun ** 2))
         n = len(placements)
         # Akaike's criterion for least squares: per-context shares and the ring cost must pay

@@ -149,11 +149,18 @@ def add_capture_option(g) -> None:
 
 def add_run_options(p: argparse.ArgumentParser) -> None:
     """Everything that opens a run to sample into (sample, iterate)."""
+    from ..repeats import DEFAULT_REPEAT_EVERY
+
     add_machine(p)
     add_workload(p)
     add_backend(p, "model: relative measurement noise, sd (default: the workload's, see MODEL.md)")
     add_dpdk_options(p)
     add_db(p)
+    p.add_argument("--repeat-every", type=nonneg_int, default=DEFAULT_REPEAT_EVERY, metavar="K",
+                   help=f"after every K successful draws, measure a leading placement again: the run's noise "
+                        f"figure and the exact means the optimum of means needs (default: {DEFAULT_REPEAT_EVERY}, "
+                        f"i.e. {100 / (DEFAULT_REPEAT_EVERY + 1):.1f}%% of the measurements; 0: none, and no "
+                        f"estimate of the optimum of means)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
 
 

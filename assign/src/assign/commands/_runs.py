@@ -32,7 +32,9 @@ def prepare_session(args: argparse.Namespace) -> tuple[Session, bool]:
     if args.run is not None and not os.path.exists(args.db):
         raise StoreError(f"results database {args.db} does not exist (it cannot hold --run {args.run})")
     store = Store(args.db)
-    return Session.open(store, topo, workload, backend, args.seed, args.allow_colocate, args.run)
+    session, created = Session.open(store, topo, workload, backend, args.seed, args.allow_colocate, args.run)
+    session.repeat_every = getattr(args, "repeat_every", session.repeat_every)
+    return session, created
 
 
 def run_values(store: Store, args: argparse.Namespace) -> tuple[Run, list[float]]:

@@ -2,7 +2,9 @@
 assignments against the estimated optimum (assign/baselines.py).
 
 Without --measured: Linux-like evaluated once by the run's backend (measured
-or modelled), naive, best found and UPB.  With --measured (alias `assign
+or modelled), naive, best found, the placement `assign best` chose, the
+optimum of placement means and the paper's UPB; every gap is to the optimum
+of means (to the paper's UPB only while the run's noise is not measured).  With --measured (alias `assign
 compare`): a dpdk run's Linux-like and one-core assignments measured --reps
 times with the run's own protocol, each with its gap to the optimum, and the
 paper's Figure 1 with --plot.
@@ -18,16 +20,18 @@ from ._save import save_figure
 
 MEASURED_DESCRIPTION = """\
 Baselines measured with a dpdk run's own protocol, each with its gap to the
-optimum EVT estimates from the run (the paper's Figure 1: naive and
-Linux-like assignments against the optimal performance).
+optimum of placement means estimated from the run (the paper's Figure 1:
+naive and Linux-like assignments against the optimal performance).
 
   naive (random)   the mean of the run's random assignments (measured)
   Linux-like       tasks spread evenly, cores first
   one core         the three stages of each instance kept on one core
                    (instance i on core i mod cores, one stage per context of
                    that core, sharing a context when the core has fewer)
-  best found       the best assignment of the sample (measured)
-  UPB              the estimated optimum and its confidence interval
+  best found       the best single value of the sample (one measurement)
+  chosen placement the placement `assign best` chose: its mean (measured)
+  optimum of means the estimated optimum of placement means, its interval
+  UPB              the paper's estimate from single values, for comparison
 
 Linux-like and one-core are measured --reps times; their mean is stored in
 the run's baselines (names "compare:...") with every value, and reused on
@@ -79,9 +83,9 @@ def run(args: argparse.Namespace) -> int:
             est = None
             print(f"no EVT estimate ({e}); gaps to UPB not shown")
         print(run_.label())
-        for b in scored(store, run_, values, est):
+        for b in scored(store, run_, values, est, args.confidence):
             v = "n/a" if b.value is None else f"{b.value:,.1f}"
-            print(f"  {b.name:15s} {v:>16s} packets/s  {b.note}")
+            print(f"  {b.name:28s} {v:>16s} packets/s ({b.label})  {b.note}")
     return 0
 
 
@@ -105,7 +109,10 @@ def run_measured(args: argparse.Namespace) -> int:
             est, est_note = None, str(e)
         bars = measured(store, run_, values, est, args.confidence, args.reps or 5, args.build,
                         args.runner or "auto", args.timeout)
-    upb = est.upb if est is not None else None
+    from ..baselines import OPTIMUM, gap_words
+
+    ref_bar = next((b for b in bars if b.name == OPTIMUM), None)
+    ref_name = "the optimum of means" if ref_bar is not None else "the paper's UPB"
     # the figures first, the drawing after: a figure that cannot be written loses nothing measured
     if args.json:
         print(json.dumps({"run": run_.id, "bars": [b.to_dict() for b in bars],
@@ -113,13 +120,16 @@ def run_measured(args: argparse.Namespace) -> int:
                          indent=2, default=str))
     else:
         print(run_.label())
-        if upb is None:
-            print(f"no EVT estimate ({est_note}); gaps to the optimum not shown")
+        if all(b.gap_pct is None for b in bars):
+            print(f"no estimate of the optimum ({est_note or 'the noise is not measured'}); gaps not shown")
         for b in bars:
             v = "n/a" if b.value is None else f"{b.value:,.0f}"
             sd = f" +- {b.sd:,.0f}" if b.sd is not None and b.sd == b.sd else ""
-            gap = f"; {b.gap_pct:.2f}% below the optimum (estimated)" if b.gap_pct is not None else ""
-            print(f"  {b.name:22s} {v:>14s}{sd} packets/s ({b.label}): {b.note}{gap}")
+            ci = ""
+            if b.ci is not None and b.ci[0] is not None:
+                ci = f" [{b.ci[0]:,.0f}, {'inf' if b.ci[1] is None or b.ci[1] == float('inf') else f'{b.ci[1]:,.0f}'}]"
+            gap = gap_words(b.gap_pct, ref_name)
+            print(f"  {b.name:28s} {v:>14s}{sd}{ci} packets/s ({b.label}): {b.note}{gap}")
     if args.plot:
         if not save_figure(lambda path: _plot(bars, path, f"{run_.workload} x{run_.instances} on {run_.machine}",
                                               est), args.plot):

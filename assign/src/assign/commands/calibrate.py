@@ -49,13 +49,15 @@ def register(sub) -> argparse.ArgumentParser:
     g.add_argument("--placement-reps", type=at_least(1), default=3, metavar="K",
                    help="measure every calibration placement once per round, K rounds, and fit each "
                         "one's median (default: 3)")
-    g.add_argument("--drift-reference", nargs="?", const="fused", choices=("fused", "both"), metavar="both",
+    g.add_argument("--drift-reference", nargs="?", const="fused", choices=("none", "fused", "both"), default="both",
+                   metavar="both|fused|none",
                    help="measure a reference placement (one instance fused on each of up to --max-instances contexts) "
                         "before the first calibration placement and after every one, and fit each placement "
                         "scaled by the run's median reference over the references around it (doubles the "
                         "measurements); --drift-reference both: also a crossing one (the same instances, each "
                         "split over two contexts), which corrects the placements with a split instance "
-                        "(triples them; rounds.py says why)")
+                        "(triples them; rounds.py says why). Default: both, the protocol that validated best "
+                        "(assign/CALIBRATE.md); none: no reference")
     g.add_argument("--context-shares", choices=CONTEXT_SHARES, default="one",
                    help="the model's share of each context's time the workload gets: one for every context "
                         "(default), one per context, or whichever Akaike's criterion prefers on the calibration "
@@ -108,6 +110,8 @@ def load_characterization(path: str, workload: str, topo, rules: dict | None = N
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.drift_reference == "none":
+        args.drift_reference = None
     from importlib import resources
     from pathlib import Path
 

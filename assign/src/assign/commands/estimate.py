@@ -10,9 +10,13 @@ from ._runs import load_values, run_values
 
 def register(sub) -> argparse.ArgumentParser:
     p = sub.add_parser("estimate", help="EVT estimate of the optimum from a stored run or a value file",
-                       description="Peaks-Over-Threshold: threshold u (automatic, at most 5% of the sample above "
+                       description="The optimum of placement means (mu*), with its interval and the measurement "
+                                   "noise it rests on (the run's planned repetitions), the placement `assign best` "
+                                   "chose and its gap to mu*; then the paper's estimate from single values: "
+                                   "Peaks-Over-Threshold, threshold u (automatic, at most 5% of the sample above "
                                    "it), GPD fit by maximum likelihood, the upper performance bound UPB and its "
-                                   "profile-likelihood confidence interval, the gap of the best value to UPB.")
+                                   "profile-likelihood confidence interval (with noise, UPB bounds the luckiest "
+                                   "measurement, not a placement's mean). assign/EVT.md.")
     src = p.add_mutually_exclusive_group(required=True)
     src.add_argument("--db", metavar="FILE", help="SQLite results database")
     src.add_argument("--csv", metavar="FILE", help="text file, one value per line ('#' comments allowed)")
@@ -50,18 +54,34 @@ def run(args: argparse.Namespace) -> int:
         est = estimate(values, threshold=args.threshold, confidence=args.confidence, cross_checks=args.cross_check)
     except EstimateError as e:
         raise EstimateError(f"cannot estimate from {where}: {e}") from None
+    noisy = optimum_section(args, values) if args.db else None
     if args.json:
         d = est.to_dict()
         d["source"] = where
         d["value_kind"] = label
         d["excluded_flagged_values"] = excluded
+        d["upb_is"] = "the paper's estimate from single values (with noise: the luckiest measurement's bound)"
+        # "the gap" is the chosen placement's mean against the optimum of means; the paper's is kept apart
+        d["paper_gap_pct"], d["paper_gap_upper_pct"] = d.pop("gap_pct"), d.pop("gap_upper_pct")
+        d["gap_pct"] = None
+        if noisy is not None:
+            d.update(noisy)
+        else:
+            d["optimum_mean"] = None
         if groups:
             d["sittings"] = [g.to_dict() for g in groups]
             d["sittings_test"] = test
+        d.pop("text", None)
         print(json.dumps(d, indent=2))
     else:
         left_out = f"; {excluded} values of cluster workers flagged as differing left out" if excluded else ""
         print(f"source: {where} ({len(values)} {label} values{left_out})")
+        if noisy is not None:
+            for line in noisy["text"]:
+                print(line)
+            print()
+            print("The paper's estimate, from single values (with measurement noise it bounds the luckiest "
+                  "measurement, not a placement's mean):")
         print(est.format_text(label))
         # one sitting is listed too when cluster workers measured it: what they measured on
         if len(groups) > 1 or any(g.worker_grounds for g in groups):
@@ -98,3 +118,64 @@ def read_values(args: argparse.Namespace) -> tuple[list[float], str, str, int, l
     if not values:
         raise ValueError(f"{args.db} run {run.id} holds no successful measurements yet")
     return values, run.kind, f"{args.db} run {run.id}", excluded, groups
+
+
+def optimum_section(args: argparse.Namespace, values: list[float]) -> dict:
+    """The optimum of placement means of the run (or of --sitting's draws), the chosen
+    placement and its gap, the cost: JSON keys and the text lines that lead the output."""
+    from ..evt import EstimateError
+    from ..evt.optimum import optimum_of_means
+    from ..run_sample import describe_cost, measurement_cost, run_sample
+    from ..store import Store
+    from .best import gap_line
+    from ..evt.estimate import _fmt
+
+    with Store(args.db, readonly=True) as store:
+        run = store.run(args.run)
+        sample = run_sample(store, run)
+        cost = measurement_cost(store, run)
+        chosen = None
+        for sid, _, result in store.selections(run.id):
+            if result is not None:
+                chosen = dict(result["chosen"], selection=sid, certified=result.get("certified"))
+        if args.sitting is not None:  # only the draws of the sitting, and the repetitions of those
+            keep = {v for v in values}
+            mask = [v in keep for v in sample.first.tolist()]
+            import numpy as np
+
+            sample.idx, sample.first = sample.idx[np.array(mask)], sample.first[np.array(mask)]
+            drawn = set(sample.idx.tolist())
+            sample.repeats = [(i, v) for i, v in sample.repeats if i in drawn]
+            sample.space_size, sample.orbits = None, None
+            chosen = None
+        try:
+            opt = optimum_of_means(sample, args.confidence)
+        except EstimateError as e:
+            return {"optimum_mean": None, "optimum_mean_error": str(e), "chosen": None, "cost": cost,
+                    "text": [f"optimum of placement means: none ({e})", "cost: " + describe_cost(cost)]}
+    text = opt.format_text(run.kind).splitlines()
+    out: dict = {"optimum_mean": opt.to_dict(), "chosen": chosen, "cost": cost}
+    if chosen is not None:
+        gap = opt.gap_pct(chosen["mean"])
+        hi = (100.0 * (opt.ci_high - chosen["ci_low"]) / opt.ci_high
+              if opt.ci_high is not None and chosen.get("ci_low") is not None and opt.ci_high != float("inf")
+              else None)
+        out["gap_pct"], out["gap_pct_high"] = gap, hi
+        text.append(f"chosen placement (`assign best`, selection {chosen['selection']}"
+                    + ("" if chosen.get("certified") else ", not certified") + f"): draw {chosen['draw']}, mean "
+                    f"{_fmt(chosen['mean'])} packets/s ({chosen['kind']}, {chosen['rounds']} rounds)")
+        if gap is not None:
+            text.append("  " + gap_line(gap, hi, "the chosen placement"))
+    else:
+        out["gap_pct"] = None
+        lead = opt.leading
+        if lead is not None:
+            gap = opt.gap_pct(lead["mean"])
+            text.append(f"leading placement (not certified): draw {lead['draw']}, mean {_fmt(lead['mean'])} packets/s "
+                        f"of {lead['measurements']} measurements ({run.kind})"
+                        + (f", {gap:.2f}% below the optimum of means (estimated)" if gap is not None else ""))
+        text.append("  no placement chosen yet: `assign best` chooses the one to deploy by measuring the leading "
+                    "placements again")
+    text.append("cost: " + describe_cost(cost))
+    out["text"] = text
+    return out

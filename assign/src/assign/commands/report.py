@@ -26,13 +26,15 @@ def run(args: argparse.Namespace) -> int:
     from ..report import ReportInput, build
     from ..store import Store
 
+    from .estimate import optimum_section
+
     with Store(args.db) as store:
         run, values = run_values(store, args)
         try:
             est = estimate(values, threshold=args.threshold, confidence=args.confidence)
         except EstimateError:
             est = None
-        baselines = scored(store, run, values, est)
+        baselines = scored(store, run, values, est, args.confidence)
         failures = store.failures(run.id)
         excluded = store.excluded_count(run.id)
         workers = run_lines(store, run)
@@ -45,9 +47,14 @@ def run(args: argparse.Namespace) -> int:
                    + (f", {excluded} values of cluster workers flagged as differing (left out)" if excluded
                       else "")),
     ]
+    args.sitting = None
+    optimum = optimum_section(args, values)
     out = build(ReportInput(f"assign report: {run.workload} x{run.instances} on {run.machine} ({run.kind})",
-                            run.kind, values, args.confidence, args.threshold, baselines, facts, workers),
+                            run.kind, values, args.confidence, args.threshold, baselines, facts, workers,
+                            optimum["text"]),
                 args.out)
+    for line in optimum["text"]:
+        print(line)
     for line in workers:
         print(line)
     if est is None:

@@ -66,8 +66,11 @@ def run(args: argparse.Namespace) -> int:
     _, ok, failed, best = session.store.progress(run.id)
     best_text = "none" if best is None else f"{best:,.1f} packets/s ({run.kind})"
     excluded = session.store.excluded_count(run.id)
-    print(f"run {run.id}: {ok} {run.kind} values stored ({added} new, {failed} failed), best {best_text}"
-          + (f"; {excluded} values of flagged workers kept but left out" if excluded else ""))
+    print(f"run {run.id}: {ok} {run.kind} values stored ({added} new, {failed} failed), best single value "
+          f"{best_text}" + (f"; {excluded} values of flagged workers kept but left out" if excluded else ""))
+    from ..run_sample import describe_cost, measurement_cost
+
+    print("cost: " + describe_cost(measurement_cost(session.store, run)))
     return 0
 
 

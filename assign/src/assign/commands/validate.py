@@ -36,11 +36,12 @@ def register(sub) -> argparse.ArgumentParser:
     p.add_argument("--packets", type=at_least(1), metavar="N",
                    help="window of each placement: N packets per instance (default: the calibration's, from "
                         f"--model-params; {OLD_WINDOW_PACKETS:,} for a file that does not say)")
-    p.add_argument("--reps", type=at_least(1), default=1, metavar="K",
+    p.add_argument("--reps", type=at_least(1), default=3, metavar="K",
                    help="measure every placement once per round, K rounds, and compare the model with "
                         "each one's median; the rounds' spread is printed as the measurement noise the "
-                        "errors include (default: 1)")
-    p.add_argument("--drift-reference", nargs="?", const="fused", choices=("fused", "both"), metavar="both",
+                        "errors include, and the noise floor it sets (default: 3)")
+    p.add_argument("--drift-reference", nargs="?", const="fused", choices=("none", "fused", "both"), default="both",
+                   metavar="both|fused|none",
                    help="measure a reference placement (one instance fused on each of up to K contexts) "
                         "before the first placement and after every one, and compare the model also with "
                         "each placement scaled by the calibration's median reference (from --model-params, "
@@ -50,13 +51,14 @@ def register(sub) -> argparse.ArgumentParser:
                         "for the placements with a split instance, scaled likewise (triples them). "
                         "With --reps 2 or more, every read of the rounds (raw, the fused reference alone, both) "
                         "is printed with its noise over rounds, and the steadiest is named: chosen by the "
-                        "repeated measurements alone (JSON: drift_corrected.reads, steadiest_read)")
-    p.add_argument("--top", type=at_least(0), default=0, metavar="K",
+                        "repeated measurements alone (JSON: drift_corrected.reads, steadiest_read). Default: both, "
+                        "the protocol that validated best (assign/CALIBRATE.md); none: no reference")
+    p.add_argument("--top", type=at_least(0), default=5, metavar="K",
                    help="also measure, in the same rounds, the model's K best-ranked placements of "
                         f"{TOP_POOL:,} other random ones (all of them where there are fewer), and report their "
                         "errors apart (JSON: model_top): "
                         "a random sample rarely holds the placements the model ranks first, which are the "
-                        "ones a guided search measures (default: 0)")
+                        "ones a guided search measures (default: 5)")
     p.add_argument("--build", metavar="DIR", help="Meson build of the apps (default: $PIPEPLACE_BUILD or build/)")
     add_rules_option(p)
     add_capture_option(p)
@@ -82,6 +84,9 @@ def run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     import numpy as np
+
+    if args.drift_reference == "none":
+        args.drift_reference = None
 
     from ..backends.base import BackendError
     from ..backends.dpdk.options import DpdkOptions, capture_mismatch, rules_mismatch
@@ -204,6 +209,7 @@ def run(args: argparse.Namespace) -> int:
     floor = noise_floor(reps)
     if floor is not None:
         print(noise_floor_line(floor))
+        print(explained_line(figs, floor, "raw"))
     char_kept = doc.get("calibration", {}).get("characterization", {})
     for key, kernel in (("steadiness_cv_pct", "a fixed integer kernel"),
                         ("steadiness_memory_cv_pct", "dependent loads over 64 MiB (the memory side)")):
@@ -279,6 +285,9 @@ def run(args: argparse.Namespace) -> int:
                               for name, d in sorted(drift["reads"].items(), key=lambda kv: noisy[kv[0]])))
             print(f"steadiest over rounds: {drift['steadiest_read']} (chosen by the repeated measurements alone, "
                   "no model figure)")
+            sr = drift["reads"][drift["steadiest_read"]]
+            if sr["noise_floor"] is not None:
+                print(explained_line(sr, sr["noise_floor"], drift["steadiest_read"]))
         if top is not None and top.get("corrected_median_abs_err_pct") is not None:
             print(f"the model's top {args.top}, drift-corrected: median abs error "
                   f"{top['corrected_median_abs_err_pct']:.1f}% (raw {top['median_abs_err_pct']:.1f}%; not in the "
@@ -315,6 +324,17 @@ def run(args: argparse.Namespace) -> int:
         else:
             rc = 1
     return rc
+
+
+def explained_line(figs: dict, floor: dict, read: str) -> str:
+    """How much of the errors the machine's own noise explains: the noise floor against the errors."""
+    def share(err: float, fl: float) -> str:
+        return "all" if fl >= err else f"{100 * fl / err:.0f}%" if err > 0 else "-"
+    return (f"summary ({read}): of the median abs error {figs['median_abs_err_pct']:.1f}% the machine's own noise "
+            f"explains {share(figs['median_abs_err_pct'], floor['median_abs_err_pct'])} "
+            f"({floor['median_abs_err_pct']:.1f}%), of the p90 {figs['p90_abs_err_pct']:.1f}% "
+            f"{share(figs['p90_abs_err_pct'], floor['p90_abs_err_pct'])} ({floor['p90_abs_err_pct']:.1f}%); "
+            f"the rest is the model's (estimated)")
 
 
 def noise_floor_line(floor: dict) -> str:

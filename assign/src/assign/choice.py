@@ -1,0 +1,230 @@
+"""`assign best`'s choice on a stored run: the leading distinct placements
+measured again in interleaved rounds until KN (selection.py) leaves one,
+every measurement stored as it comes (table repeats, purpose 'select'), the
+selection resumable, and its result (the chosen placement's mean, its
+interval and its gap to the optimum of means) stored with it."""
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from .backends.base import MeasureRequest
+from .repeats import noise_key
+from .selection import KN, Outcome, run as run_kn
+
+if TYPE_CHECKING:
+    from .backends.base import Backend
+    from .evt.optimum import OptimumMean, RunSample
+    from .store import Run, Store
+
+DEFAULT_CANDIDATES = 10
+DEFAULT_FIRST_STAGE = 10
+DEFAULT_BUDGET_SHARE = 0.12      # of the run's draws, at most, unless --max-measurements
+MIN_INDIFFERENCE_REL = 0.001     # a zone below 0.1% of the rate is not asked for
+
+
+@dataclass
+class Candidate:
+    draw: int                    # the first draw of this placement (its key in the store)
+    contexts: list[int]          # PU os_index per task
+    mean: float                  # its mean so far (every measurement of every draw of it)
+    measurements: int
+
+
+def leading_placements(sample: RunSample, assignments: dict[int, list[int]], m: int,
+                       orbit_of: np.ndarray | None = None) -> list[Candidate]:
+    """The m distinct placements with the highest means so far: the
+    measurements of every draw of one placement pooled (draws of one
+    distinct assignment, where the space is small enough to tell them,
+    otherwise of one context list)."""
+    groups = sample.groups()
+    key_of: dict[int, Any] = {}
+    for p, i in enumerate(sample.idx.tolist()):
+        key_of[i] = int(orbit_of[p]) if orbit_of is not None else tuple(assignments[i])
+    sums: dict[Any, float] = {}
+    counts: dict[Any, int] = {}
+    first_draw: dict[Any, int] = {}
+    for i, v in zip(sample.idx.tolist(), sample.first.tolist()):
+        k = key_of[i]
+        sums[k] = sums.get(k, 0.0) + v
+        counts[k] = counts.get(k, 0) + 1
+        first_draw.setdefault(k, i)
+    for i, vals in groups.items():
+        k = key_of.get(i)
+        if k is None:
+            continue
+        sums[k] += sum(vals)
+        counts[k] += len(vals)
+    ranked = sorted(sums, key=lambda k: (-sums[k] / counts[k], first_draw[k]))[:m]
+    return [Candidate(first_draw[k], list(assignments[first_draw[k]]), sums[k] / counts[k], counts[k])
+            for k in ranked]
+
+
+def mean_interval(values: list[float], confidence: float) -> tuple[float, float, float]:
+    """Mean and t interval of a candidate's selection-round values."""
+    from scipy.stats import t as student
+
+    v = np.asarray(values, dtype=float)
+    m = float(v.mean())
+    if v.size < 2:
+        return m, math.nan, math.nan
+    h = float(student.ppf(0.5 + confidence / 2.0, v.size - 1) * v.std(ddof=1) / math.sqrt(v.size))
+    return m, m - h, m + h
+
+
+def select(store: Store, run: Run, backend: Backend, candidates: list[Candidate], *, delta: float,
+           confidence: float, first_stage: int, budget_rounds: int, seed: int,
+           params: dict, on_round: Callable[[int, list[int]], None] | None = None) -> tuple[int, Outcome, dict]:
+    """Run (or resume) the selection with these parameters; (selection id, outcome,
+    round values per candidate)."""
+    sid = None
+    for i, p, result in store.selections(run.id):
+        if p == params and result is None:
+            sid = i  # an unfinished one with the same parameters: resumed
+    if sid is None:
+        sid = store.add_selection(run.id, params)
+    stored: dict[tuple[int, int], float | None] = {}
+    draw_pos = {c.draw: j for j, c in enumerate(candidates)}
+    for r in store.repeats(run.id, "select", sid):
+        stored[(draw_pos[r.idx], r.round)] = r.value if r.status == "ok" else None
+    k = len(candidates)
+    kn = KN(k, first_stage, delta, 1.0 - confidence)
+    values: dict[int, list[float]] = {j: [] for j in range(k)}
+    model = hasattr(backend, "measure_array")
+    _, draws_ok, _, _ = store.progress(run.id)
+
+    def order(rnd: int) -> list[int]:
+        return [int(x) for x in np.random.default_rng([seed, sid, rnd]).permutation(k)]
+
+    def measure(j: int, rnd: int) -> float | None:
+        if (j, rnd) in stored:
+            v = stored[(j, rnd)]
+        else:
+            seq = store.next_repeat_seq(run.id)
+            key = noise_key(seq) if model else candidates[j].draw
+            res = backend.measure([MeasureRequest(key, tuple(candidates[j].contexts))])[0]
+            v = res.value if res.status == "ok" else None
+            store.add_repeats(run.id, [(candidates[j].draw, "select", sid, rnd, draws_ok, v, res.status,
+                                        res.reason, res.extra)])
+        if v is not None:
+            values[j].append(v)
+        return v
+
+    outcome = run_kn(kn, measure, budget_rounds, order, on_round)
+    return sid, outcome, values
+
+
+def indifference(noise_cv: float | None, leader_mean: float, given_pct: float | None) -> tuple[float, str]:
+    """The indifference zone (packets/s) and where it came from."""
+    if given_pct is not None:
+        return leader_mean * given_pct / 100.0, f"--indifference {given_pct:g}%"
+    if noise_cv is not None and noise_cv > 0:
+        rel = max(noise_cv, MIN_INDIFFERENCE_REL)
+        return leader_mean * rel, "one noise sd of a measurement (measured)"
+    return leader_mean * 0.01, "1% (no noise measured yet)"
+
+
+def result_dict(run: Run, sid: int, candidates: list[Candidate], outcome: Outcome, values: dict[int, list[float]],
+                delta: float, delta_source: str, confidence: float, optimum: OptimumMean | None,
+                cost: dict) -> dict:
+    c = candidates[outcome.chosen]
+    mean, lo, hi = mean_interval(values[outcome.chosen], confidence)
+    out: dict[str, Any] = {
+        "selection": sid, "procedure": "KN (Kim & Nelson 2001), interleaved rounds",
+        "candidates": [{"draw": x.draw, "contexts": x.contexts, "mean_before": x.mean,
+                        "measurements_before": x.measurements, "selection_mean": outcome.means[j],
+                        "selection_rounds": outcome.counts[j], "eliminated_at_round": outcome.eliminated_at.get(j)}
+                       for j, x in enumerate(candidates)],
+        "indifference_zone": delta, "indifference_zone_pct": 100.0 * delta / c.mean if c.mean else None,
+        "indifference_source": delta_source, "probability_correct_selection": confidence,
+        "certified": outcome.certified, "rounds": outcome.rounds, "measurements": outcome.measurements,
+        "kn_max_rounds": outcome.max_rounds, "survivors": [candidates[j].draw for j in outcome.survivors],
+        "chosen": {"draw": c.draw, "contexts": c.contexts, "mean": mean, "ci_low": lo, "ci_high": hi,
+                   "rounds": len(values[outcome.chosen]), "kind": "measured"},
+        "cost": cost,
+    }
+    if optimum is not None and optimum.estimate is not None:
+        out["optimum_mean"] = optimum.to_dict()
+        out["gap_pct"] = optimum.gap_pct(mean)
+        out["gap_pct_high"] = (100.0 * (optimum.ci_high - lo) / optimum.ci_high
+                               if optimum.ci_high is not None and math.isfinite(optimum.ci_high)
+                               and not math.isnan(lo) else None)
+    return out
+
+
+
+@dataclass
+class Settings:
+    """What a selection is asked for (None: the defaults)."""
+
+    candidates: int | None = None
+    indifference_pct: float | None = None
+    confidence: float = 0.95
+    first_stage: int | None = None
+    max_measurements: int | None = None
+
+
+def choose(store: Store, run: Run, make_backend: Callable[[], Backend], settings: Settings, *,
+           close: bool = False, quiet: bool = False) -> dict:
+    """Choose the placement to deploy from a stored run: run or resume a selection
+    among its leading placements (or reuse a finished one with the same
+    parameters); its result, stored with the run."""
+    import sys
+
+    from .evt.optimum import optimum_of_means
+    from .run_sample import measurement_cost, run_sample
+
+    store.set_durability(run.kind)  # a modelled value is recomputed from the seed: no disk sync per value
+    # candidates by the draws and their planned repetitions: a finished selection's own rounds do not
+    # reorder them, so the same command finds its selection again
+    sample = run_sample(store, run, purposes=("noise",))
+    if sample.idx.size == 0:
+        raise ValueError(f"{store.path} run {run.id} holds no successful measurements")
+    conf = settings.confidence
+    before = optimum_of_means(sample, conf) if sample.idx.size >= 400 else None
+    m = settings.candidates or DEFAULT_CANDIDATES
+    orbit_of = sample.orbits() if sample.orbits is not None else None
+    assignments = store.assignments(run.id, sample.idx.tolist())
+    cands = leading_placements(sample, assignments, m, orbit_of)
+    label = "modelled" if run.kind == "modelled" else "measured"
+    if len(cands) < 2:
+        c = cands[0]
+        return {"chosen": {"draw": c.draw, "contexts": c.contexts, "mean": c.mean, "ci_low": None, "ci_high": None,
+                           "rounds": 0, "kind": label}, "certified": True, "candidates": [],
+                "note": "the run holds one distinct placement"}
+    cv = before.noise.cv if before is not None and before.noise.known else None
+    delta, source = indifference(cv, cands[0].mean, settings.indifference_pct)
+    n0 = settings.first_stage or DEFAULT_FIRST_STAGE
+    draws = int(sample.idx.size)
+    budget = settings.max_measurements or max(len(cands) * (n0 + 5), int(DEFAULT_BUDGET_SHARE * draws))
+    budget_rounds = max(n0, budget // len(cands))
+    params = {"candidates": [c.draw for c in cands], "indifference": delta, "confidence": conf,
+              "first_stage": n0, "budget_rounds": budget_rounds}
+    for _, p, result in store.selections(run.id):
+        if p == params and result is not None:
+            return dict(result, reused=True)
+    backend = make_backend()
+    if not quiet:
+        print(f"choosing among {len(cands)} leading placements (KN, interleaved rounds; indifference zone "
+              f"{delta:,.0f} packets/s = {100 * delta / cands[0].mean:.2g}%, {source}; first stage {n0} rounds; "
+              f"at most {budget_rounds} rounds; values {label})", file=sys.stderr)
+
+    def progress(r: int, alive: list[int]) -> None:
+        if not quiet and (r % 10 == 0 or len(alive) == 1):
+            print(f"  round {r}: {len(alive)} left", file=sys.stderr)
+
+    try:
+        sid, outcome, values = select(store, run, backend, cands, delta=delta, confidence=conf, first_stage=n0,
+                                      budget_rounds=budget_rounds, seed=run.seed, params=params, on_round=progress)
+    finally:
+        if close and hasattr(backend, "close"):
+            backend.close()
+    after = optimum_of_means(run_sample(store, run), conf) if draws >= 400 else None
+    res = result_dict(run, sid, cands, outcome, values, delta, source, conf, after, measurement_cost(store, run))
+    res["chosen"]["kind"] = label
+    store.finish_selection(run.id, sid, res)
+    return res

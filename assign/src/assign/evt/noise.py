@@ -1,0 +1,88 @@
+"""The measurement noise of a run, from the repetitions it planned itself.
+
+A measured value is the placement's mean times (1 + e), e ~ N(0, cv^2): the
+noise is relative (a CV), as the model backend injects it and as real runs
+show it (a placement at twice the rate spreads about twice as far).  The CV
+is estimated from repetitions only, pooled over the placements that have at
+least two of them: each placement's first value chose it for repetition
+(the planned repetitions go to the leading draws, whose first values are
+the lucky ones), so it would bias the spread upwards.
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+
+NO_NOISE_CV = 1e-9  # below this, the spread of equal values' floating-point sums
+
+
+@dataclass(frozen=True)
+class Noise:
+    """Relative noise of one measurement (measured), and what it rests on."""
+
+    cv: float              # relative sd of one measurement
+    df: int                # degrees of freedom of the pooled estimate
+    placements: int        # placements with two or more repetitions
+    repetitions: int       # repetitions those placements hold
+    injected: float | None = None  # the model backend's noise_rel_sd (known exactly), else None
+
+    @property
+    def known(self) -> bool:
+        return self.df > 0
+
+    def interval(self, confidence: float = 0.95) -> tuple[float, float] | None:
+        """Chi-square interval of the CV (normal noise), or None without data."""
+        if self.df <= 0:
+            return None
+        from scipy.special import chdtri  # inverse survival function of chi-square
+
+        a = (1.0 - confidence) / 2.0
+        return (self.cv * math.sqrt(self.df / chdtri(self.df, a)),
+                self.cv * math.sqrt(self.df / chdtri(self.df, 1.0 - a)))
+
+    def to_dict(self) -> dict[str, Any]:
+        ci = self.interval()
+        return {"cv": self.cv if self.known else None, "df": self.df, "placements": self.placements,
+                "repetitions": self.repetitions, "cv_ci95": list(ci) if ci else None,
+                "injected_cv": self.injected, "kind": "measured"}
+
+    def describe(self) -> str:
+        if not self.known:
+            return "not measured (no placement has two repetitions yet)"
+        ci = self.interval()
+        text = (f"CV {100 * self.cv:.2f}% (measured; 95% interval {100 * ci[0]:.2f}-{100 * ci[1]:.2f}%), "
+                f"from {self.repetitions} repetitions of {self.placements} placements")
+        if self.injected is not None:
+            text += f"; injected by the model: {100 * self.injected:.2f}%"
+        return text
+
+
+def estimate_noise(groups: Iterable[Iterable[float]] | Mapping[Any, Iterable[float]],
+                   injected: float | None = None) -> Noise:
+    """Pooled relative sd of the repetitions of each placement (each group:
+    one placement's repetitions, its first value left out)."""
+    if isinstance(groups, Mapping):
+        groups = groups.values()
+    ss = 0.0
+    df = placements = reps = 0
+    for g in groups:
+        v = np.asarray(list(g), dtype=float)
+        if v.size < 2:
+            continue
+        m = float(v.mean())
+        if not m > 0:
+            continue
+        rel = v / m - 1.0
+        ss += float(rel @ rel)
+        df += v.size - 1
+        placements += 1
+        reps += v.size
+    cv = math.sqrt(ss / df) if df > 0 else 0.0
+    if cv < NO_NOISE_CV:  # rounding of equal values, not noise (a model without noise)
+        cv = 0.0
+    return Noise(cv=cv, df=df, placements=placements, repetitions=reps, injected=injected)

@@ -1,0 +1,245 @@
+"""The optimum of placement means (mu*), from a noisy sample and the
+repetitions the run planned: the figure `assign estimate`, `report`,
+`baselines`, `best` and `iterate` lead with (assign/EVT.md).
+
+Three cases, each named in `method`:
+
+* every-placement: the sample holds every distinct placement of the space
+  (the count of distinct assignments is known and every one was drawn):
+  mu* is the largest placement mean, nothing is extrapolated.  Each
+  placement's mean pools all measurements of all its draws; the interval
+  is simultaneous over the placements (Bonferroni).
+* deconvolution-pot: Peaks-Over-Threshold on the first values with the
+  GPD on the placement means and the measured noise convolved in
+  (deconvolution.py).
+* paper-upb: the repetitions measured no noise at all (a noiseless model)
+  and the sample does not hold every placement: the paper's UPB is the
+  optimum of means.
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from statistics import NormalDist
+from typing import Any
+
+import numpy as np
+
+from .errors import EstimateError
+from .noise import Noise, estimate_noise
+from .validate import check_options, check_size, check_values
+
+MAX_TAIL = 250          # tail draws the deconvolution uses at most
+TAIL_FRACTION = 0.05    # the paper's cap: at most 5% of the sample above the threshold
+
+METHODS = {
+    "every-placement": "every distinct placement was drawn: the largest placement mean, each mean pooling all "
+                       "measurements of its draws, with a simultaneous (Bonferroni) interval",
+    "deconvolution-pot": "Peaks-Over-Threshold on first values, the GPD on placement means convolved with the "
+                         "measured normal noise (every measurement of a tail draw used), profile-likelihood "
+                         "interval",
+    "paper-upb": "the repetitions measured no noise: the paper's UPB of the single values",
+}
+
+
+@dataclass
+class RunSample:
+    """What the estimate reads from a run: the draws' first values, the
+    further measurements of some of them, and what is known of the space."""
+
+    idx: np.ndarray                          # (n,) draw numbers
+    first: np.ndarray                        # (n,) their first (iid) values
+    repeats: list[tuple[int, float]]         # (draw, value): noise repetitions and selection rounds
+    space_size: int | None = None            # distinct placements of the space, where countable
+    orbits: Callable[[], np.ndarray] | None = None  # (n,) distinct-placement id of each draw, computed on demand
+    injected_cv: float | None = None         # the model's noise (known exactly)
+
+    def groups(self) -> dict[int, list[float]]:
+        out: dict[int, list[float]] = {}
+        for i, v in self.repeats:
+            out.setdefault(int(i), []).append(float(v))
+        return out
+
+
+@dataclass
+class OptimumMean:
+    estimate: float | None
+    ci_low: float | None
+    ci_high: float | None                    # math.inf: one-sided
+    noise: Noise
+    method: str | None
+    status: str                              # ok | unbounded | noise_unknown
+    confidence: float
+    n: int
+    repeats: int
+    leading: dict | None = None              # the leading placement by its mean (not certified)
+    messages: list[str] = field(default_factory=list)
+    diagnostics: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def noise_sd(self) -> float | None:
+        """The noise sd of one measurement at the optimum's level (packets/s)."""
+        if not self.noise.known or self.estimate is None:
+            return None
+        return self.noise.cv * self.estimate
+
+    def to_dict(self) -> dict[str, Any]:
+        from .estimate import _json_safe
+
+        d = {"estimate": self.estimate, "ci_low": self.ci_low,
+             "ci_high": None if self.ci_high is None or math.isinf(self.ci_high) else self.ci_high,
+             "noise_sd": self.noise_sd, "method": self.method,
+             "one_sided": self.ci_high is not None and math.isinf(self.ci_high),
+             "confidence": self.confidence, "status": self.status, "kind": "estimated",
+             "noise": self.noise.to_dict(), "draws": self.n, "repeats": self.repeats,
+             "leading": self.leading, "messages": self.messages, "diagnostics": self.diagnostics}
+        return _json_safe(d)
+
+    def gap_pct(self, mean: float) -> float | None:
+        """100 (mu* - mean) / mu*, the gap of a placement's mean (estimated)."""
+        if self.estimate is None or self.estimate == 0:
+            return None
+        return 100.0 * (self.estimate - mean) / self.estimate
+
+    def format_text(self, value_label: str = "measured") -> str:
+        from .estimate import _fmt
+
+        lines = []
+        if self.estimate is None:
+            lines.append(f"optimum of placement means (estimated): none ({self.status})")
+        else:
+            hi = "infinity (one-sided)" if self.ci_high is not None and math.isinf(self.ci_high) else _fmt(self.ci_high)
+            lines.append(f"optimum of placement means (estimated): {_fmt(self.estimate)} packets/s, "
+                         f"{100 * self.confidence:g}% interval [{_fmt(self.ci_low)}, {hi}]")
+        sd = self.noise_sd
+        lines.append("  measurement noise: " + self.noise.describe()
+                     + (f"; sd {_fmt(sd)} packets/s at the optimum (estimated)" if sd is not None else ""))
+        if self.method:
+            lines.append(f"  method: {self.method}: {METHODS[self.method]}")
+        lines += [f"  note: {m}" for m in self.messages]
+        return "\n".join(lines)
+
+
+def _leading(idx: np.ndarray, first: np.ndarray, groups: dict[int, list[float]], cv: float) -> dict | None:
+    """The draw with the highest mean among those measured more than once."""
+    best = None
+    pos = {int(i): p for p, i in enumerate(idx.tolist())} if groups else {}
+    for i, vals in groups.items():
+        p = pos.get(i)
+        if p is None:
+            continue
+        allv = [float(first[p])] + vals
+        m = float(np.mean(allv))
+        if best is None or m > best["mean"]:
+            best = {"draw": i, "mean": m, "measurements": len(allv), "sd_of_mean": cv * m / math.sqrt(len(allv)),
+                    "kind": "measured"}
+    return best
+
+
+def optimum_of_means(sample: RunSample, confidence: float = 0.95) -> OptimumMean:
+    """The estimate of mu*, its interval and the noise it rests on."""
+    check_options(confidence, TAIL_FRACTION)
+    first = check_values(sample.first)
+    idx = np.asarray(sample.idx, dtype=np.int64)
+    n = first.size
+    if idx.size != n:
+        raise EstimateError(f"{idx.size} draw numbers for {n} values")
+    groups = sample.groups()
+    noise = estimate_noise(groups, sample.injected_cv)
+    reps = sum(len(v) for v in groups.values())
+    base = dict(noise=noise, confidence=confidence, n=n, repeats=reps)
+    if not noise.known:
+        return OptimumMean(None, None, None, method=None, status="noise_unknown",
+                           messages=["the noise is not measured yet: no placement holds two repetitions "
+                                     "(`assign sample` plans them, --repeat-every; a run stored before they "
+                                     "existed gets them when it is sampled again)"], **base)
+    leading = _leading(idx, first, groups, noise.cv)
+    if sample.space_size is not None and sample.orbits is not None and sample.space_size <= n:
+        orbit = np.asarray(sample.orbits())
+        if np.unique(orbit).size == sample.space_size:
+            return _every_placement(idx, first, groups, orbit, noise, leading, base)
+    if noise.cv == 0.0:
+        return _noiseless(first, leading, base, confidence)
+    return _deconvolution(idx, first, groups, noise, leading, base, confidence)
+
+
+def _noiseless(first: np.ndarray, leading, base, confidence: float) -> OptimumMean:
+    """No noise measured: a value is its placement's mean, so the paper's UPB is the optimum of
+    means; where the paper's fit gives none (a discrete tail, ties at the best), the best value is
+    still a placement's mean: a lower bound, with no upper one."""
+    from .errors import EstimateError
+    from .estimate import estimate
+
+    best = float(first.max())
+    try:
+        est = estimate(first, confidence=confidence, cross_checks=False)
+    except EstimateError as e:
+        est, why = None, str(e)
+    if est is not None and est.upb is not None:
+        return OptimumMean(est.upb, est.upb_ci_low, est.upb_ci_high, method="paper-upb", status=est.status,
+                           leading=leading, messages=list(est.messages), diagnostics={"paper": {"status": est.status}},
+                           **base)
+    if est is not None:
+        why = "; ".join(est.messages[:1]) or est.status
+    return OptimumMean(best, best, math.inf, method="paper-upb", status="unbounded", leading=leading,
+                       messages=[f"the paper's fit gives no bound ({why}): without noise the best value is a "
+                                 f"placement's mean, so the optimum is at least it; nothing bounds it above"],
+                       **base)
+
+
+def _every_placement(idx, first, groups, orbit, noise: Noise, leading, base) -> OptimumMean:
+    pos_of = {int(i): p for p, i in enumerate(idx.tolist())}
+    sums = np.zeros(int(orbit.max()) + 1)
+    counts = np.zeros_like(sums)
+    np.add.at(sums, orbit, first)
+    np.add.at(counts, orbit, 1)
+    for i, vals in groups.items():
+        p = pos_of.get(i)
+        if p is not None:
+            sums[orbit[p]] += sum(vals)
+            counts[orbit[p]] += len(vals)
+    seen = counts > 0
+    mean = sums[seen] / counts[seen]
+    se = noise.cv * mean / np.sqrt(counts[seen])
+    k = int(seen.sum())
+    conf = base["confidence"]
+    z = NormalDist().inv_cdf(1.0 - (1.0 - conf) / (2.0 * k))
+    j = int(np.argmax(mean))
+    diag = {"placements": k, "z_simultaneous": z, "best_placement_measurements": int(counts[seen][j]),
+            "measurements_per_placement_min": int(counts[seen].min())}
+    slack = 1e-12 * abs(float(mean[j]))  # rounding of pooled sums: at zero noise the interval is the point
+    return OptimumMean(float(mean[j]), float(np.max(mean - z * se)) - slack, float(np.max(mean + z * se)) + slack,
+                       method="every-placement", status="ok", leading=leading, diagnostics=diag, **base)
+
+
+def _deconvolution(idx, first, groups, noise: Noise, leading, base, confidence) -> OptimumMean:
+    from .deconvolution import U0_SDS, TailSet, fit
+
+    n = first.size
+    check_size(n, TAIL_FRACTION)
+    k = min(MAX_TAIL, int(math.floor(TAIL_FRACTION * n)))
+    order = np.argsort(first, kind="stable")
+    t = float(first[order[-k - 1]])
+    tail = order[-k:]
+    sd1 = noise.cv * t
+    m = np.array([1 + len(groups.get(int(idx[p]), ())) for p in tail], dtype=float)
+    xbar = np.array([(first[p] + sum(groups.get(int(idx[p]), ()))) for p in tail]) / m
+    # fitted on the scale of the tail (t at 1, u0 at 0): every number O(1), whatever the rates
+    u0 = t - U0_SDS * sd1
+    span = t - u0
+    data = TailSet((xbar - u0) / span, sd1 / np.sqrt(m) / span, 1.0 + 0.0 * t, sd1 / span, n)
+    f = fit(data, confidence)
+    back = lambda v: None if v is None else (v if math.isinf(v) else u0 + span * v)  # noqa: E731
+    f.tau, f.ci_low, f.ci_high, f.u0 = back(f.tau), back(f.ci_low), back(f.ci_high), u0
+    msgs = []
+    if f.status == "unbounded":
+        msgs.append("one-sided interval: the data cannot rule out a tail without an end point; collect more samples"
+                    if f.tau is not None else
+                    "the likelihood grows without bound with the end point: no finite optimum of means is "
+                    "estimated; collect more samples")
+    diag = {"threshold": t, "tail_draws": k, "tail_draws_remeasured": int((m > 1).sum()), "u0": f.u0,
+            "xi": f.xi, "alpha": f.alpha, "loglik": f.loglik, "loglik_exponential": f.loglik_exponential,
+            "interval_cut_factor": f.cut_factor}
+    return OptimumMean(f.tau, f.ci_low, f.ci_high, method="deconvolution-pot", status=f.status, leading=leading,
+                       messages=msgs, diagnostics=diag, **base)
