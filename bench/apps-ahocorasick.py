@@ -28,11 +28,14 @@
    cost: cycles per packet with flows over --stateless; goal at 1500 B:
    at most 1.5).  With --instructions, section 4 also counts the P stage's
    instructions per packet under valgrind's callgrind (load-independent:
-   this machine's cycles move with whatever else runs on it).
+   this machine's cycles move with whatever else runs on it).  With
+   --baseline BUILD, section 4 also runs that build's rules mode (the code
+   before flows: "today's" rules mode) in the same rounds, and prints this
+   build's cost against it.
 
 Usage: bench/apps-ahocorasick.py [--build DIR] [--duration S] [--repeat N]
                               [--engine-seconds S] [--json FILE] [--skip-sizes]
-                              [--instructions]
+                              [--instructions] [--baseline BUILD]
 Needs a release build with -Dparts including runtime,ahocorasick (default
 $PIPEPLACE_BUILD or ./build).  Standard library only.
 """
@@ -160,6 +163,9 @@ def main() -> int:
     ap.add_argument("--json", type=Path, help="also write the figures here")
     ap.add_argument("--skip-sizes", action="store_true",
                     help="leave out section 1 (keywords mode at 64/512/1500 B)")
+    ap.add_argument("--baseline", type=Path,
+                    help="another build (e.g. of the code before flows) whose rules mode section 4 "
+                         "also measures, in the same rounds")
     ap.add_argument("--instructions", action="store_true",
                     help="section 4 also counts instructions per packet under callgrind "
                          "(valgrind; minutes)")
@@ -174,6 +180,9 @@ def main() -> int:
         ap.error(f"--packets {a.packets}: expected 1..100000")
     if a.instructions and (shutil.which("valgrind") is None or shutil.which("callgrind_annotate") is None):
         ap.error("--instructions needs valgrind (Debian package valgrind)")
+    base_exe = a.baseline / "apps" / "ahocorasick" / "ahocorasick" if a.baseline else None
+    if base_exe is not None and not base_exe.is_file():
+        ap.error(f"--baseline {a.baseline}: no {base_exe}")
     exe = a.build / "apps" / "ahocorasick" / "ahocorasick"
     ebench = a.build / "apps" / "ahocorasick" / "ac_engine_bench"
     for f in (exe, ebench):
@@ -294,10 +303,14 @@ def main() -> int:
         for size in SIZES:
             pcap = tmp / f"udp{size}.pcap"
             harness.write_pcap(pcap, [frame(rng, size) for _ in range(a.packets)])
-            runs4: dict[str, list[dict]] = {"rules": [], "stateless": []}
+            runs4: dict[str, list[dict]] = {"rules": [], "stateless": [], "baseline": []}
+            cases4 = [("rules", exe, []), ("stateless", exe, ["--stateless"])]
+            if base_exe is not None:
+                cases4.append(("baseline", base_exe, []))
             for _ in range(a.repeat):
-                for name, extra in (("rules", []), ("stateless", ["--stateless"])):
-                    r = run_app(exe, tmp, pcap, a.packets, a.duration, "hs", ["--mode", "rules", *extra])
+                for name, which, extra in cases4:
+                    r = run_app(which, tmp, pcap, a.packets, a.duration, "hs",
+                                ["--mode", "rules", "--rules", str(rules), *extra])
                     if r["engine_scan_errors"] or not r["accounting_ok"]:
                         sys.exit(f"apps-ahocorasick: run not clean: {r}")
                     runs4[name].append(r)
@@ -308,13 +321,25 @@ def main() -> int:
             out["p_task"][f"{size}/all/rules-stateless/hs"] = base
             line = (f"   {size:>5} {full['p_cycles_per_packet']:>14.0f} {base['p_cycles_per_packet']:>20.0f} "
                     f"{cost[size]:>5.2f}x {full['matches_per_packet']:>11.3f}")
+            rules_args = ["--mode", "rules", "--rules", str(rules)]
             if a.instructions:
-                fi = p_instructions(exe, tmp, pcap, "hs", ["--mode", "rules"])
-                bi = p_instructions(exe, tmp, pcap, "hs", ["--mode", "rules", "--stateless"])
+                fi = p_instructions(exe, tmp, pcap, "hs", rules_args)
+                bi = p_instructions(exe, tmp, pcap, "hs", [*rules_args, "--stateless"])
                 icost[size] = fi / bi
                 out["p_task"][f"{size}/all/instructions"] = {"rules": fi, "stateless": bi}
                 line += f" {fi:>16.0f} {bi:>12.0f} {icost[size]:>5.2f}x"
             print(line, flush=True)
+            if base_exe is not None:
+                old = min(runs4["baseline"], key=lambda r: r["p_cycles_per_packet"])
+                vs = full["p_cycles_per_packet"] / old["p_cycles_per_packet"]
+                out["p_task"][f"{size}/all/rules-baseline/hs"] = old
+                bline = (f"   {size:>5} baseline build's rules mode {old['p_cycles_per_packet']:.0f} cyc/pkt: "
+                         f"this build's rules mode {vs:.2f}x")
+                if a.instructions:
+                    oi = p_instructions(base_exe, tmp, pcap, "hs", rules_args)
+                    out["p_task"][f"{size}/all/instructions"]["baseline"] = oi
+                    bline += f"; {oi:.0f} instructions/pkt: {fi / oi:.2f}x"
+                print(bline, flush=True)
     out["summary"] = {"kind": "measured", "hs_over_ac_rules_whole_1500": hs_ac,
                       "hs_rules_over_keywords_whole_1500": hs_rk, "hs_engine_fp_whole_gbps": fp_hs,
                       "flow_http_byte_cost": {str(k): v for k, v in cost.items()},

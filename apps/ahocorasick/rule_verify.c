@@ -209,7 +209,10 @@ build_fast_patterns(struct ac_verifier *v)
 	uint32_t n = 0;
 
 	v->always = calloc(v->n_rules ? v->n_rules : 1, sizeof(*v->always));
-	if (all == NULL || v->always == NULL) {
+	v->always_proto[0] = calloc(v->n_rules ? v->n_rules : 1, sizeof(uint32_t));
+	v->always_proto[1] = calloc(v->n_rules ? v->n_rules : 1, sizeof(uint32_t));
+	if (all == NULL || v->always == NULL || v->always_proto[0] == NULL ||
+		v->always_proto[1] == NULL) {
 		free(all);
 		return -1;
 	}
@@ -233,6 +236,9 @@ build_fast_patterns(struct ac_verifier *v)
 		 * and costs the engine much more (README, "Fast pattern"). */
 		if (best == NULL || (best->fp_len ? best->fp_len : best->len) == 1) {
 			v->always[v->n_always++] = i;
+			for (int p = 0; p < 2; p++)
+				if (vr->proto == AC_PROTO_IP || (int)vr->proto == p)
+					v->always_proto[p][v->n_always_proto[p]++] = i;
 			continue;
 		}
 		struct ac_keyword *kw = &all[n++];
@@ -723,6 +729,8 @@ ac_verifier_free(struct ac_verifier *v)
 	free(v->notes);
 	free(v->fp);
 	free(v->always);
+	free(v->always_proto[0]);
+	free(v->always_proto[1]);
 	free(v->rules);
 	memset(v, 0, sizeof(*v));
 }
@@ -982,12 +990,10 @@ eval_from(struct eval *e, uint32_t i, int64_t cpos)
 	return true;
 }
 
+/* Addresses and ports (the protocol is checked first, by the caller). */
 static bool
 header_matches(const struct ac_vrule *vr, const struct ac_pkt_meta *m)
 {
-	if ((vr->proto == AC_PROTO_TCP && m->ip_proto != 6) ||
-		(vr->proto == AC_PROTO_UDP && m->ip_proto != 17))
-		return false;
 	if (ac_netset_has(&vr->src, m->src) && ac_netset_has(&vr->sport, m->sport) &&
 		ac_netset_has(&vr->dst, m->dst) && ac_netset_has(&vr->dport, m->dport))
 		return true;
@@ -1037,13 +1043,17 @@ ac_verify_rule(
 {
 	const struct ac_vrule *vr = &v->rules[r];
 
-	if (!header_matches(vr, pv->m))
+	/* The cheapest tests first: one compare each. */
+	if ((vr->proto == AC_PROTO_TCP && pv->m->ip_proto != 6) ||
+		(vr->proto == AC_PROTO_UDP && pv->m->ip_proto != 17))
 		return false;
 	if (vr->flow && !ac_flow_match(vr->flow, pv->pf))
 		return false;
+	if ((vr->need_bufs & ~pv->present) != 0)
+		return false;
 	if (vr->has_dsize && !ac_range_match(&vr->dsize, pv->buf[AC_BUF_PKT].len))
 		return false;
-	if ((vr->need_bufs & ~pv->present) != 0)
+	if (!header_matches(vr, pv->m))
 		return false;
 	if (vr->has_urilen &&
 		!ac_range_match(
@@ -1112,8 +1122,9 @@ ac_verify_candidates(const struct ac_verifier *v, struct ac_vscratch *s, struct 
 			alerts += judge(v, s, pv, kw->rules[k], &n_def, fn, ctx);
 	}
 	s->n_cand = 0;
-	for (uint32_t i = 0; i < v->n_always; i++)
-		alerts += judge(v, s, pv, v->always[i], &n_def, fn, ctx);
+	int p = pv->m->ip_proto == 6 ? 0 : 1;
+	for (uint32_t i = 0; i < v->n_always_proto[p]; i++)
+		alerts += judge(v, s, pv, v->always_proto[p][i], &n_def, fn, ctx);
 	if (n_def == 0)
 		return alerts;
 	/* Rules are numbered in the order flowbits rules must be judged. */

@@ -136,6 +136,10 @@ struct ac_verifier {
 	uint32_t n_fp;
 	uint32_t *always; /* rules with no fast pattern: verified on every packet */
 	uint32_t n_always;
+	/* The same split by the protocol they can match, TCP [0] and UDP [1]
+	 * (ip rules in both): a packet walks only its own. */
+	uint32_t *always_proto[2];
+	uint32_t n_always_proto[2];
 	uint32_t max_contents;
 	bool basic; /* rules mode as before flows: see ac_verifier_build */
 	/* flowbits: state names and the words of one flow's states */
