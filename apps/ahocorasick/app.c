@@ -67,6 +67,7 @@ struct ac_cfg {
 	const char *alert_log; /* NULL: no log */
 	unsigned ac_layout;    /* 0 auto, 1 full, 2 compact */
 	uint64_t max_flows;    /* 0: DEFAULT_MAX_FLOWS */
+	bool measure_cpu;
 	double flow_timeout_s;
 	bool flow_timeout_set;
 };
@@ -135,6 +136,8 @@ struct ac_task {
 	uint8_t cur_flow;             /* ac_alert_rec.flow */
 	bool cur_response;            /* the packet is an HTTP response */
 	uint64_t alerts_partial_here; /* alerts partial on their packet only */
+	bool measure_cpu;
+	uint64_t cpu_ns; /* --measure-cpu: thread CPU time in the process step */
 } __rte_cache_aligned;
 
 static const char *const ac_variants[] = { "ac", "hs", "hs-literal", NULL };
@@ -187,6 +190,9 @@ static const char ac_usage[] =
 	"                        unscanned, counted by reason)\n"
 	"  --top N               keywords (rules mode: sids) listed in the statistics,\n"
 	"                        most hits first (default 20; 0: none)\n"
+	"  --measure-cpu         time each P task's process step with its thread's CPU\n"
+	"                        clock (two system calls a burst; for benchmarks on a\n"
+	"                        loaded machine): process_cpu_ns in the statistics\n"
 	"  rules mode's header variables and their defaults (--vars FILE overrides):\n"
 	"    ipvar HOME_NET any, ipvar EXTERNAL_NET any, ipvar *_SERVERS $HOME_NET\n"
 	"    (DNS SMTP HTTP SQL TELNET SSH FTP SIP), portvar HTTP_PORTS [80,81,...,8080,\n"
@@ -224,6 +230,10 @@ ac_parse_opt(void *cfgp, int argc, char **argv)
 		return n;
 	if (strcmp(o, "--scan-all-frames") == 0) {
 		cfg->scan_all_frames = true;
+		return 1;
+	}
+	if (strcmp(o, "--measure-cpu") == 0) {
+		cfg->measure_cpu = true;
 		return 1;
 	}
 	if (strcmp(o, "--verdict") != 0 && strcmp(o, "--mark-dscp") != 0 &&
@@ -523,6 +533,7 @@ ac_task_init(void *app_state, unsigned instance, void **task_state)
 	t->verdict = st->cfg->verdict;
 	t->mark_dscp = st->cfg->mark_dscp ? (uint8_t)(st->cfg->mark_dscp - 1) : 1;
 	t->scan_all_frames = st->cfg->scan_all_frames;
+	t->measure_cpu = st->cfg->measure_cpu;
 	t->instance = instance;
 	*task_state = t;
 	return 0;
@@ -675,33 +686,50 @@ flow_visit_store(struct flow_record *r, void *ext, bool created, void *arg)
 	memcpy(x->bits, fv->bits, 8 * (size_t)fv->words);
 }
 
-/* The packet's flow: its state as rules see it (AC_PF_*) and its flowbits
- * in t->bits; t->cur_flow for the alert log.  fp: the packet's flow key,
- * kept for the write-back. */
-static uint8_t
-packet_flow(struct ac_task *t, const uint8_t *frame, const struct ac_payload *pl,
-	const struct ac_pkt_meta *m, uint64_t now, struct flow_pkt *fp, uint32_t *hash)
+/* The packet's flow key and its hash (the flow table's keyed hash). */
+static void
+packet_flow_key(const struct ac_task *t, const uint8_t *frame, const struct ac_payload *pl,
+	const struct ac_pkt_meta *m, struct flow_pkt *fp, uint32_t *hash)
 {
 	const struct rte_ipv4_hdr *ip = (const struct rte_ipv4_hdr *)(frame + pl->l3_off);
 	uint8_t flags = m->ip_proto == 6 ? frame[pl->l4_off + 13] : 0;
-	struct flow_visit fv = { m->ip_proto, 0, flags, 0, t->bits, t->fb_words };
 
 	flow_pkt_from_ipv4(fp, (const uint8_t *)&ip->src_addr, (const uint8_t *)&ip->dst_addr,
 		m->ip_proto, m->sport, m->dport, pl->vlan, flags);
-	fv.dir = fp->dir;
 	*hash = flow_hash(&t->flows->hasher, &fp->key);
-	if (flow_table_update_visit(t->flows, fp, *hash, pl->len, now, &t->fc, flow_visit_packet,
+}
+
+/* The packet's flow: its state as rules see it (AC_PF_*) and its flowbits
+ * in t->bits; t->cur_flow for the alert log. */
+static uint8_t
+packet_flow(struct ac_task *t, const struct ac_payload *pl, const struct ac_pkt_meta *m,
+	uint64_t now, const struct flow_pkt *fp, uint32_t hash)
+{
+	struct flow_visit fv = { m->ip_proto, fp->dir, fp->tcp_flags, 0, t->bits, t->fb_words };
+
+	if (flow_table_update_visit(t->flows, fp, hash, pl->len, now, &t->fc, flow_visit_packet,
 		    &fv) == FLOW_UPDATE_FULL) {
 		/* Not tracked: judged as the first packet of a new flow. */
 		struct ac_flow_ext x = { 0 };
 		t->untracked++;
 		memset(t->bits, 0, 8 * (size_t)t->fb_words);
 		t->cur_flow = AC_ALERT_UNTRACKED;
-		return ac_flow_track(&x, true, m->ip_proto, fp->dir, flags);
+		return ac_flow_track(&x, true, m->ip_proto, fp->dir, fp->tcp_flags);
 	}
 	t->cur_flow = AC_ALERT_TRACKED;
 	return fv.pf;
 }
+
+/* What a burst's first pass finds of a one-segment packet, so that the
+ * second finds its flow's bucket and record in the cache. */
+struct pre_pkt {
+	bool done; /* found here (segmented packets are left to the second pass) */
+	enum ac_payload_status st;
+	struct ac_payload pl;
+	struct ac_pkt_meta meta;
+	struct flow_pkt fp;
+	uint32_t hash;
+};
 
 /* Rules mode: flow, HTTP buffers, prefilter, verify, judge; one packet at
  * a time. */
@@ -709,10 +737,29 @@ static void
 process_rules(struct ac_task *t, struct rte_mbuf **pkts, uint16_t n, uint8_t *verdict)
 {
 	uint64_t now = 0;
+	struct pre_pkt pre[PP_BURST];
 
 	if (t->flows != NULL) {
 		now = rte_rdtsc();
 		flow_table_sweep(t->flows, &t->sweep_cursor, SWEEP_PER_BURST, now, &t->fc);
+		/* First pass: each packet's flow key and hash, its bucket
+		 * prefetched; then the records at those buckets' heads. */
+		for (uint16_t i = 0; i < n; i++) {
+			struct pre_pkt *q = &pre[i];
+			const uint8_t *frame = rte_pktmbuf_mtod(pkts[i], const uint8_t *);
+			q->done = pkts[i]->next == NULL;
+			if (!q->done)
+				continue;
+			q->st = ac_find_payload(frame, rte_pktmbuf_data_len(pkts[i]), &q->pl);
+			if (q->st != AC_PL_OK)
+				continue;
+			packet_meta(frame, &q->pl, &q->meta);
+			packet_flow_key(t, frame, &q->pl, &q->meta, &q->fp, &q->hash);
+			flow_table_prefetch_bucket(t->flows, q->hash);
+		}
+		for (uint16_t i = 0; i < n; i++)
+			if (pre[i].done && pre[i].st == AC_PL_OK)
+				flow_table_prefetch_head(t->flows, pre[i].hash);
 	}
 	for (uint16_t i = 0; i < n; i++) {
 		struct rte_mbuf *m = pkts[i];
@@ -721,29 +768,38 @@ process_rules(struct ac_task *t, struct rte_mbuf **pkts, uint16_t n, uint8_t *ve
 		verdict[i] = PP_VERDICT_FORWARD;
 		const uint8_t *frame = rte_pktmbuf_mtod(m, const uint8_t *);
 		uint32_t flen = rte_pktmbuf_data_len(m);
-		if (unlikely(m->next != NULL)) {
-			flen = linearise(m, t->linear, &t->short_chains);
-			frame = t->linear;
-			t->copied++;
+		struct pre_pkt *q = &pre[i], own;
+		if (t->flows == NULL || !q->done) {
+			if (unlikely(m->next != NULL)) {
+				flen = linearise(m, t->linear, &t->short_chains);
+				frame = t->linear;
+				t->copied++;
+			}
+			q = &own;
+			q->st = ac_find_payload(frame, flen, &q->pl);
+			if (q->st == AC_PL_OK) {
+				packet_meta(frame, &q->pl, &q->meta);
+				if (t->flows != NULL)
+					packet_flow_key(
+						t, frame, &q->pl, &q->meta, &q->fp, &q->hash);
+			}
 		}
-		struct ac_payload pl;
-		enum ac_payload_status st = ac_find_payload(frame, flen, &pl);
-		if (st != AC_PL_OK) {
-			t->unscanned[st]++;
+		if (q->st != AC_PL_OK) {
+			t->unscanned[q->st]++;
 			continue;
 		}
 		t->scanned++;
-		struct ac_pkt_meta meta;
-		packet_meta(frame, &pl, &meta);
+		const struct ac_payload pl = q->pl;
+		struct ac_pkt_meta meta = q->meta;
 		const uint8_t *data = frame + pl.off;
 		struct ac_span bare[AC_BUF_N];
 		struct ac_pkt_view pv;
-		struct flow_pkt fp;
-		uint32_t hash = 0;
+		const struct flow_pkt *fp = &q->fp;
+		uint32_t hash = q->hash;
 		t->cur_flow = 0;
 		t->cur_response = false;
 		if (t->flows != NULL) {
-			uint8_t pf = packet_flow(t, frame, &pl, &meta, now, &fp, &hash);
+			uint8_t pf = packet_flow(t, &pl, &meta, now, fp, hash);
 			ac_http_parse(data, pl.len, meta.ip_proto == 6, t->http_scratch, &t->http);
 			t->http_requests += t->http.kind == AC_HTTP_REQUEST;
 			t->http_responses += t->http.kind == AC_HTTP_RESPONSE;
@@ -779,7 +835,7 @@ process_rules(struct ac_task *t, struct rte_mbuf **pkts, uint16_t n, uint8_t *ve
 		uint32_t a = ac_verify_candidates(t->ver, t->vs, &pv, on_alert, t);
 		if (pv.bits_changed && (t->cur_flow & AC_ALERT_TRACKED)) {
 			struct flow_visit fv = { .bits = t->bits, .words = t->fb_words };
-			flow_table_visit(t->flows, &fp.key, hash, flow_visit_store, &fv);
+			flow_table_visit(t->flows, &fp->key, hash, flow_visit_store, &fv);
 			t->bits_written++;
 		}
 		t->hist[hist_bucket(a)]++;
@@ -796,14 +852,36 @@ process_rules(struct ac_task *t, struct rte_mbuf **pkts, uint16_t n, uint8_t *ve
 	}
 }
 
+static void process_keywords(
+	struct ac_task *t, struct rte_mbuf **pkts, uint16_t n, uint8_t *verdict);
+
+static uint64_t
+thread_cpu_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
 static void
 ac_process(void *task_state, struct rte_mbuf **pkts, uint16_t n, uint8_t *verdict)
 {
 	struct ac_task *t = task_state;
-	if (t->rules_mode) {
+	/* --measure-cpu: the thread's CPU clock around the burst (a system
+	 * call each side; off by default).  Unlike the runtime's busy cycles it
+	 * does not count the time the context was preempted. */
+	uint64_t c0 = t->measure_cpu ? thread_cpu_ns() : 0;
+	if (t->rules_mode)
 		process_rules(t, pkts, n, verdict);
-		return;
-	}
+	else
+		process_keywords(t, pkts, n, verdict);
+	if (t->measure_cpu)
+		t->cpu_ns += thread_cpu_ns() - c0;
+}
+
+static void
+process_keywords(struct ac_task *t, struct rte_mbuf **pkts, uint16_t n, uint8_t *verdict)
+{
 	const uint8_t *data[PP_BURST];
 	uint32_t len[PP_BURST], l3_off[PP_BURST];
 	uint64_t hits[PP_BURST];
@@ -884,6 +962,16 @@ histogram_json(const uint64_t *hist)
 	return o;
 }
 
+/* --measure-cpu: the task's CPU time in its process step, summed in *total. */
+static void
+cpu_json(const struct ac_task *t, json_t *tj, uint64_t *total)
+{
+	if (!t->measure_cpu)
+		return;
+	json_object_set_new(tj, "process_cpu_ns", json_integer((json_int_t)t->cpu_ns));
+	*total += t->cpu_ns;
+}
+
 /* A count of one keyword or rule, for the "top" lists: most first, then
  * by id. */
 struct id_count {
@@ -948,7 +1036,7 @@ stats_rules(struct ac_state *st, void *const *task_states, unsigned n_tasks, jso
 	const struct ac_verifier *v = &st->ver;
 	struct ac_task sum = { 0 };
 	struct flow_counters fc = { 0 };
-	uint64_t scan_errors = 0, pcre_errors = 0, noalert = 0, budget = 0;
+	uint64_t scan_errors = 0, pcre_errors = 0, noalert = 0, budget = 0, cpu_ns = 0;
 	int last_error = 0;
 	struct id_count *per = calloc(v->n_rules + 1, sizeof(*per));
 	json_t *per_task = json_array();
@@ -994,10 +1082,11 @@ stats_rules(struct ac_state *st, void *const *task_states, unsigned n_tasks, jso
 			sum.hist[b] += t->hist[b];
 		for (uint32_t r = 0; per != NULL && r < v->n_rules; r++)
 			per[r].n += t->rule_alerts[r];
-		json_array_append_new(per_task,
-			json_pack("{s:I, s:I, s:I, s:I}", "instance", (json_int_t)t->instance,
-				"packets_scanned", (json_int_t)t->scanned, "bytes_scanned",
-				(json_int_t)t->bytes_scanned, "alerts", (json_int_t)t->alerts));
+		json_t *tj = json_pack("{s:I, s:I, s:I, s:I}", "instance", (json_int_t)t->instance,
+			"packets_scanned", (json_int_t)t->scanned, "bytes_scanned",
+			(json_int_t)t->bytes_scanned, "alerts", (json_int_t)t->alerts);
+		cpu_json(t, tj, &cpu_ns);
+		json_array_append_new(per_task, tj);
 	}
 	/* Counted per sid (a sid given to several rules adds them up). */
 	json_t *by_sid = json_object();
@@ -1064,6 +1153,8 @@ stats_rules(struct ac_state *st, void *const *task_states, unsigned n_tasks, jso
 	json_object_set_new(out, "alerts_logged",
 		json_integer((json_int_t)__atomic_load_n(&st->log.written, __ATOMIC_RELAXED)));
 	json_object_set_new(out, "stateless", json_boolean(st->cfg->rules.stateless));
+	if (st->cfg->measure_cpu)
+		json_object_set_new(out, "process_cpu_ns", json_integer((json_int_t)cpu_ns));
 	json_object_set_new(out, "flowbits_states", json_integer(v->n_fb_names));
 	json_object_set_new(out, "rules_with_flowbits", json_integer(v->n_fb_rules));
 	json_object_set_new(out, "noalert_matches", json_integer((json_int_t)noalert));
@@ -1100,7 +1191,7 @@ ac_stats(void *app_state, void *const *task_states, unsigned n_tasks, json_t *ou
 		return;
 	}
 	struct ac_task sum = { 0 };
-	uint64_t scan_errors = 0;
+	uint64_t scan_errors = 0, cpu_ns = 0;
 	int last_error = 0;
 	uint32_t n_kw = st->rs.n_keywords;
 	struct id_count *top = calloc(n_kw, sizeof(*top));
@@ -1127,11 +1218,12 @@ ac_stats(void *app_state, void *const *task_states, unsigned n_tasks, json_t *ou
 			sum.hist[b] += t->hist[b];
 		for (uint32_t k = 0; top != NULL && k < n_kw; k++)
 			top[k].n += t->kw_hits[k];
-		json_array_append_new(per_task,
-			json_pack("{s:I, s:I, s:I, s:I}", "instance", (json_int_t)t->instance,
-				"packets_scanned", (json_int_t)(t->scanned + t->whole_frames),
-				"bytes_scanned", (json_int_t)t->bytes_scanned, "matches",
-				(json_int_t)t->matches));
+		json_t *tj = json_pack("{s:I, s:I, s:I, s:I}", "instance", (json_int_t)t->instance,
+			"packets_scanned", (json_int_t)(t->scanned + t->whole_frames),
+			"bytes_scanned", (json_int_t)t->bytes_scanned, "matches",
+			(json_int_t)t->matches);
+		cpu_json(t, tj, &cpu_ns);
+		json_array_append_new(per_task, tj);
 	}
 	json_t *unscanned = unscanned_json(&sum);
 	json_t *hist = histogram_json(sum.hist);
@@ -1182,6 +1274,8 @@ ac_stats(void *app_state, void *const *task_states, unsigned n_tasks, json_t *ou
 	json_object_set_new(out, "keywords_hit", json_integer(hit_kw));
 	json_object_set_new(out, "matches_per_packet_histogram", hist);
 	json_object_set_new(out, "top_keywords", topj);
+	if (st->cfg->measure_cpu)
+		json_object_set_new(out, "process_cpu_ns", json_integer((json_int_t)cpu_ns));
 	json_object_set_new(out, "tasks", per_task);
 }
 

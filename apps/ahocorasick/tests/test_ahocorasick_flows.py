@@ -304,9 +304,15 @@ def test_flow_edges_equal_reference(build_dir: Path, file_prefix: str, tmp_path:
     rules, vars_, cap, want = edge
     log = tmp_path / "alerts.json"
     run = run_app(build_dir, file_prefix, tmp_path, [cap],
-                  ["--rules", str(rules), "--vars", str(vars_), "--alert-log", str(log), "--list-unsupported"],
-                  variant=engine)
+                  ["--rules", str(rules), "--vars", str(vars_), "--alert-log", str(log), "--list-unsupported"]
+                  + (["--measure-cpu"] if engine == "hs" else []), variant=engine)
     assert_clean(run)
+    app = run.stats["app_stats"]
+    # --measure-cpu: the P thread's CPU time in its process step, per task and summed
+    if engine == "hs":
+        assert 0 < app["tasks"][0]["process_cpu_ns"] == app["process_cpu_ns"]
+    else:
+        assert "process_cpu_ns" not in app
     got = app_alerts(log)
     assert got == want, (f"app-only: {dict(got - want)}", f"reference-only: {dict(want - got)}")
     app = run.stats["app_stats"]
