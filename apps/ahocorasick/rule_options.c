@@ -654,20 +654,6 @@ ac_flow_parse(const char *v, size_t n, uint8_t *flags, char *err, size_t errlen)
 	return 0;
 }
 
-bool
-ac_flow_match(uint8_t f, uint8_t pf)
-{
-	if ((f & AC_FLOW_TO_SERVER) && !(pf & AC_PF_FROM_CLIENT))
-		return false;
-	if ((f & AC_FLOW_TO_CLIENT) && (pf & AC_PF_FROM_CLIENT))
-		return false;
-	if ((f & AC_FLOW_ESTABLISHED) && !(pf & AC_PF_ESTABLISHED))
-		return false;
-	if ((f & AC_FLOW_NOT_ESTABLISHED) && (pf & AC_PF_ESTABLISHED))
-		return false;
-	return true;
-}
-
 static bool
 fb_name_ok(const char *s, size_t n)
 {

@@ -135,7 +135,19 @@ int ac_flow_parse(const char *v, size_t n, uint8_t *flags, char *err, size_t err
 #define AC_PF_ESTABLISHED 0x02
 
 /* Does a packet with flow state pf satisfy flow option bits f? */
-bool ac_flow_match(uint8_t f, uint8_t pf);
+static inline bool
+ac_flow_match(uint8_t f, uint8_t pf)
+{
+	if ((f & AC_FLOW_TO_SERVER) && !(pf & AC_PF_FROM_CLIENT))
+		return false;
+	if ((f & AC_FLOW_TO_CLIENT) && (pf & AC_PF_FROM_CLIENT))
+		return false;
+	if ((f & AC_FLOW_ESTABLISHED) && !(pf & AC_PF_ESTABLISHED))
+		return false;
+	if ((f & AC_FLOW_NOT_ESTABLISHED) && (pf & AC_PF_ESTABLISHED))
+		return false;
+	return true;
+}
 
 /* flowbits: one option as written. */
 enum ac_fb_cmd {

@@ -199,6 +199,29 @@ fp_cmp(const void *a, const void *b)
 	return x->rules[0] < y->rules[0] ? -1 : x->rules[0] > y->rules[0];
 }
 
+/* The one port range a port set allows, or all ports. */
+static void
+port_range(const struct ac_netset *ns, uint16_t *lo, uint16_t *hi)
+{
+	*lo = 0;
+	*hi = 65535;
+	if (ns->n_pos == 1 && ns->n_neg == 0 && !ns->none_match) {
+		*lo = (uint16_t)ns->pos[0].lo;
+		*hi = (uint16_t)ns->pos[0].hi;
+	}
+}
+
+static struct ac_port_hint
+port_hint(const struct ac_vrule *vr)
+{
+	struct ac_port_hint h = { 0, 65535, 0, 65535 };
+	if (!vr->bidirectional) {
+		port_range(&vr->sport, &h.slo, &h.shi);
+		port_range(&vr->dport, &h.dlo, &h.dhi);
+	}
+	return h;
+}
+
 /* One keyword per rule with a fast pattern, then merged into distinct ones.
  * Any non-negated content is a necessary condition: the prefilter scans
  * the payload and every buffer that is not a slice of it. */
@@ -209,10 +232,14 @@ build_fast_patterns(struct ac_verifier *v)
 	uint32_t n = 0;
 
 	v->always = calloc(v->n_rules ? v->n_rules : 1, sizeof(*v->always));
-	v->always_proto[0] = calloc(v->n_rules ? v->n_rules : 1, sizeof(uint32_t));
-	v->always_proto[1] = calloc(v->n_rules ? v->n_rules : 1, sizeof(uint32_t));
+	for (int p = 0; p < 2; p++) {
+		v->always_proto[p] = calloc(v->n_rules ? v->n_rules : 1, sizeof(uint32_t));
+		v->always_hint[p] =
+			calloc(v->n_rules ? v->n_rules : 1, sizeof(struct ac_port_hint));
+	}
 	if (all == NULL || v->always == NULL || v->always_proto[0] == NULL ||
-		v->always_proto[1] == NULL) {
+		v->always_proto[1] == NULL || v->always_hint[0] == NULL ||
+		v->always_hint[1] == NULL) {
 		free(all);
 		return -1;
 	}
@@ -237,8 +264,10 @@ build_fast_patterns(struct ac_verifier *v)
 		if (best == NULL || (best->fp_len ? best->fp_len : best->len) == 1) {
 			v->always[v->n_always++] = i;
 			for (int p = 0; p < 2; p++)
-				if (vr->proto == AC_PROTO_IP || (int)vr->proto == p)
+				if (vr->proto == AC_PROTO_IP || (int)vr->proto == p) {
+					v->always_hint[p][v->n_always_proto[p]] = port_hint(vr);
 					v->always_proto[p][v->n_always_proto[p]++] = i;
+				}
 			continue;
 		}
 		struct ac_keyword *kw = &all[n++];
@@ -729,8 +758,10 @@ ac_verifier_free(struct ac_verifier *v)
 	free(v->notes);
 	free(v->fp);
 	free(v->always);
-	free(v->always_proto[0]);
-	free(v->always_proto[1]);
+	for (int p = 0; p < 2; p++) {
+		free(v->always_proto[p]);
+		free(v->always_hint[p]);
+	}
 	free(v->rules);
 	memset(v, 0, sizeof(*v));
 }
@@ -1123,8 +1154,13 @@ ac_verify_candidates(const struct ac_verifier *v, struct ac_vscratch *s, struct 
 	}
 	s->n_cand = 0;
 	int p = pv->m->ip_proto == 6 ? 0 : 1;
-	for (uint32_t i = 0; i < v->n_always_proto[p]; i++)
+	uint16_t sp = pv->m->sport, dp = pv->m->dport;
+	for (uint32_t i = 0; i < v->n_always_proto[p]; i++) {
+		const struct ac_port_hint *h = &v->always_hint[p][i];
+		if (sp < h->slo || sp > h->shi || dp < h->dlo || dp > h->dhi)
+			continue;
 		alerts += judge(v, s, pv, v->always_proto[p][i], &n_def, fn, ctx);
+	}
 	if (n_def == 0)
 		return alerts;
 	/* Rules are numbered in the order flowbits rules must be judged. */

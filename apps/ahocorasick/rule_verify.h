@@ -140,6 +140,12 @@ struct ac_verifier {
 	 * (ip rules in both): a packet walks only its own. */
 	uint32_t *always_proto[2];
 	uint32_t n_always_proto[2];
+	/* Beside each: the one source and destination port range the rule's
+	 * header allows (all ports when it is not one range, or "<>"), tested
+	 * before the rule itself is touched. */
+	struct ac_port_hint {
+		uint16_t slo, shi, dlo, dhi;
+	} * always_hint[2];
 	uint32_t max_contents;
 	bool basic; /* rules mode as before flows: see ac_verifier_build */
 	/* flowbits: state names and the words of one flow's states */
