@@ -16,14 +16,31 @@
    and the same for the whole set's fast patterns as rules mode builds them
    (set fp-all: one per rule, Hyperscan with HS_FLAG_SINGLEMATCH).
 3. Rules mode (the app's default), whole set, 1500-byte packets: P task
-   rate with hs and ac, and hs in keywords mode, runs interleaved; ends with
-   the summary line
-   summary: hs/ac rules whole 1500B = X.XX; hs rules/keywords whole 1500B = Y.YY; hs engine whole Gb/s = Z.ZZ
-   (the last: Hyperscan alone on fp-all over the random 1460-byte payloads,
-   Gb/s per CPU second of the scanning thread, i.e. per core).
+   rate with hs and ac, and hs in keywords mode, runs interleaved, per
+   second of the P thread's CPU clock (--measure-cpu; the busy rate beside).
+4. The cost of rules mode's flow, HTTP and byte_* work: the P task's cycles
+   per packet with hs and the whole set at 64, 512 and 1500 bytes, in rules
+   mode as it is and with --stateless (rules mode without flows, HTTP
+   buffers and byte_*: the options that need them left out), runs
+   interleaved (at least 5 rounds), and their ratio.  Cycles here are the P
+   thread's CPU clock around its process step (--measure-cpu) in TSC
+   cycles, which do not count the time the context was preempted (the
+   runtime's busy cycles do, and are printed beside them).  Ends with the
+   summary line
+   summary: hs/ac rules whole 1500B = X.XX; hs rules/keywords whole 1500B = Y.YY; hs engine whole Gb/s = Z.ZZ; flow+HTTP+byte_* cost 64/512/1500B = A.AA/B.BB/C.CCx
+   (hs engine: Hyperscan alone on fp-all over the random 1460-byte
+   payloads, Gb/s per CPU second of the scanning thread, i.e. per core;
+   cost: CPU cycles per packet with flows over --stateless; goal at 1500 B:
+   at most 1.5).  With --instructions, section 4 also counts the P stage's
+   instructions per packet under valgrind's callgrind (load-independent:
+   this machine's cycles move with whatever else runs on it).  With
+   --baseline BUILD, section 4 also runs that build's rules mode (the code
+   before flows: "today's" rules mode) in the same rounds, and prints this
+   build's cost against it.
 
 Usage: bench/apps-ahocorasick.py [--build DIR] [--duration S] [--repeat N]
                               [--engine-seconds S] [--json FILE] [--skip-sizes]
+                              [--instructions] [--baseline BUILD]
 Needs a release build with -Dparts including runtime,ahocorasick (default
 $PIPEPLACE_BUILD or ./build).  Standard library only.
 """
@@ -33,6 +50,7 @@ import argparse
 import json
 import os
 import random
+import shutil
 import struct
 import subprocess
 import sys
@@ -81,11 +99,43 @@ def run_app(exe: Path, tmp: Path, pcap: Path, n_frames: int, duration: float,
     scanned = app["packets_scanned"]
     hits = app["matches"] if app["mode"] == "keywords" else app["alerts"]
     return {"p_mpps": ptask["packets"] / busy_s / 1e6 if busy_s > 0 else 0.0,
+            "p_cycles_per_packet": ptask["cycles"] / ptask["packets"] if ptask["packets"] else 0.0,
+            # --measure-cpu: the P thread's CPU clock around its process step, in TSC
+            # cycles (not counting the time the context was preempted)
+            "p_cpu_cycles_per_packet": (app["process_cpu_ns"] * app["tsc_hz"] / 1e9 / ptask["packets"]
+                                        if "process_cpu_ns" in app and ptask["packets"] else None),
+            "p_cpu_mpps": (ptask["packets"] / (app["process_cpu_ns"] / 1e9) / 1e6
+                           if app.get("process_cpu_ns") else None),
             "pipeline_mpps": s["total"]["pps"] / 1e6,
             "matches_per_packet": hits / scanned if scanned else 0.0,
             "keywords": app["keywords"] if app["mode"] == "keywords" else app["fast_patterns"],
             "engine_scan_errors": app["engine_scan_errors"],
             "accounting_ok": s["accounting_ok"]}
+
+
+def p_instructions(exe: Path, tmp: Path, pcap: Path, engine: str, args: list[str], packets: int = 2048) -> float:
+    """Instructions per packet of the P stage (ac_process, inclusive) under
+    callgrind, all three tasks on one context: load-independent."""
+    ctx = harness.two_contexts()[0]
+    place = harness.write_placement(tmp / "vg_placement.json", harness.placement(
+        "ahocorasick", [harness.instance(0, 0, 1, 0, ctx, ctx, ctx)], variant=engine))
+    prof, stats = tmp / "callgrind.out", tmp / "vg_stats.json"
+    cmd = ["valgrind", "--tool=callgrind", "--fair-sched=yes", f"--callgrind-out-file={prof}", str(exe),
+           *harness.eal_args(f"acbench_vg{uuid.uuid4().hex[:8]}", [f"net_pcap0,rx_pcap={pcap},infinite_rx=1",
+                                                                   "net_null0"], extra=["--no-huge", "-m", "1024"]),
+           "--", "--placement", str(place), "--packets", str(packets), "--mbufs", "16384", "--stats", str(stats),
+           *args]
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=3600)
+    if p.returncode != 0:
+        sys.exit(f"apps-ahocorasick: under callgrind: exit {p.returncode}: {p.stderr[-2000:]}")
+    done = next(t for t in json.loads(stats.read_text())["tasks"] if t["role"] == "P")["packets"]
+    ann = subprocess.run(["callgrind_annotate", "--inclusive=yes", "--threshold=100", str(prof)],
+                         capture_output=True, text=True).stdout
+    for line in ann.splitlines():
+        f = line.split()
+        if f and f[0].replace(",", "").isdigit() and any(x.endswith(":ac_process") for x in f):
+            return int(f[0].replace(",", "")) / done
+    sys.exit(f"apps-ahocorasick: no ac_process in {prof}")
 
 
 def best_run(repeat: int, *args) -> dict:
@@ -124,6 +174,12 @@ def main() -> int:
     ap.add_argument("--json", type=Path, help="also write the figures here")
     ap.add_argument("--skip-sizes", action="store_true",
                     help="leave out section 1 (keywords mode at 64/512/1500 B)")
+    ap.add_argument("--baseline", type=Path,
+                    help="another build (e.g. of the code before flows) whose rules mode section 4 "
+                         "also measures, in the same rounds")
+    ap.add_argument("--instructions", action="store_true",
+                    help="section 4 also counts instructions per packet under callgrind "
+                         "(valgrind; minutes)")
     a = ap.parse_args()
     if a.repeat < 1:
         ap.error(f"--repeat {a.repeat}: expected >= 1")
@@ -133,6 +189,11 @@ def main() -> int:
         ap.error(f"--engine-seconds {a.engine_seconds}: expected > 0")
     if not 1 <= a.packets <= 100000:
         ap.error(f"--packets {a.packets}: expected 1..100000")
+    if a.instructions and (shutil.which("valgrind") is None or shutil.which("callgrind_annotate") is None):
+        ap.error("--instructions needs valgrind (Debian package valgrind)")
+    base_exe = a.baseline / "apps" / "ahocorasick" / "ahocorasick" if a.baseline else None
+    if base_exe is not None and not base_exe.is_file():
+        ap.error(f"--baseline {a.baseline}: no {base_exe}")
     exe = a.build / "apps" / "ahocorasick" / "ahocorasick"
     ebench = a.build / "apps" / "ahocorasick" / "ac_engine_bench"
     for f in (exe, ebench):
@@ -211,16 +272,21 @@ def main() -> int:
     print("\n3. Rules mode, whole set, 1500-byte UDP packets (random payload), P task "
           "through the app;\n   runs interleaved (ac rules, hs rules, hs keywords), best of "
           f"{a.repeat} each")
-    print(f"   {'mode':<9} {'engine':<6} {'patterns':>8} {'P Mpps':>8} {'P Gb/s':>7} "
+    print("   P Mpps, P Gb/s: per second of the P thread's CPU clock in its process step "
+          "(--measure-cpu);\n   busy Mpps: per busy second of the runtime's cycles (preemption counted)")
+    print(f"   {'mode':<9} {'engine':<6} {'patterns':>8} {'P Mpps':>8} {'P Gb/s':>7} {'busy Mpps':>10} "
           f"{'pipeline Mpps':>14} {'alerts|matches/pkt':>19}")
     rng = random.Random(1)
     with tempfile.TemporaryDirectory(prefix="acbench") as td:
         tmp = Path(td)
         pcap = tmp / "udp1500.pcap"
         harness.write_pcap(pcap, [frame(rng, 1500) for _ in range(a.packets)])
-        cases = [("rules", "ac", ["--mode", "rules"]), ("rules", "hs", ["--mode", "rules"]),
-                 ("keywords", "hs", ["--mode", "keywords"]),
-                 ("rules-full", "ac", ["--mode", "rules", "--ac-layout", "full"])]
+        # --measure-cpu: P rates per second of the P thread's CPU clock, which a
+        # neighbour's preemption does not inflate (the ratios below use them)
+        cases = [("rules", "ac", ["--mode", "rules", "--measure-cpu"]),
+                 ("rules", "hs", ["--mode", "rules", "--measure-cpu"]),
+                 ("keywords", "hs", ["--mode", "keywords", "--measure-cpu"]),
+                 ("rules-full", "ac", ["--mode", "rules", "--ac-layout", "full", "--measure-cpu"])]
         runs: dict[tuple[str, str], list[dict]] = {(m, e): [] for m, e, _ in cases}
         for _ in range(a.repeat):
             for mode, engine, args in cases:
@@ -228,26 +294,92 @@ def main() -> int:
                 if r["engine_scan_errors"] or not r["accounting_ok"]:
                     sys.exit(f"apps-ahocorasick: run not clean: {r}")
                 runs[(mode, engine)].append(r)
-        best = {k: max(v, key=lambda r: r["p_mpps"]) for k, v in runs.items()}
+        best = {k: max(v, key=lambda r: r["p_cpu_mpps"]) for k, v in runs.items()}
         for (mode, engine), r in best.items():
-            r["p_gbps"] = r["p_mpps"] * 1500 * 8 / 1e3
+            r["p_gbps"] = r["p_cpu_mpps"] * 1500 * 8 / 1e3
             out["p_task"][f"1500/all/{mode}/{engine}"] = r
-            print(f"   {mode:<9} {engine:<6} {r['keywords']:>8} {r['p_mpps']:>8.3f} "
-                  f"{r['p_gbps']:>7.2f} {r['pipeline_mpps']:>14.3f} {r['matches_per_packet']:>19.2f}")
+            print(f"   {mode:<9} {engine:<6} {r['keywords']:>8} {r['p_cpu_mpps']:>8.3f} "
+                  f"{r['p_gbps']:>7.2f} {r['p_mpps']:>10.3f} {r['pipeline_mpps']:>14.3f} "
+                  f"{r['matches_per_packet']:>19.2f}")
     print("   (rules ac: the app's default layout, auto = compact for this set; rules-full ac: "
           "--ac-layout full)")
     print(f"   ac compact/full P throughput: "
-          f"{best[('rules', 'ac')]['p_mpps'] / best[('rules-full', 'ac')]['p_mpps']:.2f}x")
-    hs_ac = best[("rules", "hs")]["p_mpps"] / best[("rules", "ac")]["p_mpps"]
-    hs_rk = best[("rules", "hs")]["p_mpps"] / best[("keywords", "hs")]["p_mpps"]
+          f"{best[('rules', 'ac')]['p_cpu_mpps'] / best[('rules-full', 'ac')]['p_cpu_mpps']:.2f}x")
+    hs_ac = best[("rules", "hs")]["p_cpu_mpps"] / best[("rules", "ac")]["p_cpu_mpps"]
+    hs_rk = best[("rules", "hs")]["p_cpu_mpps"] / best[("keywords", "hs")]["p_cpu_mpps"]
+
+    # at least 5 rounds: a neighbour's load moves even the CPU clock (caches)
+    rounds4 = max(a.repeat, 5)
+    print("\n4. Cost of the flow, HTTP and byte_* work: P task cycles per packet, hs, whole set,\n"
+          "   UDP packets with random payload (each a flow of its own until the capture repeats),\n"
+          f"   rules mode and --stateless runs interleaved, fewest cycles of {rounds4} each;\n"
+          "   cpu: the P thread's CPU clock in its process step (TSC cycles, preemption not\n"
+          "   counted); busy: the runtime's busy cycles (preemption counted)")
+    print(f"   {'size':>5} {'rules cpu':>10} {'--stateless cpu':>16} {'cost':>6} {'rules busy':>11} "
+          f"{'--stateless busy':>17} {'cost':>6} {'alerts/pkt':>11}"
+          + (f" {'rules instr/pkt':>16} {'--stateless':>12} {'cost':>6}" if a.instructions else ""))
+    cost, icost = {}, {}
+    rng = random.Random(1)
+    with tempfile.TemporaryDirectory(prefix="acbench") as td:
+        tmp = Path(td)
+        for size in SIZES:
+            pcap = tmp / f"udp{size}.pcap"
+            harness.write_pcap(pcap, [frame(rng, size) for _ in range(a.packets)])
+            runs4: dict[str, list[dict]] = {"rules": [], "stateless": [], "baseline": []}
+            cases4 = [("rules", exe, []), ("stateless", exe, ["--stateless"])]
+            if base_exe is not None:
+                cases4.append(("baseline", base_exe, []))
+            for _ in range(rounds4):
+                for name, which, extra in cases4:
+                    # the baseline build may predate --measure-cpu
+                    cpu = [] if name == "baseline" else ["--measure-cpu"]
+                    r = run_app(which, tmp, pcap, a.packets, a.duration, "hs",
+                                ["--mode", "rules", "--rules", str(rules), *cpu, *extra])
+                    if r["engine_scan_errors"] or not r["accounting_ok"]:
+                        sys.exit(f"apps-ahocorasick: run not clean: {r}")
+                    runs4[name].append(r)
+            full = min(runs4["rules"], key=lambda r: r["p_cpu_cycles_per_packet"])
+            base = min(runs4["stateless"], key=lambda r: r["p_cpu_cycles_per_packet"])
+            cost[size] = full["p_cpu_cycles_per_packet"] / base["p_cpu_cycles_per_packet"]
+            fb = min(r["p_cycles_per_packet"] for r in runs4["rules"])
+            bb = min(r["p_cycles_per_packet"] for r in runs4["stateless"])
+            out["p_task"][f"{size}/all/rules-flows/hs"] = full
+            out["p_task"][f"{size}/all/rules-stateless/hs"] = base
+            line = (f"   {size:>5} {full['p_cpu_cycles_per_packet']:>10.0f} {base['p_cpu_cycles_per_packet']:>16.0f} "
+                    f"{cost[size]:>5.2f}x {fb:>11.0f} {bb:>17.0f} {fb / bb:>5.2f}x "
+                    f"{full['matches_per_packet']:>11.3f}")
+            rules_args = ["--mode", "rules", "--rules", str(rules)]
+            if a.instructions:
+                fi = p_instructions(exe, tmp, pcap, "hs", rules_args)
+                bi = p_instructions(exe, tmp, pcap, "hs", [*rules_args, "--stateless"])
+                icost[size] = fi / bi
+                out["p_task"][f"{size}/all/instructions"] = {"rules": fi, "stateless": bi}
+                line += f" {fi:>16.0f} {bi:>12.0f} {icost[size]:>5.2f}x"
+            print(line, flush=True)
+            if base_exe is not None:
+                old = min(runs4["baseline"], key=lambda r: r["p_cycles_per_packet"])
+                out["p_task"][f"{size}/all/rules-baseline/hs"] = old
+                bline = (f"   {size:>5} baseline build's rules mode {old['p_cycles_per_packet']:.0f} busy cyc/pkt: "
+                         f"this build's rules mode {fb / old['p_cycles_per_packet']:.2f}x")
+                if a.instructions:
+                    oi = p_instructions(base_exe, tmp, pcap, "hs", rules_args)
+                    out["p_task"][f"{size}/all/instructions"]["baseline"] = oi
+                    bline += f"; {oi:.0f} instructions/pkt: {fi / oi:.2f}x"
+                print(bline, flush=True)
     out["summary"] = {"kind": "measured", "hs_over_ac_rules_whole_1500": hs_ac,
-                      "hs_rules_over_keywords_whole_1500": hs_rk, "hs_engine_fp_whole_gbps": fp_hs}
+                      "hs_rules_over_keywords_whole_1500": hs_rk, "hs_engine_fp_whole_gbps": fp_hs,
+                      "flow_http_byte_cost": {str(k): v for k, v in cost.items()},
+                      "flow_http_byte_cost_instructions": {str(k): v for k, v in icost.items()}}
     if a.json:
         a.json.write_text(json.dumps(out, indent=1))
     print("\n(all figures measured in this run; goals: hs/ac rules >= 3, hs rules/keywords >= 10, "
-          "hs engine >= 5 Gb/s per core)")
+          "hs engine >= 5 Gb/s per core, flow+HTTP+byte_* cost at 1500 B <= 1.5x)")
     print(f"summary: hs/ac rules whole 1500B = {hs_ac:.2f}; hs rules/keywords whole 1500B = "
-          f"{hs_rk:.2f}; hs engine whole Gb/s = {fp_hs:.2f}")
+          f"{hs_rk:.2f}; hs engine whole Gb/s = {fp_hs:.2f}; flow+HTTP+byte_* cost 64/512/1500B = "
+          f"{cost[64]:.2f}/{cost[512]:.2f}/{cost[1500]:.2f}x")
+    if icost:
+        print(f"(flow+HTTP+byte_* cost in instructions per packet, under callgrind: "
+              f"{icost[64]:.2f}/{icost[512]:.2f}/{icost[1500]:.2f}x)")
     return 0
 
 

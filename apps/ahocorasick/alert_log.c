@@ -38,7 +38,17 @@ write_rec(struct ac_alert_log *l, const struct ac_alert_rec *a)
 		"dest_ip", dst, "dest_port", a->dport, "proto", a->ip_proto == 6 ? "TCP" : "UDP",
 		"alert", "action", a->action ? "blocked" : "allowed", "gid", 1, "signature_id",
 		(json_int_t)r->sid, "rev", (json_int_t)r->rev, "signature", r->msg ? r->msg : "",
-		"category", r->classtype, "partial", vr->partial);
+		"category", r->classtype, "partial",
+		vr->partial || (a->flow & AC_ALERT_PARTIAL) != 0);
+	if (o != NULL && (a->flow & (AC_ALERT_TRACKED | AC_ALERT_UNTRACKED)) != 0) {
+		/* The flow's side and state, as the rule's flow option saw them. */
+		json_object_set_new(o, "direction",
+			json_string(a->flow & AC_PF_FROM_CLIENT ? "to_server" : "to_client"));
+		json_object_set_new(o, "flow_state",
+			json_string(a->flow & AC_ALERT_UNTRACKED      ? "untracked"
+					: a->flow & AC_PF_ESTABLISHED ? "established"
+								      : "not_established"));
+	}
 	char *s = o ? json_dumps(o, JSON_COMPACT) : NULL;
 	if (s != NULL && fprintf(l->f, "%s\n", s) > 0)
 		__atomic_fetch_add(&l->written, 1, __ATOMIC_RELAXED);

@@ -25,8 +25,13 @@ struct ac_alert_rec {
 	uint16_t sport, dport;
 	uint8_t ip_proto;
 	uint8_t action; /* 0 allowed, 1 blocked (--on-alert drop) */
-	uint8_t pad[6];
+	uint8_t flow;   /* AC_PF_*, AC_ALERT_*; 0: --stateless */
+	uint8_t pad[5];
 };
+
+#define AC_ALERT_TRACKED 0x80   /* the packet's flow is in the flow table */
+#define AC_ALERT_UNTRACKED 0x40 /* the table was full: judged as a new flow's first packet */
+#define AC_ALERT_PARTIAL 0x20   /* partial on this packet (ac_vrule.mail_file_data) */
 
 struct ac_alert_log {
 	const struct ac_verifier *v;

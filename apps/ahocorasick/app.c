@@ -1,7 +1,10 @@
 /* ahocorasick P stage on the L4 payload of each IPv4 TCP/UDP packet.
- * --mode rules (default): one fast pattern per Snort rule prefilters, the
- * candidate rules are verified in full (rule_verify.h), alerts are counted
- * per sid and logged (alert_log.h).  --mode keywords (the paper's
+ * --mode rules (default): each packet's flow is looked up in the flow table
+ * shared by the instances (runtime/flow, flow_ids.h: client/server side,
+ * handshake, flowbits), its HTTP buffers are parsed (http_parse.h), one
+ * fast pattern per Snort rule prefilters, the candidate rules are verified
+ * in full (rule_verify.h), alerts are counted per sid and logged
+ * (alert_log.h).  --mode keywords (the paper's
  * benchmark): every occurrence of every content keyword, counted per
  * keyword and per packet.  Then forward, drop or mark (see README.md). */
 #include "app.h"
@@ -15,6 +18,7 @@
 
 #include <jansson.h>
 #include <rte_cycles.h>
+#include <rte_errno.h>
 #include <rte_ip.h>
 #include <rte_malloc.h>
 #include <rte_mbuf.h>
@@ -22,6 +26,11 @@
 
 #include "alert_log.h"
 #include "engine.h"
+#include "flow_hash.h"
+#include "flow_ids.h"
+#include "flow_key.h"
+#include "flow_table.h"
+#include "http_parse.h"
 #include "payload.h"
 #include "rule_opts.h"
 #include "keyword_set.h"
@@ -29,6 +38,11 @@
 #define HIST_BUCKETS 18    /* matches per packet: 0, 1, 2-3, 4-7, ... , >= 2^16 */
 #define LINEAR_BYTES 65536 /* multi-segment packets are copied here to scan */
 #define DEFAULT_TOP 20
+#define DEFAULT_MAX_FLOWS (1u << 16)
+#define MAX_MAX_FLOWS (1u << 24)
+#define DEFAULT_FLOW_TIMEOUT_S 180.0 /* Snort 2.9's snort.conf: stream5 timeout 180 */
+/* Buckets each P task sweeps for idle flows after a burst (as stateful). */
+#define SWEEP_PER_BURST 2
 
 enum ac_verdict_mode {
 	VERDICT_FORWARD,
@@ -52,6 +66,10 @@ struct ac_cfg {
 	enum ac_mode mode;
 	const char *alert_log; /* NULL: no log */
 	unsigned ac_layout;    /* 0 auto, 1 full, 2 compact */
+	uint64_t max_flows;    /* 0: DEFAULT_MAX_FLOWS */
+	bool measure_cpu;
+	double flow_timeout_s;
+	bool flow_timeout_set;
 };
 
 static const char *const layout_names[] = { "auto", "full", "compact" };
@@ -68,7 +86,10 @@ struct ac_state {
 	struct ac_verifier ver;  /* rules mode */
 	struct ac_alert_log log; /* rules mode with --alert-log */
 	bool log_on;
-	size_t ac_budget; /* 0: full table whatever its size */
+	size_t ac_budget;         /* 0: full table whatever its size */
+	struct flow_table *flows; /* rules mode without --stateless */
+	double flow_timeout_s;
+	unsigned n_instances;
 };
 
 struct ac_task {
@@ -100,9 +121,23 @@ struct ac_task {
 	uint64_t alerts, packets_alerted, alerts_logged_enq, alerts_log_dropped;
 	uint64_t candidates; /* rules verified */
 	bool rules_mode;
+	/* flows and HTTP (rules mode without --stateless) */
+	struct flow_table *flows;
+	struct flow_counters fc;
+	uint32_t sweep_cursor;
+	uint32_t fb_words;
+	uint64_t *bits; /* the current packet's flowbits */
+	uint8_t *http_scratch;
+	struct ac_http http;
+	uint64_t http_requests, http_responses, extra_scans, bits_written, untracked;
 	/* the packet being judged (alert callback) */
 	const struct ac_pkt_meta *cur;
 	uint8_t cur_action;
+	uint8_t cur_flow;             /* ac_alert_rec.flow */
+	bool cur_response;            /* the packet is an HTTP response */
+	uint64_t alerts_partial_here; /* alerts partial on their packet only */
+	bool measure_cpu;
+	uint64_t cpu_ns; /* --measure-cpu: thread CPU time in the process step */
 } __rte_cache_aligned;
 
 static const char *const ac_variants[] = { "ac", "hs", "hs-literal", NULL };
@@ -112,21 +147,32 @@ static const char ac_usage[] =
 	"  variants: ac (classic Aho-Corasick DFA, the paper's; default), hs (Hyperscan),\n"
 	"            hs-literal (Hyperscan's literal API: Hyperscan 5.4 fails some\n"
 	"            scans with it, counted in engine_scan_errors; see README)\n"
-	"  --mode M              rules (default): one fast pattern per rule prefilters,\n"
+	"  --mode M              rules (default): flows tracked in a table shared by\n"
+	"                        the instances (flow, flowbits), HTTP buffers parsed\n"
+	"                        per packet, one fast pattern per rule prefilters,\n"
 	"                        candidate rules are verified in full (contents with\n"
-	"                        nocase/offset/depth/distance/within/negation, pcre\n"
-	"                        flags ismxAB, protocol, addresses, ports), alerts per\n"
-	"                        sid; keywords: every occurrence of every content\n"
+	"                        their buffers and positions, pcre with every flag,\n"
+	"                        byte_test/jump/extract, isdataat, dsize, urilen,\n"
+	"                        protocol, addresses, ports), alerts per sid;\n"
+	"                        keywords: every occurrence of every content\n"
 	"                        keyword (the paper's benchmark; assign uses it).\n"
-	"                        Rules mode: options that cannot be evaluated (flow,\n"
-	"                        flowbits, byte_test, http_* buffers, ...) are left\n"
-	"                        out and the rule is marked partial (alerts say so);\n"
-	"                        icmp rules, unresolvable headers, pcres that do not\n"
-	"                        compile and rules with nothing left are disabled;\n"
+	"                        Rules mode: options that cannot be evaluated\n"
+	"                        (detection_filter, dce_*, ...) are left out and the\n"
+	"                        rule is marked partial (alerts say so); icmp rules,\n"
+	"                        unresolvable headers, pcres that do not compile and\n"
+	"                        partial rules with no content or pcre are disabled;\n"
 	"                        the summary line counts both (README: Rules "
 	"mode)\n" AC_RULE_OPTS_USAGE
+	"  --max-flows N         rules mode: flow records shared by the instances,\n"
+	"                        preallocated (default 65536; 1..16777216); a full\n"
+	"                        table evicts the least recently seen flow of the\n"
+	"                        bucket (counted)\n"
+	"  --flow-timeout S      rules mode: a flow idle for S seconds ends (default\n"
+	"                        180, Snort 2.9's stream timeout; 0: never)\n"
 	"  --alert-log FILE      rules mode: alerts as JSON lines (eve.json-like:\n"
 	"                        timestamp, src_ip/src_port/dest_ip/dest_port, proto,\n"
+	"                        direction (to_server/to_client), flow_state\n"
+	"                        (established/not_established/untracked),\n"
 	"                        alert.signature_id/rev/signature/category/action/\n"
 	"                        partial), written by a thread off the fast path; a\n"
 	"                        full queue drops the record (alerts_log_dropped)\n"
@@ -144,6 +190,9 @@ static const char ac_usage[] =
 	"                        unscanned, counted by reason)\n"
 	"  --top N               keywords (rules mode: sids) listed in the statistics,\n"
 	"                        most hits first (default 20; 0: none)\n"
+	"  --measure-cpu         time each P task's process step with its thread's CPU\n"
+	"                        clock (two system calls a burst; for benchmarks on a\n"
+	"                        loaded machine): process_cpu_ns in the statistics\n"
 	"  rules mode's header variables and their defaults (--vars FILE overrides):\n"
 	"    ipvar HOME_NET any, ipvar EXTERNAL_NET any, ipvar *_SERVERS $HOME_NET\n"
 	"    (DNS SMTP HTTP SQL TELNET SSH FTP SIP), portvar HTTP_PORTS [80,81,...,8080,\n"
@@ -183,16 +232,29 @@ ac_parse_opt(void *cfgp, int argc, char **argv)
 		cfg->scan_all_frames = true;
 		return 1;
 	}
+	if (strcmp(o, "--measure-cpu") == 0) {
+		cfg->measure_cpu = true;
+		return 1;
+	}
 	if (strcmp(o, "--verdict") != 0 && strcmp(o, "--mark-dscp") != 0 &&
 		strcmp(o, "--top") != 0 && strcmp(o, "--mode") != 0 &&
 		strcmp(o, "--alert-log") != 0 && strcmp(o, "--on-alert") != 0 &&
-		strcmp(o, "--ac-layout") != 0)
+		strcmp(o, "--ac-layout") != 0 && strcmp(o, "--max-flows") != 0 &&
+		strcmp(o, "--flow-timeout") != 0)
 		return 0;
 	if (argc < 2 || argv[1][0] == '\0') {
 		fprintf(stderr, "%s needs a value\n", o);
 		return -1;
 	}
 	const char *v = argv[1];
+	if (strcmp(o, "--max-flows") == 0)
+		return pp_parse_u64(o, v, 1, MAX_MAX_FLOWS, &cfg->max_flows) < 0 ? -1 : 2;
+	if (strcmp(o, "--flow-timeout") == 0) {
+		if (pp_parse_seconds(o, v, 1e6, &cfg->flow_timeout_s) < 0)
+			return -1;
+		cfg->flow_timeout_set = true;
+		return 2;
+	}
 	if (strcmp(o, "--ac-layout") == 0) {
 		for (unsigned i = 0; i < 3; i++)
 			if (strcmp(v, layout_names[i]) == 0) {
@@ -255,6 +317,46 @@ now_s(void)
 	return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
+static void
+ids_flow_end(
+	const struct flow_record *r, enum flow_end_reason why, struct flow_counters *c, void *arg)
+{
+	/* Nothing to export: the table counts the end (c->ended) and takes
+	 * the record back. */
+	(void)r;
+	(void)why;
+	(void)c;
+	(void)arg;
+}
+
+/* The flow table shared by the instances: keyed SipHash (a random key:
+ * flows cannot be aimed at one bucket), an extension area per record for
+ * flow_ids.h's state and the flowbits. */
+static int
+ids_flows_create(struct ac_state *st, const struct ac_cfg *cfg, char *err, size_t errlen)
+{
+	struct flow_hasher hasher;
+	if (flow_hasher_init(&hasher, "keyed", NULL, err, errlen) < 0)
+		return -1;
+	double idle_s = cfg->flow_timeout_set ? cfg->flow_timeout_s : DEFAULT_FLOW_TIMEOUT_S;
+	uint32_t ext = (uint32_t)(sizeof(struct ac_flow_ext) + 8 * (size_t)st->ver.fb_words);
+	uint32_t cap = cfg->max_flows ? (uint32_t)cfg->max_flows : DEFAULT_MAX_FLOWS;
+	st->flows = flow_table_create_ext(cap, (uint64_t)(idle_s * (double)rte_get_tsc_hz()),
+		&hasher, (int)st->socket_id, ext);
+	if (st->flows == NULL) {
+		snprintf(err, errlen, "cannot make a flow table of %u records of %u + %u bytes: %s",
+			cap, (unsigned)sizeof(struct flow_record), ext, rte_strerror(rte_errno));
+		return -1;
+	}
+	flow_table_set_end_hook(st->flows, 0, ids_flow_end, NULL);
+	st->flow_timeout_s = idle_s;
+	fprintf(stderr,
+		"ahocorasick: flow table: %u records (+%u bytes each for state and %u flowbits "
+		"states), idle timeout %g s, keyed hash\n",
+		cap, ext, st->ver.n_fb_names, idle_s);
+	return 0;
+}
+
 static int
 ac_setup(void *cfgp, const struct pp_setup_info *info, void **app_state)
 {
@@ -279,10 +381,18 @@ ac_setup(void *cfgp, const struct pp_setup_info *info, void **app_state)
 	}
 	if (!rules &&
 		(cfg->alert_log != NULL || cfg->rules.vars_path != NULL ||
-			cfg->rules.list_unsupported)) {
+			cfg->rules.list_unsupported || cfg->rules.stateless || cfg->max_flows ||
+			cfg->flow_timeout_set)) {
 		fprintf(stderr,
-			"ahocorasick: --alert-log, --vars and --list-unsupported are for "
-			"--mode rules only\n");
+			"ahocorasick: --alert-log, --vars, --list-unsupported, --stateless, "
+			"--max-flows and --flow-timeout are for --mode rules only\n");
+		free(st);
+		return -EINVAL;
+	}
+	if (cfg->rules.stateless && (cfg->max_flows || cfg->flow_timeout_set)) {
+		fprintf(stderr,
+			"ahocorasick: --max-flows and --flow-timeout need flows; --stateless has "
+			"none\n");
 		free(st);
 		return -EINVAL;
 	}
@@ -324,8 +434,19 @@ ac_setup(void *cfgp, const struct pp_setup_info *info, void **app_state)
 		free(st);
 		return -EINVAL;
 	}
+	st->n_instances = info->n_instances;
+	if (rules && !cfg->rules.stateless && ids_flows_create(st, cfg, err, sizeof(err)) < 0) {
+		fprintf(stderr, "ahocorasick: %s\n", err);
+		ac_engine_free(st->engine);
+		ac_verifier_free(&st->ver);
+		ac_vars_free(&st->vars);
+		ac_ruleset_free(&st->rs);
+		free(st);
+		return -EINVAL;
+	}
 	if (rules && cfg->alert_log != NULL) {
 		if (ac_alert_log_start(&st->log, cfg->alert_log, &st->ver) < 0) {
+			flow_table_free(st->flows);
 			ac_engine_free(st->engine);
 			ac_verifier_free(&st->ver);
 			ac_vars_free(&st->vars);
@@ -374,18 +495,35 @@ ac_task_init(void *app_state, unsigned instance, void **task_state)
 	strcpy(err, "out of memory");
 	if (st->engine != NULL)
 		t->scratch = ac_scratch_new(st->engine, err, sizeof(err));
+	bool need_http = false;
 	if (t->rules_mode) {
 		t->ver = &st->ver;
 		t->vs = ac_vscratch_new(&st->ver, LINEAR_BYTES);
 		if (st->log_on)
 			t->alert_ring = ac_alert_log_ring(&st->log, instance, (int)st->socket_id);
+		t->fb_words = st->ver.fb_words;
+		t->bits = rte_zmalloc_socket("ac_bits", 8 * (size_t)(t->fb_words + 1),
+			RTE_CACHE_LINE_SIZE, (int)st->socket_id);
+		need_http = !st->cfg->rules.stateless;
+		if (need_http)
+			t->http_scratch =
+				rte_malloc_socket("ac_http", AC_HTTP_SCRATCH(LINEAR_BYTES),
+					RTE_CACHE_LINE_SIZE, (int)st->socket_id);
+		t->flows = st->flows;
+		/* Instances start their sweeps apart so they rarely meet on a lock. */
+		t->sweep_cursor = st->n_instances
+			? (uint32_t)(((uint64_t)instance * FLOW_TABLE_BUCKETS) / st->n_instances)
+			: 0;
 	}
 	if (t->kw_hits == NULL || t->linear == NULL || (st->engine != NULL && t->scratch == NULL) ||
-		(t->rules_mode && t->vs == NULL) || (st->log_on && t->alert_ring == NULL)) {
+		(t->rules_mode && (t->vs == NULL || t->bits == NULL)) ||
+		(need_http && t->http_scratch == NULL) || (st->log_on && t->alert_ring == NULL)) {
 		fprintf(stderr, "ahocorasick: instance %u: %s\n", instance,
-			t->scratch == NULL ? err : "out of memory");
+			st->engine != NULL && t->scratch == NULL ? err : "out of memory");
 		ac_scratch_free(t->scratch);
 		ac_vscratch_free(t->vs);
+		rte_free(t->bits);
+		rte_free(t->http_scratch);
 		rte_free(t->kw_hits);
 		rte_free(t->linear);
 		rte_free(t);
@@ -395,6 +533,7 @@ ac_task_init(void *app_state, unsigned instance, void **task_state)
 	t->verdict = st->cfg->verdict;
 	t->mark_dscp = st->cfg->mark_dscp ? (uint8_t)(st->cfg->mark_dscp - 1) : 1;
 	t->scan_all_frames = st->cfg->scan_all_frames;
+	t->measure_cpu = st->cfg->measure_cpu;
 	t->instance = instance;
 	*task_state = t;
 	return 0;
@@ -476,7 +615,7 @@ static void
 packet_meta(const uint8_t *frame, const struct ac_payload *pl, struct ac_pkt_meta *m)
 {
 	const struct rte_ipv4_hdr *ip = (const struct rte_ipv4_hdr *)(frame + pl->l3_off);
-	const uint8_t *l4 = frame + pl->l3_off + rte_ipv4_hdr_len(ip);
+	const uint8_t *l4 = frame + pl->l4_off;
 
 	m->ip_proto = ip->next_proto_id;
 	m->src = rte_be_to_cpu_32(ip->src_addr);
@@ -491,8 +630,10 @@ on_alert(void *ctx, uint32_t rule)
 	struct ac_task *t = ctx;
 
 	t->rule_alerts[rule]++;
-	if (t->alert_ring == NULL)
+	if (t->alert_ring == NULL) {
+		t->alerts_partial_here += t->ver->rules[rule].mail_file_data && !t->cur_response;
 		return;
+	}
 	const struct ac_pkt_meta *m = t->cur;
 	struct ac_alert_rec a = {
 		.tsc = rte_rdtsc(),
@@ -503,17 +644,123 @@ on_alert(void *ctx, uint32_t rule)
 		.dport = m->dport,
 		.ip_proto = m->ip_proto,
 		.action = t->cur_action,
+		.flow = t->cur_flow,
 	};
+	if (t->ver->rules[rule].mail_file_data && !t->cur_response) {
+		a.flow |= AC_ALERT_PARTIAL;
+		t->alerts_partial_here++;
+	}
 	if (rte_ring_sp_enqueue_elem(t->alert_ring, &a, sizeof(a)) == 0)
 		t->alerts_logged_enq++;
 	else
 		t->alerts_log_dropped++;
 }
 
-/* Rules mode: prefilter, verify, judge, one packet at a time. */
+/* What the flow table's visitor needs of the packet, and what it gives back. */
+struct flow_visit {
+	uint8_t ip_proto, dir, tcp_flags;
+	uint8_t pf;
+	uint64_t *bits;
+	uint32_t words;
+};
+
+/* Under the bucket lock: track the packet, copy the flowbits out. */
+static void
+flow_visit_packet(struct flow_record *r, void *ext, bool created, void *arg)
+{
+	struct flow_visit *fv = arg;
+	struct ac_flow_ext *x = ext;
+	(void)r;
+	fv->pf = ac_flow_track(x, created, fv->ip_proto, fv->dir, fv->tcp_flags);
+	memcpy(fv->bits, x->bits, 8 * (size_t)fv->words);
+}
+
+/* Under the bucket lock: the packet's flowbits changes go back to its flow. */
+static void
+flow_visit_store(struct flow_record *r, void *ext, bool created, void *arg)
+{
+	struct flow_visit *fv = arg;
+	struct ac_flow_ext *x = ext;
+	(void)r;
+	(void)created;
+	memcpy(x->bits, fv->bits, 8 * (size_t)fv->words);
+}
+
+/* The packet's flow key and its hash (the flow table's keyed hash). */
+static void
+packet_flow_key(const struct ac_task *t, const uint8_t *frame, const struct ac_payload *pl,
+	const struct ac_pkt_meta *m, struct flow_pkt *fp, uint32_t *hash)
+{
+	const struct rte_ipv4_hdr *ip = (const struct rte_ipv4_hdr *)(frame + pl->l3_off);
+	uint8_t flags = m->ip_proto == 6 ? frame[pl->l4_off + 13] : 0;
+
+	flow_pkt_from_ipv4(fp, (const uint8_t *)&ip->src_addr, (const uint8_t *)&ip->dst_addr,
+		m->ip_proto, m->sport, m->dport, pl->vlan, flags);
+	*hash = flow_hash(&t->flows->hasher, &fp->key);
+}
+
+/* The packet's flow: its state as rules see it (AC_PF_*) and its flowbits
+ * in t->bits; t->cur_flow for the alert log. */
+static uint8_t
+packet_flow(struct ac_task *t, const struct ac_payload *pl, const struct ac_pkt_meta *m,
+	uint64_t now, const struct flow_pkt *fp, uint32_t hash)
+{
+	struct flow_visit fv = { m->ip_proto, fp->dir, fp->tcp_flags, 0, t->bits, t->fb_words };
+
+	if (flow_table_update_visit(t->flows, fp, hash, pl->len, now, &t->fc, flow_visit_packet,
+		    &fv) == FLOW_UPDATE_FULL) {
+		/* Not tracked: judged as the first packet of a new flow. */
+		struct ac_flow_ext x = { 0 };
+		t->untracked++;
+		memset(t->bits, 0, 8 * (size_t)t->fb_words);
+		t->cur_flow = AC_ALERT_UNTRACKED;
+		return ac_flow_track(&x, true, m->ip_proto, fp->dir, fp->tcp_flags);
+	}
+	t->cur_flow = AC_ALERT_TRACKED;
+	return fv.pf;
+}
+
+/* What a burst's first pass finds of a one-segment packet, so that the
+ * second finds its flow's bucket and record in the cache. */
+struct pre_pkt {
+	bool done; /* found here (segmented packets are left to the second pass) */
+	enum ac_payload_status st;
+	struct ac_payload pl;
+	struct ac_pkt_meta meta;
+	struct flow_pkt fp;
+	uint32_t hash;
+};
+
+/* Rules mode: flow, HTTP buffers, prefilter, verify, judge; one packet at
+ * a time. */
 static void
 process_rules(struct ac_task *t, struct rte_mbuf **pkts, uint16_t n, uint8_t *verdict)
 {
+	uint64_t now = 0;
+	struct pre_pkt pre[PP_BURST];
+
+	if (t->flows != NULL) {
+		now = rte_rdtsc();
+		flow_table_sweep(t->flows, &t->sweep_cursor, SWEEP_PER_BURST, now, &t->fc);
+		/* First pass: each packet's flow key and hash, its bucket
+		 * prefetched; then the records at those buckets' heads. */
+		for (uint16_t i = 0; i < n; i++) {
+			struct pre_pkt *q = &pre[i];
+			const uint8_t *frame = rte_pktmbuf_mtod(pkts[i], const uint8_t *);
+			q->done = pkts[i]->next == NULL;
+			if (!q->done)
+				continue;
+			q->st = ac_find_payload(frame, rte_pktmbuf_data_len(pkts[i]), &q->pl);
+			if (q->st != AC_PL_OK)
+				continue;
+			packet_meta(frame, &q->pl, &q->meta);
+			packet_flow_key(t, frame, &q->pl, &q->meta, &q->fp, &q->hash);
+			flow_table_prefetch_bucket(t->flows, q->hash);
+		}
+		for (uint16_t i = 0; i < n; i++)
+			if (pre[i].done && pre[i].st == AC_PL_OK)
+				flow_table_prefetch_head(t->flows, pre[i].hash);
+	}
 	for (uint16_t i = 0; i < n; i++) {
 		struct rte_mbuf *m = pkts[i];
 		if (i + 1 < n)
@@ -521,29 +768,76 @@ process_rules(struct ac_task *t, struct rte_mbuf **pkts, uint16_t n, uint8_t *ve
 		verdict[i] = PP_VERDICT_FORWARD;
 		const uint8_t *frame = rte_pktmbuf_mtod(m, const uint8_t *);
 		uint32_t flen = rte_pktmbuf_data_len(m);
-		if (unlikely(m->next != NULL)) {
-			flen = linearise(m, t->linear, &t->short_chains);
-			frame = t->linear;
-			t->copied++;
+		struct pre_pkt *q = &pre[i], own;
+		if (t->flows == NULL || !q->done) {
+			if (unlikely(m->next != NULL)) {
+				flen = linearise(m, t->linear, &t->short_chains);
+				frame = t->linear;
+				t->copied++;
+			}
+			q = &own;
+			q->st = ac_find_payload(frame, flen, &q->pl);
+			if (q->st == AC_PL_OK) {
+				packet_meta(frame, &q->pl, &q->meta);
+				if (t->flows != NULL)
+					packet_flow_key(
+						t, frame, &q->pl, &q->meta, &q->fp, &q->hash);
+			}
 		}
-		struct ac_payload pl;
-		enum ac_payload_status st = ac_find_payload(frame, flen, &pl);
-		if (st != AC_PL_OK) {
-			t->unscanned[st]++;
+		if (q->st != AC_PL_OK) {
+			t->unscanned[q->st]++;
 			continue;
 		}
 		t->scanned++;
-		struct ac_pkt_meta meta;
-		packet_meta(frame, &pl, &meta);
+		const struct ac_payload pl = q->pl;
+		struct ac_pkt_meta meta = q->meta;
 		const uint8_t *data = frame + pl.off;
-		if (t->engine != NULL)
+		struct ac_span bare[AC_BUF_N];
+		struct ac_pkt_view pv;
+		const struct flow_pkt *fp = &q->fp;
+		uint32_t hash = q->hash;
+		t->cur_flow = 0;
+		t->cur_response = false;
+		if (t->flows != NULL) {
+			uint8_t pf = packet_flow(t, &pl, &meta, now, fp, hash);
+			ac_http_parse(data, pl.len, meta.ip_proto == 6, t->http_scratch, &t->http);
+			t->http_requests += t->http.kind == AC_HTTP_REQUEST;
+			t->http_responses += t->http.kind == AC_HTTP_RESPONSE;
+			pv = (struct ac_pkt_view){
+				.m = &meta, .buf = t->http.buf, .pf = pf, .bits = t->bits
+			};
+			for (int b = 0; b < AC_BUF_N; b++)
+				pv.present |= (uint32_t)t->http.buf[b].present << b;
+			t->cur_flow |= pf;
+			t->cur_response = t->http.kind == AC_HTTP_RESPONSE;
+		} else {
+			ac_pkt_view_bare(&pv, bare, &meta, data, pl.len, t->bits);
+		}
+		if (t->engine != NULL) {
 			ac_engine_scan(
 				t->engine, t->scratch, data, pl.len, ac_vscratch_on_match, t->vs);
+			/* Buffers that are not one slice of the payload (a
+			 * normalised URI, headers without their Cookie lines)
+			 * are scanned too: a fast pattern in them stays a
+			 * necessary condition. */
+			for (uint32_t ns = t->flows != NULL ? t->http.not_slices : 0; ns != 0;
+				ns &= ns - 1) {
+				const struct ac_span *b = &t->http.buf[__builtin_ctz(ns)];
+				ac_engine_scan(t->engine, t->scratch, b->p, b->len,
+					ac_vscratch_on_match, t->vs);
+				t->extra_scans++;
+			}
+		}
 		t->candidates += t->vs->n_cand;
 		t->bytes_scanned += pl.len;
 		t->cur = &meta;
 		t->cur_action = t->verdict == VERDICT_DROP;
-		uint32_t a = ac_verify_candidates(t->ver, t->vs, &meta, data, pl.len, on_alert, t);
+		uint32_t a = ac_verify_candidates(t->ver, t->vs, &pv, on_alert, t);
+		if (pv.bits_changed && (t->cur_flow & AC_ALERT_TRACKED)) {
+			struct flow_visit fv = { .bits = t->bits, .words = t->fb_words };
+			flow_table_visit(t->flows, &fp->key, hash, flow_visit_store, &fv);
+			t->bits_written++;
+		}
 		t->hist[hist_bucket(a)]++;
 		if (a == 0)
 			continue;
@@ -558,14 +852,36 @@ process_rules(struct ac_task *t, struct rte_mbuf **pkts, uint16_t n, uint8_t *ve
 	}
 }
 
+static void process_keywords(
+	struct ac_task *t, struct rte_mbuf **pkts, uint16_t n, uint8_t *verdict);
+
+static uint64_t
+thread_cpu_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
 static void
 ac_process(void *task_state, struct rte_mbuf **pkts, uint16_t n, uint8_t *verdict)
 {
 	struct ac_task *t = task_state;
-	if (t->rules_mode) {
+	/* --measure-cpu: the thread's CPU clock around the burst (a system
+	 * call each side; off by default).  Unlike the runtime's busy cycles it
+	 * does not count the time the context was preempted. */
+	uint64_t c0 = t->measure_cpu ? thread_cpu_ns() : 0;
+	if (t->rules_mode)
 		process_rules(t, pkts, n, verdict);
-		return;
-	}
+	else
+		process_keywords(t, pkts, n, verdict);
+	if (t->measure_cpu)
+		t->cpu_ns += thread_cpu_ns() - c0;
+}
+
+static void
+process_keywords(struct ac_task *t, struct rte_mbuf **pkts, uint16_t n, uint8_t *verdict)
+{
 	const uint8_t *data[PP_BURST];
 	uint32_t len[PP_BURST], l3_off[PP_BURST];
 	uint64_t hits[PP_BURST];
@@ -646,6 +962,16 @@ histogram_json(const uint64_t *hist)
 	return o;
 }
 
+/* --measure-cpu: the task's CPU time in its process step, summed in *total. */
+static void
+cpu_json(const struct ac_task *t, json_t *tj, uint64_t *total)
+{
+	if (!t->measure_cpu)
+		return;
+	json_object_set_new(tj, "process_cpu_ns", json_integer((json_int_t)t->cpu_ns));
+	*total += t->cpu_ns;
+}
+
 /* A count of one keyword or rule, for the "top" lists: most first, then
  * by id. */
 struct id_count {
@@ -709,7 +1035,8 @@ stats_rules(struct ac_state *st, void *const *task_states, unsigned n_tasks, jso
 {
 	const struct ac_verifier *v = &st->ver;
 	struct ac_task sum = { 0 };
-	uint64_t scan_errors = 0, pcre_errors = 0;
+	struct flow_counters fc = { 0 };
+	uint64_t scan_errors = 0, pcre_errors = 0, noalert = 0, budget = 0, cpu_ns = 0;
 	int last_error = 0;
 	struct id_count *per = calloc(v->n_rules + 1, sizeof(*per));
 	json_t *per_task = json_array();
@@ -732,6 +1059,22 @@ stats_rules(struct ac_state *st, void *const *task_states, unsigned n_tasks, jso
 		sum.candidates += t->candidates;
 		sum.alerts_logged_enq += t->alerts_logged_enq;
 		sum.alerts_log_dropped += t->alerts_log_dropped;
+		sum.http_requests += t->http_requests;
+		sum.http_responses += t->http_responses;
+		sum.extra_scans += t->extra_scans;
+		sum.bits_written += t->bits_written;
+		sum.untracked += t->untracked;
+		sum.alerts_partial_here += t->alerts_partial_here;
+		fc.lookups += t->fc.lookups;
+		fc.hits += t->fc.hits;
+		fc.created += t->fc.created;
+		fc.expired += t->fc.expired;
+		fc.evicted += t->fc.evicted;
+		fc.table_full += t->fc.table_full;
+		for (int e = 0; e < 6; e++)
+			fc.ended[e] += t->fc.ended[e];
+		noalert += t->vs->noalert_matches;
+		budget += t->vs->budget_exceeded;
 		if (t->scratch != NULL)
 			scan_errors += ac_scratch_errors(t->scratch, &last_error);
 		pcre_errors += t->vs->pcre_errors;
@@ -739,10 +1082,11 @@ stats_rules(struct ac_state *st, void *const *task_states, unsigned n_tasks, jso
 			sum.hist[b] += t->hist[b];
 		for (uint32_t r = 0; per != NULL && r < v->n_rules; r++)
 			per[r].n += t->rule_alerts[r];
-		json_array_append_new(per_task,
-			json_pack("{s:I, s:I, s:I, s:I}", "instance", (json_int_t)t->instance,
-				"packets_scanned", (json_int_t)t->scanned, "bytes_scanned",
-				(json_int_t)t->bytes_scanned, "alerts", (json_int_t)t->alerts));
+		json_t *tj = json_pack("{s:I, s:I, s:I, s:I}", "instance", (json_int_t)t->instance,
+			"packets_scanned", (json_int_t)t->scanned, "bytes_scanned",
+			(json_int_t)t->bytes_scanned, "alerts", (json_int_t)t->alerts);
+		cpu_json(t, tj, &cpu_ns);
+		json_array_append_new(per_task, tj);
 	}
 	/* Counted per sid (a sid given to several rules adds them up). */
 	json_t *by_sid = json_object();
@@ -808,6 +1152,33 @@ stats_rules(struct ac_state *st, void *const *task_states, unsigned n_tasks, jso
 		out, "alerts_log_dropped", json_integer((json_int_t)sum.alerts_log_dropped));
 	json_object_set_new(out, "alerts_logged",
 		json_integer((json_int_t)__atomic_load_n(&st->log.written, __ATOMIC_RELAXED)));
+	json_object_set_new(out, "stateless", json_boolean(st->cfg->rules.stateless));
+	if (st->cfg->measure_cpu)
+		json_object_set_new(out, "process_cpu_ns", json_integer((json_int_t)cpu_ns));
+	json_object_set_new(out, "flowbits_states", json_integer(v->n_fb_names));
+	json_object_set_new(out, "rules_with_flowbits", json_integer(v->n_fb_rules));
+	json_object_set_new(out, "noalert_matches", json_integer((json_int_t)noalert));
+	json_object_set_new(
+		out, "alerts_partial_on_packet", json_integer((json_int_t)sum.alerts_partial_here));
+	json_object_set_new(out, "verify_budget_exceeded", json_integer((json_int_t)budget));
+	if (st->flows != NULL) {
+		json_t *ended = json_pack("{s:I, s:I, s:I}", "idle_timeout",
+			(json_int_t)fc.ended[FLOW_END_IDLE], "tcp_end",
+			(json_int_t)fc.ended[FLOW_END_EOF], "evicted",
+			(json_int_t)fc.ended[FLOW_END_LACK]);
+		json_object_set_new(out, "flows",
+			json_pack("{s:I, s:f, s:I, s:I, s:I, s:I, s:I, s:o, s:I, s:I}", "records",
+				(json_int_t)st->flows->capacity, "idle_timeout_s",
+				st->flow_timeout_s, "lookups", (json_int_t)fc.lookups, "created",
+				(json_int_t)fc.created, "hits", (json_int_t)fc.hits, "ended_total",
+				(json_int_t)fc.expired, "evicted", (json_int_t)fc.evicted, "ended",
+				ended, "untracked", (json_int_t)sum.untracked,
+				"flowbits_written_back", (json_int_t)sum.bits_written));
+		json_object_set_new(out, "http",
+			json_pack("{s:I, s:I, s:I}", "requests", (json_int_t)sum.http_requests,
+				"responses", (json_int_t)sum.http_responses, "extra_buffer_scans",
+				(json_int_t)sum.extra_scans));
+	}
 	json_object_set_new(out, "tasks", per_task);
 }
 
@@ -820,7 +1191,7 @@ ac_stats(void *app_state, void *const *task_states, unsigned n_tasks, json_t *ou
 		return;
 	}
 	struct ac_task sum = { 0 };
-	uint64_t scan_errors = 0;
+	uint64_t scan_errors = 0, cpu_ns = 0;
 	int last_error = 0;
 	uint32_t n_kw = st->rs.n_keywords;
 	struct id_count *top = calloc(n_kw, sizeof(*top));
@@ -847,11 +1218,12 @@ ac_stats(void *app_state, void *const *task_states, unsigned n_tasks, json_t *ou
 			sum.hist[b] += t->hist[b];
 		for (uint32_t k = 0; top != NULL && k < n_kw; k++)
 			top[k].n += t->kw_hits[k];
-		json_array_append_new(per_task,
-			json_pack("{s:I, s:I, s:I, s:I}", "instance", (json_int_t)t->instance,
-				"packets_scanned", (json_int_t)(t->scanned + t->whole_frames),
-				"bytes_scanned", (json_int_t)t->bytes_scanned, "matches",
-				(json_int_t)t->matches));
+		json_t *tj = json_pack("{s:I, s:I, s:I, s:I}", "instance", (json_int_t)t->instance,
+			"packets_scanned", (json_int_t)(t->scanned + t->whole_frames),
+			"bytes_scanned", (json_int_t)t->bytes_scanned, "matches",
+			(json_int_t)t->matches);
+		cpu_json(t, tj, &cpu_ns);
+		json_array_append_new(per_task, tj);
 	}
 	json_t *unscanned = unscanned_json(&sum);
 	json_t *hist = histogram_json(sum.hist);
@@ -902,6 +1274,8 @@ ac_stats(void *app_state, void *const *task_states, unsigned n_tasks, json_t *ou
 	json_object_set_new(out, "keywords_hit", json_integer(hit_kw));
 	json_object_set_new(out, "matches_per_packet_histogram", hist);
 	json_object_set_new(out, "top_keywords", topj);
+	if (st->cfg->measure_cpu)
+		json_object_set_new(out, "process_cpu_ns", json_integer((json_int_t)cpu_ns));
 	json_object_set_new(out, "tasks", per_task);
 }
 
@@ -917,6 +1291,8 @@ ac_teardown(void *app_state, void **task_states, unsigned n_tasks)
 			continue;
 		ac_scratch_free(t->scratch);
 		ac_vscratch_free(t->vs);
+		rte_free(t->bits);
+		rte_free(t->http_scratch);
 		rte_free(t->kw_hits);
 		rte_free(t->linear);
 		rte_free(t);
@@ -926,6 +1302,7 @@ ac_teardown(void *app_state, void **task_states, unsigned n_tasks)
 		return 0;
 	if (st->log_on)
 		rc = ac_alert_log_stop(&st->log);
+	flow_table_free(st->flows);
 	ac_verifier_free(&st->ver);
 	ac_vars_free(&st->vars);
 	ac_engine_free(st->engine);

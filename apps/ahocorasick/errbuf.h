@@ -9,4 +9,8 @@
 void ac_set_err(char *err, size_t errlen, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
+/* Printable rendering of (part of) the n bytes at s for an error message:
+ * other bytes as \xHH, "..." when it does not fit; returns buf. */
+const char *ac_excerpt(const char *s, size_t n, char *buf, size_t size);
+
 #endif /* AC_ERRBUF_H */

@@ -20,6 +20,7 @@ enum ac_payload_status
 ac_find_payload(const uint8_t *frame, uint32_t len, struct ac_payload *pl)
 {
 	uint32_t o = 12;
+	uint16_t vlan = 0;
 
 	if (len < 14)
 		return AC_PL_TRUNCATED;
@@ -29,6 +30,8 @@ ac_find_payload(const uint8_t *frame, uint32_t len, struct ac_payload *pl)
 		o += 4;
 		if (len < o + 2)
 			return AC_PL_TRUNCATED;
+		if (tags == 0)
+			vlan = be16(frame + o - 2) & 0x0fff;
 		type = be16(frame + o);
 	}
 	o += 2;
@@ -67,6 +70,8 @@ ac_find_payload(const uint8_t *frame, uint32_t len, struct ac_payload *pl)
 		return AC_PL_NOT_TCP_UDP;
 	}
 	pl->l3_off = o;
+	pl->l4_off = l4;
+	pl->vlan = vlan;
 	pl->off = l4 + hl;
 	pl->len = end - pl->off;
 	return AC_PL_OK;

@@ -22,6 +22,8 @@ struct ac_payload {
 	uint32_t off;    /* L4 payload offset in the frame */
 	uint32_t len;    /* L4 payload bytes (0 is possible) */
 	uint32_t l3_off; /* IPv4 header offset (valid when status is OK) */
+	uint32_t l4_off; /* TCP or UDP header offset */
+	uint16_t vlan;   /* outer VLAN id, 0 if untagged (the flow key's) */
 };
 
 /* Ethernet with up to two VLAN tags (802.1Q, 802.1ad, 0x9100), then IPv4.

@@ -28,6 +28,10 @@ ac_rule_opt_parse(struct ac_rule_opts *o, int argc, char **argv)
 		o->list_unsupported = true;
 		return 1;
 	}
+	if (strcmp(opt, "--stateless") == 0) {
+		o->stateless = true;
+		return 1;
+	}
 	if (strcmp(opt, "--rules") != 0 && strcmp(opt, "--classtype") != 0 &&
 		strcmp(opt, "--vars") != 0)
 		return 0;
@@ -140,7 +144,7 @@ ac_rule_opts_build_verifier(const struct ac_rule_opts *o, const struct ac_rulese
 		fprintf(stderr, "%s\n", err);
 		return -1;
 	}
-	if (ac_verifier_build(v, rs, vars, err, sizeof(err)) < 0) {
+	if (ac_verifier_build(v, rs, vars, o->stateless, err, sizeof(err)) < 0) {
 		fprintf(stderr, "%s\n", err);
 		ac_vars_free(vars);
 		return -1;

@@ -22,6 +22,7 @@ struct ac_rule_opts {
 	bool keep_all;         /* rules mode: set by the app before loading */
 	const char *vars_path; /* --vars FILE, NULL: the defaults */
 	bool list_unsupported; /* --list-unsupported */
+	bool stateless;        /* --stateless: rules mode without flows (the baseline) */
 };
 
 #define AC_RULE_OPTS_USAGE                                                                \
@@ -38,7 +39,12 @@ struct ac_rule_opts {
 	"                        'ipvar|portvar|var NAME VALUE' (defaults below)\n"       \
 	"  --list-unsupported    rules mode: print every rule evaluated without\n"        \
 	"                        options it uses (partial) or disabled, and why, as\n"    \
-	"                        FILE:LINE: sid N: partial|disabled: reason (stderr)\n"
+	"                        FILE:LINE: sid N: partial|disabled: reason (stderr)\n"   \
+	"  --stateless           rules mode as it was before flow state: no flow\n"       \
+	"                        table, no HTTP buffers; flow, flowbits, http_*,\n"       \
+	"                        file_data, byte_*, isdataat, dsize, urilen left out\n"   \
+	"                        (rules partial); the baseline the benchmark measures\n"  \
+	"                        the flow, HTTP and byte_* work against\n"
 
 /* Same contract as pp_app.parse_opt: entries consumed (1 or 2), 0 if not a
  * rule option, -1 on a bad value (error printed). */

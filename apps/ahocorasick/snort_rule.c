@@ -68,27 +68,6 @@ hex_val(char c)
 	return -1;
 }
 
-/* Printable rendering of (part of) a value for error messages. */
-static const char *
-excerpt(const char *s, size_t n, char *buf, size_t size)
-{
-	size_t o = 0, i = 0;
-
-	for (; i < n && o + 8 < size; i++) {
-		unsigned char c = (unsigned char)s[i];
-		if (c >= 0x20 && c < 0x7f)
-			buf[o++] = (char)c;
-		else
-			o += (size_t)snprintf(buf + o, size - o, "\\x%02x", c);
-	}
-	if (i < n) {
-		memcpy(buf + o, "...", 3);
-		o += 3;
-	}
-	buf[o] = '\0';
-	return buf;
-}
-
 /* Decode a content value: [!] "text|hex|text" (quotes mandatory). */
 static int
 parse_content(const char *v, size_t n, struct ac_content *c, char *err, size_t errlen)
@@ -98,6 +77,7 @@ parse_content(const char *v, size_t n, struct ac_content *c, char *err, size_t e
 
 	memset(c, 0, sizeof(*c));
 	c->depth = c->offset = c->distance = c->within = AC_NO_VALUE;
+	c->var[0] = c->var[1] = c->var[2] = c->var[3] = AC_VAR_NONE;
 	if (i < n && v[i] == '!') {
 		c->negated = true;
 		i++;
@@ -106,7 +86,7 @@ parse_content(const char *v, size_t n, struct ac_content *c, char *err, size_t e
 	}
 	if (i >= n || v[i] != '"') {
 		ac_set_err(err, errlen, "content value not in double quotes: '%s'",
-			excerpt(v, n, ex, sizeof(ex)));
+			ac_excerpt(v, n, ex, sizeof(ex)));
 		return -1;
 	}
 	i++;
@@ -122,14 +102,14 @@ parse_content(const char *v, size_t n, struct ac_content *c, char *err, size_t e
 		if (hex) {
 			if (ch == '"') {
 				ac_set_err(err, errlen, "unterminated |hex| block in content '%s'",
-					excerpt(v, n, ex, sizeof(ex)));
+					ac_excerpt(v, n, ex, sizeof(ex)));
 				return -1;
 			}
 			if (ch == '|') {
 				if (hi >= 0) {
 					ac_set_err(err, errlen,
 						"odd number of hex digits in content '%s'",
-						excerpt(v, n, ex, sizeof(ex)));
+						ac_excerpt(v, n, ex, sizeof(ex)));
 					return -1;
 				}
 				hex = false;
@@ -137,7 +117,7 @@ parse_content(const char *v, size_t n, struct ac_content *c, char *err, size_t e
 				if (hi >= 0) {
 					ac_set_err(err, errlen,
 						"hex byte split by a space in content '%s'",
-						excerpt(v, n, ex, sizeof(ex)));
+						ac_excerpt(v, n, ex, sizeof(ex)));
 					return -1;
 				}
 			} else if (hex_val(ch) >= 0) {
@@ -149,7 +129,7 @@ parse_content(const char *v, size_t n, struct ac_content *c, char *err, size_t e
 				}
 			} else {
 				ac_set_err(err, errlen, "bad hex character 0x%02x in content '%s'",
-					(unsigned char)ch, excerpt(v, n, ex, sizeof(ex)));
+					(unsigned char)ch, ac_excerpt(v, n, ex, sizeof(ex)));
 				return -1;
 			}
 			continue;
@@ -166,7 +146,7 @@ parse_content(const char *v, size_t n, struct ac_content *c, char *err, size_t e
 		if (ch == '\\') {
 			if (i + 1 >= n) {
 				ac_set_err(err, errlen, "content ends in a lone backslash: '%s'",
-					excerpt(v, n, ex, sizeof(ex)));
+					ac_excerpt(v, n, ex, sizeof(ex)));
 				return -1;
 			}
 			ch = v[++i];
@@ -175,19 +155,19 @@ parse_content(const char *v, size_t n, struct ac_content *c, char *err, size_t e
 	}
 	if (hex) {
 		ac_set_err(err, errlen, "unterminated |hex| block in content '%s'",
-			excerpt(v, n, ex, sizeof(ex)));
+			ac_excerpt(v, n, ex, sizeof(ex)));
 		return -1;
 	}
 	if (!closed) {
 		ac_set_err(err, errlen, "unterminated quoted content '%s'",
-			excerpt(v, n, ex, sizeof(ex)));
+			ac_excerpt(v, n, ex, sizeof(ex)));
 		return -1;
 	}
 	while (i < n && is_space(v[i]))
 		i++;
 	if (i < n) {
 		ac_set_err(err, errlen, "text after the closing quote of content '%s'",
-			excerpt(v, n, ex, sizeof(ex)));
+			ac_excerpt(v, n, ex, sizeof(ex)));
 		return -1;
 	}
 	if (c->len == 0) {
@@ -254,13 +234,28 @@ parse_uint(const char *v, size_t n, uint32_t *out)
 }
 
 static int
+add_ropt(struct ac_rule *r, uint8_t kind, uint8_t buf, uint32_t idx)
+{
+	struct ac_ropt *no = realloc(r->opts, (r->n_opts + 1) * sizeof(*no));
+	if (no == NULL)
+		return -1;
+	r->opts = no;
+	r->opts[r->n_opts++] = (struct ac_ropt){ kind, buf, idx };
+	return 0;
+}
+
+static int
 add_content(struct ac_rule *r, const struct ac_content *c)
 {
 	struct ac_content *nc = realloc(r->contents, (r->n_contents + 1) * sizeof(*nc));
 	if (nc == NULL)
 		return -1;
 	r->contents = nc;
-	r->contents[r->n_contents++] = *c;
+	r->contents[r->n_contents] = *c;
+	r->contents[r->n_contents].buf = r->default_buf;
+	if (add_ropt(r, AC_ROPT_CONTENT, 0, r->n_contents) < 0)
+		return -1;
+	r->n_contents++;
 	return 0;
 }
 
@@ -286,13 +281,45 @@ note_unsupported(struct ac_rule *r, const char *name, size_t n)
 	}
 }
 
-/* Options with no effect on detection (metadata for the analyst). */
-static const char *const no_effect_opts[] = { "msg", "reference", "sid", "rev", "classtype",
-	"metadata", "priority", "gid", "rawbytes" };
+/* Options with no effect on detection (metadata for the analyst; tag
+ * logs packets after an alert, which decides nothing). */
+static const char *const no_effect_opts[] = { "reference", "priority", "gid", "tag" };
 
-/* Snort's pcre flags: those rules mode evaluates, and the others. */
-static const char pcre_flags_supported[] = "ismxAB";
+/* Snort 2.9's pcre flags; those that pick a buffer, and which. */
 static const char pcre_flags_known[] = "ismxAEGRUIPHDMCKSYBO";
+static const struct {
+	char flag;
+	uint8_t buf;
+} pcre_buf_flags[] = {
+	{ 'U', AC_BUF_URI },
+	{ 'I', AC_BUF_RAW_URI },
+	{ 'P', AC_BUF_CLIENT_BODY },
+	{ 'H', AC_BUF_HEADER },
+	{ 'D', AC_BUF_RAW_HEADER },
+	{ 'M', AC_BUF_METHOD },
+	{ 'C', AC_BUF_COOKIE },
+	{ 'K', AC_BUF_RAW_COOKIE },
+	{ 'S', AC_BUF_STAT_CODE },
+	{ 'Y', AC_BUF_STAT_MSG },
+	{ 'B', AC_BUF_PKT },
+};
+
+/* The content modifiers that pick an HTTP buffer. */
+static const struct {
+	const char *name;
+	uint8_t buf;
+} http_modifiers[] = {
+	{ "http_uri", AC_BUF_URI },
+	{ "http_raw_uri", AC_BUF_RAW_URI },
+	{ "http_header", AC_BUF_HEADER },
+	{ "http_raw_header", AC_BUF_RAW_HEADER },
+	{ "http_cookie", AC_BUF_COOKIE },
+	{ "http_raw_cookie", AC_BUF_RAW_COOKIE },
+	{ "http_client_body", AC_BUF_CLIENT_BODY },
+	{ "http_method", AC_BUF_METHOD },
+	{ "http_stat_code", AC_BUF_STAT_CODE },
+	{ "http_stat_msg", AC_BUF_STAT_MSG },
+};
 
 static int
 parse_pcre(struct ac_rule *r, const char *v, size_t n, char *err, size_t errlen)
@@ -307,7 +334,7 @@ parse_pcre(struct ac_rule *r, const char *v, size_t n, char *err, size_t errlen)
 	}
 	if (n < i + 4 || v[i] != '"' || v[n - 1] != '"' || v[i + 1] != '/') {
 		ac_set_err(err, errlen, "pcre value not \"/regex/flags\": '%s'",
-			excerpt(v, n, ex, sizeof(ex)));
+			ac_excerpt(v, n, ex, sizeof(ex)));
 		return -1;
 	}
 	const char *re = v + i + 2, *end = v + n - 1;
@@ -316,33 +343,42 @@ parse_pcre(struct ac_rule *r, const char *v, size_t n, char *err, size_t errlen)
 		slash--;
 	if (slash < re) {
 		ac_set_err(err, errlen, "pcre has no closing '/': '%s'",
-			excerpt(v, n, ex, sizeof(ex)));
+			ac_excerpt(v, n, ex, sizeof(ex)));
 		return -1;
 	}
 	size_t fl = (size_t)(end - slash - 1);
 	if (fl >= sizeof(p.flags)) {
 		ac_set_err(err, errlen, "pcre has too many flags: '%s'",
-			excerpt(v, n, ex, sizeof(ex)));
+			ac_excerpt(v, n, ex, sizeof(ex)));
 		return -1;
 	}
+	bool have_buf = false;
+	p.buf = r->default_buf;
 	for (size_t k = 0; k < fl; k++) {
 		char c = slash[1 + k];
 		if (strchr(pcre_flags_known, c) == NULL || c == '\0') {
 			ac_set_err(err, errlen, "unknown pcre flag '%c' in '%s'", c,
-				excerpt(v, n, ex, sizeof(ex)));
+				ac_excerpt(v, n, ex, sizeof(ex)));
 			return -1;
 		}
-		if (strchr(pcre_flags_supported, c) == NULL) {
-			char name[16];
-			snprintf(name, sizeof(name), "pcre/%c", c);
-			note_unsupported(r, name, strlen(name));
+		for (size_t b = 0; b < sizeof(pcre_buf_flags) / sizeof(pcre_buf_flags[0]); b++) {
+			if (pcre_buf_flags[b].flag != c)
+				continue;
+			if (have_buf && p.buf != pcre_buf_flags[b].buf) {
+				ac_set_err(err, errlen, "pcre flags name two buffers in '%s'",
+					ac_excerpt(v, n, ex, sizeof(ex)));
+				return -1;
+			}
+			have_buf = true;
+			p.buf = pcre_buf_flags[b].buf;
 		}
+		p.relative |= c == 'R';
 		p.flags[k] = c;
 	}
 	size_t rl = (size_t)(slash - re);
 	if (rl == 0) {
-		ac_set_err(
-			err, errlen, "empty pcre expression: '%s'", excerpt(v, n, ex, sizeof(ex)));
+		ac_set_err(err, errlen, "empty pcre expression: '%s'",
+			ac_excerpt(v, n, ex, sizeof(ex)));
 		return -1;
 	}
 	p.re = malloc(rl + 1);
@@ -357,8 +393,64 @@ parse_pcre(struct ac_rule *r, const char *v, size_t n, char *err, size_t errlen)
 	memcpy(p.re, re, rl);
 	p.re[rl] = '\0';
 	r->pcres = np;
-	r->pcres[r->n_pcres++] = p;
+	r->pcres[r->n_pcres] = p;
+	if (add_ropt(r, AC_ROPT_PCRE, 0, r->n_pcres) < 0) {
+		free(p.re);
+		ac_set_err(err, errlen, "out of memory");
+		return -1;
+	}
+	r->n_pcres++;
 	return 0;
+}
+
+/* byte_test, byte_jump, byte_extract, isdataat. */
+static int
+parse_byteop(struct ac_rule *r, enum ac_byteop_kind kind, const char *name, size_t name_len,
+	const char *v, size_t n, char *err, size_t errlen)
+{
+	struct ac_byteop op;
+	char why[64];
+	int rc = ac_byteop_parse(
+		kind, v, n, &op, r->vars, &r->n_vars, why, sizeof(why), err, errlen);
+
+	(void)name;
+	(void)name_len;
+	if (rc < 0)
+		return -1;
+	if (rc > 0) {
+		note_unsupported(r, why, strlen(why));
+		return 0;
+	}
+	struct ac_byteop *nb = realloc(r->bops, (r->n_bops + 1) * sizeof(*nb));
+	if (nb == NULL ||
+		(r->bops = nb, add_ropt(r, AC_ROPT_BYTE, r->default_buf, r->n_bops) < 0)) {
+		ac_set_err(err, errlen, "out of memory");
+		return -1;
+	}
+	r->bops[r->n_bops++] = op;
+	return 0;
+}
+
+/* metadata: note the mail and http services (file_data of mail is decoded
+ * MIME in Snort). */
+static void
+parse_metadata(struct ac_rule *r, const char *v, size_t n)
+{
+	static const char *const mail[] = { "smtp", "pop3", "imap" };
+	for (size_t i = 0; i + 8 < n; i++) {
+		if (memcmp(v + i, "service ", 8) != 0 ||
+			(i > 0 && v[i - 1] != ' ' && v[i - 1] != ','))
+			continue;
+		const char *s = v + i + 8;
+		size_t l = 0;
+		while (s + l < v + n && s[l] != ',' && !is_space(s[l]))
+			l++;
+		for (size_t k = 0; k < 3; k++)
+			if (name_is(s, l, mail[k]))
+				r->mail_service = true;
+		if (name_is(s, l, "http"))
+			r->http_service = true;
+	}
 }
 
 /* fast_pattern[:only|:OFF,LEN] on the last content. */
@@ -386,7 +478,7 @@ parse_fast_pattern(struct ac_content *c, const char *v, size_t n, char *err, siz
 	ac_set_err(err, errlen,
 		"bad fast_pattern value '%s' (want nothing, 'only' or OFFSET,LENGTH within the "
 		"%u-byte content)",
-		excerpt(v, n, ex, sizeof(ex)), c->len);
+		ac_excerpt(v, n, ex, sizeof(ex)), c->len);
 	return -1;
 }
 
@@ -443,7 +535,7 @@ parse_option(struct ac_rule *r, const char *o, size_t n, char *err, size_t errle
 	if (nocase || fp || is_pos || http_mod) {
 		if (last == NULL) {
 			ac_set_err(err, errlen, "'%s' before any content",
-				excerpt(name, name_len, ex, sizeof(ex)));
+				ac_excerpt(name, name_len, ex, sizeof(ex)));
 			return -1;
 		}
 		if (nocase) {
@@ -451,50 +543,69 @@ parse_option(struct ac_rule *r, const char *o, size_t n, char *err, size_t errle
 		} else if (fp) {
 			return parse_fast_pattern(last, v, vn, err, errlen);
 		} else if (http_mod) {
-			/* The content is looked for in the raw payload, not in
-			 * that HTTP buffer. */
-			note_unsupported(r, name, name_len);
+			size_t k = 0;
+			while (k < sizeof(http_modifiers) / sizeof(http_modifiers[0]) &&
+				!name_is(name, name_len, http_modifiers[k].name))
+				k++;
+			if (k < sizeof(http_modifiers) / sizeof(http_modifiers[0]))
+				last->buf = http_modifiers[k].buf;
+			else
+				note_unsupported(r, name, name_len);
 		} else {
 			bool is_var;
 			if (modifier_value(v, vn, pos, &is_var) < 0) {
 				ac_set_err(err, errlen,
 					"bad %s value '%s' (want an integer in -65535..65535 or a "
 					"byte_extract variable)",
-					excerpt(name, name_len, ex, sizeof(ex)),
-					excerpt(v, vn, ex + 32, sizeof(ex) - 32));
+					ac_excerpt(name, name_len, ex, sizeof(ex)),
+					ac_excerpt(v, vn, ex + 32, sizeof(ex) - 32));
 				return -1;
 			}
 			if (is_var) {
-				last->pos_var = true;
-				char nm[40];
-				snprintf(nm, sizeof(nm), "%.*s:variable", (int)name_len, name);
-				note_unsupported(r, nm, strlen(nm));
+				int slot = pos == &last->offset  ? 0
+					: pos == &last->depth    ? 1
+					: pos == &last->distance ? 2
+								 : 3;
+				int k = -1;
+				for (unsigned i = 0; i < r->n_vars; i++)
+					if (strlen(r->vars[i]) == vn &&
+						memcmp(r->vars[i], v, vn) == 0)
+						k = (int)i;
+				if (k < 0) {
+					ac_set_err(err, errlen,
+						"%.*s names '%s', no byte_extract variable defined "
+						"before it",
+						(int)name_len, name,
+						ac_excerpt(v, vn, ex, sizeof(ex)));
+					return -1;
+				}
+				last->var[slot] = (int8_t)k;
 			}
 		}
 		return 0;
 	}
 	if (name_is(name, name_len, "classtype")) {
 		if (vn == 0 || vn >= sizeof(r->classtype)) {
-			ac_set_err(
-				err, errlen, "bad classtype '%s'", excerpt(v, vn, ex, sizeof(ex)));
+			ac_set_err(err, errlen, "bad classtype '%s'",
+				ac_excerpt(v, vn, ex, sizeof(ex)));
 			return -1;
 		}
 		memcpy(r->classtype, v, vn);
 		r->classtype[vn] = '\0';
 	} else if (name_is(name, name_len, "sid")) {
 		if (parse_uint(v, vn, &r->sid) < 0) {
-			ac_set_err(err, errlen, "bad sid '%s'", excerpt(v, vn, ex, sizeof(ex)));
+			ac_set_err(err, errlen, "bad sid '%s'", ac_excerpt(v, vn, ex, sizeof(ex)));
 			return -1;
 		}
 	} else if (name_is(name, name_len, "rev")) {
 		if (parse_uint(v, vn, &r->rev) < 0) {
-			ac_set_err(err, errlen, "bad rev '%s'", excerpt(v, vn, ex, sizeof(ex)));
+			ac_set_err(err, errlen, "bad rev '%s'", ac_excerpt(v, vn, ex, sizeof(ex)));
 			return -1;
 		}
 	} else if (name_is(name, name_len, "msg")) {
 		if (vn < 2 || v[0] != '"' || v[vn - 1] != '"') {
 			ac_set_err(err, errlen, "msg value not in double quotes: '%s'",
-				excerpt(v, vn, ex, sizeof(ex)));
+				ac_excerpt(v, vn, ex, sizeof(ex)));
 			return -1;
 		}
 		free(r->msg);
@@ -513,9 +624,77 @@ parse_option(struct ac_rule *r, const char *o, size_t n, char *err, size_t errle
 		r->msg[o] = '\0';
 	} else if (name_is(name, name_len, "pcre")) {
 		return parse_pcre(r, v, vn, err, errlen);
+	} else if (name_is(name, name_len, "byte_test")) {
+		return parse_byteop(r, AC_BOP_TEST, name, name_len, v, vn, err, errlen);
+	} else if (name_is(name, name_len, "byte_jump")) {
+		return parse_byteop(r, AC_BOP_JUMP, name, name_len, v, vn, err, errlen);
+	} else if (name_is(name, name_len, "byte_extract")) {
+		return parse_byteop(r, AC_BOP_EXTRACT, name, name_len, v, vn, err, errlen);
+	} else if (name_is(name, name_len, "isdataat")) {
+		return parse_byteop(r, AC_BOP_ISDATAAT, name, name_len, v, vn, err, errlen);
+	} else if (name_is(name, name_len, "file_data")) {
+		if (vn != 0 && !name_is(v, vn, "mime")) {
+			ac_set_err(err, errlen, "bad file_data value '%s' (want none or mime)",
+				ac_excerpt(v, vn, ex, sizeof(ex)));
+			return -1;
+		}
+		r->default_buf = AC_BUF_FILE;
+	} else if (name_is(name, name_len, "pkt_data")) {
+		r->default_buf = AC_BUF_PKT;
+	} else if (name_is(name, name_len, "rawbytes")) {
+		if (last != NULL)
+			last->buf = AC_BUF_PKT;
+	} else if (name_is(name, name_len, "flow")) {
+		uint8_t f;
+		if (ac_flow_parse(v, vn, &f, err, errlen) < 0)
+			return -1;
+		r->flow |= f;
+		if (f & AC_FLOW_ONLY_STREAM)
+			/* No reassembly: evaluated on each packet instead. */
+			note_unsupported(r, "flow:only_stream", strlen("flow:only_stream"));
+	} else if (name_is(name, name_len, "flowbits")) {
+		struct ac_fbop op;
+		if (ac_fbop_parse(v, vn, &op, err, errlen) < 0)
+			return -1;
+		struct ac_fbop *nf = realloc(r->fbops, (r->n_fbops + 1) * sizeof(*nf));
+		if (nf == NULL) {
+			ac_fbop_free(&op);
+			ac_set_err(err, errlen, "out of memory");
+			return -1;
+		}
+		r->fbops = nf;
+		r->fbops[r->n_fbops++] = op;
+	} else if (name_is(name, name_len, "dsize")) {
+		if (ac_range_parse(v, vn, &r->dsize, err, errlen) < 0)
+			return -1;
+		r->has_dsize = true;
+	} else if (name_is(name, name_len, "urilen")) {
+		const char *comma = memchr(v, ',', vn);
+		size_t rn = comma ? (size_t)(comma - v) : vn;
+		r->urilen_raw = true; /* Snort 2.9's default: the raw URI */
+		if (comma != NULL) {
+			const char *b = comma + 1;
+			size_t bn = vn - rn - 1;
+			while (bn > 0 && is_space(*b)) {
+				b++;
+				bn--;
+			}
+			if (name_is(b, bn, "norm"))
+				r->urilen_raw = false;
+			else if (!name_is(b, bn, "raw")) {
+				ac_set_err(err, errlen, "bad urilen buffer '%s' (want norm or raw)",
+					ac_excerpt(b, bn, ex, sizeof(ex)));
+				return -1;
+			}
+		}
+		if (ac_range_parse(v, rn, &r->urilen, err, errlen) < 0)
+			return -1;
+		r->has_urilen = true;
+	} else if (name_is(name, name_len, "metadata")) {
+		parse_metadata(r, v, vn);
 	} else if (name_len == 0) {
 		ac_set_err(err, errlen, "empty option name before '%s'",
-			excerpt(v, vn, ex, sizeof(ex)));
+			ac_excerpt(v, vn, ex, sizeof(ex)));
 		return -1;
 	} else {
 		bool no_effect = false;
@@ -567,7 +746,7 @@ ac_rule_parse_line(const char *line, size_t len, struct ac_rule *rule, char *err
 	const char *open = memchr(hdr, '(', len - i);
 	if (open == NULL) {
 		ac_set_err(err, errlen, "no '(' opening the rule options in '%s'",
-			excerpt(hdr, len - i, ex, sizeof(ex)));
+			ac_excerpt(hdr, len - i, ex, sizeof(ex)));
 		return AC_LINE_ERROR;
 	}
 	if (line[len - 1] != ')') {
@@ -611,7 +790,7 @@ ac_rule_parse_line(const char *line, size_t len, struct ac_rule *rule, char *err
 		ok |= name_is(tok[0], tlen[0], actions[a]);
 	if (!ok) {
 		ac_set_err(err, errlen, "unknown rule action '%s'",
-			excerpt(tok[0], tlen[0], ex, sizeof(ex)));
+			ac_excerpt(tok[0], tlen[0], ex, sizeof(ex)));
 		return AC_LINE_ERROR;
 	}
 	ok = false;
@@ -619,12 +798,12 @@ ac_rule_parse_line(const char *line, size_t len, struct ac_rule *rule, char *err
 		ok |= name_is(tok[1], tlen[1], protocols[a]);
 	if (!ok) {
 		ac_set_err(err, errlen, "unknown protocol '%s'",
-			excerpt(tok[1], tlen[1], ex, sizeof(ex)));
+			ac_excerpt(tok[1], tlen[1], ex, sizeof(ex)));
 		return AC_LINE_ERROR;
 	}
 	if (!name_is(tok[4], tlen[4], "->") && !name_is(tok[4], tlen[4], "<>")) {
 		ac_set_err(err, errlen, "bad direction '%s' (want -> or <>)",
-			excerpt(tok[4], tlen[4], ex, sizeof(ex)));
+			ac_excerpt(tok[4], tlen[4], ex, sizeof(ex)));
 		return AC_LINE_ERROR;
 	}
 	for (int a = 0; a < 4; a++)
@@ -688,6 +867,17 @@ ac_rule_free(struct ac_rule *rule)
 	free(rule->pcres);
 	rule->pcres = NULL;
 	rule->n_pcres = 0;
+	free(rule->opts);
+	rule->opts = NULL;
+	rule->n_opts = 0;
+	free(rule->bops);
+	rule->bops = NULL;
+	rule->n_bops = 0;
+	for (unsigned i = 0; i < rule->n_fbops; i++)
+		ac_fbop_free(&rule->fbops[i]);
+	free(rule->fbops);
+	rule->fbops = NULL;
+	rule->n_fbops = 0;
 	free(rule->src);
 	free(rule->sport);
 	free(rule->dst);

@@ -2,10 +2,13 @@
  *
  * Interpreted: the header (action, protocol, addresses, ports, direction),
  * content strings (text and |hex| bytes, escapes, negation) with nocase,
- * rawbytes, depth, offset, distance, within and fast_pattern, pcre, msg,
- * classtype, sid and rev.  Keywords mode uses the contents only (every
- * occurrence anywhere); rules mode evaluates the rest (rule_verify.h).
- * Any other option is recorded by name in ac_rule.unsupported. */
+ * rawbytes, depth, offset, distance, within, fast_pattern and the http_*
+ * buffer modifiers, pcre with every Snort 2.9 flag, byte_test, byte_jump,
+ * byte_extract, isdataat, file_data, pkt_data, dsize, urilen, flow,
+ * flowbits, msg, classtype, metadata's service, sid and rev.  Keywords
+ * mode uses the contents only (every occurrence anywhere); rules mode
+ * evaluates the rest (rule_verify.h).  Any other option is recorded by
+ * name in ac_rule.unsupported. */
 #ifndef AC_SNORT_RULE_H
 #define AC_SNORT_RULE_H
 
@@ -14,6 +17,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "rule_options.h"
+
 #define AC_NO_VALUE INT32_MIN /* positional modifier absent */
 
 struct ac_content {
@@ -21,11 +26,14 @@ struct ac_content {
 	uint32_t len;
 	bool nocase;
 	bool negated;
-	int32_t depth, offset, distance, within; /* AC_NO_VALUE if absent */
-	bool pos_var;                            /* a modifier named a byte_extract variable */
-	bool fast_pattern;                       /* fast_pattern given */
-	bool fp_only;                            /* fast_pattern:only */
-	uint32_t fp_off; /* fast_pattern:OFF,LEN (fp_len 0: the whole content) */
+	int32_t depth, offset, distance, within; /* AC_NO_VALUE if absent or a variable */
+	/* byte_extract variable each modifier names (index into ac_rule.vars),
+	 * AC_VAR_NONE if a number or absent: offset, depth, distance, within */
+	int8_t var[4];
+	uint8_t buf;       /* enum ac_buf it is looked for in */
+	bool fast_pattern; /* fast_pattern given */
+	bool fp_only;      /* fast_pattern:only */
+	uint32_t fp_off;   /* fast_pattern:OFF,LEN (fp_len 0: the whole content) */
 	uint32_t fp_len;
 };
 
@@ -34,6 +42,21 @@ struct ac_pcre {
 	char *re; /* NUL-terminated */
 	char flags[32];
 	bool negated;
+	bool relative; /* R */
+	uint8_t buf;   /* enum ac_buf: U I P H D M C K S Y B, else the default buffer */
+};
+
+/* A detection option that reads a buffer, in rule order. */
+enum ac_ropt_kind {
+	AC_ROPT_CONTENT, /* ac_rule.contents[idx] */
+	AC_ROPT_PCRE,    /* ac_rule.pcres[idx] */
+	AC_ROPT_BYTE,    /* ac_rule.bops[idx]: byte_*, isdataat */
+};
+
+struct ac_ropt {
+	uint8_t kind; /* enum ac_ropt_kind */
+	uint8_t buf;  /* AC_ROPT_BYTE: the default buffer where it stands */
+	uint32_t idx;
 };
 
 enum ac_proto {
@@ -59,6 +82,20 @@ struct ac_rule {
 	char *msg;                       /* NULL if none */
 	struct ac_pcre *pcres;
 	unsigned n_pcres;
+	struct ac_ropt *opts; /* contents, pcres, byte_* and isdataat in rule order */
+	unsigned n_opts;
+	struct ac_byteop *bops;
+	unsigned n_bops;
+	char vars[AC_MAX_VARS][32]; /* byte_extract variable names */
+	unsigned n_vars;
+	uint8_t flow; /* AC_FLOW_* bits; 0: no flow option */
+	struct ac_fbop *fbops;
+	unsigned n_fbops;
+	bool has_dsize, has_urilen, urilen_raw;
+	struct ac_size_range dsize, urilen;
+	bool mail_service;   /* metadata names service smtp, pop3 or imap */
+	bool http_service;   /* metadata names service http */
+	uint8_t default_buf; /* while parsing: file_data / pkt_data */
 	/* Options that cannot be evaluated, by name, comma-separated ("flow,
 	 * byte_test"); "" if none.  n_unsupported counts them. */
 	char unsupported[AC_UNSUPPORTED_MAX];

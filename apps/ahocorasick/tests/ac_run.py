@@ -3,10 +3,38 @@ with DPDK net_pcap ports and return its statistics."""
 from __future__ import annotations
 
 import subprocess
+import sys
 from pathlib import Path
 
 from harness import Result, app_binary, instance, placement
 from harness import run_app as _run_app
+from scapy.utils import RawPcapNgReader, RawPcapReader
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "tools"))
+import pcapgen  # noqa: E402
+
+# Every variable the community rules name, with Snort-like values and a
+# HOME_NET that the shared captures' private addresses fall in (the
+# reference reads only this file; the app's defaults fill nothing in).
+COMMUNITY_VARS = """\
+ipvar HOME_NET [10.0.0.0/8,192.168.0.0/16,172.16.0.0/12]
+ipvar EXTERNAL_NET any
+ipvar HTTP_SERVERS $HOME_NET
+ipvar SMTP_SERVERS $HOME_NET
+ipvar SQL_SERVERS $HOME_NET
+ipvar TELNET_SERVERS $HOME_NET
+ipvar SIP_SERVERS $HOME_NET
+ipvar DNS_SERVERS $HOME_NET
+ipvar SSH_SERVERS $HOME_NET
+ipvar FTP_SERVERS $HOME_NET
+portvar HTTP_PORTS [80,81,8000,8080,8088,8888,3128]
+portvar FILE_DATA_PORTS [$HTTP_PORTS,110,143]
+portvar ORACLE_PORTS 1024:
+portvar SSH_PORTS 22
+portvar FTP_PORTS [21,2100,3535]
+portvar SIP_PORTS [5060,5061,5600]
+portvar SHELLCODE_PORTS !80
+"""
 
 # DPDK is built with RTE_MAX_ETHPORTS = 32: 31 capture ports + 1 sink.
 MAX_CAPTURES_PER_RUN = 31
@@ -26,6 +54,32 @@ def captures(shared_dir: Path) -> list[Path]:
     files = sorted(p for p in d.iterdir() if p.suffix in (".pcap", ".pcapng"))
     assert len(files) >= 400, f"expected the 406 shared captures in {d}, found {len(files)}"
     return files
+
+
+def read_frames(path: Path) -> list[bytes]:
+    with open(path, "rb") as f:
+        magic = f.read(4)
+    reader = RawPcapNgReader if magic == b"\x0a\x0d\x0d\x0a" else RawPcapReader
+    with reader(str(path)) as r:
+        return [bytes(pkt) for pkt, _meta in r]
+
+
+def joined_captures(build_dir: Path, files: list[Path], out: Path) -> dict[Path, int]:
+    """Every packet libpcap reads from files, in order, into one Ethernet pcap
+    (what the app and the reference then both read); packets per file."""
+    res = subprocess.run([str(tool(build_dir, "ac_pcap_count")), "--cat", str(out), *map(str, files)],
+                         capture_output=True, text=True, check=True).stdout
+    return {Path(p): int(n) for p, n in (line.rsplit("\t", 1) for line in res.splitlines())}
+
+
+def small_capture(path: Path) -> Path:
+    """A few plain IPv4 TCP and UDP frames: for the tests of options that
+    need some capture to start with, whatever it holds."""
+    a, b = pcapgen.ipv4(0x0A000001), pcapgen.ipv4(0x0A000002)
+    pcapgen.write_pcap(path, [pcapgen.frame(pcapgen.Flow(a, b, pcapgen.PROTO_UDP, 1024, 53), b"query"),
+                              pcapgen.frame(pcapgen.Flow(a, b, pcapgen.PROTO_TCP, 1025, 80), b"GET / HTTP/1.0\r\n\r\n"),
+                              pcapgen.frame(pcapgen.Flow(b, a, pcapgen.PROTO_TCP, 80, 1025), b"HTTP/1.0 200 OK\r\n\r\n")])
+    return path
 
 
 def packet_counts(build_dir: Path, files: list[Path]) -> dict[Path, int]:

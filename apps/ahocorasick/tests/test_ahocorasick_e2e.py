@@ -7,13 +7,18 @@ and --scan-all-frames between runs."""
 from __future__ import annotations
 
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 import scapy.all as scapy
 
+import rule_reference as ref
 from ac_run import (MAX_CAPTURES_PER_RUN, assert_clean, captures, packet_counts,
-                    processed, run_app, tool)
+                    processed, read_frames, run_app, small_capture, tool)
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "tools"))
+import pcapgen  # noqa: E402
 
 N_CHUNKS = 14  # ceil(406 / 31)
 VERDICTS = ["forward", "drop-on-match", "mark"]
@@ -67,14 +72,23 @@ def test_every_capture_through_app(build_dir: Path, shared_dir: Path, file_prefi
         app["packets_scanned"] + app["packets_scanned_whole_frame"]
 
 
+def most_payload(shared_dir: Path, n: int) -> list[Path]:
+    """The n shared captures with the most IPv4 TCP/UDP payload bytes."""
+    sizes = {}
+    for f in captures(shared_dir):
+        try:
+            frames = read_frames(f)
+        except Exception:  # noqa: BLE001 - scapy refuses some odd captures; others have plenty
+            continue
+        sizes[f] = sum(len(p.payload) for fr in frames if (p := ref.payload_of(fr)) is not None)
+    return sorted(sizes, key=lambda f: (-sizes[f], f.name))[:n]
+
+
 def test_engines_agree_in_the_app(build_dir: Path, shared_dir: Path, file_prefix: str,
                                   tmp_path: Path) -> None:
     """Same captures, same keyword set: both variants count the same matches
     per keyword and per packet."""
-    names = ["bcm-li.pcap", "mptcp-v0.pcap", "of10_s4810.pcap", "eapon1.pcap", "dns_udp.pcap",
-             "802.1ad_QinQ.pcap", "bgp-as-path-oobr.pcap"]
-    d = shared_dir / "data" / "pcaps" / "tcpdump-tests"
-    files = [d / n for n in names]
+    files = most_payload(shared_dir, 7)
     results = {}
     for variant in ("ac", "hs"):
         (tmp_path / variant).mkdir()
@@ -89,9 +103,33 @@ def test_engines_agree_in_the_app(build_dir: Path, shared_dir: Path, file_prefix
         assert a[key] == h[key], f"{key}: ac {a[key]} != hs {h[key]}"
 
 
-def test_mark_sets_dscp_and_checksum(build_dir: Path, shared_dir: Path, file_prefix: str,
-                                     tmp_path: Path) -> None:
-    src = shared_dir / "data" / "pcaps" / "tcpdump-tests" / "mptcp-v0.pcap"
+def dos_capture(build_dir: Path, path: Path) -> Path:
+    """IPv4 TCP frames, each carrying a DoS-set keyword (every one of them)
+    or bytes that hold none, some with ECN bits set."""
+    kw = subprocess.run([str(tool(build_dir, "ac-rules")), "--dos", "--list-keywords"],
+                        capture_output=True, text=True, check=True).stdout
+    keywords = []
+    for line in kw.splitlines():
+        _id, case, text, _sids = line.split("\t")
+        keywords.append((ref.decode_content(text)[0], case == "nocase"))
+    plain = b"?" * 40
+    assert not any((k.lower() in plain.lower()) if nc else (k in plain) for k, nc in keywords)
+    a, b = pcapgen.ipv4(0x0A000001), pcapgen.ipv4(0x0A000002)
+    frames = []
+    for i, (k, _nc) in enumerate(keywords):
+        for payload in (b"<" + k + b">", plain):
+            f = bytearray(pcapgen.frame(pcapgen.Flow(a, b, pcapgen.PROTO_TCP, 1000 + i, 80), payload))
+            if i % 2:
+                f[15] |= 2  # ECT(0): the mark must keep it
+                f[24:26] = b"\0\0"
+                f[24:26] = pcapgen.checksum(bytes(f[14:34])).to_bytes(2, "big")
+            frames.append(bytes(f))
+    pcapgen.write_pcap(path, frames)
+    return path
+
+
+def test_mark_sets_dscp_and_checksum(build_dir: Path, file_prefix: str, tmp_path: Path) -> None:
+    src = dos_capture(build_dir, tmp_path / "dos.pcap")
     out = tmp_path / "out.pcap"
     run = run_app(build_dir, file_prefix, tmp_path, [src],
                   KEYWORDS + ["--dos", "--verdict", "mark", "--mark-dscp", "13"], tx_pcap=out)
@@ -116,9 +154,8 @@ def test_mark_sets_dscp_and_checksum(build_dir: Path, shared_dir: Path, file_pre
     assert marked == app["packets_marked"]
 
 
-def test_drop_on_match_drops_exactly_matched(build_dir: Path, shared_dir: Path,
-                                             file_prefix: str, tmp_path: Path) -> None:
-    src = shared_dir / "data" / "pcaps" / "tcpdump-tests" / "mptcp-v0.pcap"
+def test_drop_on_match_drops_exactly_matched(build_dir: Path, file_prefix: str, tmp_path: Path) -> None:
+    src = dos_capture(build_dir, tmp_path / "dos.pcap")
     out = tmp_path / "out.pcap"
     run = run_app(build_dir, file_prefix, tmp_path, [src],
                   KEYWORDS + ["--dos", "--verdict", "drop-on-match"], variant="hs", tx_pcap=out)
@@ -136,9 +173,9 @@ def test_drop_on_match_drops_exactly_matched(build_dir: Path, shared_dir: Path,
     (["--rules", "/nonexistent/x.rules"], "/nonexistent/x.rules"),
     (["--classtype", "no-such-class"], "no usable content keyword"),
 ])
-def test_bad_options_are_refused(build_dir: Path, shared_dir: Path, file_prefix: str,
+def test_bad_options_are_refused(build_dir: Path, file_prefix: str,
                                  tmp_path: Path, args: list[str], message: str) -> None:
-    src = shared_dir / "data" / "pcaps" / "tcpdump-tests" / "dns_udp.pcap"
+    src = small_capture(tmp_path / "small.pcap")
     run = run_app(build_dir, file_prefix, tmp_path, [src], KEYWORDS + args)
     assert run.returncode != 0
     assert message in run.stderr, run.stderr[-3000:]

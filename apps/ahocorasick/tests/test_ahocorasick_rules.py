@@ -1,11 +1,14 @@
 """Rules mode end to end, under whatever build PIPEPLACE_BUILD points at.
 
 The app's alerts are checked against rule_reference.py, a brute-force
-evaluator written apart from the C code (every rule on every packet), for
-both engines: on shared captures with the community rules, and on
-generated traffic with planted matches for the position modifiers' edge
-cases.  Then every shared capture goes through the app in rules mode with
-every packet accounted for, and the parser's new errors are checked."""
+evaluator written apart from the C code (every rule on every packet, with
+flows and flowbits carried from packet to packet), for both engines: on
+every shared capture joined into one (those holding TCP sessions and HTTP
+among them) with the community rules, and on generated traffic with planted
+matches for the position modifiers' edge cases (the flow, flowbits, HTTP
+and byte_* edges are in test_ahocorasick_flows.py).  Then every shared
+capture goes through the app in rules mode with every packet accounted
+for, and the parser's errors are checked."""
 from __future__ import annotations
 
 import collections
@@ -15,43 +18,18 @@ import sys
 from pathlib import Path
 
 import pytest
-from scapy.utils import RawPcapNgReader, RawPcapReader
 
-from ac_run import MAX_CAPTURES_PER_RUN, assert_clean, captures, packet_counts, run_app, tool
+from ac_run import (COMMUNITY_VARS, MAX_CAPTURES_PER_RUN, assert_clean, captures, joined_captures, packet_counts, read_frames,
+                    run_app, small_capture, tool)
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "tools"))
 import pcapgen  # noqa: E402
 import rule_reference as ref  # noqa: E402
 
 RULES = ["--mode", "rules"]
-VARS = """\
-ipvar HOME_NET [10.0.0.0/8,192.168.0.0/16,172.16.0.0/12]
-ipvar EXTERNAL_NET any
-ipvar HTTP_SERVERS $HOME_NET
-ipvar SMTP_SERVERS $HOME_NET
-ipvar SQL_SERVERS $HOME_NET
-ipvar TELNET_SERVERS $HOME_NET
-ipvar SIP_SERVERS $HOME_NET
-ipvar DNS_SERVERS $HOME_NET
-ipvar SSH_SERVERS $HOME_NET
-ipvar FTP_SERVERS $HOME_NET
-portvar HTTP_PORTS [80,81,8000,8080,8088,8888,3128]
-portvar FILE_DATA_PORTS [$HTTP_PORTS,110,143]
-portvar ORACLE_PORTS 1024:
-portvar SSH_PORTS 22
-portvar FTP_PORTS [21,2100,3535]
-portvar SIP_PORTS [5060,5061,5600]
-portvar SHELLCODE_PORTS !80
-"""
-Alert = tuple[int, str, int, str, int, str]
-
-
-def read_frames(path: Path) -> list[bytes]:
-    with open(path, "rb") as f:
-        magic = f.read(4)
-    reader = RawPcapNgReader if magic == b"\x0a\x0d\x0d\x0a" else RawPcapReader
-    with reader(str(path)) as r:
-        return [bytes(pkt) for pkt, _meta in r]
+VARS = COMMUNITY_VARS
+# (sid, src, sport, dst, dport, proto, direction, flow_state, partial)
+Alert = tuple[int, str, int, str, int, str, str, str, bool]
 
 
 def ip(x: int) -> str:
@@ -59,15 +37,17 @@ def ip(x: int) -> str:
 
 
 def reference_alerts(ev: ref.Evaluator, files: list[Path]) -> collections.Counter[Alert]:
+    """Every packet of files in order through one evaluator (one flow table)."""
     out: collections.Counter[Alert] = collections.Counter()
     for f in files:
         for fr in read_frames(f):
             p = ref.payload_of(fr)
             if p is None:
                 continue
-            for i in ev.alerts(p):
-                out[(ev.rules[i].sid, ip(p.src), p.sport, ip(p.dst), p.dport,
-                     "TCP" if p.proto == 6 else "UDP")] += 1
+            for i, from_client, established, partial in ev.alerts(p):
+                out[(ev.rules[i].sid, ip(p.src), p.sport, ip(p.dst), p.dport, "TCP" if p.proto == 6 else "UDP",
+                     "to_server" if from_client else "to_client",
+                     "established" if established else "not_established", partial)] += 1
     return out
 
 
@@ -77,13 +57,13 @@ def app_alerts(log: Path) -> collections.Counter[Alert]:
         e = json.loads(line)
         assert e["event_type"] == "alert" and e["timestamp"].endswith("+0000")
         out[(e["alert"]["signature_id"], e["src_ip"], e["src_port"], e["dest_ip"], e["dest_port"],
-             e["proto"])] += 1
+             e["proto"], e["direction"], e["flow_state"], e["alert"]["partial"])] += 1
     return out
 
 
 def usable_rules(src: Path, dst: Path) -> list[ref.Rule]:
     """The rules the reference reads the way the app does (a few pcres use
-    syntax Python's re has not got), written to dst for the app."""
+    syntax or flags Python's re has not got), written to dst for the app."""
     keep, rules = [], []
     for text in ref.rule_lines(src):
         try:
@@ -96,53 +76,53 @@ def usable_rules(src: Path, dst: Path) -> list[ref.Rule]:
     return rules
 
 
-def shared_sample(build_dir: Path, shared_dir: Path) -> list[Path]:
-    """Captures with IPv4 TCP/UDP payload bytes that scapy and libpcap read
-    alike, in name order, up to one DPDK run's ports."""
-    files = captures(shared_dir)
-    counts = packet_counts(build_dir, files)
-    out = []
-    for f in files:
-        try:
-            frames = read_frames(f)
-        except Exception:  # noqa: BLE001 - scapy refuses some odd captures; libpcap decides
-            continue
-        if len(frames) != counts[f] or len(frames) > 2000:
-            continue
-        if any((p := ref.payload_of(fr)) is not None and p.payload for fr in frames):
-            out.append(f)
-        if len(out) == MAX_CAPTURES_PER_RUN:
-            break
-    assert len(out) >= 20, "too few shared captures with TCP/UDP payload"
-    return out
-
-
 @pytest.fixture(scope="module")
-def community(tmp_path_factory: pytest.TempPathFactory, shared_dir: Path) -> tuple[Path, Path, ref.Evaluator]:
+def community(tmp_path_factory: pytest.TempPathFactory, shared_dir: Path) -> tuple[Path, Path, list[ref.Rule]]:
     d = tmp_path_factory.mktemp("community")
     rules_file, vars_file = d / "community.rules", d / "vars.conf"
     rules = usable_rules(shared_dir / "data" / "snort" / "community.rules", rules_file)
-    assert len(rules) > 3900
+    assert len(rules) > 3990
     vars_file.write_text(VARS)
-    return rules_file, vars_file, ref.Evaluator(rules, ref.read_vars(vars_file))
+    return rules_file, vars_file, rules
 
 
 @pytest.fixture(scope="module")
-def shared_expected(build_dir: Path, shared_dir: Path,
-                    community: tuple[Path, Path, ref.Evaluator]) -> tuple[list[Path], collections.Counter[Alert]]:
-    files = shared_sample(build_dir, shared_dir)
-    return files, reference_alerts(community[2], files)
+def shared_joined(tmp_path_factory: pytest.TempPathFactory, build_dir: Path, shared_dir: Path,
+                  community: tuple[Path, Path, list[ref.Rule]]) -> tuple[Path, collections.Counter[Alert]]:
+    """Every shared capture joined into one, and the reference's alerts on it."""
+    joined = tmp_path_factory.mktemp("shared") / "all.pcap"
+    counts = joined_captures(build_dir, captures(shared_dir), joined)
+    frames = read_frames(joined)
+    assert len(frames) == sum(n for n in counts.values() if n > 0)
+    # what the check covers, by property: TCP sessions with their handshake,
+    # HTTP requests and responses, UDP flows both ways
+    ev = ref.Evaluator(community[2], ref.read_vars(community[1]))
+    seen = collections.Counter()
+    for fr in frames:
+        p = ref.payload_of(fr)
+        if p is None:
+            continue
+        _flow, _client, established = ev.track(p)
+        ev.end_flow(p)
+        bufs = ref.http_buffers(p.payload, p.proto == 6)
+        seen["tcp_established" if p.proto == 6 and established else "tcp" if p.proto == 6 else "udp"] += 1
+        seen["http_request"] += "http_method" in bufs
+        seen["http_response"] += "http_stat_code" in bufs
+    assert seen["tcp_established"] > 50 and seen["tcp"] > 100 and seen["udp"] > 100, seen
+    assert seen["http_request"] >= 2 and seen["http_response"] >= 2, seen
+    ev = ref.Evaluator(community[2], ref.read_vars(community[1]))
+    return joined, reference_alerts(ev, [joined])
 
 
 @pytest.mark.parametrize("engine", ["ac", "hs"])
 def test_alerts_equal_reference_on_shared_captures(build_dir: Path, file_prefix: str, tmp_path: Path,
-                                                   community: tuple[Path, Path, ref.Evaluator],
-                                                   shared_expected: tuple[list[Path], collections.Counter[Alert]],
+                                                   community: tuple[Path, Path, list[ref.Rule]],
+                                                   shared_joined: tuple[Path, collections.Counter[Alert]],
                                                    engine: str) -> None:
     rules_file, vars_file, _ = community
-    files, want = shared_expected
+    joined, want = shared_joined
     log = tmp_path / "alerts.json"
-    run = run_app(build_dir, file_prefix, tmp_path, files,
+    run = run_app(build_dir, file_prefix, tmp_path, [joined],
                   RULES + ["--rules", str(rules_file), "--vars", str(vars_file), "--alert-log", str(log),
                            "--top", "0"], variant=engine)
     assert_clean(run)
@@ -153,14 +133,16 @@ def test_alerts_equal_reference_on_shared_captures(build_dir: Path, file_prefix:
         assert app["ac_layout"] == "compact" and app["ac_full_table_bytes"] > app["ac_layout_budget_bytes"]
         assert app["engine_bytes"] < app["ac_full_table_bytes"] / 4
     got = app_alerts(log)
-    assert sum(want.values()) > 20, "the sample should raise alerts"
+    assert sum(want.values()) > 100, "the captures should raise alerts"
+    assert {a[7] for a in want} == {"established", "not_established"}
     assert got == want, (f"app-only: {dict(got - want)}", f"reference-only: {dict(want - got)}")
     by_sid = collections.Counter()
     for a, n in want.items():
         by_sid[str(a[0])] += n
     assert app["alerts_by_sid"] == dict(by_sid)
     assert app["alerts"] == sum(want.values()) == app["alerts_logged"]
-    assert app["alerts_log_dropped"] == 0 and app["pcre_errors"] == 0
+    assert app["alerts_log_dropped"] == 0 and app["pcre_errors"] == 0 and app["verify_budget_exceeded"] == 0
+    assert app["flows"]["untracked"] == 0 and app["flows"]["ended"]["tcp_end"] > 5
 
 
 # --- planted edge cases ---------------------------------------------------------------
@@ -179,7 +161,7 @@ alert tcp any any -> any 80 (msg:"negated pcre"; content:"pw="; pcre:!"/pw=\d+/"
 alert tcp any any -> any 80 (msg:"anchored pcre"; pcre:"/^START/A"; sid:1012; rev:1;)
 alert udp $HOME_NET any -> $EXTERNAL_NET 53 (msg:"header vars"; content:"dnsq"; sid:1013; rev:1;)
 alert tcp any [1000:2000,!1500] <> any 80 (msg:"bidirectional ports"; content:"both"; sid:1014; rev:1;)
-alert tcp any any -> any 80 (msg:"flow left out"; flow:to_server,established; content:"partial!"; sid:1015; rev:1;)
+alert tcp any any -> any 80 (msg:"left out"; detection_filter:track by_src, count 2, seconds 60; content:"partial!"; sid:1015; rev:1;)
 alert icmp any any -> any any (msg:"icmp disabled"; content:"ping"; sid:1016; rev:1;)
 alert tcp any any -> any 80 (msg:"within from end"; content:"AA"; depth:2; content:"BB"; within:3; sid:1017; rev:1;)
 alert tcp any any -> any 80 (msg:"depth exact"; content:"EDGE"; offset:4; depth:4; sid:1018; rev:1;)
@@ -243,9 +225,9 @@ def test_alerts_equal_reference_on_planted_edge_cases(build_dir: Path, file_pref
         # a few patterns: auto's table fits any L2; --ac-layout compact forces the other
         assert app["ac_layout"] == ("compact" if engine == "ac-compact" else "full")
     assert app["rules_disabled"] == 1 and app["rules_partial"] == 1
-    assert app["rules_partial_by_option"] == {"flow": 1}
+    assert app["rules_partial_by_option"] == {"detection_filter": 1}
     assert "sid 1016: disabled: icmp rule" in run.stderr
-    assert "sid 1015: partial: evaluated without flow" in run.stderr
+    assert "sid 1015: partial: evaluated without detection_filter" in run.stderr
     lines = [json.loads(x) for x in log.read_text().splitlines()]
     partial = {x["alert"]["signature_id"]: x["alert"]["partial"] for x in lines}
     assert partial[1015] is True and partial[1001] is False
@@ -333,6 +315,20 @@ def test_every_capture_through_app_in_rules_mode(build_dir: Path, shared_dir: Pa
     ('pcre:"//i";', "empty pcre expression"),
     ('msg:unquoted;', "msg value not in double quotes"),
     ('http_uri; content:"abc";', "'http_uri' before any content"),
+    ('content:"abc"; byte_test:2,~,1,0;', "bad byte_test operator '~'"),
+    ('content:"abc"; byte_test:5,>,1,0;', "byte_test '5,>,1,0': more than 4 bytes need 'string'"),
+    ('content:"abc"; byte_jump:4,0,sideways;', "unknown byte_jump argument 'sideways'"),
+    ('content:"abc"; byte_test:1,>,n,0;', "byte_test value 'n' is neither a number nor a byte_extract variable"),
+    ('content:"abc"; distance:len;', "distance names 'len', no byte_extract variable defined before it"),
+    ('content:"abc"; isdataat:70000;', "bad isdataat location '70000'"),
+    ('content:"abc"; flow:to_server,to_client;', "contradictory flow arguments 'to_server,to_client'"),
+    ('content:"abc"; flow:sideways;', "unknown flow argument 'sideways'"),
+    ('content:"abc"; flowbits:set,a|b;', "bad flowbits value 'set,a|b'"),
+    ('content:"abc"; flowbits:setx,a;', "bad flowbits value 'setx,a'"),
+    ('content:"abc"; flowbits:frob,a;', "unknown flowbits command in 'frob,a'"),
+    ('content:"abc"; dsize:5<>;', "bad size range '5<>'"),
+    ('content:"abc"; urilen:5,cooked;', "bad urilen buffer 'cooked'"),
+    ('content:"abc"; pcre:"/a/UH";', "pcre flags name two buffers"),
 ])
 def test_rule_option_errors_name_file_line_and_option(build_dir: Path, tmp_path: Path, option: str,
                                                       message: str) -> None:
@@ -350,16 +346,20 @@ def test_rule_option_errors_name_file_line_and_option(build_dir: Path, tmp_path:
     ('alert tcp any any -> any 99999 (content:"abc"; sid:7;)', "sid 7: disabled: bad port '99999'"),
     ('alert tcp 10.0.0.300 any -> any any (content:"abc"; sid:7;)', "sid 7: disabled: bad address '10.0.0.300'"),
     ('alert tcp any any -> any any (pcre:"/a(b/"; sid:7;)', "sid 7: disabled: pcre \"/a(b/\" does not compile"),
-    ('alert tcp any any -> any any (flow:established; byte_test:1,>,2,0; sid:7;)',
-     "sid 7: disabled: nothing left to evaluate (no content, no usable pcre; cannot evaluate: flow,byte_test)"),
-    ('alert tcp any any -> any any (content:"abc"; pcre:"/a/R"; flowbits:isset,x; sid:7;)',
-     "sid 7: partial: evaluated without pcre/R,flowbits"),
+    ('alert tcp any any -> any any (flow:established; detection_filter:track by_src, count 2, seconds 9; sid:7;)',
+     "sid 7: disabled: nothing left to evaluate (no content, no usable pcre; cannot evaluate: detection_filter)"),
+    ('alert tcp any any -> any any (content:"abc"; byte_test:4,>,1,0,relative,dce; asn1:oversize_length 9; sid:7;)',
+     "sid 7: partial: evaluated without byte_test/dce,asn1"),
+    ('alert tcp any any -> any any (flow:to_server,established,only_stream; content:"abc"; sid:7;)',
+     "sid 7: partial: evaluated without flow:only_stream"),
+    ('alert tcp any any -> any 25 (flow:to_server; file_data; content:"MZ"; metadata:service smtp; sid:7;)',
+     "sid 7: partial: evaluated without file_data/mail"),
 ])
-def test_rules_the_app_cannot_evaluate_are_listed(build_dir: Path, shared_dir: Path, file_prefix: str,
+def test_rules_the_app_cannot_evaluate_are_listed(build_dir: Path, file_prefix: str,
                                                   tmp_path: Path, rule: str, message: str) -> None:
     rules = tmp_path / "r.rules"
     rules.write_text('alert tcp any any -> any any (content:"ok"; sid:1;)\n' + rule + "\n")
-    src = shared_dir / "data" / "pcaps" / "tcpdump-tests" / "dns_udp.pcap"
+    src = small_capture(tmp_path / "small.pcap")
     run = run_app(build_dir, file_prefix, tmp_path, [src], ["--rules", str(rules), "--list-unsupported"])
     assert_clean(run)
     assert f"{rules}:2: {message}" in run.stderr, run.stderr[-3000:]
@@ -373,19 +373,24 @@ def test_rules_the_app_cannot_evaluate_are_listed(build_dir: Path, shared_dir: P
     (["--vars", "/nonexistent/vars.conf"], "--vars: cannot read '/nonexistent/vars.conf'"),
     (["--scan-all-frames"], "--scan-all-frames is for --mode keywords only"),
     (["--mode", "keywords", "--alert-log", "/tmp/x"], "are for --mode rules only"),
+    (["--mode", "keywords", "--stateless"], "are for --mode rules only"),
+    (["--max-flows", "0"], "--max-flows '0'"),
+    (["--max-flows", "16777217"], "--max-flows '16777217'"),
+    (["--flow-timeout", "soon"], "--flow-timeout 'soon'"),
+    (["--stateless", "--max-flows", "5"], "--max-flows and --flow-timeout need flows; --stateless has none"),
 ])
-def test_bad_rules_mode_options_are_refused(build_dir: Path, shared_dir: Path, file_prefix: str,
+def test_bad_rules_mode_options_are_refused(build_dir: Path, file_prefix: str,
                                             tmp_path: Path, args: list[str], message: str) -> None:
-    src = shared_dir / "data" / "pcaps" / "tcpdump-tests" / "dns_udp.pcap"
+    src = small_capture(tmp_path / "small.pcap")
     run = run_app(build_dir, file_prefix, tmp_path, [src], args)
     assert run.returncode != 0
     assert message in run.stderr, run.stderr[-3000:]
 
 
-def test_bad_vars_file_line_is_named(build_dir: Path, shared_dir: Path, file_prefix: str, tmp_path: Path) -> None:
+def test_bad_vars_file_line_is_named(build_dir: Path, file_prefix: str, tmp_path: Path) -> None:
     v = tmp_path / "vars.conf"
     v.write_text("ipvar HOME_NET any\nportvar\n")
-    src = shared_dir / "data" / "pcaps" / "tcpdump-tests" / "dns_udp.pcap"
+    src = small_capture(tmp_path / "small.pcap")
     run = run_app(build_dir, file_prefix, tmp_path, [src], ["--vars", str(v)])
     assert run.returncode != 0
     assert f"{v}:2: bad variable name" in run.stderr, run.stderr[-3000:]

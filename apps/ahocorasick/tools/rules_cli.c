@@ -10,9 +10,9 @@
 static const char usage[] =
 	"usage: ac-rules [options]\n"
 	"Extract the content keywords of Snort rules and say which rules cannot\n"
-	"be used and why (the summary line goes to stderr).  With --vars or\n"
-	"--list-unsupported, load the set as the app's rules mode does and print\n"
-	"its summary too.\n" AC_RULE_OPTS_USAGE
+	"be used and why (the summary line goes to stderr).  With --vars,\n"
+	"--list-unsupported or --stateless, load the set as the app's rules mode\n"
+	"does and print its summary too.\n" AC_RULE_OPTS_USAGE
 	"  --list-keywords       print every distinct keyword (stdout):\n"
 	"                        id, nocase flag, Snort-style bytes, sids\n"
 	"  -h, --help            this text\n";
@@ -45,7 +45,7 @@ main(int argc, char **argv)
 	}
 	/* --vars or --list-unsupported: load as rules mode does and print
 	 * its summary (and its list). */
-	bool rules_mode = o.vars_path != NULL || o.list_unsupported;
+	bool rules_mode = o.vars_path != NULL || o.list_unsupported || o.stateless;
 	o.keep_all = rules_mode;
 	if (ac_rule_opts_load(&o, &rs) < 0)
 		return 2; /* the rules (or --vars) file the command line names is wrong */

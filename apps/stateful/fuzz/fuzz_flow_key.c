@@ -5,8 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../flow_hash.h"
-#include "../flow_key.h"
+#include "flow_hash.h"
+#include "flow_key.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -10,9 +10,9 @@
 
 #include <rte_eal.h>
 
-#include "../flow_hash.h"
-#include "../flow_key.h"
-#include "../flow_table.h"
+#include "flow_hash.h"
+#include "flow_key.h"
+#include "flow_table.h"
 #include "frame_build.h"
 
 static int failures;

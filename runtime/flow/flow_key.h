@@ -49,6 +49,12 @@ struct flow_pkt {
  * Never reads past data[len - 1]. */
 enum flow_parse flow_parse_frame(const uint8_t *data, size_t len, struct flow_pkt *out);
 
+/* The same result for an IPv4 TCP/UDP packet a caller has parsed already
+ * (addresses in network byte order, ports in host byte order, vlan: the
+ * outer 802.1Q VLAN id or 0); l3 and l3_len are left for the caller. */
+void flow_pkt_from_ipv4(struct flow_pkt *out, const uint8_t src[4], const uint8_t dst[4],
+	uint8_t proto, uint16_t sport, uint16_t dport, uint16_t vlan, uint8_t tcp_flags);
+
 /* A constant-size memcmp compiles to a few 64-bit compares. */
 static inline bool
 flow_key_equal(const struct flow_key *a, const struct flow_key *b)

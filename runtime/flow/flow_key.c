@@ -87,6 +87,22 @@ v4_mapped(uint8_t out[16], const uint8_t v4[4])
 	memcpy(out + 12, v4, 4);
 }
 
+void
+flow_pkt_from_ipv4(struct flow_pkt *out, const uint8_t src[4], const uint8_t dst[4], uint8_t proto,
+	uint16_t sport, uint16_t dport, uint16_t vlan, uint8_t tcp_flags)
+{
+	uint8_t s16[16], d16[16];
+
+	memset(out, 0, sizeof(*out));
+	out->key.proto = proto;
+	out->key.family = FLOW_FAMILY_IPV4;
+	out->key.vlan = vlan;
+	out->tcp_flags = tcp_flags;
+	v4_mapped(s16, src);
+	v4_mapped(d16, dst);
+	canonicalize(out, s16, d16, sport, dport);
+}
+
 static enum flow_parse
 parse_ipv4(const uint8_t *ip, size_t len, struct flow_pkt *out)
 {

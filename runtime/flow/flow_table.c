@@ -12,17 +12,25 @@
 #include <rte_ring_elem.h>
 
 #define FLOW_TABLE_MAX_CAPACITY (1u << 26)
+#define FLOW_TABLE_MAX_EXT 4096
 
 struct flow_table *
 flow_table_create(
 	uint32_t capacity, uint64_t idle_tsc, const struct flow_hasher *hasher, int socket_id)
+{
+	return flow_table_create_ext(capacity, idle_tsc, hasher, socket_id, 0);
+}
+
+struct flow_table *
+flow_table_create_ext(uint32_t capacity, uint64_t idle_tsc, const struct flow_hasher *hasher,
+	int socket_id, uint32_t ext_size)
 {
 	static atomic_uint serial;
 	char ring_name[RTE_RING_NAMESIZE];
 	struct flow_table *t;
 	uint32_t i;
 
-	if (capacity == 0 || capacity > FLOW_TABLE_MAX_CAPACITY) {
+	if (capacity == 0 || capacity > FLOW_TABLE_MAX_CAPACITY || ext_size > FLOW_TABLE_MAX_EXT) {
 		rte_errno = EINVAL;
 		return NULL;
 	}
@@ -36,10 +44,16 @@ flow_table_create(
 		RTE_CACHE_LINE_SIZE, socket_id);
 	t->pool = rte_zmalloc_socket("flow_records", sizeof(*t->pool) * (size_t)capacity,
 		RTE_CACHE_LINE_SIZE, socket_id);
+	if (ext_size != 0) {
+		t->ext_size = ext_size;
+		t->ext = rte_zmalloc_socket(
+			"flow_ext", (size_t)ext_size * capacity, RTE_CACHE_LINE_SIZE, socket_id);
+	}
 	snprintf(ring_name, sizeof(ring_name), "flow_free_%u", atomic_fetch_add(&serial, 1));
 	t->free_ring = rte_ring_create_elem(
 		ring_name, sizeof(uint32_t), capacity, socket_id, RING_F_EXACT_SZ);
-	if (t->buckets == NULL || t->pool == NULL || t->free_ring == NULL) {
+	if (t->buckets == NULL || t->pool == NULL || t->free_ring == NULL ||
+		(ext_size != 0 && t->ext == NULL)) {
 		flow_table_free(t);
 		rte_errno = ENOMEM;
 		return NULL;
@@ -80,9 +94,16 @@ flow_table_free(struct flow_table *t)
 	if (t == NULL)
 		return;
 	rte_ring_free(t->free_ring);
+	rte_free(t->ext);
 	rte_free(t->pool);
 	rte_free(t->buckets);
 	rte_free(t);
+}
+
+static inline void *
+ext_of(const struct flow_table *t, uint32_t idx)
+{
+	return t->ext != NULL ? t->ext + (size_t)idx * t->ext_size : NULL;
 }
 
 static inline bool
@@ -171,9 +192,9 @@ account(struct flow_record *r, const struct flow_pkt *p, uint32_t wire_len, uint
 	}
 }
 
-enum flow_update
-flow_table_update(struct flow_table *t, const struct flow_pkt *p, uint32_t hash, uint32_t wire_len,
-	uint64_t now, struct flow_counters *c)
+static inline enum flow_update
+update(struct flow_table *t, const struct flow_pkt *p, uint32_t hash, uint32_t wire_len,
+	uint64_t now, struct flow_counters *c, flow_visit_fn fn, void *arg)
 {
 	struct flow_bucket *b = &t->buckets[hash & FLOW_TABLE_BUCKET_MASK];
 	struct flow_record *r;
@@ -213,6 +234,8 @@ flow_table_update(struct flow_table *t, const struct flow_pkt *p, uint32_t hash,
 			account(r, p, wire_len, now);
 			if (t->on_app_packet != NULL && r->app_status < FLOW_APP_DONE)
 				t->on_app_packet(r, p, now, c);
+			if (fn != NULL)
+				fn(r, ext_of(t, idx), false, arg);
 			res = FLOW_UPDATE_HIT;
 			c->hits++;
 			if (t->on_end != NULL && r->state == FLOW_STATE_CLOSED) {
@@ -250,8 +273,12 @@ flow_table_update(struct flow_table *t, const struct flow_pkt *p, uint32_t hash,
 	}
 	r = &t->pool[idx];
 	flow_init(r, p, hash, wire_len, now);
+	if (t->ext != NULL)
+		memset(ext_of(t, idx), 0, t->ext_size);
 	if (t->on_app_packet != NULL)
 		t->on_app_packet(r, p, now, c);
+	if (fn != NULL)
+		fn(r, ext_of(t, idx), true, arg);
 	c->created++;
 	res = FLOW_UPDATE_CREATED;
 	if (t->on_end != NULL && r->state == FLOW_STATE_CLOSED) {
@@ -271,6 +298,40 @@ out:
 	if (probes > c->max_probe)
 		c->max_probe = probes;
 	return res;
+}
+
+enum flow_update
+flow_table_update(struct flow_table *t, const struct flow_pkt *p, uint32_t hash, uint32_t wire_len,
+	uint64_t now, struct flow_counters *c)
+{
+	return update(t, p, hash, wire_len, now, c, NULL, NULL);
+}
+
+enum flow_update
+flow_table_update_visit(struct flow_table *t, const struct flow_pkt *p, uint32_t hash,
+	uint32_t wire_len, uint64_t now, struct flow_counters *c, flow_visit_fn fn, void *arg)
+{
+	return update(t, p, hash, wire_len, now, c, fn, arg);
+}
+
+bool
+flow_table_visit(
+	struct flow_table *t, const struct flow_key *k, uint32_t hash, flow_visit_fn fn, void *arg)
+{
+	struct flow_bucket *b = &t->buckets[hash & FLOW_TABLE_BUCKET_MASK];
+	bool found = false;
+
+	rte_spinlock_lock(&b->lock);
+	for (uint32_t idx = b->head; idx != FLOW_NIL; idx = t->pool[idx].next) {
+		struct flow_record *r = &t->pool[idx];
+		if (r->hash == hash && flow_key_equal(&r->key, k)) {
+			fn(r, ext_of(t, idx), false, arg);
+			found = true;
+			break;
+		}
+	}
+	rte_spinlock_unlock(&b->lock);
+	return found;
 }
 
 uint32_t

@@ -1,4 +1,5 @@
-/* The flow table shared by every instance of the stateful app.
+/* The flow table shared by every instance of an app (apps/stateful, and
+ * apps/ahocorasick's rules mode for flow state and flowbits).
  *
  * 2^16 buckets (the paper's size), each a spinlock and the head of a chain of
  * flow records.  Records come from a pool preallocated at set-up (capacity
@@ -28,6 +29,7 @@
 #include <stdint.h>
 
 #include <rte_common.h>
+#include <rte_prefetch.h>
 #include <rte_spinlock.h>
 
 #include "flow_hash.h"
@@ -134,6 +136,12 @@ typedef void (*flow_app_packet_fn)(
 	struct flow_record *r, const struct flow_pkt *p, uint64_t now, struct flow_counters *c);
 typedef void (*flow_app_finish_fn)(struct flow_record *r, struct flow_counters *c);
 
+/* Called under the bucket lock with the packet's record once the packet is
+ * accounted (and before a TCP end removes the record), with the record's
+ * extension area (flow_table_create_ext; NULL without one), zeroed when the
+ * record was made for this packet (created).  FAST PATH, as the hooks above. */
+typedef void (*flow_visit_fn)(struct flow_record *r, void *ext, bool created, void *arg);
+
 struct rte_ring;
 
 struct flow_table {
@@ -150,6 +158,10 @@ struct flow_table {
 	/* Application detection (flow_table_set_inspector); NULL without. */
 	flow_app_packet_fn on_app_packet;
 	flow_app_finish_fn on_app_finish;
+	/* Per-record extension area of ext_size bytes (0: none), indexed as
+	 * the pool: what a caller keeps per flow beside the record. */
+	uint8_t *ext;
+	uint32_t ext_size;
 };
 
 enum flow_update {
@@ -163,6 +175,10 @@ enum flow_update {
  * (rte_errno set). */
 struct flow_table *flow_table_create(
 	uint32_t capacity, uint64_t idle_tsc, const struct flow_hasher *hasher, int socket_id);
+/* The same with an extension area of ext_size bytes per record (0 .. 4096),
+ * allocated with the pool and zeroed whenever a record starts a flow. */
+struct flow_table *flow_table_create_ext(uint32_t capacity, uint64_t idle_tsc,
+	const struct flow_hasher *hasher, int socket_id, uint32_t ext_size);
 void flow_table_free(struct flow_table *t);
 
 /* Make the table a flow meter that reports ended flows to fn: idle expiry,
@@ -182,6 +198,39 @@ void flow_table_set_inspector(
  * wire_len bytes seen at now.  Takes the bucket's lock.  Thread-safe. */
 enum flow_update flow_table_update(struct flow_table *t, const struct flow_pkt *p, uint32_t hash,
 	uint32_t wire_len, uint64_t now, struct flow_counters *c);
+
+/* flow_table_update, and fn on the record under the same lock (not called
+ * when the table is full).  Thread-safe. */
+enum flow_update flow_table_update_visit(struct flow_table *t, const struct flow_pkt *p,
+	uint32_t hash, uint32_t wire_len, uint64_t now, struct flow_counters *c, flow_visit_fn fn,
+	void *arg);
+
+/* fn on the record of key k under its bucket lock, accounting nothing (no
+ * packet, no expiry).  Returns false when the table has no such flow.
+ * Thread-safe. */
+bool flow_table_visit(
+	struct flow_table *t, const struct flow_key *k, uint32_t hash, flow_visit_fn fn, void *arg);
+
+/* Warm the cache for a lookup of hash soon: the bucket, then (once the
+ * bucket is in) the record at its head and that record's extension area.
+ * Reads the head without the lock: only to prefetch.  FAST PATH. */
+static inline void
+flow_table_prefetch_bucket(const struct flow_table *t, uint32_t hash)
+{
+	rte_prefetch0(&t->buckets[hash & FLOW_TABLE_BUCKET_MASK]);
+}
+
+static inline void
+flow_table_prefetch_head(const struct flow_table *t, uint32_t hash)
+{
+	uint32_t idx =
+		__atomic_load_n(&t->buckets[hash & FLOW_TABLE_BUCKET_MASK].head, __ATOMIC_RELAXED);
+	if (idx < t->capacity) {
+		rte_prefetch0(&t->pool[idx]);
+		if (t->ext != NULL)
+			rte_prefetch0(t->ext + (size_t)idx * t->ext_size);
+	}
+}
 
 /* Reclaim idle records in n buckets from *cursor on (wrapping); advances
  * *cursor.  Thread-safe.  Returns the number reclaimed. */
