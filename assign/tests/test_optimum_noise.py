@@ -1,5 +1,5 @@
 """The optimum of placement means under measurement noise: the estimate's
-paths, its coverage on a few fixed seeds (the full table: bench/optimum-noise.py),
+paths, its coverage on a few fixed seeds (the full table: bench/optimum.py),
 and what `assign estimate` prints of it."""
 from __future__ import annotations
 

@@ -11,7 +11,7 @@ measurements are noisy?  Three checks (assign/EVT.md, "Validation"):
 * t2: the model of the T2 (a space too large to enumerate), the same draws
   with and without noise: does the noisy interval hold the noiseless estimate?
 
-bench/optimum-noise.py runs the full table; tests/test_optimum_noise.py a few seeds.
+bench/optimum.py runs the full table; tests/test_optimum_noise.py a few seeds.
 """
 from __future__ import annotations
 

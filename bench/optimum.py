@@ -13,10 +13,15 @@
             and without noise; does the noisy interval hold the noiseless
             estimate (goal >= 90%)?
 Every run also prints the share of its measurements spent on repetitions
-(goal <= 20% with the selection, which `assign best` adds: bench/optimum-real.py
-and tests/test_best_selection.py measure that part).
+(goal <= 20% with the selection, which `assign best` adds: the measured part
+and assign/tests/test_best_selection.py measure that).
 
-    .venv/bin/python bench/optimum-noise.py [--seeds 100] [--n 5000] [--jobs 2] [--part spaces endpoint t2]
+  measured  on this machine with the dpdk backend against ground truth
+            (`assign enumerate --reps`): bench/lib/optimum_measured.py, run
+            as `bench/optimum.py measured [--help]`; needs a quiet machine
+
+    .venv/bin/python bench/optimum.py [--seeds 100] [--n 5000] [--jobs 2] [--part spaces endpoint t2]
+    .venv/bin/python bench/optimum.py measured [--workloads stateful analyzer ipfwd-l1] [--n 2000]
 """
 from __future__ import annotations
 
@@ -25,12 +30,13 @@ import math
 import os
 import sys
 import time
+from pathlib import Path
 from concurrent.futures import ProcessPoolExecutor
 
 try:
     from assign.evt import coverage_noise as cn
 except ImportError:
-    sys.exit("run it with the project's venv: .venv/bin/python bench/optimum-noise.py (tools/setup.sh makes it)")
+    sys.exit("run it with the project's venv: .venv/bin/python bench/optimum.py (tools/setup.sh makes it)")
 
 SPACES = [  # (topology, instances): every placement drawn by 5000 draws / most of them / a fraction
     ("pack:1 core:4 pu:2", 2),
@@ -91,6 +97,10 @@ def run_part(name, fn, jobs, workers) -> list[cn.Summary]:
 
 
 def main() -> int:
+    if sys.argv[1:2] == ["measured"]:
+        sys.path.insert(0, str(Path(__file__).resolve().parent / "lib"))
+        import optimum_measured
+        return optimum_measured.main(sys.argv[2:])
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--seeds", type=int, default=100, help="replications per row (default: 100)")
     ap.add_argument("--n", type=int, default=5000, help="draws per run (default: 5000)")

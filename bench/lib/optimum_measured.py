@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """The optimum of placement means on this machine (measured, dpdk backend):
 for each workload, co-located instances on the machine's contexts,
 
@@ -16,7 +15,7 @@ and its interval (estimated), whether the interval covers the truth, the
 chosen placement's printed gap and its fresh mean's gap to the truth, the
 noise CV, and the share of measurements spent on repetitions and selection.
 
-    .venv/bin/python bench/optimum-real.py [--workloads stateful analyzer ipfwd-l1] [--instances 3]
+    .venv/bin/python bench/optimum.py measured [--workloads stateful analyzer ipfwd-l1] [--instances 3]
         [--n 2000] [--truth-reps 6] [--duration 0.05] [--out DIR]
 """
 from __future__ import annotations
@@ -29,7 +28,7 @@ import sys
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parent.parent.parent
 ASSIGN = REPO / ".venv" / "bin" / "assign"
 
 
@@ -40,8 +39,8 @@ def assign(*args: str, json_out: bool = False, timeout: float = 7200) -> dict | 
     return json.loads(r.stdout) if json_out else r.stdout
 
 
-def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="bench/optimum.py measured", description=__doc__.split("\n\n")[0])
     ap.add_argument("--workloads", nargs="+", default=["stateful", "analyzer", "ipfwd-l1"])
     ap.add_argument("--instances", type=int, default=3)
     ap.add_argument("--n", type=int, default=2000, help="iid draws (default: 2000)")
@@ -49,11 +48,11 @@ def main() -> int:
                                                                "after the sample (default: 6)")
     ap.add_argument("--fresh-reps", type=int, default=20, help="fresh measurements of the chosen placement")
     ap.add_argument("--duration", type=float, default=0.05, help="window of one measurement, s (default: 0.05)")
-    ap.add_argument("--out", default=None, help="folder for the databases (default: results/optimum-real-DATE)")
-    args = ap.parse_args()
+    ap.add_argument("--out", default=None, help="folder for the databases (default: results/optimum-measured-DATE)")
+    args = ap.parse_args(argv)
     if not ASSIGN.exists():
         sys.exit("run tools/setup.sh first (the venv's assign is missing)")
-    out = Path(args.out or REPO / "results" / time.strftime("optimum-real-%Y%m%d-%H%M%S"))
+    out = Path(args.out or REPO / "results" / time.strftime("optimum-measured-%Y%m%d-%H%M%S"))
     out.mkdir(parents=True, exist_ok=True)
     common = ["--instances", str(args.instances), "--allow-colocate", "--backend", "dpdk",
               "--duration", str(args.duration)]
