@@ -155,6 +155,8 @@ def optimum_section(args: argparse.Namespace, values: list[float]) -> dict:
                     "text": [f"optimum of placement means: none ({e})", "cost: " + describe_cost(cost)]}
     text = opt.format_text(run.kind).splitlines()
     out: dict = {"optimum_mean": opt.to_dict(), "chosen": chosen, "cost": cost}
+    if out["optimum_mean"].get("leading"):  # a mean of the run's values: modelled on the model backend
+        out["optimum_mean"]["leading"]["kind"] = run.kind
     if chosen is not None:
         gap = opt.gap_pct(chosen["mean"])
         hi = (100.0 * (opt.ci_high - chosen["ci_low"]) / opt.ci_high
