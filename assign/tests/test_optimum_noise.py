@@ -64,6 +64,21 @@ def test_paper_upb_bounds_the_luckiest_value_not_the_mean():
     assert o.ci_low <= 1.0 <= o.ci_high
 
 
+def test_noise_wider_than_the_top_of_the_means_says_so_and_widens_the_interval():
+    """rev-weibull(c=4) at 5% noise: the means' top is narrower than the noise, the threshold of the
+    first values lies above the fitted end point; the fit alone fell short of the end point there
+    (assign/EVT.md, "Validation"), the interval's upper end is then the paper's, above every mean."""
+    cases = [cn.endpoint_case("rev-weibull(c=4)", 0.05, seed=s, n=5000) for s in range(2)]
+    for c in cases:
+        o = c.opt
+        assert o.status == "noise_dominated", o.messages
+        assert o.diagnostics["threshold_above_end_sds"] > 0
+        assert o.ci_high >= o.diagnostics["paper_upb_ci_high"] and o.ci_high > 1.0
+        assert c.covered and any("wider than the top" in m for m in o.messages)
+    quiet = cn.endpoint_case("rev-weibull(c=4)", 0.01, seed=0, n=5000).opt
+    assert quiet.status == "ok" and "threshold_above_end_sds" not in quiet.diagnostics
+
+
 def test_t2_noisy_interval_holds_the_noiseless_estimate_of_the_same_draws():
     case, _ = cn.t2_case("ipfwd-mem", 8, 0.02, seed=1, n=2000)
     assert case.opt.method == "deconvolution-pot"

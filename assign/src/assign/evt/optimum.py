@@ -69,7 +69,7 @@ class OptimumMean:
     ci_high: float | None                    # math.inf: one-sided
     noise: Noise
     method: str | None
-    status: str                              # ok | unbounded | noise_unknown
+    status: str                              # ok | unbounded | noise_unknown | noise_dominated
     confidence: float
     n: int
     repeats: int
@@ -241,5 +241,34 @@ def _deconvolution(idx, first, groups, noise: Noise, leading, base, confidence) 
     diag = {"threshold": t, "tail_draws": k, "tail_draws_remeasured": int((m > 1).sum()), "u0": f.u0,
             "xi": f.xi, "alpha": f.alpha, "loglik": f.loglik, "loglik_exponential": f.loglik_exponential,
             "interval_cut_factor": f.cut_factor}
-    return OptimumMean(f.tau, f.ci_low, f.ci_high, method="deconvolution-pot", status=f.status, leading=leading,
+    status, ci_high = f.status, f.ci_high
+    if f.tau is not None and f.status == "ok" and t > f.tau:
+        # the tail set's threshold on first values lies above the fitted end of the means: the draws above
+        # it were picked by their noise more than by their means, the top of the means is narrower than the
+        # noise and its shape is not identified. There the fit sits at its shape bound and its interval fell
+        # short of the end point in simulation (assign/EVT.md, "Validation"), so the upper end becomes the
+        # paper's single-value UPB interval's: the end of the noisy values lies above every mean.
+        paper_high = _paper_upper(first, confidence)
+        diag["threshold_above_end_sds"] = (t - f.tau) / sd1
+        diag["paper_upb_ci_high"] = paper_high
+        ci_high = max(f.ci_high, paper_high) if f.ci_high is not None else paper_high
+        status = "noise_dominated"
+        msgs.append(f"the noise (CV {100 * noise.cv:.2g}%) is wider than the top of the placement means: the "
+                    f"threshold of the first values lies {(t - f.tau) / sd1:.2f} noise sds above the estimated end "
+                    f"point, so the tail's shape is not identified; the interval's upper end is the paper's "
+                    f"single-value UPB interval's (the end of the noisy values lies above every mean). Less noise "
+                    f"(a longer window) narrows it")
+    return OptimumMean(f.tau, f.ci_low, ci_high, method="deconvolution-pot", status=status, leading=leading,
                        messages=msgs, diagnostics=diag, **base)
+
+
+def _paper_upper(first: np.ndarray, confidence: float) -> float:
+    """The upper end of the paper's UPB interval on the single values (infinite where it gives none)."""
+    from .errors import EstimateError
+    from .estimate import estimate
+
+    try:
+        est = estimate(first, confidence=confidence, cross_checks=False)
+    except EstimateError:
+        return math.inf
+    return math.inf if est.upb_ci_high is None else float(est.upb_ci_high)
