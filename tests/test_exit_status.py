@@ -148,7 +148,7 @@ def test_the_scripts_exit_2_on_an_option_they_do_not_take(repo_dir: Path, script
 def test_pipeplace_exits_2_on_a_usage_error(repo_dir: Path) -> None:
     pipeplace = repo_dir / ".venv" / "bin" / "pipeplace"
     assert pipeplace.is_file(), "tools/setup.sh installs pipeplace into .venv/bin"
-    p = run([str(pipeplace), "run", "--no-such-option"], env=dict(os.environ))
+    p = run([str(pipeplace), "run", "-a", "ipfwd", "-i", "test", "--no-such-option"], env=dict(os.environ))
     assert p.returncode == 2 and "--no-such-option" in p.stderr, p.stderr[-2000:]
 
 

@@ -268,8 +268,8 @@ def test_characterize_calibrate_validate_end_to_end(profile_build: Path, build_d
     # each reference interpolated to the placement's turn (the fused one two turns before, 1/3)
     val2 = tmp_path / "val2.json"
     r = run_assign("validate", "--workload", "ipfwd-l1", "--model-params", str(params), "--n", "5",
-                   "--packets", "20000", "--reps", "2", "--drift-reference", "both", "--build", str(build_dir),
-                   "--json", str(val2), timeout=300)
+                   "--packets", "20000", "--reps", "2", "--drift-reference", "both", "--top", "0", "--build",
+                   str(build_dir), "--json", str(val2), timeout=300)
     assert r.returncode == 0, r.stderr
     v2 = json.loads(val2.read_text())
     d2 = v2["drift_corrected"]
