@@ -243,7 +243,10 @@ def _deconvolution(idx, first, groups, noise: Noise, leading, base, confidence) 
             "interval_cut_factor": f.cut_factor}
     status, ci_high = f.status, f.ci_high
     tau, ci_low = f.tau, f.ci_low
-    top = max(float(first.max()), max((max(v) for v in groups.values() if v), default=-math.inf))
+    # the highest of what was measured: every first value, and the mean of every re-measured draw
+    pos = {int(i): p for p, i in enumerate(idx.tolist())}
+    top = max(float(first.max()), max((float(np.mean([first[pos[i]], *v])) for i, v in groups.items()
+                                       if v and i in pos), default=-math.inf))
     if ci_low is not None and ci_low > top and leading is not None:
         # the whole interval lies above every value measured: the fitted tail extrapolates (a thin, nearly
         # exponential tail on a discrete space, where the best placements are rare), which overshot the
@@ -252,8 +255,8 @@ def _deconvolution(idx, first, groups, noise: Noise, leading, base, confidence) 
         # confidence bound, simultaneous over every re-measured placement, the interval's lower end.
         lb, _ = _remeasured_bounds(idx, first, groups, noise.cv, confidence)
         diag.update(fitted_end_point=f.tau, fitted_ci_low=f.ci_low, highest_measurement=top)
-        msgs.append(f"the fitted end point ({f.tau:,.0f}) and its whole interval lie above every measured value "
-                    f"(highest {top:,.0f}): the tail's shape extrapolates beyond the data, so the estimate is the "
+        msgs.append(f"the fitted end point ({f.tau:,.0f}) and its whole interval lie above everything measured "
+                    f"(highest {top:,.0f}, a first value or a re-measured mean): the tail's shape extrapolates beyond the data, so the estimate is the "
                     f"best re-measured placement's mean, a lower bound of the optimum of means, and the interval "
                     f"runs from its lower confidence bound to the fit's upper end; more draws narrow it")
         tau, ci_low, status = leading["mean"], lb, "extrapolated"
