@@ -42,3 +42,20 @@ def build_dir() -> Path:
 @pytest.fixture
 def file_prefix() -> str:
     return "pp" + uuid.uuid4().hex[:10]
+
+
+# Under pytest-xdist (tools/test.sh: -n 2 --dist loadgroup) the tests that run
+# the C programs, DPDK, hugepages, network namespaces or the shared captures
+# stay on one worker, one at a time, as in a serial run: they share
+# hugepages, namespaces' names and the machine's two contexts.  The model and
+# estimator tests, pure Python, run beside them on the other worker.
+SYSTEM_FIXTURES = {"build_dir", "file_prefix", "profile_build", "shared_dir"}
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if not config.pluginmanager.hasplugin("xdist"):
+        return
+    for item in items:
+        in_assign = Path(str(item.fspath)).resolve().is_relative_to(REPO / "assign" / "tests")
+        if not in_assign or SYSTEM_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.xdist_group("system"))

@@ -40,7 +40,9 @@ meson test -C build-asan --no-rebuild --print-errorlogs --num-processes 2 || sta
 phase "fuzzers (bounded time)"
 meson test -C build-fuzz --no-rebuild --print-errorlogs --suite fuzz --num-processes 2 || status=1
 phase "pytest: assign and end-to-end"
-# --durations: the slowest tests, so that CI time stays visible (budget 20 min).
-.venv/bin/python -m pytest --durations=15 || status=1
+# --durations: the slowest tests, so that CI time stays visible (budget 20 min). Two
+# workers: the tests of the C programs on one, one at a time as before (conftest.py
+# groups them), the pure-Python ones beside them.
+.venv/bin/python -m pytest -n 2 --dist loadgroup --durations=15 || status=1
 phase "done, status $status"
 exit $status
