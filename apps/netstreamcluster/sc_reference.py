@@ -13,7 +13,8 @@ np.bincount are sequential; np.sum is not, and is not used for a value
 that decides anything).  IEEE-754 double operations give the same bits in
 the same order, and the C core is built with -ffp-contract=off (no fused
 multiply-add), so the reference and the app agree exactly: the test
-compares every bit of the centres, weights and cost.
+compares every bit of the centres, weights and cost (coordinates as the
+app prints them, %.9g: a float32 exactly).
 
     python3 apps/netstreamcluster/sc_reference.py in.bin            # one JSON object
 """
@@ -231,7 +232,7 @@ def stream_result(data: bytes, points: int | None = None) -> dict[str, Any]:
     fin = cluster(allc, np.array(wts, dtype=np.int64), h.kmin, h.kmax, final_seed(h.seed))
     return {"points": int(len(pts)), "dim": h.dim, "chunks": chunks, "chunk_centres": len(wts),
             "k": fin.k, "z": fin.z, "cost": fin.cost,
-            "centres": [{"weight": w, "coords": [float(v) for v in allc[f]]}
+            "centres": [{"weight": w, "coords": [float("%.9g" % v) for v in allc[f]]}
                         for f, w in zip(fin.centre, fin.weight)]}
 
 
