@@ -93,19 +93,21 @@ if ! grep -qs ' hugetlbfs ' /proc/mounts || [ "${hp_free:-0}" -lt 64 ]; then
 fi
 
 # --- Meson builds ------------------------------------------------------------
-# The default -Dparts before netdedup joined it: a build configured then
-# (its parts left at the default) gets netdedup; parts picked by hand stay.
+# The default -Dparts before netdedup and netstreamcluster joined it: a
+# build configured then (its parts left at a default) gets them; parts
+# picked by hand stay.
 old_default_parts=runtime,ipfwd,ahocorasick,stateful,analyzer,traffic-gen
-new_default_parts=runtime,ipfwd,ahocorasick,stateful,analyzer,netdedup,traffic-gen
+old_default_parts2=runtime,ipfwd,ahocorasick,stateful,analyzer,netdedup,traffic-gen
+new_default_parts=runtime,ipfwd,ahocorasick,stateful,analyzer,netdedup,netstreamcluster,traffic-gen
 configure() {  # dir, extra meson args...
-  local dir=$1; shift
+  local dir=$1 have; shift
   if [ ! -f "$dir/build.ninja" ]; then
     say "configuring $dir"
     quiet meson setup "$dir" "$@"
-  elif [ "$(meson introspect --buildoptions "$dir" | python3 -c \
-        'import json, sys; print(",".join(next(o["value"] for o in json.load(sys.stdin) if o["name"] == "parts")))')" \
-        = "$old_default_parts" ]; then
-    say "$dir: adding netdedup to its parts"
+  elif have=$(meson introspect --buildoptions "$dir" | python3 -c \
+        'import json, sys; print(",".join(next(o["value"] for o in json.load(sys.stdin) if o["name"] == "parts")))') &&
+       { [ "$have" = "$old_default_parts" ] || [ "$have" = "$old_default_parts2" ]; }; then
+    say "$dir: adding netdedup and netstreamcluster to its parts"
     quiet meson setup --reconfigure "$dir" -Dparts="$new_default_parts"
   fi
   if [ -n "${only_targets:-}" ]; then

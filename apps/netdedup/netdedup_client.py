@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import select
 import signal
 import socket
@@ -29,8 +28,10 @@ import sys
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent.parent / "runtime" / "stack"))
+from netns_harness import connect, read_exact, reset_after, send_file  # noqa: E402
+
 RECEIPT = 32
-TCPI_BYTES_ACKED = 120  # offset of tcpi_bytes_acked in Linux's struct tcp_info
 
 
 class Stop(Exception):
@@ -41,36 +42,6 @@ def _stop(*_: object) -> None:
     raise Stop()
 
 
-def connect(host: str, port: int, deadline: float, rcvbuf: int | None = None) -> socket.socket:
-    """Connects, retrying until deadline (the server may still be starting)."""
-    last: Exception | None = None
-    while time.monotonic() < deadline:
-        s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        if rcvbuf is not None:
-            s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, rcvbuf)
-        s.settimeout(1.0)
-        try:
-            s.connect((host, port))
-            s.settimeout(None)
-            return s
-        except OSError as e:
-            last = e
-            s.close()
-            time.sleep(0.1)
-    raise TimeoutError(f"cannot connect to {host}:{port}: {last}")
-
-
-def read_exact(s: socket.socket, n: int, timeout: float) -> bytes:
-    s.settimeout(timeout)
-    b = b""
-    while len(b) < n:
-        k = s.recv(n - len(b))
-        if not k:
-            break
-        b += k
-    return b
-
-
 def receipt(b: bytes) -> dict:
     if len(b) != RECEIPT or b[:4] != b"PPDR":
         return {"error": f"no receipt ({len(b)} bytes: {b[:RECEIPT].hex()})"}
@@ -78,13 +49,6 @@ def receipt(b: bytes) -> dict:
     status = {0: "complete", 1: "short", 2: "reset", 3: "cut_by_run_end",
               4: "store_failed"}.get(b[4], f"unknown ({b[4]})")
     return {"stream": sid, "status": status, "stored": stored, "announced": announced}
-
-
-def send_file(s: socket.socket, path: Path, length: int) -> None:
-    with open(path, "rb") as f:
-        sent = 0
-        while sent < length:
-            sent += s.sendfile(f, offset=sent, count=length - sent)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -112,12 +76,9 @@ def main(argv: list[str] | None = None) -> int:
             send_file(s, a.file, min(a.cut, length))
             out["bytes_sent"] = min(a.cut, length)
             if a.mode == "reset":
-                time.sleep(a.settle)
-                info = s.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, 256)
-                if len(info) >= TCPI_BYTES_ACKED + 8:
-                    out["bytes_acked"] = struct.unpack_from("<Q", info, TCPI_BYTES_ACKED)[0]
-                s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
-                s.close()
+                acked = reset_after(s, a.settle)
+                if acked is not None:
+                    out["bytes_acked"] = acked
             else:
                 s.shutdown(socket.SHUT_WR)
                 out["receipts"].append(receipt(read_exact(s, RECEIPT, a.timeout)))

@@ -1,0 +1,467 @@
+/* netstreamcluster (PARSEC 3.0's netstreamcluster) on the pipeplace
+ * runtime: clients on the kernel stack stream points over TCP; R
+ * terminates TCP on the user-level stack (runtime/stack, lwIP over a DPDK
+ * port; --stack kernel: kernel sockets) and cuts messages of whole points,
+ * chunk by chunk; P clusters each chunk (online k-median, sc_cluster.c)
+ * into weighted centres; T clusters a stream's centres at its end and
+ * writes the result.  apps/netstreamcluster/README.md: the protocol, the
+ * output, the figures. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <rte_errno.h>
+#include <rte_malloc.h>
+#include <rte_mempool.h>
+#include <rte_ring.h>
+#include <rte_ring_elem.h>
+
+#include "pp_app.h"
+#include "sc_app.h"
+
+#define DEFAULT_ADDR "198.18.42.1/24"
+#define DEFAULT_PORT 9042
+#define DONE_RING 1024
+#define POOL_OVERHEAD 256
+#define MAX_DIM_LIMIT 240 /* a chunk's centres fit one output mbuf */
+
+static unsigned n_runs;
+
+static int
+parse_addr(struct sc_cfg *c, const char *opt, const char *v)
+{
+	char buf[64];
+	unsigned prefix = 32;
+	snprintf(buf, sizeof(buf), "%s", v);
+	char *slash = strchr(buf, '/');
+	if (slash != NULL) {
+		char *end;
+		unsigned long p = strtoul(slash + 1, &end, 10);
+		if (*end != '\0' || slash[1] == '\0' || p > 32) {
+			fprintf(stderr, "%s %s: expected an IPv4 address with /0..32\n", opt, v);
+			return -1;
+		}
+		prefix = (unsigned)p;
+		*slash = '\0';
+	}
+	struct in_addr a;
+	if (inet_pton(AF_INET, buf, &a) != 1) {
+		fprintf(stderr, "%s %s: not an IPv4 address\n", opt, v);
+		return -1;
+	}
+	c->addr = ntohl(a.s_addr);
+	c->prefix_len = prefix;
+	return 0;
+}
+
+static void
+set_defaults(struct sc_cfg *c)
+{
+	if (c->max_conns != 0)
+		return;
+	c->max_conns = 4;
+	c->msg_bytes = 32 * 1024;
+	c->max_dim = 128;
+	c->max_chunk = 4096;
+	c->max_centres = 8192;
+	c->msgs = 256;
+	c->linger_s = 10.0;
+	c->listen_port = DEFAULT_PORT;
+	parse_addr(c, "--ip", DEFAULT_ADDR);
+}
+
+static int
+sc_parse_opt(void *cfg, int argc, char **argv)
+{
+	struct sc_cfg *c = cfg;
+	const char *o = argv[0], *v = argc > 1 ? argv[1] : NULL;
+	static const char *const known[] = { "--stack", "--ip", "--listen-port", "--out",
+		"--streams", "--linger", "--max-conns", "--msg-kib", "--max-dim", "--max-chunk",
+		"--max-centres", "--msgs", NULL };
+	bool found = false;
+	for (const char *const *k = known; *k != NULL; k++)
+		found |= strcmp(o, *k) == 0;
+	if (!found)
+		return 0;
+	if (v == NULL) {
+		fprintf(stderr, "%s: missing value\n", o);
+		return -1;
+	}
+	set_defaults(c);
+	uint64_t u;
+	if (strcmp(o, "--stack") == 0) {
+		if (strcmp(v, "lwip") == 0)
+			c->stack = PP_STACK_LWIP;
+		else if (strcmp(v, "kernel") == 0)
+			c->stack = PP_STACK_KERNEL;
+		else {
+			fprintf(stderr, "--stack %s: expected lwip or kernel\n", v);
+			return -1;
+		}
+	} else if (strcmp(o, "--ip") == 0) {
+		if (parse_addr(c, o, v) < 0)
+			return -1;
+	} else if (strcmp(o, "--out") == 0) {
+		struct stat st;
+		if (stat(v, &st) != 0 || !S_ISDIR(st.st_mode) || access(v, W_OK) != 0) {
+			fprintf(stderr, "--out %s: not a directory this process can write\n", v);
+			return -1;
+		}
+		c->out_dir = v;
+	} else if (strcmp(o, "--linger") == 0) {
+		if (pp_parse_seconds(o, v, 3600, &c->linger_s) < 0)
+			return -1;
+	} else if (strcmp(o, "--listen-port") == 0) {
+		if (pp_parse_u64(o, v, 1, 65535, &u) < 0)
+			return -1;
+		c->listen_port = (uint16_t)u;
+	} else if (strcmp(o, "--streams") == 0) {
+		if (pp_parse_u64(o, v, 1, UINT64_MAX / 2, &c->streams) < 0)
+			return -1;
+	} else if (strcmp(o, "--max-conns") == 0) {
+		if (pp_parse_u64(o, v, 1, 1024, &u) < 0)
+			return -1;
+		c->max_conns = (unsigned)u;
+	} else if (strcmp(o, "--msg-kib") == 0) {
+		if (pp_parse_u64(o, v, 1, 32, &u) < 0)
+			return -1;
+		c->msg_bytes = (unsigned)u * 1024;
+	} else if (strcmp(o, "--max-dim") == 0) {
+		if (pp_parse_u64(o, v, 1, MAX_DIM_LIMIT, &u) < 0)
+			return -1;
+		c->max_dim = (unsigned)u;
+	} else if (strcmp(o, "--max-chunk") == 0) {
+		if (pp_parse_u64(o, v, 1, 1u << 20, &u) < 0)
+			return -1;
+		c->max_chunk = (unsigned)u;
+	} else if (strcmp(o, "--max-centres") == 0) {
+		if (pp_parse_u64(o, v, SC_MAX_K, 1u << 22, &u) < 0)
+			return -1;
+		c->max_centres = (unsigned)u;
+	} else {
+		if (pp_parse_u64(o, v, 64, 1u << 20, &u) < 0)
+			return -1;
+		c->msgs = (unsigned)u;
+	}
+	return 2;
+}
+
+static uint64_t
+out_room(const struct sc_cfg *c)
+{
+	return SC_OUT_ROOM(c->max_dim) + RTE_PKTMBUF_HEADROOM;
+}
+
+static uint64_t
+slot_bytes(const struct sc_cfg *c)
+{
+	return (uint64_t)c->max_chunk * c->max_dim * 4 +
+		(uint64_t)c->max_centres * (c->max_dim * 4 + 8);
+}
+
+static int64_t
+sc_dpdk_mem_mb(const void *cfgp)
+{
+	struct sc_cfg *c = (struct sc_cfg *)(uintptr_t)cfgp;
+	set_defaults(c);
+	_Static_assert(SC_OUT_ROOM(MAX_DIM_LIMIT) + RTE_PKTMBUF_HEADROOM <= 65535,
+		"a chunk's centres fit one mbuf");
+	/* per instance: the slots' point buffers; instances are not known
+	 * here: reckoned for 4 */
+	uint64_t bytes = (uint64_t)c->msgs *
+			(c->msg_bytes + RTE_PKTMBUF_HEADROOM + out_room(c) + 2 * POOL_OVERHEAD) +
+		4 * (uint64_t)c->max_conns * slot_bytes(c);
+	return (int64_t)(bytes >> 20) + 1 + pp_stack_mem_mb(c->stack);
+}
+
+static void
+free_state(struct sc_state *s)
+{
+	pp_stack_close(s->stack);
+	rte_mempool_free(s->msg_pool);
+	rte_mempool_free(s->out_pool);
+	free(s);
+}
+
+static void
+free_task(struct sc_task *t, unsigned max_conns)
+{
+	for (unsigned k = 0; t->r.slots != NULL && k < max_conns; k++)
+		rte_pktmbuf_free(t->r.slots[k].cur);
+	for (unsigned k = 0; t->p.slots != NULL && k < max_conns; k++)
+		rte_free(t->p.slots[k].pts);
+	for (unsigned k = 0; t->t.slots != NULL && k < max_conns; k++) {
+		rte_free(t->t.slots[k].pts);
+		rte_free(t->t.slots[k].weight);
+	}
+	sc_work_fini(&t->p.work);
+	sc_work_fini(&t->t.work);
+	rte_ring_free(t->done);
+	rte_free(t->r.slots);
+	rte_free(t->p.slots);
+	rte_free(t->p.centre);
+	rte_free(t->p.weight);
+	rte_free(t->t.slots);
+	rte_free(t->t.centre);
+	rte_free(t->t.weight);
+	rte_free(t->t.json);
+	rte_free(t);
+}
+
+static int
+sc_setup(void *cfgp, const struct pp_setup_info *info, void **app_state)
+{
+	struct sc_cfg *c = cfgp;
+	set_defaults(c);
+	if (c->msg_bytes < 4 * c->max_dim) {
+		fprintf(stderr, "netstreamcluster: --msg-kib %u holds no record of --max-dim %u\n",
+			c->msg_bytes / 1024, c->max_dim);
+		return -EINVAL;
+	}
+	struct sc_state *s = calloc(1, sizeof(*s));
+	if (s == NULL)
+		return -ENOMEM;
+	s->cfg = c;
+	s->n_instances = info->n_instances;
+	int socket = (int)info->socket_id;
+	unsigned run = n_runs++;
+	char name[RTE_MEMPOOL_NAMESIZE], err[512];
+	snprintf(name, sizeof(name), "sc_msg%u", run);
+	s->msg_pool = rte_pktmbuf_pool_create(name, c->msgs, 32,
+		RTE_ALIGN(sizeof(struct sc_msg), RTE_MBUF_PRIV_ALIGN),
+		(uint16_t)(c->msg_bytes + RTE_PKTMBUF_HEADROOM), socket);
+	snprintf(name, sizeof(name), "sc_out%u", run);
+	s->out_pool = rte_pktmbuf_pool_create(name, c->msgs, 0, 0, (uint16_t)out_room(c), socket);
+	if (s->msg_pool == NULL || s->out_pool == NULL) {
+		fprintf(stderr, "netstreamcluster: cannot allocate %u messages of %u KiB: %s\n",
+			c->msgs, c->msg_bytes / 1024, rte_strerror(rte_errno));
+		free_state(s);
+		return -ENOMEM;
+	}
+	const struct pp_stack_conf sc = {
+		.kind = c->stack,
+		.addr = c->addr,
+		.prefix_len = c->prefix_len,
+		.listen_port = c->listen_port,
+		.max_conns = c->max_conns,
+		.n_instances = info->n_instances,
+		.queues = info->queues,
+		.socket_id = socket,
+	};
+	if (pp_stack_open(&s->stack, &sc, err, sizeof(err)) < 0) {
+		fprintf(stderr, "netstreamcluster: %s\n", err);
+		free_state(s);
+		return -EINVAL;
+	}
+	*app_state = s;
+	return 0;
+}
+
+static int
+sc_task_init(void *app_state, unsigned instance, void **task_state)
+{
+	struct sc_state *s = app_state;
+	const struct sc_cfg *c = s->cfg;
+	struct sc_task *t = rte_zmalloc("sc_task", sizeof(*t), RTE_CACHE_LINE_SIZE);
+	if (t == NULL)
+		return -ENOMEM;
+	t->app = s;
+	t->instance = instance;
+	t->r.si = pp_stack_inst(s->stack, instance);
+	t->r.slots = rte_zmalloc("sc_r_slots", c->max_conns * sizeof(*t->r.slots), 0);
+	t->p.slots = rte_zmalloc("sc_p_slots", c->max_conns * sizeof(*t->p.slots), 0);
+	t->t.slots = rte_zmalloc("sc_t_slots", c->max_conns * sizeof(*t->t.slots), 0);
+	t->p.centre = rte_malloc("sc_p_centre", c->max_chunk * sizeof(uint32_t), 0);
+	t->p.weight = rte_malloc("sc_p_weight", c->max_chunk * sizeof(uint64_t), 0);
+	t->t.centre = rte_malloc("sc_t_centre", c->max_centres * sizeof(uint32_t), 0);
+	t->t.weight = rte_malloc("sc_t_weight", c->max_centres * sizeof(uint64_t), 0);
+	t->t.json_cap = 1024 + SC_MAX_K * (64 + 18 * (size_t)c->max_dim);
+	t->t.json = rte_malloc("sc_json", t->t.json_cap, 0);
+	char name[RTE_RING_NAMESIZE];
+	snprintf(name, sizeof(name), "sc_done%u_%u", n_runs, instance);
+	t->done = rte_ring_create_elem(name, sizeof(struct sc_done), DONE_RING, SOCKET_ID_ANY,
+		RING_F_SP_ENQ | RING_F_SC_DEQ);
+	bool ok = t->r.slots != NULL && t->p.slots != NULL && t->t.slots != NULL &&
+		t->p.centre != NULL && t->p.weight != NULL && t->t.centre != NULL &&
+		t->t.weight != NULL && t->t.json != NULL && t->done != NULL;
+	for (unsigned k = 0; ok && k < c->max_conns; k++) {
+		t->p.slots[k].pts = rte_malloc("sc_chunk",
+			(size_t)c->max_chunk * c->max_dim * sizeof(float), RTE_CACHE_LINE_SIZE);
+		t->t.slots[k].pts = rte_malloc("sc_centres",
+			(size_t)c->max_centres * c->max_dim * sizeof(float), RTE_CACHE_LINE_SIZE);
+		t->t.slots[k].weight = rte_malloc("sc_cweight",
+			(size_t)c->max_centres * sizeof(uint64_t), RTE_CACHE_LINE_SIZE);
+		ok = t->p.slots[k].pts != NULL && t->t.slots[k].pts != NULL &&
+			t->t.slots[k].weight != NULL;
+	}
+	ok = ok && sc_work_init(&t->p.work, c->max_chunk) == 0;
+	ok = ok && sc_work_init(&t->t.work, c->max_centres) == 0;
+	if (!ok) {
+		fprintf(stderr,
+			"netstreamcluster: cannot allocate instance %u's buffers (%u connections "
+			"of %u points x %u dims, %u centres)\n",
+			instance, c->max_conns, c->max_chunk, c->max_dim, c->max_centres);
+		free_task(t, c->max_conns);
+		return -ENOMEM;
+	}
+	*task_state = t;
+	return 0;
+}
+
+static void
+set_u(json_t *o, const char *k, uint64_t v)
+{
+	json_object_set_new(o, k, json_integer((json_int_t)v));
+}
+
+static void
+add_counters(void *sum, const void *add, size_t bytes)
+{
+	uint64_t *d = sum;
+	const uint64_t *a = add;
+	for (size_t i = 0; i < bytes / sizeof(uint64_t); i++)
+		d[i] += a[i];
+}
+
+_Static_assert(sizeof(struct sc_r_counters) % 8 == 0 && sizeof(struct sc_p_counters) % 8 == 0 &&
+		sizeof(struct sc_t_counters) % 8 == 0,
+	"counters are uint64_t only");
+
+static void
+sc_stats(void *app_state, void *const *task_states, unsigned n_tasks, json_t *out)
+{
+	const struct sc_state *s = app_state;
+	const struct sc_cfg *c = s->cfg;
+	struct sc_r_counters r = { 0 };
+	struct sc_p_counters p = { 0 };
+	struct sc_t_counters t = { 0 };
+	for (unsigned i = 0; i < n_tasks; i++) {
+		const struct sc_task *k = task_states[i];
+		add_counters(&r, &k->r.ctr, sizeof(r));
+		add_counters(&p, &k->p.ctr, sizeof(p));
+		add_counters(&t, &k->t.ctr, sizeof(t));
+	}
+	json_object_set_new(out, "kind", json_string("measured"));
+	json_t *st = json_object();
+	set_u(st, "started", r.streams_started);
+	set_u(st, "complete", r.complete);
+	set_u(st, "short", r.short_);
+	set_u(st, "reset", r.reset);
+	set_u(st, "cut_by_run_end", r.cut);
+	set_u(st, "empty", r.empty);
+	set_u(st, "bad_header_reset", r.bad_header);
+	set_u(st, "too_many_centres_reset", r.too_many_centres);
+	set_u(st, "truncated_header", r.truncated_header);
+	set_u(st, "stored", t.streams_stored);
+	set_u(st, "store_failed", t.store_failed);
+	json_object_set_new(out, "streams", st);
+	json_t *rc = json_object();
+	set_u(rc, "sent", r.receipts_sent);
+	set_u(rc, "not_sent_peer_gone", r.receipts_peer_gone);
+	set_u(rc, "not_sent_no_room", r.receipts_no_room);
+	json_object_set_new(out, "receipts", rc);
+	set_u(out, "input_bytes", r.input_bytes);
+	set_u(out, "points", r.points);
+	set_u(out, "partial_record_bytes", r.partial_record_bytes);
+	json_t *ms = json_object();
+	set_u(ms, "count", r.msgs);
+	set_u(ms, "bytes_max", c->msg_bytes);
+	set_u(ms, "message_buffer_waits", r.msg_waits);
+	json_object_set_new(out, "messages", ms);
+	json_t *ch = json_object();
+	set_u(ch, "clustered", p.chunks);
+	set_u(ch, "points", p.points);
+	set_u(ch, "centres", p.centres);
+	set_u(ch, "without_output", p.out_missing + t.no_output);
+	json_object_set_new(out, "chunks", ch);
+	json_t *fi = json_object();
+	set_u(fi, "clusterings", t.finals);
+	set_u(fi, "centres_in", t.final_centres_in);
+	set_u(fi, "overflow", t.overflow);
+	json_object_set_new(out, "final", fi);
+	json_t *o = json_object();
+	json_object_set_new(o, "dir", c->out_dir != NULL ? json_string(c->out_dir) : json_null());
+	set_u(o, "bytes", t.out_bytes);
+	set_u(o, "files", t.files);
+	set_u(o, "open_errors", t.open_errors);
+	set_u(o, "write_errors", t.write_errors);
+	set_u(o, "sequence_gaps", t.sequence_gaps);
+	json_object_set_new(out, "output", o);
+	json_t *lim = json_object();
+	set_u(lim, "max_dim", c->max_dim);
+	set_u(lim, "max_chunk", c->max_chunk);
+	set_u(lim, "max_centres", c->max_centres);
+	set_u(lim, "max_k", SC_MAX_K);
+	json_object_set_new(out, "limits", lim);
+	json_t *sk = json_object();
+	if (s->stack != NULL)
+		pp_stack_stats(s->stack, sk);
+	json_object_set_new(out, "stack", sk);
+}
+
+static int
+sc_teardown(void *app_state, void **task_states, unsigned n_tasks)
+{
+	struct sc_state *s = app_state;
+	int rc = 0;
+	uint64_t failed = 0;
+	for (unsigned i = 0; i < n_tasks; i++) {
+		struct sc_task *t = task_states[i];
+		failed += t->t.ctr.store_failed;
+		free_task(t, s->cfg->max_conns);
+	}
+	if (s->cfg->out_dir != NULL && failed != 0) {
+		fprintf(stderr,
+			"netstreamcluster: %" PRIu64 " stream result(s) not written to %s (see "
+			"app_stats.output)\n",
+			failed, s->cfg->out_dir);
+		rc = -1;
+	}
+	free_state(s);
+	return rc;
+}
+
+static const struct pp_app netstreamcluster_app = {
+	.name = "netstreamcluster",
+	.drop_reasons = NULL,
+	.n_drop_reasons = 0,
+	.usage = "  --stack lwip|kernel  lwip (default): the user-level stack on the\n"
+		 "                       placement's DPDK port; kernel: kernel sockets\n"
+		 "  --ip A.B.C.D/N       the server's address (" DEFAULT_ADDR ")\n"
+		 "  --listen-port N      TCP port (9042)\n"
+		 "  --out DIR            write each stream's result to DIR/stream-<id>.json\n"
+		 "  --streams N          end the run once N streams are done and their\n"
+		 "                       receipts acknowledged (or --linger later)\n"
+		 "  --linger S           with --streams: wait at most S s for that (10)\n"
+		 "  --max-conns N        connections per instance (4); more are reset\n"
+		 "  --msg-kib N          message size, 1..32 KiB of whole points (32)\n"
+		 "  --max-dim N          largest dimension a stream may have (128, <= 240)\n"
+		 "  --max-chunk N        largest chunk (points) a stream may ask for (4096)\n"
+		 "  --max-centres N      chunk centres a stream may keep for its final\n"
+		 "                       clustering (8192): chunks x kmax at most\n"
+		 "  --msgs N             message buffers, all instances together (256)\n"
+		 "  client protocol: a 32-byte header (\"PPSC\", u32 dim, u64 points, u32\n"
+		 "  chunk, u16 kmin, u16 kmax, u64 seed), then the points as float32; the\n"
+		 "  server answers a 32-byte receipt once the result is written (README.md)\n",
+	.cfg_size = sizeof(struct sc_cfg),
+	.parse_opt = sc_parse_opt,
+	.setup = sc_setup,
+	.task_init = sc_task_init,
+	.process = sc_p_process,
+	.stats = sc_stats,
+	.teardown = sc_teardown,
+	.dpdk_mem_mb = sc_dpdk_mem_mb,
+	.rx = sc_r_rx,
+	.tx = sc_t_tx,
+};
+
+int
+main(int argc, char **argv)
+{
+	return pp_main(argc, argv, &netstreamcluster_app);
+}
