@@ -48,7 +48,8 @@ def file_prefix() -> str:
 # the C programs, DPDK, hugepages, network namespaces or the shared captures
 # stay on one worker, one at a time, as in a serial run: they share
 # hugepages, namespaces' names and the machine's two contexts.  The model and
-# estimator tests, pure Python, run beside them on the other worker.
+# estimator tests, pure Python, run beside them on the other worker, a module
+# at a time (their module-scoped fixtures, some of them long, are made once).
 SYSTEM_FIXTURES = {"build_dir", "file_prefix", "profile_build", "shared_dir"}
 
 
@@ -57,5 +58,5 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         return
     for item in items:
         in_assign = Path(str(item.fspath)).resolve().is_relative_to(REPO / "assign" / "tests")
-        if not in_assign or SYSTEM_FIXTURES & set(getattr(item, "fixturenames", ())):
-            item.add_marker(pytest.mark.xdist_group("system"))
+        system = not in_assign or SYSTEM_FIXTURES & set(getattr(item, "fixturenames", ()))
+        item.add_marker(pytest.mark.xdist_group("system" if system else item.nodeid.split("::")[0]))
