@@ -44,19 +44,17 @@ def file_prefix() -> str:
     return "pp" + uuid.uuid4().hex[:10]
 
 
-# Under pytest-xdist (tools/test.sh: -n 2 --dist loadgroup) the tests that run
-# the C programs, DPDK, hugepages, network namespaces or the shared captures
-# stay on one worker, one at a time, as in a serial run: they share
-# hugepages, namespaces' names and the machine's two contexts.  The model and
-# estimator tests, pure Python, run beside them on the other worker, a module
-# at a time (their module-scoped fixtures, some of them long, are made once).
+# tools/test.sh runs the tests marked `system` (they run the C programs, DPDK,
+# hugepages, network namespaces or the shared captures) one at a time, as in
+# a serial run, and beside them, in a second pytest, the rest: the pure-Python
+# tests of assign (the model, the estimators, the store, the CLI on the
+# model backend).
 SYSTEM_FIXTURES = {"build_dir", "file_prefix", "profile_build", "shared_dir"}
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    if not config.pluginmanager.hasplugin("xdist"):
-        return
+    assign_tests = REPO / "assign" / "tests"
     for item in items:
-        in_assign = Path(str(item.fspath)).resolve().is_relative_to(REPO / "assign" / "tests")
-        system = not in_assign or SYSTEM_FIXTURES & set(getattr(item, "fixturenames", ()))
-        item.add_marker(pytest.mark.xdist_group("system" if system else item.nodeid.split("::")[0]))
+        if (not Path(str(item.fspath)).resolve().is_relative_to(assign_tests)
+                or SYSTEM_FIXTURES & set(getattr(item, "fixturenames", ()))):
+            item.add_marker(pytest.mark.system)

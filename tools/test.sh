@@ -4,7 +4,7 @@
 #   1. C unit tests (meson test) on the ASan+UBSan build,
 #   2. the libFuzzer targets for a bounded time (clang build),
 #   3. pytest: the assign package and every end-to-end test, the C programs
-#      taken from the ASan+UBSan build.
+#      taken from the ASan+UBSan build (two pytests side by side: see below).
 # Exits non-zero when any test fails.
 set -euo pipefail
 case "${1:-}" in
@@ -40,9 +40,21 @@ meson test -C build-asan --no-rebuild --print-errorlogs --num-processes 2 || sta
 phase "fuzzers (bounded time)"
 meson test -C build-fuzz --no-rebuild --print-errorlogs --suite fuzz --num-processes 2 || status=1
 phase "pytest: assign and end-to-end"
-# --durations: the slowest tests, so that CI time stays visible (budget 20 min). Two
-# workers: the tests of the C programs on one, one at a time as before (conftest.py
-# groups them), the pure-Python ones beside them.
-.venv/bin/python -m pytest -n 2 --dist loadgroup --durations=15 || status=1
+# Two pytests at once: the tests marked `system` (C programs,
+# DPDK, namespaces, the shared captures) one at a time as in a serial run,
+# printed as they go; beside them the pure-Python rest, its output printed
+# when both are done. --durations: where CI time goes (budget 20 min).
+pure_dir=$(mktemp -d -t pipeplace-pytest-XXXXXX)
+.venv/bin/python -m pytest -m "not system" -p no:cacheprovider --basetemp "$pure_dir/tmp" \
+  --durations=10 >"$pure_dir/log" 2>&1 &
+pure_pid=$!
+trap 'kill "$pure_pid" 2>/dev/null || true' INT TERM
+.venv/bin/python -m pytest -m system --durations=15 || status=1
+pure_status=0
+wait "$pure_pid" || pure_status=$?
+phase "pytest, the pure-Python tests beside them (exit $pure_status)"
+cat "$pure_dir/log"
+[ "$pure_status" -eq 0 ] || status=1
+rm -rf "$pure_dir"
 phase "done, status $status"
 exit $status
