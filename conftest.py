@@ -48,13 +48,15 @@ def file_prefix() -> str:
 # hugepages, network namespaces or the shared captures) one at a time, as in
 # a serial run, and beside them, in a second pytest, the rest: the pure-Python
 # tests of assign (the model, the estimators, the store, the CLI on the
-# model backend).
+# model backend) and the tests marked `offline` (a C program on files, no
+# DPDK, no namespace).
 SYSTEM_FIXTURES = {"build_dir", "file_prefix", "profile_build", "shared_dir"}
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     assign_tests = REPO / "assign" / "tests"
     for item in items:
-        if (not Path(str(item.fspath)).resolve().is_relative_to(assign_tests)
+        if item.get_closest_marker("offline") is None and (
+                not Path(str(item.fspath)).resolve().is_relative_to(assign_tests)
                 or SYSTEM_FIXTURES & set(getattr(item, "fixturenames", ()))):
             item.add_marker(pytest.mark.system)

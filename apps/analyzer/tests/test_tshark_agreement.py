@@ -234,6 +234,7 @@ def compare_file(name: str, ours: list[dict[str, str]], theirs: dict[int, dict[s
             found.records[(name, frame)] = o
 
 
+@pytest.mark.offline  # an-pcap-decode and tshark on files: it runs beside the DPDK tests
 def test_decoder_agrees_with_tshark(build_dir: Path, shared_dir: Path, tmp_path: Path) -> None:
     assert shutil.which("tshark"), "tshark is not installed (Debian package tshark)"
     tool = build_dir / "apps" / "analyzer" / "an-pcap-decode"
