@@ -21,6 +21,7 @@ and assign/tests/test_best_selection.py measure that).
             as `bench/optimum.py measured [--help]`; needs a quiet machine
 
     .venv/bin/python bench/optimum.py [--seeds 100] [--n 5000] [--jobs 2] [--part spaces endpoint t2]
+                                      [--spaces 'pack:2 core:4 pu:2 x3' ...]
     .venv/bin/python bench/optimum.py measured [--workloads stateful analyzer ipfwd-l1] [--n 2000]
 """
 from __future__ import annotations
@@ -107,15 +108,24 @@ def main() -> int:
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="worker processes (default: all CPUs)")
     ap.add_argument("--part", nargs="+", default=["spaces", "endpoint", "t2"], choices=["spaces", "endpoint", "t2"])
     ap.add_argument("--workloads", nargs="+", default=list(WORKLOADS))
+    ap.add_argument("--spaces", nargs="+", default=[f"{t} x{i}" for t, i in SPACES], metavar="'TOPOLOGY xN'",
+                    help="the spaces part's synthetic machines and instance counts (default: "
+                         + ", ".join(f"'{t} x{i}'" for t, i in SPACES) + ")")
     args = ap.parse_args()
+    spaces = []
+    for sp in args.spaces:
+        topo, _, inst = sp.rpartition(" x")
+        if not topo or not inst.isdigit() or int(inst) < 1:
+            ap.error(f"--spaces '{sp}': not 'TOPOLOGY xN' (e.g. 'pack:2 core:4 pu:2 x3')")
+        spaces.append((topo, int(inst)))
     print(f"optimum of placement means under noise: {args.seeds} seeds a row, n = {args.n} draws, every run "
           f"planning one repetition per 20 draws (modelled values; estimates labelled estimated)")
     verdicts = []
     if "spaces" in args.part:
-        for topo, inst in SPACES:  # the exact optima first, once each
+        for topo, inst in spaces:  # the exact optima first, once each
             for wl in args.workloads:
                 cn.exact_optimum(topo, wl, inst)
-        jobs = [(t, i, wl, nz, s, args.n) for t, i in SPACES for wl in args.workloads for nz in NOISES
+        jobs = [(t, i, wl, nz, s, args.n) for t, i in spaces for wl in args.workloads for nz in NOISES
                 for s in range(args.seeds)]
         rows = run_part("spaces (truth: the exact optimum of the noiseless model)", _space, jobs, args.jobs)
         cov = min(r.coverage for r in rows)
