@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <sched.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <time.h>
 
@@ -14,6 +15,30 @@ probe_now_s(void)
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* The raw clock, not probe_now_s()'s: NTP slews CLOCK_MONOTONIC, and the
+ * TSC rate is read off it. */
+static inline double
+probe_raw_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC_RAW, &ts);
+	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* TSC ticks per second over `seconds` of the raw monotonic clock, read
+ * with the caller's rdtsc (rte_rdtsc: this header needs no DPDK; and
+ * rte_get_tsc_hz() is 0 before rte_eal_init). */
+static inline double
+probe_tsc_hz(uint64_t (*rdtsc)(void), double seconds)
+{
+	double s0 = probe_raw_s(), s1;
+	uint64_t c0 = rdtsc();
+
+	while ((s1 = probe_raw_s()) - s0 < seconds)
+		;
+	return (double)(rdtsc() - c0) / (s1 - s0);
 }
 
 /* 0, or -1 when s is not a whole number in [lo, hi]. */

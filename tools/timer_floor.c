@@ -30,15 +30,6 @@ median(uint64_t *v, size_t n)
 	return v[n / 2];
 }
 
-/* The raw clock, not probe_now_s()'s: NTP slews CLOCK_MONOTONIC, and the TSC rate is read off it. */
-static double
-now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC_RAW, &ts);
-	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 static uint64_t samples[SAMPLES];
 
 int
@@ -59,14 +50,7 @@ main(int argc, char **argv)
 			return 2;
 		}
 	}
-	/* TSC rate: ticks over 200 ms of the raw monotonic clock. */
-	double s0 = now_s();
-	uint64_t c0 = rte_rdtsc();
-	while (now_s() - s0 < 0.2)
-		;
-	double s1 = now_s();
-	uint64_t c1 = rte_rdtsc();
-	double hz = (double)(c1 - c0) / (s1 - s0);
+	double hz = probe_tsc_hz(rte_rdtsc, 0.2); /* ticks over 200 ms of the raw clock */
 
 	for (size_t i = 0; i < SAMPLES; i++) {
 		uint64_t a = rte_rdtsc();
