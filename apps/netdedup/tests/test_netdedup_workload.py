@@ -42,3 +42,6 @@ def test_assign_sample_stores_five_values(repo_dir: Path, build_dir: Path, tmp_p
         rows = c.execute("select value, status, extra from measurements").fetchall()
     assert len(rows) == 5 and all(s == "ok" and v > 0 for v, s, _ in rows), rows
     assert all(json.loads(e)["kind"] == "measured" for _, _, e in rows)
+    # the figure is named in the workload's own unit, never as packets
+    assert "best single value" in p.stdout and " MB/s (measured)" in p.stdout and "packets/s" not in p.stdout, \
+        p.stdout

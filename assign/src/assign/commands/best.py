@@ -58,7 +58,7 @@ def register(sub) -> argparse.ArgumentParser:
 def run(args: argparse.Namespace) -> int:
     from ..placement import placement
     from ..store import Store
-    from ..workloads import stored_workload
+    from ..workloads import stored_workload, value_unit
 
     if not 0.5 <= args.confidence < 1.0:
         raise ValueError(f"--confidence {args.confidence}: expected a probability in [0.5, 1)")
@@ -79,8 +79,8 @@ def run(args: argparse.Namespace) -> int:
             if not save(args.out, lambda f: f.write(json.dumps(doc, indent=2) + "\n"), "placement"):
                 return 1
             print(f"wrote {args.out}: the best single value of {run_.label()}: draw {best.idx}, "
-                  f"{best.value:,.1f} packets/s ({run_.kind}, one measurement: the paper's choice, not a "
-                  f"placement's mean; without --single, `assign best` chooses by re-measuring)")
+                  f"{best.value:,.1f} {value_unit(run_.workload, run_.params)} ({run_.kind}, one measurement: "
+                  f"the paper's choice, not a placement's mean; without --single, `assign best` chooses by re-measuring)")
             return 0
         res = choose(store, run_, args)
     chosen = res["chosen"]
@@ -90,7 +90,7 @@ def run(args: argparse.Namespace) -> int:
     if not save(args.out, lambda f: f.write(json.dumps(doc, indent=2) + "\n"), "placement"):
         return 1
     if not args.json:
-        for line in describe(res, run_.kind):
+        for line in describe(res, run_.kind, value_unit(run_.workload, run_.params)):
             print(line)
         print(f"wrote {args.out}")
     return 0
@@ -108,7 +108,7 @@ def choose(store, run_, args) -> dict:
                      settings, close=True, quiet=args.json)
 
 
-def describe(res: dict, kind: str) -> list[str]:
+def describe(res: dict, kind: str, unit: str = "packets/s") -> list[str]:
     """The selection's result in words, every figure labelled."""
     from ..evt.estimate import _fmt
     from ..run_sample import describe_cost
@@ -122,7 +122,7 @@ def describe(res: dict, kind: str) -> list[str]:
                      f"measurements")
         if res["certified"]:
             lines.append(f"  certified: with probability >= {res['probability_correct_selection']:.0%} the chosen "
-                         f"placement's mean is within the indifference zone {_fmt(zone)} packets/s "
+                         f"placement's mean is within the indifference zone {_fmt(zone)} {unit} "
                          f"({res['indifference_zone_pct']:.2g}%, {res['indifference_source']}) of the best "
                          f"candidate's")
         else:
@@ -131,12 +131,12 @@ def describe(res: dict, kind: str) -> list[str]:
                          f"mean of them (raise --max-measurements or --indifference)")
     ci = "" if c.get("ci_low") is None or (isinstance(c["ci_low"], float) and math.isnan(c["ci_low"])) else \
         f", {res.get('probability_correct_selection', 0.95):.0%} interval [{_fmt(c['ci_low'])}, {_fmt(c['ci_high'])}]"
-    lines.append(f"chosen placement: draw {c['draw']}, mean {_fmt(c['mean'])} packets/s ({c['kind']}, "
+    lines.append(f"chosen placement: draw {c['draw']}, mean {_fmt(c['mean'])} {unit} ({c['kind']}, "
                  f"{c['rounds']} rounds){ci}")
     opt = res.get("optimum_mean")
     if opt is not None and opt.get("estimate") is not None:
         hi = "infinity" if opt.get("ci_high") is None else _fmt(opt["ci_high"])
-        lines.append(f"optimum of placement means (estimated): {_fmt(opt['estimate'])} packets/s, interval "
+        lines.append(f"optimum of placement means (estimated): {_fmt(opt['estimate'])} {unit}, interval "
                      f"[{_fmt(opt['ci_low'])}, {hi}] ({opt['method']})")
         lines.append(gap_line(res["gap_pct"], res.get("gap_pct_high"), "the chosen placement"))
     elif "gap_pct" not in res and res.get("candidates"):

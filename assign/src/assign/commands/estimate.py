@@ -153,7 +153,10 @@ def optimum_section(args: argparse.Namespace, values: list[float]) -> dict:
         except EstimateError as e:
             return {"optimum_mean": None, "optimum_mean_error": str(e), "chosen": None, "cost": cost,
                     "text": [f"optimum of placement means: none ({e})", "cost: " + describe_cost(cost)]}
-    text = opt.format_text(run.kind).splitlines()
+    from ..workloads import value_unit
+
+    unit = value_unit(run.workload, run.params)
+    text = opt.format_text(run.kind, unit).splitlines()
     out: dict = {"optimum_mean": opt.to_dict(), "chosen": chosen, "cost": cost}
     if out["optimum_mean"].get("leading"):  # a mean of the run's values: modelled on the model backend
         out["optimum_mean"]["leading"]["kind"] = run.kind
@@ -165,7 +168,7 @@ def optimum_section(args: argparse.Namespace, values: list[float]) -> dict:
         out["gap_pct"], out["gap_pct_high"] = gap, hi
         text.append(f"chosen placement (`assign best`, selection {chosen['selection']}"
                     + ("" if chosen.get("certified") else ", not certified") + f"): draw {chosen['draw']}, mean "
-                    f"{_fmt(chosen['mean'])} packets/s ({chosen['kind']}, {chosen['rounds']} rounds)")
+                    f"{_fmt(chosen['mean'])} {unit} ({chosen['kind']}, {chosen['rounds']} rounds)")
         if gap is not None:
             text.append("  " + gap_line(gap, hi, "the chosen placement"))
     else:
@@ -173,7 +176,7 @@ def optimum_section(args: argparse.Namespace, values: list[float]) -> dict:
         lead = opt.leading
         if lead is not None:
             gap = opt.gap_pct(lead["mean"])
-            text.append(f"leading placement (not certified): draw {lead['draw']}, mean {_fmt(lead['mean'])} packets/s "
+            text.append(f"leading placement (not certified): draw {lead['draw']}, mean {_fmt(lead['mean'])} {unit} "
                         f"of {lead['measurements']} measurements ({run.kind})"
                         + (f", {gap:.2f}% below the optimum of means (estimated)" if gap is not None else ""))
         text.append("  no placement chosen yet: `assign best` chooses the one to deploy by measuring the leading "

@@ -64,7 +64,9 @@ def run(args: argparse.Namespace) -> int:
               f"run the same command again to continue", file=sys.stderr)
         return 130
     _, ok, failed, best = session.store.progress(run.id)
-    best_text = "none" if best is None else f"{best:,.1f} packets/s ({run.kind})"
+    from ..workloads import value_unit
+
+    best_text = "none" if best is None else f"{best:,.1f} {value_unit(run.workload, run.params)} ({run.kind})"
     excluded = session.store.excluded_count(run.id)
     print(f"run {run.id}: {ok} {run.kind} values stored ({added} new, {failed} failed), best single value "
           f"{best_text}" + (f"; {excluded} values of flagged workers kept but left out" if excluded else ""))

@@ -102,7 +102,7 @@ class OptimumMean:
             return None
         return 100.0 * (self.estimate - mean) / self.estimate
 
-    def format_text(self, value_label: str = "measured") -> str:
+    def format_text(self, value_label: str = "measured", unit: str = "packets/s") -> str:
         from .estimate import _fmt
 
         lines = []
@@ -110,11 +110,11 @@ class OptimumMean:
             lines.append(f"optimum of placement means (estimated): none ({self.status})")
         else:
             hi = "infinity (one-sided)" if self.ci_high is not None and math.isinf(self.ci_high) else _fmt(self.ci_high)
-            lines.append(f"optimum of placement means (estimated): {_fmt(self.estimate)} packets/s, "
+            lines.append(f"optimum of placement means (estimated): {_fmt(self.estimate)} {unit}, "
                          f"{100 * self.confidence:g}% interval [{_fmt(self.ci_low)}, {hi}]")
         sd = self.noise_sd
         lines.append("  measurement noise: " + self.noise.describe()
-                     + (f"; sd {_fmt(sd)} packets/s at the optimum (estimated)" if sd is not None else ""))
+                     + (f"; sd {_fmt(sd)} {unit} at the optimum (estimated)" if sd is not None else ""))
         if self.method:
             lines.append(f"  method: {self.method}: {METHODS[self.method]}")
         lines += [f"  note: {m}" for m in self.messages]
