@@ -4,12 +4,13 @@
 #   1. C unit tests (meson test) on the ASan+UBSan build,
 #   2. the libFuzzer targets for a bounded time (clang build),
 #   3. pytest: the assign package and every end-to-end test, the C programs
-#      taken from the ASan+UBSan build (two pytests side by side: see below).
+#      taken from the ASan+UBSan build.
+# 2, then the pure-Python part of 3, run beside the rest of 3, as a second lane.
 # Exits non-zero when any test fails.
 set -euo pipefail
 case "${1:-}" in
   '') ;;
-  -h|--help) sed -n '2,8p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+  -h|--help) sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
   *) echo "test.sh: takes no arguments, got '$1' (see --help)" >&2; exit 2 ;;
 esac
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -37,24 +38,30 @@ else
 fi
 phase "C unit tests (ASan+UBSan)"
 meson test -C build-asan --no-rebuild --print-errorlogs --num-processes 2 || status=1
-phase "fuzzers (bounded time)"
-meson test -C build-fuzz --no-rebuild --print-errorlogs --suite fuzz --num-processes 2 || status=1
-phase "pytest: assign and end-to-end"
-# Two pytests at once: the tests marked `system` (C programs,
-# DPDK, namespaces, the shared captures) one at a time as in a serial run,
-# printed as they go; beside them the pure-Python rest, its output printed
-# when both are done. --durations: where CI time goes (budget 20 min).
-pure_dir=$(mktemp -d -t pipeplace-pytest-XXXXXX)
-.venv/bin/python -m pytest -m "not system" -p no:cacheprovider --basetemp "$pure_dir/tmp" \
-  --durations=10 >"$pure_dir/log" 2>&1 &
-pure_pid=$!
-trap 'kill "$pure_pid" 2>/dev/null || true' INT TERM
+# Two lanes at once. This one: the tests marked `system` (C programs, DPDK,
+# namespaces, the shared captures) one at a time as in a serial run, printed
+# as they go. Beside it, one process at a time: the fuzzers for a bounded
+# time, then the pure-Python tests (and those marked `offline`), printed
+# when both lanes are done. --durations: where CI time goes (budget 20 min).
+beside_dir=$(mktemp -d -t pipeplace-beside-XXXXXX)
+(
+  rc=0
+  echo "== fuzzers (bounded time) =="
+  meson test -C build-fuzz --no-rebuild --print-errorlogs --suite fuzz --num-processes 1 || rc=1
+  echo "== pytest: the pure-Python tests =="
+  .venv/bin/python -m pytest -m "not system" -p no:cacheprovider --basetemp "$beside_dir/tmp" \
+    --durations=10 || rc=1
+  exit $rc
+) >"$beside_dir/log" 2>&1 &
+beside_pid=$!
+trap 'kill "$beside_pid" 2>/dev/null || true' INT TERM
+phase "pytest: the system tests, one at a time (the fuzzers and the pure-Python tests run beside them)"
 .venv/bin/python -m pytest -m system --durations=15 || status=1
-pure_status=0
-wait "$pure_pid" || pure_status=$?
-phase "pytest, the pure-Python tests beside them (exit $pure_status)"
-cat "$pure_dir/log"
-[ "$pure_status" -eq 0 ] || status=1
-rm -rf "$pure_dir"
+beside_status=0
+wait "$beside_pid" || beside_status=$?
+phase "beside them: the fuzzers and the pure-Python tests (exit $beside_status)"
+cat "$beside_dir/log"
+[ "$beside_status" -eq 0 ] || status=1
+rm -rf "$beside_dir"
 phase "done, status $status"
 exit $status
