@@ -24,7 +24,10 @@ the polls that moved a chunk), and with --profile-build (a -Dprofile=true
 build, e.g. build-profile) the poll categories of each task.  Then the
 ratio ours / kernel per round, its median, and the same per context of the
 placement (both use the same one).  Every round restores every stream and
-checks it byte for byte.
+checks it byte for byte.  In both pipelines the client's kernel work runs
+on the contexts the placement leaves free (RPS on the client's interface;
+the line "the client's kernel work" says where), not inside the server's
+sends on the server's context.
 
     .venv/bin/python bench/netdedup.py --tier simsmall --rounds 5
     .venv/bin/python bench/netdedup.py --tier simmedium --zlib-level 0   # transport-bound
@@ -118,7 +121,9 @@ def one(cfg: str, path: Path, a: argparse.Namespace,
     return {"mb_per_s": r["mb_per_s"], "lat_p50_us": lat["p50"], "lat_p99_us": lat["p99"],
             "input_bytes": r["input_bytes"], "rx_frames": r["app_stats"]["stack"].get("rx_frames"),
             "cycles_per_mb": cycles_per_mb(r), "profile": profile(r), "contexts": contexts,
-            "dedup": r["app_stats"]["chunks"], "stack": r["app_stats"]["stack"]}
+            "dedup": r["app_stats"]["chunks"], "stack": r["app_stats"]["stack"],
+            "steering": r.get("client_rx_steering"),
+            "busy": (r.get("cpu") or {}).get("contexts_busy")}
 
 
 def malloc_probe(path: Path, a: argparse.Namespace) -> str | None:
@@ -208,6 +213,19 @@ def main() -> int:
         print(f"R of {c}, busy cycles per MB: stack in {parts['R_stack_in'] / 1e6:.1f}M, "
               f"app (reading{' = recv()' if c == 'kernel' else ''}, chunking) "
               f"{parts['R_app'] / 1e6:.1f}M, stack out {parts['R_stack_out'] / 1e6:.1f}M")
+    st = rounds[0]["ours"]["stack"]
+    mb = rounds[0]["ours"]["input_bytes"] / 1e6
+    print(f"ours's frames per MB: {st['rx_frames'] / mb:.0f} in, {st['tx_frames'] / mb:.0f} out "
+          f"(one ACK per connection per poll that received)")
+    steer = rounds[0]["ours"]["steering"] or {}
+    print("the client's kernel work (both pipelines): " + (
+        f"on contexts {steer['contexts']} ({steer['how']})" if steer.get("contexts")
+        else f"unsteered: {steer.get('why', '?')}"))
+    busy = {c: [r[c]["busy"] for r in rounds if r[c]["busy"]] for c in ("ours", "kernel")}
+    if busy["ours"] and busy["kernel"]:
+        print("contexts busy during the transfer (measured, /proc/stat ticks; the client and the "
+              "kernel's work included): " + ", ".join(
+                  f"{c} {statistics.median(v):.2f}" for c, v in busy.items()))
     ratios = [r["ours"]["mb_per_s"] / r["kernel"]["mb_per_s"] for r in rounds]
     ceil = [r["ours"]["mb_per_s"] / r["iperf3"]["mb_per_s"] for r in rounds]
     ctx = rounds[0]["ours"]["contexts"], rounds[0]["kernel"]["contexts"]

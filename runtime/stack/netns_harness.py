@@ -28,6 +28,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
+from cpu_busy import BusySampler  # beside this file, on the same path
+
 class RunError(Exception):
     """A failure the result reports (with what was learnt before it)."""
 
@@ -190,6 +192,31 @@ def client_up(net: Net) -> None:
     _no_offloads(net.ns_c, net.if_c)
 
 
+def steer_client_rx(net: Net, place: dict[str, Any]) -> dict[str, Any]:
+    """The client (its processes, pinned by serve) and the kernel work of
+    its end (its TCP, woken by each frame the server sends) run on the
+    contexts the app's placement leaves free: the latter through RPS on the
+    client's interface, as a NIC's interrupt affinity would put it.
+    Unsteered, that work runs inside the sender's transmit: for ours, in
+    R's own send on R's context (apps/netdedup/MEASURED.md).  The same for
+    both stacks; nothing to steer to when the placement uses every
+    context."""
+    used = {c for inst in place["instances"] for c in inst["tasks"].values()}
+    free = sorted(set(os.sched_getaffinity(0)) - used)
+    if not free:
+        return {"contexts": [], "why": "the placement uses every context: the client's "
+                                       "kernel work runs where the kernel puts it"}
+    bits = format(sum(1 << c for c in free), "x")
+    # sysfs's cpumask: 32-bit words in hex, commas between them
+    mask = ",".join(reversed([bits[max(0, k - 8):k] for k in range(len(bits), 0, -8)]))
+    path = f"/sys/class/net/{net.if_c}/queues/rx-0/rps_cpus"
+    p = sh("sh", "-c", f"echo {mask} > {path}", ns=net.ns_c, check=False)
+    if p.returncode != 0:
+        return {"contexts": [], "why": f"RPS refused ({path}: {p.stderr.strip()})"}
+    return {"contexts": free, "how": f"the client pinned there, RPS on {net.if_c} "
+                                     f"(rps_cpus {mask})"}
+
+
 def inject_loss(net: Net, percent: float) -> dict[str, Any]:
     """percent% random loss in each direction: tc netem on the egress of
     both veth ends (the tap: the client's end only); where the kernel has
@@ -348,6 +375,7 @@ def serve(layout: Layout, exe: Path, *, app: str, clients: list[list[str]], sequ
             instances = len(place["instances"])
             result["instances"] = instances
             (work / "placement.json").write_text(json.dumps(place))
+            result["client_rx_steering"] = steer_client_rx(net, place)
             out_dir = work / "out" if write else None
             if out_dir:
                 out_dir.mkdir()
@@ -365,8 +393,11 @@ def serve(layout: Layout, exe: Path, *, app: str, clients: list[list[str]], sequ
                 net.loss = inject_loss(net, loss)
                 result["loss"] = net.loss
 
+            client_ctx = result["client_rx_steering"]["contexts"]
+            pin = ["taskset", "-c", ",".join(map(str, client_ctx))] if client_ctx else []
+
             def client(argv: list[str]) -> subprocess.Popen[str]:
-                p = subprocess.Popen(["ip", "netns", "exec", net.ns_c, *argv], text=True,
+                p = subprocess.Popen(["ip", "netns", "exec", net.ns_c, *pin, *argv], text=True,
                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE)
                 procs.append(p)
                 return p
@@ -388,10 +419,11 @@ def serve(layout: Layout, exe: Path, *, app: str, clients: list[list[str]], sequ
                 except ValueError:
                     raise RunError(f"client exited {c.returncode}: {e.strip()[-2000:]}")
 
-            if sequential:
-                outs = [collect(client(argv)) for argv in clients]
-            else:
-                outs = [collect(c) for c in [client(argv) for argv in clients]]
+            with BusySampler() as busy:
+                if sequential:
+                    outs = [collect(client(argv)) for argv in clients]
+                else:
+                    outs = [collect(c) for c in [client(argv) for argv in clients]]
             try:
                 a_out, a_err = srv.communicate(timeout=max(1.0, deadline - time.monotonic()))
             except subprocess.TimeoutExpired:
@@ -411,6 +443,10 @@ def serve(layout: Layout, exe: Path, *, app: str, clients: list[list[str]], sequ
             result["accounting_ok"] = st.get("accounting_ok")
             result["duration_s"] = st.get("duration_s")
         result.update(client_figures(outs))
+        if result["seconds"] > 0:
+            t0 = min(o["t0"] for o in outs if "t0" in o)
+            result["cpu"] = busy.window(t0, t0 + result["seconds"],
+                                        sorted(os.sched_getaffinity(0)))
         if after is not None:
             after(result, out_dir)
         return result

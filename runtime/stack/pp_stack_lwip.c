@@ -123,7 +123,6 @@ dp_netif_init(struct netif *nif)
 static err_t
 on_recv(void *arg, struct tcp_pcb *pcb, struct pbuf *p, err_t err)
 {
-	(void)pcb;
 	(void)err;
 	struct pp_conn *c = arg;
 	struct pp_conn_impl *ci = c->impl;
@@ -133,8 +132,19 @@ on_recv(void *arg, struct tcp_pcb *pcb, struct pbuf *p, err_t err)
 		return ERR_OK;
 	}
 	/* Kept, never refused: the window (TCP_WND) bounds what waits here. */
-	if (n_ack < ACK_LIST && (n_ack == 0 || ack_list[n_ack - 1] != c))
+	bool listed = n_ack > 0 && ack_list[n_ack - 1] == c;
+	if (!listed && n_ack < ACK_LIST) {
 		ack_list[n_ack++] = c;
+		listed = true;
+	}
+	/* The ACK lwIP would send for every second segment as it arrives
+	 * waits for the poll's end, where one ACK says what the burst did.
+	 * (An out-of-order segment calls no on_recv: its duplicate ACK goes
+	 * at once, as a peer's fast retransmit needs.) */
+	if (listed) {
+		tcp_clear_flags(pcb, TF_ACK_NOW);
+		tcp_set_flags(pcb, TF_ACK_DELAY);
+	}
 	ci->pending += p->tot_len;
 	if (ci->head == NULL)
 		ci->head = p;
