@@ -13,8 +13,9 @@ side in alternating rounds on one tier:
             transport's ceiling
 
 Then one more run of ours with bench/malloc_probe.c preloaded: the
-malloc/free calls of the lcores (Debian's lwIP allocates its pbufs and
-segments with malloc) per input MB and the cycles they take, beside R's.
+malloc/free calls of the lcores per input MB and the cycles they take,
+beside R's (Debian's liblwip allocates its pbufs and segments with malloc;
+our build of lwIP, tools/setup.sh's, from static pools).
 
 Per configuration: MB/s (10^6 bytes of input over the client's wall time,
 first byte sent to last receipt read; iperf3: its receiver's rate), the
@@ -138,7 +139,7 @@ def malloc_probe(path: Path, a: argparse.Namespace) -> str | None:
         r = one("ours", path, a, app_env={"LD_PRELOAD": str(so), "PP_MALLOC_PROBE_OUT": str(out)})
         c = json.loads(out.read_text())
         mb = r["input_bytes"] / 1e6
-        return (f"Debian's malloc-backed lwIP pools (measured, one run of ours with the probe): "
+        return (f"malloc calls of ours's lcores (measured, one run with the probe): "
                 f"{c['allocs'] / mb:.0f} allocations and {c['frees'] / mb:.0f} frees per MB "
                 f"({c['allocs'] / max(1, r['rx_frames']):.2f} per frame received), "
                 f"{c['cycles'] / mb / 1e6:.2f}M cycles per MB in them: "
@@ -193,6 +194,7 @@ def main() -> int:
     print(f"netdedup, tier {a.tier} ({size / 1e6:.1f} MB, {a.clients} client(s)), zlib level "
           f"{a.zlib_level}, port {a.port}, {a.rounds} alternating rounds; median (min-max), "
           f"all measured; placement (both pipelines) {json.dumps(place['instances'][0]['tasks'])}")
+    print(f"ours's stack: {rounds[0]['ours']['stack'].get('stack')}")
     print(f"{'':9} {'MB/s':>22} {'MB/s per context':>18} {'chunk p50 us':>13} {'chunk p99 us':>13}"
           f"   busy cycles per MB: R / P / T")
     for c in cfgs:

@@ -92,6 +92,40 @@ if ! grep -qs ' hugetlbfs ' /proc/mounts || [ "${hp_free:-0}" -lt 64 ]; then
   say "hugepages unavailable (free: ${hp_free:-0}); DPDK programs will run with --no-huge"
 fi
 
+# --- lwIP from Debian's source package -----------------------------------------
+# runtime/stack builds lwIP itself with runtime/stack/lwip/lwipopts.h (NO_SYS,
+# static pools, a 256 KiB window; apps/netdedup/MEASURED.md measures it).  apt
+# fetches the source of the installed liblwip-dev's version through a deb-src
+# list of our own and checks it against Debian's signed index; the system's apt
+# configuration is not touched.  Where that fails (no registry), the builds use
+# Debian's liblwip, and the apps' statistics name the lwIP they run on.
+lwip_dir=$repo/build-deps/lwip
+lwip_ver=$(dpkg-query -W -f='${source:Version}' liblwip-dev 2>/dev/null || true)
+fetch_lwip() {
+  local t; t=$(mktemp -d)
+  mkdir -p "$t/lists/partial" "$t/cache" "$t/parts" "$t/src"
+  printf 'Types: deb-src\nURIs: http://deb.debian.org/debian\nSuites: bookworm\nComponents: main\nSigned-By: /usr/share/keyrings/debian-archive-keyring.gpg\n' \
+    >"$t/parts/lwip-src.sources"
+  local o=(-o Dir::Etc::SourceList=/dev/null -o Dir::Etc::SourceParts="$t/parts"
+           -o Dir::State::Lists="$t/lists" -o Dir::Cache="$t/cache" -o APT::Sandbox::User=root)
+  if apt-get "${o[@]}" update >"$t/log" 2>&1 &&
+     (cd "$t/src" && apt-get "${o[@]}" source "lwip=$lwip_ver") >>"$t/log" 2>&1 &&
+     [ -f "$t/src"/lwip-*/src/core/tcp_in.c ]; then
+    rm -rf "$lwip_dir"; mkdir -p "$(dirname "$lwip_dir")"
+    mv "$t/src"/lwip-*/ "$lwip_dir" && echo "$lwip_ver" >"$lwip_dir/.debian-version"
+  else
+    say "lwIP's source package ($lwip_ver) could not be fetched: building on Debian's liblwip ($t/log)"
+    return 0
+  fi
+  rm -rf "$t"
+}
+if [ -n "$lwip_ver" ] && [ "$(cat "$lwip_dir/.debian-version" 2>/dev/null)" != "$lwip_ver" ]; then
+  say "fetching lwIP's source package ($lwip_ver)"
+  fetch_lwip
+fi
+lwip_source=
+[ -f "$lwip_dir/.debian-version" ] && lwip_source=build-deps/lwip  # Meson wants it relative
+
 # --- Meson builds ------------------------------------------------------------
 # The default -Dparts before netdedup and netstreamcluster joined it: a
 # build configured then (its parts left at a default) gets them; parts
@@ -103,12 +137,18 @@ configure() {  # dir, extra meson args...
   local dir=$1 have; shift
   if [ ! -f "$dir/build.ninja" ]; then
     say "configuring $dir"
-    quiet meson setup "$dir" "$@"
+    quiet meson setup "$dir" -Dlwip_source="$lwip_source" "$@"
   elif have=$(meson introspect --buildoptions "$dir" | python3 -c \
         'import json, sys; print(",".join(next(o["value"] for o in json.load(sys.stdin) if o["name"] == "parts")))') &&
        { [ "$have" = "$old_default_parts" ] || [ "$have" = "$old_default_parts2" ]; }; then
     say "$dir: adding netdedup and netstreamcluster to its parts"
     quiet meson setup --reconfigure "$dir" -Dparts="$new_default_parts"
+  fi
+  if have=$(meson introspect --buildoptions "$dir" | python3 -c \
+        'import json, sys; print(next((o["value"] for o in json.load(sys.stdin) if o["name"] == "lwip_source"), "?"))') &&
+     [ "$have" != "$lwip_source" ]; then
+    say "$dir: lwIP from ${lwip_source:-the liblwip package}"
+    quiet meson setup --reconfigure "$dir" -Dlwip_source="$lwip_source"
   fi
   if [ -n "${only_targets:-}" ]; then
     # the targets its tests run and nothing else (a build used for one test suite)

@@ -1,13 +1,17 @@
 /* pp_stack on lwIP's raw API over a DPDK port (pp_stack.h says where it
  * copies and why).
  *
- * Debian's liblwip is built for the Hurd with NO_SYS=0 (a tcpip thread,
- * core locking, malloc-backed pools).  Its raw API still runs from one
- * thread without tcpip_init: the core-locking check only fires once a
- * tcpip thread has marked itself, which never happens here, and lwIP's
- * cyclic timers run from sys_check_timeouts(), called from the poll.  The
- * pools are malloc()ed per segment and per outgoing pbuf: that is the
- * build's cost, measured in apps/netdedup/README.md. */
+ * Two lwIP builds (runtime/stack/meson.build):
+ * - our own (PP_LWIP_OWN), from Debian's source package with
+ *   lwip/lwipopts.h: NO_SYS=1, static pools, a 256 KiB window; sys_now()
+ *   below is its clock.
+ * - Debian's liblwip, built for the Hurd with NO_SYS=0 (a tcpip thread,
+ *   core locking, malloc-backed pools, a 64 KiB window).  Its raw API
+ *   still runs from one thread without tcpip_init: the core-locking check
+ *   only fires once a tcpip thread has marked itself, which never happens
+ *   here.
+ * Either way lwIP's cyclic timers run from sys_check_timeouts(), called
+ * from the poll. */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -17,6 +21,7 @@
 #include <lwip/ip4_addr.h>
 #include <lwip/netif.h>
 #include <lwip/pbuf.h>
+#include <lwip/sys.h>
 #include <lwip/tcp.h>
 #include <lwip/timeouts.h>
 #include <netif/ethernet.h>
@@ -51,6 +56,16 @@ static uint64_t next_timer_tsc, timer_period_tsc;
 static struct pp_conn *ack_list[ACK_LIST];
 static unsigned n_ack;
 static unsigned n_runs;
+
+#if PP_LWIP_OWN
+/* NO_SYS=1: lwIP's timeouts read the time here, in milliseconds (u32_t
+ * wraps after 49 days, which lwIP's timeout arithmetic allows for). */
+u32_t
+sys_now(void)
+{
+	return (u32_t)(rte_get_tsc_cycles() / (rte_get_tsc_hz() / 1000));
+}
+#endif
 
 /* A received mbuf as a pbuf: the pbuf header in the mbuf's headroom. */
 struct rx_pbuf {
