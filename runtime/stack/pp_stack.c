@@ -226,8 +226,8 @@ pp_conn_release(struct pp_conn *c)
 }
 
 #if PP_LWIP_OWN
-#define PP_STACK_LWIP_BUILD                                                             \
-	"lwip 2.1 from Debian's source package, runtime/stack/lwip/lwipopts.h (NO_SYS, "  \
+#define PP_STACK_LWIP_BUILD                                                              \
+	"lwip 2.1 from Debian's source package, runtime/stack/lwip/lwipopts.h (NO_SYS, " \
 	"static pools, 256 KiB window), raw API"
 #else
 #define PP_STACK_LWIP_BUILD "lwip (Debian liblwip 2.1, raw API, no tcpip thread)"
@@ -257,8 +257,8 @@ pp_stack_stats(const struct pp_stack *s, json_t *out)
 		t.cycles_out += c->cycles_out;
 	}
 	bool lwip = s->conf.kind == PP_STACK_LWIP;
-	json_object_set_new(out, "stack",
-		json_string(lwip ? PP_STACK_LWIP_BUILD : "kernel sockets"));
+	json_object_set_new(
+		out, "stack", json_string(lwip ? PP_STACK_LWIP_BUILD : "kernel sockets"));
 	if (lwip) {
 		json_object_set_new(out, "rx_frames", json_integer((json_int_t)t.rx_frames));
 		json_object_set_new(

@@ -10,15 +10,14 @@
 #define BYTE_ORDER __BYTE_ORDER
 #define LWIP_RAND() ((u32_t)random())
 #define LWIP_PLATFORM_DIAG(x) \
-	do {                   \
-		printf x;      \
+	do {                  \
+		printf x;     \
 	} while (0)
 /* lwIP's assertions abort: a broken invariant in the stack is a bug. */
-#define LWIP_PLATFORM_ASSERT(x)                                                    \
-	do {                                                                       \
-		fprintf(stderr, "lwIP assertion \"%s\" failed at %s:%d\n", x, __FILE__, \
-			__LINE__);                                                 \
-		abort();                                                           \
+#define LWIP_PLATFORM_ASSERT(x)                                                                    \
+	do {                                                                                       \
+		fprintf(stderr, "lwIP assertion \"%s\" failed at %s:%d\n", x, __FILE__, __LINE__); \
+		abort();                                                                           \
 	} while (0)
 
 #endif
