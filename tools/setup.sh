@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Sets up everything pipeplace needs on Debian 12, as root: system packages,
-# hugepages (or the --no-huge fallback), the Meson build, the Python venv
-# with `assign` and the management command `pipeplace` (.venv/bin/).
+# hugepages (or the --no-huge fallback), lwIP's Debian source, the Meson build,
+# the Python venv with `assign` and the management command `pipeplace` (.venv/bin/).
 # Idempotent, and quiet when there is nothing to do.
 #
 #   tools/setup.sh            release build in build/
