@@ -58,6 +58,30 @@ def test_test_tier_through_kernel_sockets(build_dir: Path, test_input: Path) -> 
     assert r["app_stats"]["stack"]["stack"] == "kernel sockets"
 
 
+def test_client_runs_on_the_contexts_the_placement_leaves(build_dir: Path, test_input: Path,
+                                                          tmp_path: Path) -> None:
+    """R, P and T on one context: the client and its interface's receive
+    work (RPS) go to the others, the run says where, and how busy every
+    context was during the transfer."""
+    ctx = sorted(os.sched_getaffinity(0))
+    if len(ctx) < 2:
+        pytest.skip("one context: nothing to steer the client to")
+    place = tmp_path / "fused.json"
+    place.write_text(json.dumps({
+        "app": "netdedup", "allow_colocate": True,
+        "instances": [{"rx": {"port": 0, "queue": 0}, "tx": {"port": 0, "queue": 0},
+                       "tasks": {"R": ctx[-1], "P": ctx[-1], "T": ctx[-1]}}]}))
+    r = rn.run(test_input, "test", placement=place, build=build_dir, timeout=120)
+    check_round_trip(r, test_input.stat().st_size)
+    steer = r["client_rx_steering"]
+    assert steer["contexts"] == ctx[:-1], steer
+    assert "rps_cpus" in steer["how"]
+    cpu = r["cpu"]
+    assert cpu is not None and cpu["kind"] == "measured"
+    assert set(cpu["per_context"]) == {str(c) for c in ctx}
+    assert all(v >= 0 for v in cpu["per_context"].values()), cpu  # ticks: no tighter bound on a short run
+
+
 def test_one_percent_loss_still_exact(build_dir: Path, test_input: Path) -> None:
     """1% loss each way (tc netem on the veth; where the kernel has no
     netem, every 100th frame each way on a bridge between the ends), three
