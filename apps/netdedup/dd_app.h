@@ -13,26 +13,19 @@
 #include "dd_encode.h"
 #include "dd_format.h"
 #include "dd_table.h"
+#include "pp_server.h"
 #include "pp_stack.h"
 
 struct rte_mempool;
 struct rte_ring;
 
 struct dd_cfg {
-	enum pp_stack_kind stack;
-	uint32_t addr; /* host order */
-	unsigned prefix_len;
-	uint16_t listen_port;
-	const char *out_dir; /* NULL: the stream is made and counted, not written */
-	uint64_t streams;    /* end the run after this many streams (0: no limit) */
-	double linger_s;     /* then wait at most this long for clients to close */
-	unsigned max_conns;  /* per instance */
-	unsigned coarse;     /* bytes per coarse chunk (message) */
+	struct pp_server_opts srv; /* --stack, --ip, --out, --streams, ... (pp_server.h) */
+	unsigned coarse;           /* bytes per coarse chunk (message) */
 	uint64_t table_entries;
 	int level; /* zlib level, 0: store only */
 	unsigned msgs;
-	unsigned kernel_rcvbuf; /* --stack kernel: SO_RCVBUF (0: autotuned) */
-	uint64_t next_stream;   /* stream ids, unique over every run of the process */
+	uint64_t next_stream; /* stream ids, unique over every run of the process */
 };
 
 /* A message (coarse chunk) from R to P to T, in the mbuf's private area;
@@ -93,7 +86,7 @@ struct dd_r_slot {
 struct dd_r_counters {
 	uint64_t streams_started, complete, short_, reset, cut;
 	uint64_t bad_length, truncated_header;
-	uint64_t receipts_sent, receipts_peer_gone, receipts_no_room;
+	struct pp_receipt_counters receipts;
 	uint64_t input_bytes, msgs, msg_waits;
 };
 

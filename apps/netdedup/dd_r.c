@@ -200,14 +200,7 @@ send_receipts(struct dd_task *t)
 		if (same)
 			rs->receipts_pending--;
 		dd_encode_receipt(rec, (enum dd_end)d.status, d.stream_id, d.stored, d.announced);
-		/* A client that does not read fills its window and then the
-		 * stack's send buffer: its later receipts find no room. */
-		if (!same || c->state == PP_CONN_RESET)
-			t->r.ctr.receipts_peer_gone++;
-		else if (pp_conn_write(c, rec, sizeof(rec)) == 0)
-			t->r.ctr.receipts_sent++;
-		else
-			t->r.ctr.receipts_no_room++;
+		pp_server_send_receipt(c, same, rec, sizeof(rec), &t->r.ctr.receipts);
 	}
 }
 
@@ -221,32 +214,24 @@ streams_open(const struct dd_task *t)
 	return false;
 }
 
-/* --streams N: every stream written; then the run ends when every
- * receipt of this instance has reached its client (acknowledged by its
- * TCP, or the client closed), or --linger seconds later. */
+static bool
+slot_busy(const void *task, unsigned k)
+{
+	const struct dd_r_slot *rs = &((const struct dd_task *)task)->r.slots[k];
+	return rs->phase == DD_DATA || rs->receipts_pending != 0;
+}
+
+/* --streams N: every stream done; then the run ends when every receipt
+ * of this instance has reached its client (acknowledged by its TCP, or
+ * the client closed), or --linger seconds later. */
 static bool
 input_ended(struct dd_task *t)
 {
-	const struct dd_cfg *cfg = t->app->cfg;
-	if (cfg->streams == 0 ||
-		__atomic_load_n(&t->app->streams_done, __ATOMIC_ACQUIRE) < cfg->streams ||
-		!rte_ring_empty(t->done))
+	if (t->app->cfg->srv.streams == 0) /* the common case, at every idle poll */
 		return false;
-	uint64_t now = rte_rdtsc();
-	if (t->r.end_tsc == 0)
-		t->r.end_tsc = now + (uint64_t)(cfg->linger_s * (double)rte_get_tsc_hz());
-	if (now >= t->r.end_tsc)
-		return true;
-	unsigned k = pp_stack_max_conns(t->app->stack);
-	for (unsigned i = 0; i < k; i++) {
-		struct pp_conn *c = pp_stack_conn(t->r.si, i);
-		const struct dd_r_slot *rs = &t->r.slots[i];
-		if (c->state == PP_CONN_FREE || c->state == PP_CONN_RESET)
-			continue;
-		if (rs->phase == DD_DATA || rs->receipts_pending != 0 || pp_conn_unacked(c))
-			return false;
-	}
-	return true;
+	return pp_server_input_ended(&t->app->cfg->srv,
+		__atomic_load_n(&t->app->streams_done, __ATOMIC_ACQUIRE), !rte_ring_empty(t->done),
+		t->r.si, pp_stack_max_conns(t->app->stack), slot_busy, t, &t->r.end_tsc);
 }
 
 int

@@ -47,7 +47,7 @@ write_all(int fd, const uint8_t *p, size_t len)
 static void
 open_stream(struct dd_task *t, struct dd_t_slot *ts, uint64_t stream_id)
 {
-	const char *dir = t->app->cfg->out_dir;
+	const char *dir = t->app->cfg->srv.out_dir;
 	ts->failed = false;
 	ts->fd = -1;
 	if (dir == NULL)

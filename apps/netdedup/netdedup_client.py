@@ -19,17 +19,15 @@ Modes, besides the normal one (the bad clients the tests use):
 from __future__ import annotations
 
 import argparse
-import json
 import select
 import signal
-import socket
 import struct
 import sys
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent.parent / "runtime" / "stack"))
-from netns_harness import connect, read_exact, reset_after, send_file  # noqa: E402
+from netns_harness import client_end, connect, end_cut_stream, read_exact, send_file  # noqa: E402
 
 RECEIPT = 32
 
@@ -75,13 +73,8 @@ def main(argv: list[str] | None = None) -> int:
             s.sendall(struct.pack(">Q", length))
             send_file(s, a.file, min(a.cut, length))
             out["bytes_sent"] = min(a.cut, length)
-            if a.mode == "reset":
-                acked = reset_after(s, a.settle)
-                if acked is not None:
-                    out["bytes_acked"] = acked
-            else:
-                s.shutdown(socket.SHUT_WR)
-                out["receipts"].append(receipt(read_exact(s, RECEIPT, a.timeout)))
+            end_cut_stream(s, a.mode == "reset", a.settle, out,
+                           lambda: receipt(read_exact(s, RECEIPT, a.timeout)))
         elif a.mode == "noread":
             # every stream in one write: full segments, no wait for ACKs between them
             one = struct.pack(">Q", length) + a.file.read_bytes()
@@ -111,12 +104,7 @@ def main(argv: list[str] | None = None) -> int:
                 out["receipts"].append(receipt(read_exact(s, RECEIPT, a.timeout)))
     except OSError as e:
         out["error"] = f"{type(e).__name__}: {e}"
-    t1 = time.monotonic()
-    out["t0"], out["t1"], out["seconds"] = t0, t1, t1 - t0  # CLOCK_MONOTONIC: one clock for every namespace
-    if a.mode != "reset":
-        s.close()
-    print(json.dumps(out))
-    return 0 if "error" not in out else 1
+    return client_end(out, s, t0, a.mode == "reset")
 
 
 if __name__ == "__main__":

@@ -18,12 +18,14 @@ both give the same bytes on every platform and Python version.
 """
 from __future__ import annotations
 
-import argparse
 import hashlib
 import random
 import sys
 from pathlib import Path
 from typing import BinaryIO, Iterator
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "runtime" / "stack"))
+import tier_input  # noqa: E402
 
 MIB = 1 << 20
 TIERS: dict[str, int] = {
@@ -94,29 +96,11 @@ def write_input(tier: str, seed: int, out: BinaryIO) -> int:
 
 def input_file(tier: str, seed: int, cache_dir: Path) -> Path:
     """The tier's input as a file in cache_dir, made once."""
-    cache_dir.mkdir(parents=True, exist_ok=True)
-    path = cache_dir / f"netdedup-{tier}-{seed}.bin"
-    if path.is_file() and path.stat().st_size == TIERS[tier]:
-        return path
-    tmp = path.with_suffix(".tmp")
-    with open(tmp, "wb") as f:
-        write_input(tier, seed, f)
-    tmp.replace(path)
-    return path
+    return tier_input.cached("netdedup", tier, seed, cache_dir, TIERS[tier], write_input)
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--tier", required=True, choices=list(TIERS))
-    ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--out", type=Path, required=True, help="file to write ('-': stdout)")
-    a = ap.parse_args(argv)
-    if str(a.out) == "-":
-        write_input(a.tier, a.seed, sys.stdout.buffer)
-    else:
-        with open(a.out, "wb") as f:
-            write_input(a.tier, a.seed, f)
-    return 0
+    return tier_input.main(__doc__, TIERS, write_input, argv)
 
 
 if __name__ == "__main__":

@@ -30,101 +30,34 @@
 
 static unsigned n_runs; /* pool and ring names are unique per run */
 
-static int
-parse_addr(struct dd_cfg *c, const char *opt, const char *v)
-{
-	char buf[64];
-	unsigned prefix = 32;
-	snprintf(buf, sizeof(buf), "%s", v);
-	char *slash = strchr(buf, '/');
-	if (slash != NULL) {
-		char *end;
-		unsigned long p = strtoul(slash + 1, &end, 10);
-		if (*end != '\0' || slash[1] == '\0' || p > 32) {
-			fprintf(stderr, "%s %s: expected an IPv4 address with /0..32\n", opt, v);
-			return -1;
-		}
-		prefix = (unsigned)p;
-		*slash = '\0';
-	}
-	struct in_addr a;
-	if (inet_pton(AF_INET, buf, &a) != 1) {
-		fprintf(stderr, "%s %s: not an IPv4 address\n", opt, v);
-		return -1;
-	}
-	c->addr = ntohl(a.s_addr);
-	c->prefix_len = prefix;
-	return 0;
-}
-
 static void
 set_defaults(struct dd_cfg *c)
 {
-	if (c->max_conns != 0)
-		return;
-	c->max_conns = 16;
+	if (c->srv.max_conns != 0)
+		return; /* set already (the runtime zeroes the configuration) */
+	pp_server_opts_init(&c->srv, DEFAULT_ADDR, DEFAULT_PORT, 16);
 	c->coarse = 32 * 1024;
 	c->table_entries = 1u << 20;
 	c->level = 1;
 	c->msgs = 256;
-	c->linger_s = 10.0;
-	c->listen_port = DEFAULT_PORT;
-	parse_addr(c, "--ip", DEFAULT_ADDR);
 }
 
 static int
 dd_parse_opt(void *cfg, int argc, char **argv)
 {
 	struct dd_cfg *c = cfg;
-	const char *o = argv[0], *v = argc > 1 ? argv[1] : NULL;
-	static const char *const known[] = { "--stack", "--ip", "--listen-port", "--out",
-		"--streams", "--linger", "--max-conns", "--coarse-kib", "--table-entries",
-		"--zlib-level", "--msgs", "--kernel-rcvbuf", NULL };
-	bool found = false;
-	for (const char *const *k = known; *k != NULL; k++)
-		found |= strcmp(o, *k) == 0;
-	if (!found)
-		return 0;
-	if (v == NULL) {
-		fprintf(stderr, "%s: missing value\n", o);
-		return -1;
-	}
 	set_defaults(c);
+	int r = pp_server_opts_parse(&c->srv, argc, argv);
+	if (r != 0)
+		return r;
+	static const char *const known[] = { "--coarse-kib", "--table-entries", "--zlib-level",
+		"--msgs", NULL };
+	r = pp_server_known_opt(argc, argv, known);
+	if (r <= 0)
+		return r;
+	const char *o = argv[0], *v = argv[1];
 	uint64_t u;
-	if (strcmp(o, "--stack") == 0) {
-		if (strcmp(v, "lwip") == 0)
-			c->stack = PP_STACK_LWIP;
-		else if (strcmp(v, "kernel") == 0)
-			c->stack = PP_STACK_KERNEL;
-		else {
-			fprintf(stderr, "--stack %s: expected lwip or kernel\n", v);
-			return -1;
-		}
-	} else if (strcmp(o, "--ip") == 0) {
-		if (parse_addr(c, o, v) < 0)
-			return -1;
-	} else if (strcmp(o, "--out") == 0) {
-		struct stat st;
-		if (stat(v, &st) != 0 || !S_ISDIR(st.st_mode) || access(v, W_OK) != 0) {
-			fprintf(stderr, "--out %s: not a directory this process can write\n", v);
-			return -1;
-		}
-		c->out_dir = v;
-	} else if (strcmp(o, "--linger") == 0) {
-		if (pp_parse_seconds(o, v, 3600, &c->linger_s) < 0)
-			return -1;
-	} else if (strcmp(o, "--listen-port") == 0) {
-		if (pp_parse_u64(o, v, 1, 65535, &u) < 0)
-			return -1;
-		c->listen_port = (uint16_t)u;
-	} else if (strcmp(o, "--streams") == 0) {
-		if (pp_parse_u64(o, v, 1, UINT64_MAX / 2, &c->streams) < 0)
-			return -1;
-	} else if (strcmp(o, "--max-conns") == 0) {
-		if (pp_parse_u64(o, v, 1, 1024, &u) < 0)
-			return -1;
-		c->max_conns = (unsigned)u;
-	} else if (strcmp(o, "--coarse-kib") == 0) {
+	if (strcmp(o, "--coarse-kib") == 0) {
 		if (pp_parse_u64(o, v, 4, 32, &u) < 0)
 			return -1;
 		c->coarse = (unsigned)u * 1024;
@@ -140,10 +73,6 @@ dd_parse_opt(void *cfg, int argc, char **argv)
 		if (pp_parse_u64(o, v, 0, 9, &u) < 0)
 			return -1;
 		c->level = (int)u;
-	} else if (strcmp(o, "--kernel-rcvbuf") == 0) {
-		if (pp_parse_u64(o, v, 1024, 1u << 30, &u) < 0)
-			return -1;
-		c->kernel_rcvbuf = (unsigned)u;
 	} else {
 		if (pp_parse_u64(o, v, 64, 1u << 20, &u) < 0)
 			return -1;
@@ -173,7 +102,7 @@ dd_dpdk_mem_mb(const void *cfgp)
 		"the output of a 32 KiB message fits one mbuf");
 	uint64_t bytes = (uint64_t)c->msgs * (msg_room(c) + out_room(c) + 2 * POOL_OVERHEAD) +
 		c->table_entries * sizeof(struct dd_entry);
-	return (int64_t)(bytes >> 20) + 1 + pp_stack_mem_mb(c->stack);
+	return (int64_t)(bytes >> 20) + 1 + pp_stack_mem_mb(c->srv.stack);
 }
 
 static void
@@ -236,17 +165,7 @@ dd_setup(void *cfgp, const struct pp_setup_info *info, void **app_state)
 		return -ENOMEM;
 	}
 	dd_table_init(&s->table, s->table_mem, c->table_entries);
-	const struct pp_stack_conf sc = {
-		.kind = c->stack,
-		.addr = c->addr,
-		.prefix_len = c->prefix_len,
-		.listen_port = c->listen_port,
-		.max_conns = c->max_conns,
-		.n_instances = info->n_instances,
-		.queues = info->queues,
-		.socket_id = socket,
-		.kernel_rcvbuf = c->kernel_rcvbuf,
-	};
+	const struct pp_stack_conf sc = pp_server_stack_conf(&c->srv, info);
 	if (pp_stack_open(&s->stack, &sc, err, sizeof(err)) < 0) {
 		fprintf(stderr, "netdedup: %s\n", err);
 		free_state(s);
@@ -267,10 +186,10 @@ dd_task_init(void *app_state, unsigned instance, void **task_state)
 	t->app = s;
 	t->instance = instance;
 	t->r.si = pp_stack_inst(s->stack, instance);
-	t->r.slots = rte_zmalloc("dd_r_slots", c->max_conns * sizeof(*t->r.slots), 0);
-	t->p.slots = rte_zmalloc("dd_p_slots", c->max_conns * sizeof(*t->p.slots), 0);
-	t->p.carry_mem = rte_malloc("dd_carry", (size_t)c->max_conns * DD_MAX_CHUNK, 0);
-	t->t.slots = rte_zmalloc("dd_t_slots", c->max_conns * sizeof(*t->t.slots), 0);
+	t->r.slots = rte_zmalloc("dd_r_slots", c->srv.max_conns * sizeof(*t->r.slots), 0);
+	t->p.slots = rte_zmalloc("dd_p_slots", c->srv.max_conns * sizeof(*t->p.slots), 0);
+	t->p.carry_mem = rte_malloc("dd_carry", (size_t)c->srv.max_conns * DD_MAX_CHUNK, 0);
+	t->t.slots = rte_zmalloc("dd_t_slots", c->srv.max_conns * sizeof(*t->t.slots), 0);
 	char name[RTE_RING_NAMESIZE];
 	snprintf(name, sizeof(name), "dd_done%u_%u", n_runs, instance);
 	t->done = rte_ring_create_elem(name, sizeof(struct dd_done), DONE_RING, SOCKET_ID_ANY,
@@ -280,14 +199,14 @@ dd_task_init(void *app_state, unsigned instance, void **task_state)
 		free_task(t, 0);
 		return -ENOMEM;
 	}
-	for (unsigned k = 0; k < c->max_conns; k++) {
+	for (unsigned k = 0; k < c->srv.max_conns; k++) {
 		t->p.slots[k].carry = t->p.carry_mem + (size_t)k * DD_MAX_CHUNK;
 		t->t.slots[k].fd = -1;
 	}
 	if (dd_encoder_init(&t->p.enc, &s->table, c->level) < 0) {
 		fprintf(stderr, "netdedup: zlib cannot set up deflate (level %d)\n", c->level);
 		t->p.enc.level = 0; /* nothing to end */
-		free_task(t, c->max_conns);
+		free_task(t, c->srv.max_conns);
 		return -ENOMEM;
 	}
 	*task_state = t;
@@ -362,9 +281,9 @@ dd_stats(void *app_state, void *const *task_states, unsigned n_tasks, json_t *ou
 	set_u(st, "store_failed", t.store_failed);
 	json_object_set_new(out, "streams", st);
 	json_t *rc = json_object();
-	set_u(rc, "sent", r.receipts_sent);
-	set_u(rc, "not_sent_peer_gone", r.receipts_peer_gone);
-	set_u(rc, "not_sent_no_room", r.receipts_no_room);
+	set_u(rc, "sent", r.receipts.sent);
+	set_u(rc, "not_sent_peer_gone", r.receipts.peer_gone);
+	set_u(rc, "not_sent_no_room", r.receipts.no_room);
 	json_object_set_new(out, "receipts", rc);
 	set_u(out, "input_bytes", r.input_bytes);
 	json_t *ch = json_object();
@@ -387,7 +306,8 @@ dd_stats(void *app_state, void *const *task_states, unsigned n_tasks, json_t *ou
 	set_u(tb, "bytes", c->table_entries * sizeof(struct dd_entry));
 	json_object_set_new(out, "table", tb);
 	json_t *o = json_object();
-	json_object_set_new(o, "dir", c->out_dir != NULL ? json_string(c->out_dir) : json_null());
+	json_object_set_new(
+		o, "dir", c->srv.out_dir != NULL ? json_string(c->srv.out_dir) : json_null());
 	set_u(o, "bytes", t.out_bytes);
 	set_u(o, "files", t.files);
 	set_u(o, "open_errors", t.open_errors);
@@ -423,46 +343,36 @@ dd_teardown(void *app_state, void **task_states, unsigned n_tasks)
 	for (unsigned i = 0; i < n_tasks; i++) {
 		struct dd_task *t = task_states[i];
 		failed += t->t.ctr.store_failed;
-		free_task(t, s->cfg->max_conns);
+		free_task(t, s->cfg->srv.max_conns);
 	}
-	if (s->cfg->out_dir != NULL && failed != 0) {
+	if (s->cfg->srv.out_dir != NULL && failed != 0) {
 		fprintf(stderr,
 			"netdedup: %" PRIu64 " stream(s) not written whole to %s (see "
 			"app_stats.output)\n",
-			failed, s->cfg->out_dir);
+			failed, s->cfg->srv.out_dir);
 		rc = -1;
 	}
 	free_state(s);
 	return rc;
 }
 
+/* The server's options (pp_server.h), then the app's own. */
+#define USAGE                                                                             \
+	PP_SERVER_USAGE(DEFAULT_ADDR, PP_SERVER_STR(DEFAULT_PORT), "16",                  \
+		"write each stream to DIR/stream-<id>.pdd (without it\n"                  \
+		"                       the stream is made and counted, not written)")    \
+	"  --coarse-kib N       coarse chunk (message) size, 4..32 KiB (32)\n"            \
+	"  --table-entries N    dedup table slots, a power of two (1048576; 32 B each)\n" \
+	"  --zlib-level N       deflate level for new chunks, 0 = store (1)\n"            \
+	"  --msgs N             coarse chunk buffers, all instances together (256)\n"     \
+	"  client protocol: u64 length (big-endian), then the bytes; after the\n"         \
+	"  stream is written the server answers a 32-byte receipt (README.md)\n"
+
 static const struct pp_app netdedup_app = {
 	.name = "netdedup",
 	.drop_reasons = NULL, /* P forwards every message */
 	.n_drop_reasons = 0,
-	.usage = "  --stack lwip|kernel  lwip (default): the user-level stack on the\n"
-		 "                       placement's DPDK port; kernel: kernel sockets (the\n"
-		 "                       anchor; the port is then unused, e.g. net_null)\n"
-		 "  --ip A.B.C.D/N       the server's address (lwip: its netif; kernel: the\n"
-		 "                       address bound, 0.0.0.0 for any) (" DEFAULT_ADDR ")\n"
-		 "  --listen-port N      TCP port (9041)\n"
-		 "  --out DIR            write each stream to DIR/stream-<id>.pdd (without it\n"
-		 "                       the stream is made and counted, not written)\n"
-		 "  --streams N          end the run once N streams are written and their\n"
-		 "                       receipts acknowledged by the clients' TCP (or\n"
-		 "                       --linger later)\n"
-		 "  --linger S           with --streams: wait at most S s for the receipts\n"
-		 "                       after the last stream is written (10)\n"
-		 "  --max-conns N        connections per instance (16); more are reset\n"
-		 "  --coarse-kib N       coarse chunk (message) size, 4..32 KiB (32)\n"
-		 "  --table-entries N    dedup table slots, a power of two (1048576; 32 B each)\n"
-		 "  --zlib-level N       deflate level for new chunks, 0 = store (1)\n"
-		 "  --msgs N             coarse chunk buffers, all instances together (256)\n"
-		 "  --kernel-rcvbuf B    --stack kernel: SO_RCVBUF of its sockets (default:\n"
-		 "                       the kernel's autotuning); 65536 holds its window\n"
-		 "                       near lwIP's 64 KiB (Debian's TCP_WND)\n"
-		 "  client protocol: u64 length (big-endian), then the bytes; after the\n"
-		 "  stream is written the server answers a 32-byte receipt (README.md)\n",
+	.usage = USAGE,
 	.cfg_size = sizeof(struct dd_cfg),
 	.parse_opt = dd_parse_opt,
 	.setup = dd_setup,

@@ -33,12 +33,9 @@ last receipt read.
 """
 from __future__ import annotations
 
-import argparse
 import contextlib
 import hashlib
 import json
-import signal
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -50,6 +47,7 @@ sys.path.insert(0, str(REPO / "runtime" / "stack"))
 import netdedup_decode  # noqa: E402
 import netns_harness as h  # noqa: E402
 import netdedup_input  # noqa: E402
+import runner_cli  # noqa: E402
 
 PREFIX = "pp41s"  # this branch's namespaces and interfaces
 SERVER_IP, CLIENT_IP, PREFIX_LEN, PORT = "198.18.41.1", "198.18.41.2", 24, 9041
@@ -147,75 +145,26 @@ def check(out_dir: Path, client_json: Path, input_path: Path) -> dict[str, Any]:
             "streams": streams}
 
 
+CLI = runner_cli.RunnerCli(
+    app="netdedup", doc=__doc__, tiers=netdedup_input.TIERS, input_file=netdedup_input.input_file,
+    run=lambda path, tier, a, extra: run(
+        path, tier, stack=a.stack, port=a.port, clients=a.clients, instances=a.instances,
+        placement=a.placement, loss=a.loss, build=a.build, keep=a.keep, timeout=a.timeout,
+        extra=extra),
+    check=check, ok="restored_identical",
+    summary=lambda tier, r: (
+        f"netdedup {tier}: {r['input_bytes']} bytes, restored identical: "
+        f"{r['restored_identical']}, {r['mb_per_s'] or 0:.1f} MB/s (measured), "
+        f"stack {r['stack']} port {r['port']}"),
+    repo=REPO,
+    check_help="only restore and compare what netdedup wrote to DIR (needs --input and "
+               "--client-json)",
+    input_help="a file to send instead of a tier",
+    keep_help="keep the run's files (output, stats) under here")
+
+
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                 formatter_class=argparse.RawDescriptionHelpFormatter,
-                                 epilog=__doc__.split("\n\n", 1)[1])
-    g = ap.add_mutually_exclusive_group()
-    g.add_argument("--tier", choices=list(netdedup_input.TIERS))
-    g.add_argument("--check", type=Path, metavar="DIR",
-                   help="only restore and compare what netdedup wrote to DIR (needs --input "
-                        "and --client-json)")
-    ap.add_argument("--input", type=Path, help="a file to send instead of a tier")
-    ap.add_argument("--client-json", type=Path, help="--check: the client's JSON line(s)")
-    ap.add_argument("--seed", type=int, default=0, help="the tier's seed (0)")
-    ap.add_argument("--stack", choices=["lwip", "kernel"], default="lwip")
-    ap.add_argument("--port", choices=["af_packet", "tap"], default="af_packet",
-                    help="lwip's DPDK port: net_af_packet on a veth, or net_tap")
-    ap.add_argument("--clients", type=int, default=1, help="clients at once, each sends the input")
-    ap.add_argument("--instances", type=int, default=1)
-    ap.add_argument("--placement", type=Path, help="placement JSON (default: contexts in turn)")
-    ap.add_argument("--loss", type=float, default=0.0, help="percent random loss each way")
-    ap.add_argument("--build", type=Path, default=REPO / "build")
-    ap.add_argument("--cache", type=Path, default=REPO / "results" / "inputs",
-                    help="where tier inputs are made once")
-    ap.add_argument("--keep", type=Path, help="keep the run's files (output, stats) under here")
-    ap.add_argument("--timeout", type=float, default=300)
-    ap.add_argument("--json", action="store_true", help="print only the JSON object")
-    a, extra = ap.parse_known_args(argv)
-    # SIGTERM unwinds like SIGINT: the namespaces are removed on the way out.
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
-    if extra and extra[0] == "--":
-        extra = extra[1:]
-    if a.clients < 1 or a.instances < 1 or not 0 <= a.loss < 100:
-        print("run_netdedup: --clients and --instances are >= 1, --loss 0..100", file=sys.stderr)
-        return 2
-    if (a.tier is None) == (a.input is None) and a.check is None:
-        print("run_netdedup: give --tier or --input (see --help)", file=sys.stderr)
-        return 2
-    if a.input is not None and not a.input.is_file():
-        print(f"run_netdedup: --input {a.input}: no such file", file=sys.stderr)
-        return 2
-    if a.check is not None:
-        if a.input is None or a.client_json is None or not a.check.is_dir():
-            print("run_netdedup: --check DIR needs an existing DIR, --input FILE and "
-                  "--client-json FILE", file=sys.stderr)
-            return 2
-        try:
-            res = check(a.check, a.client_json, a.input)
-        except (RunError, OSError, ValueError, KeyError) as e:
-            print(json.dumps({"error": f"{type(e).__name__}: {e}"}))
-            return 1
-        print(json.dumps(res))
-        return 0 if res["restored_identical"] else 1
-    path = a.input or netdedup_input.input_file(a.tier, a.seed, a.cache)
-    try:
-        res = run(path, a.tier, stack=a.stack, port=a.port, clients=a.clients,
-                  instances=a.instances, placement=a.placement, loss=a.loss, build=a.build,
-                  keep=a.keep, timeout=a.timeout, extra=extra)
-        rc = 0 if res["restored_identical"] else 1
-    except (RunError, subprocess.TimeoutExpired, OSError) as e:
-        res, rc = {"error": str(e)}, 1
-    doc = {"app": "netdedup", "tier": a.tier or str(a.input), "result": res}
-    if a.json:
-        print(json.dumps(doc))
-    else:
-        r = doc["result"]
-        print(json.dumps(doc, indent=1) if "error" in r else
-              f"netdedup {doc['tier']}: {r['input_bytes']} bytes, restored identical: "
-              f"{r['restored_identical']}, {r['mb_per_s'] or 0:.1f} MB/s (measured), "
-              f"stack {r['stack']} port {r['port']}")
-    return rc
+    return runner_cli.main(CLI, argv)
 
 
 if __name__ == "__main__":

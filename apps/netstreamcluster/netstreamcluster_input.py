@@ -28,13 +28,15 @@ does; the reference and the app read the same file either way).
 """
 from __future__ import annotations
 
-import argparse
 import struct
 import sys
 from pathlib import Path
 from typing import BinaryIO, NamedTuple
 
 import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "runtime" / "stack"))
+import tier_input  # noqa: E402
 
 HEADER = struct.Struct("<4sIQIHHQ")  # magic, dim, points, chunk, kmin, kmax, seed
 MAGIC = b"PPSC"
@@ -97,29 +99,11 @@ def size(tier: str) -> int:
 
 def input_file(tier: str, seed: int, cache_dir: Path) -> Path:
     """The tier's input as a file in cache_dir, made once."""
-    cache_dir.mkdir(parents=True, exist_ok=True)
-    path = cache_dir / f"netstreamcluster-{tier}-{seed}.bin"
-    if path.is_file() and path.stat().st_size == size(tier):
-        return path
-    tmp = path.with_suffix(".tmp")
-    with open(tmp, "wb") as f:
-        write_input(tier, seed, f)
-    tmp.replace(path)
-    return path
+    return tier_input.cached("netstreamcluster", tier, seed, cache_dir, size(tier), write_input)
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--tier", required=True, choices=list(TIERS))
-    ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--out", type=Path, required=True, help="file to write ('-': stdout)")
-    a = ap.parse_args(argv)
-    if str(a.out) == "-":
-        write_input(a.tier, a.seed, sys.stdout.buffer)
-    else:
-        with open(a.out, "wb") as f:
-            write_input(a.tier, a.seed, f)
-    return 0
+    return tier_input.main(__doc__, TIERS, write_input, argv)
 
 
 if __name__ == "__main__":

@@ -32,102 +32,35 @@
 
 static unsigned n_runs;
 
-static int
-parse_addr(struct sc_cfg *c, const char *opt, const char *v)
-{
-	char buf[64];
-	unsigned prefix = 32;
-	snprintf(buf, sizeof(buf), "%s", v);
-	char *slash = strchr(buf, '/');
-	if (slash != NULL) {
-		char *end;
-		unsigned long p = strtoul(slash + 1, &end, 10);
-		if (*end != '\0' || slash[1] == '\0' || p > 32) {
-			fprintf(stderr, "%s %s: expected an IPv4 address with /0..32\n", opt, v);
-			return -1;
-		}
-		prefix = (unsigned)p;
-		*slash = '\0';
-	}
-	struct in_addr a;
-	if (inet_pton(AF_INET, buf, &a) != 1) {
-		fprintf(stderr, "%s %s: not an IPv4 address\n", opt, v);
-		return -1;
-	}
-	c->addr = ntohl(a.s_addr);
-	c->prefix_len = prefix;
-	return 0;
-}
-
 static void
 set_defaults(struct sc_cfg *c)
 {
-	if (c->max_conns != 0)
-		return;
-	c->max_conns = 4;
+	if (c->srv.max_conns != 0)
+		return; /* set already (the runtime zeroes the configuration) */
+	pp_server_opts_init(&c->srv, DEFAULT_ADDR, DEFAULT_PORT, 4);
 	c->msg_bytes = 32 * 1024;
 	c->max_dim = 128;
 	c->max_chunk = 4096;
 	c->max_centres = 8192;
 	c->msgs = 256;
-	c->linger_s = 10.0;
-	c->listen_port = DEFAULT_PORT;
-	parse_addr(c, "--ip", DEFAULT_ADDR);
 }
 
 static int
 sc_parse_opt(void *cfg, int argc, char **argv)
 {
 	struct sc_cfg *c = cfg;
-	const char *o = argv[0], *v = argc > 1 ? argv[1] : NULL;
-	static const char *const known[] = { "--stack", "--ip", "--listen-port", "--out",
-		"--streams", "--linger", "--max-conns", "--msg-kib", "--max-dim", "--max-chunk",
-		"--max-centres", "--msgs", NULL };
-	bool found = false;
-	for (const char *const *k = known; *k != NULL; k++)
-		found |= strcmp(o, *k) == 0;
-	if (!found)
-		return 0;
-	if (v == NULL) {
-		fprintf(stderr, "%s: missing value\n", o);
-		return -1;
-	}
 	set_defaults(c);
+	int r = pp_server_opts_parse(&c->srv, argc, argv);
+	if (r != 0)
+		return r;
+	static const char *const known[] = { "--msg-kib", "--max-dim", "--max-chunk",
+		"--max-centres", "--msgs", NULL };
+	r = pp_server_known_opt(argc, argv, known);
+	if (r <= 0)
+		return r;
+	const char *o = argv[0], *v = argv[1];
 	uint64_t u;
-	if (strcmp(o, "--stack") == 0) {
-		if (strcmp(v, "lwip") == 0)
-			c->stack = PP_STACK_LWIP;
-		else if (strcmp(v, "kernel") == 0)
-			c->stack = PP_STACK_KERNEL;
-		else {
-			fprintf(stderr, "--stack %s: expected lwip or kernel\n", v);
-			return -1;
-		}
-	} else if (strcmp(o, "--ip") == 0) {
-		if (parse_addr(c, o, v) < 0)
-			return -1;
-	} else if (strcmp(o, "--out") == 0) {
-		struct stat st;
-		if (stat(v, &st) != 0 || !S_ISDIR(st.st_mode) || access(v, W_OK) != 0) {
-			fprintf(stderr, "--out %s: not a directory this process can write\n", v);
-			return -1;
-		}
-		c->out_dir = v;
-	} else if (strcmp(o, "--linger") == 0) {
-		if (pp_parse_seconds(o, v, 3600, &c->linger_s) < 0)
-			return -1;
-	} else if (strcmp(o, "--listen-port") == 0) {
-		if (pp_parse_u64(o, v, 1, 65535, &u) < 0)
-			return -1;
-		c->listen_port = (uint16_t)u;
-	} else if (strcmp(o, "--streams") == 0) {
-		if (pp_parse_u64(o, v, 1, UINT64_MAX / 2, &c->streams) < 0)
-			return -1;
-	} else if (strcmp(o, "--max-conns") == 0) {
-		if (pp_parse_u64(o, v, 1, 1024, &u) < 0)
-			return -1;
-		c->max_conns = (unsigned)u;
-	} else if (strcmp(o, "--msg-kib") == 0) {
+	if (strcmp(o, "--msg-kib") == 0) {
 		if (pp_parse_u64(o, v, 1, 32, &u) < 0)
 			return -1;
 		c->msg_bytes = (unsigned)u * 1024;
@@ -175,8 +108,8 @@ sc_dpdk_mem_mb(const void *cfgp)
 	 * here: reckoned for 4 */
 	uint64_t bytes = (uint64_t)c->msgs *
 			(c->msg_bytes + RTE_PKTMBUF_HEADROOM + out_room(c) + 2 * POOL_OVERHEAD) +
-		4 * (uint64_t)c->max_conns * slot_bytes(c);
-	return (int64_t)(bytes >> 20) + 1 + pp_stack_mem_mb(c->stack);
+		4 * (uint64_t)c->srv.max_conns * slot_bytes(c);
+	return (int64_t)(bytes >> 20) + 1 + pp_stack_mem_mb(c->srv.stack);
 }
 
 static void
@@ -243,16 +176,7 @@ sc_setup(void *cfgp, const struct pp_setup_info *info, void **app_state)
 		free_state(s);
 		return -ENOMEM;
 	}
-	const struct pp_stack_conf sc = {
-		.kind = c->stack,
-		.addr = c->addr,
-		.prefix_len = c->prefix_len,
-		.listen_port = c->listen_port,
-		.max_conns = c->max_conns,
-		.n_instances = info->n_instances,
-		.queues = info->queues,
-		.socket_id = socket,
-	};
+	const struct pp_stack_conf sc = pp_server_stack_conf(&c->srv, info);
 	if (pp_stack_open(&s->stack, &sc, err, sizeof(err)) < 0) {
 		fprintf(stderr, "netstreamcluster: %s\n", err);
 		free_state(s);
@@ -273,9 +197,9 @@ sc_task_init(void *app_state, unsigned instance, void **task_state)
 	t->app = s;
 	t->instance = instance;
 	t->r.si = pp_stack_inst(s->stack, instance);
-	t->r.slots = rte_zmalloc("sc_r_slots", c->max_conns * sizeof(*t->r.slots), 0);
-	t->p.slots = rte_zmalloc("sc_p_slots", c->max_conns * sizeof(*t->p.slots), 0);
-	t->t.slots = rte_zmalloc("sc_t_slots", c->max_conns * sizeof(*t->t.slots), 0);
+	t->r.slots = rte_zmalloc("sc_r_slots", c->srv.max_conns * sizeof(*t->r.slots), 0);
+	t->p.slots = rte_zmalloc("sc_p_slots", c->srv.max_conns * sizeof(*t->p.slots), 0);
+	t->t.slots = rte_zmalloc("sc_t_slots", c->srv.max_conns * sizeof(*t->t.slots), 0);
 	t->p.centre = rte_malloc("sc_p_centre", c->max_chunk * sizeof(uint32_t), 0);
 	t->p.weight = rte_malloc("sc_p_weight", c->max_chunk * sizeof(uint64_t), 0);
 	t->t.centre = rte_malloc("sc_t_centre", c->max_centres * sizeof(uint32_t), 0);
@@ -289,7 +213,7 @@ sc_task_init(void *app_state, unsigned instance, void **task_state)
 	bool ok = t->r.slots != NULL && t->p.slots != NULL && t->t.slots != NULL &&
 		t->p.centre != NULL && t->p.weight != NULL && t->t.centre != NULL &&
 		t->t.weight != NULL && t->t.json != NULL && t->done != NULL;
-	for (unsigned k = 0; ok && k < c->max_conns; k++) {
+	for (unsigned k = 0; ok && k < c->srv.max_conns; k++) {
 		t->p.slots[k].pts = rte_malloc("sc_chunk",
 			(size_t)c->max_chunk * c->max_dim * sizeof(float), RTE_CACHE_LINE_SIZE);
 		t->t.slots[k].pts = rte_malloc("sc_centres",
@@ -305,8 +229,8 @@ sc_task_init(void *app_state, unsigned instance, void **task_state)
 		fprintf(stderr,
 			"netstreamcluster: cannot allocate instance %u's buffers (%u connections "
 			"of %u points x %u dims, %u centres)\n",
-			instance, c->max_conns, c->max_chunk, c->max_dim, c->max_centres);
-		free_task(t, c->max_conns);
+			instance, c->srv.max_conns, c->max_chunk, c->max_dim, c->max_centres);
+		free_task(t, c->srv.max_conns);
 		return -ENOMEM;
 	}
 	*task_state = t;
@@ -361,9 +285,9 @@ sc_stats(void *app_state, void *const *task_states, unsigned n_tasks, json_t *ou
 	set_u(st, "store_failed", t.store_failed);
 	json_object_set_new(out, "streams", st);
 	json_t *rc = json_object();
-	set_u(rc, "sent", r.receipts_sent);
-	set_u(rc, "not_sent_peer_gone", r.receipts_peer_gone);
-	set_u(rc, "not_sent_no_room", r.receipts_no_room);
+	set_u(rc, "sent", r.receipts.sent);
+	set_u(rc, "not_sent_peer_gone", r.receipts.peer_gone);
+	set_u(rc, "not_sent_no_room", r.receipts.no_room);
 	json_object_set_new(out, "receipts", rc);
 	set_u(out, "input_bytes", r.input_bytes);
 	set_u(out, "points", r.points);
@@ -385,7 +309,8 @@ sc_stats(void *app_state, void *const *task_states, unsigned n_tasks, json_t *ou
 	set_u(fi, "overflow", t.overflow);
 	json_object_set_new(out, "final", fi);
 	json_t *o = json_object();
-	json_object_set_new(o, "dir", c->out_dir != NULL ? json_string(c->out_dir) : json_null());
+	json_object_set_new(
+		o, "dir", c->srv.out_dir != NULL ? json_string(c->srv.out_dir) : json_null());
 	set_u(o, "bytes", t.out_bytes);
 	set_u(o, "files", t.files);
 	set_u(o, "open_errors", t.open_errors);
@@ -413,41 +338,38 @@ sc_teardown(void *app_state, void **task_states, unsigned n_tasks)
 	for (unsigned i = 0; i < n_tasks; i++) {
 		struct sc_task *t = task_states[i];
 		failed += t->t.ctr.store_failed;
-		free_task(t, s->cfg->max_conns);
+		free_task(t, s->cfg->srv.max_conns);
 	}
-	if (s->cfg->out_dir != NULL && failed != 0) {
+	if (s->cfg->srv.out_dir != NULL && failed != 0) {
 		fprintf(stderr,
 			"netstreamcluster: %" PRIu64 " stream result(s) not written to %s (see "
 			"app_stats.output)\n",
-			failed, s->cfg->out_dir);
+			failed, s->cfg->srv.out_dir);
 		rc = -1;
 	}
 	free_state(s);
 	return rc;
 }
 
+/* The server's options (pp_server.h), then the app's own. */
+#define USAGE                                                                         \
+	PP_SERVER_USAGE(DEFAULT_ADDR, PP_SERVER_STR(DEFAULT_PORT), "4",               \
+		"write each stream's result to DIR/stream-<id>.json")                 \
+	"  --msg-kib N          message size, 1..32 KiB of whole points (32)\n"       \
+	"  --max-dim N          largest dimension a stream may have (128, <= 240)\n"  \
+	"  --max-chunk N        largest chunk (points) a stream may ask for (4096)\n" \
+	"  --max-centres N      chunk centres a stream may keep for its final\n"      \
+	"                       clustering (8192): chunks x kmax at most\n"           \
+	"  --msgs N             message buffers, all instances together (256)\n"      \
+	"  client protocol: a 32-byte header (\"PPSC\", u32 dim, u64 points, u32\n"   \
+	"  chunk, u16 kmin, u16 kmax, u64 seed), then the points as float32; the\n"   \
+	"  server answers a 32-byte receipt once the result is written (README.md)\n"
+
 static const struct pp_app netstreamcluster_app = {
 	.name = "netstreamcluster",
 	.drop_reasons = NULL,
 	.n_drop_reasons = 0,
-	.usage = "  --stack lwip|kernel  lwip (default): the user-level stack on the\n"
-		 "                       placement's DPDK port; kernel: kernel sockets\n"
-		 "  --ip A.B.C.D/N       the server's address (" DEFAULT_ADDR ")\n"
-		 "  --listen-port N      TCP port (9042)\n"
-		 "  --out DIR            write each stream's result to DIR/stream-<id>.json\n"
-		 "  --streams N          end the run once N streams are done and their\n"
-		 "                       receipts acknowledged (or --linger later)\n"
-		 "  --linger S           with --streams: wait at most S s for that (10)\n"
-		 "  --max-conns N        connections per instance (4); more are reset\n"
-		 "  --msg-kib N          message size, 1..32 KiB of whole points (32)\n"
-		 "  --max-dim N          largest dimension a stream may have (128, <= 240)\n"
-		 "  --max-chunk N        largest chunk (points) a stream may ask for (4096)\n"
-		 "  --max-centres N      chunk centres a stream may keep for its final\n"
-		 "                       clustering (8192): chunks x kmax at most\n"
-		 "  --msgs N             message buffers, all instances together (256)\n"
-		 "  client protocol: a 32-byte header (\"PPSC\", u32 dim, u64 points, u32\n"
-		 "  chunk, u16 kmin, u16 kmax, u64 seed), then the points as float32; the\n"
-		 "  server answers a 32-byte receipt once the result is written (README.md)\n",
+	.usage = USAGE,
 	.cfg_size = sizeof(struct sc_cfg),
 	.parse_opt = sc_parse_opt,
 	.setup = sc_setup,

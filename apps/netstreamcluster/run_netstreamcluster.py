@@ -20,10 +20,7 @@ receipt read.
 """
 from __future__ import annotations
 
-import argparse
 import json
-import signal
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -34,6 +31,7 @@ sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(REPO / "runtime" / "stack"))
 import netns_harness as h  # noqa: E402
 import netstreamcluster_input  # noqa: E402
+import runner_cli  # noqa: E402
 import sc_reference  # noqa: E402
 
 LAYOUT = h.Layout("pp42s", "198.18.42.1", "198.18.42.2", 24, 9042)
@@ -119,69 +117,26 @@ def check(out_dir: Path, client_json: Path, input_path: Path) -> dict[str, Any]:
     return res
 
 
+CLI = runner_cli.RunnerCli(
+    app="netstreamcluster", doc=__doc__, tiers=netstreamcluster_input.TIERS,
+    input_file=netstreamcluster_input.input_file,
+    run=lambda path, tier, a, extra: run(
+        path, stack=a.stack, port=a.port, clients=a.clients, instances=a.instances,
+        placement=a.placement, loss=a.loss, build=a.build, keep=a.keep, timeout=a.timeout,
+        extra=extra),
+    check=check, ok="matches_reference",
+    summary=lambda tier, r: (
+        f"netstreamcluster {tier}: {r['points']} points ({r['input_bytes']} bytes), "
+        f"matches reference: {r['matches_reference']}, {r['mb_per_s'] or 0:.2f} MB/s, "
+        f"{r['points_per_s'] or 0:.0f} points/s (measured), stack {r['stack']} port {r['port']}"),
+    repo=REPO,
+    check_help="only compare what netstreamcluster wrote to DIR (needs --input and --client-json)",
+    input_help="a stream file to send instead of a tier",
+    keep_help="keep the run's files (results, stats) under here")
+
+
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                 formatter_class=argparse.RawDescriptionHelpFormatter,
-                                 epilog=__doc__.split("\n\n", 1)[1])
-    g = ap.add_mutually_exclusive_group()
-    g.add_argument("--tier", choices=list(netstreamcluster_input.TIERS))
-    g.add_argument("--check", type=Path, metavar="DIR",
-                   help="only compare what netstreamcluster wrote to DIR (needs --input and --client-json)")
-    ap.add_argument("--input", type=Path, help="a stream file to send instead of a tier")
-    ap.add_argument("--client-json", type=Path, help="--check: the client's JSON line(s)")
-    ap.add_argument("--seed", type=int, default=0, help="the tier's seed (0)")
-    ap.add_argument("--stack", choices=["lwip", "kernel"], default="lwip")
-    ap.add_argument("--port", choices=["af_packet", "tap"], default="af_packet")
-    ap.add_argument("--clients", type=int, default=1, help="clients at once, each sends the input")
-    ap.add_argument("--instances", type=int, default=1)
-    ap.add_argument("--placement", type=Path, help="placement JSON (default: contexts in turn)")
-    ap.add_argument("--loss", type=float, default=0.0, help="percent random loss each way")
-    ap.add_argument("--build", type=Path, default=REPO / "build")
-    ap.add_argument("--cache", type=Path, default=REPO / "results" / "inputs",
-                    help="where tier inputs are made once")
-    ap.add_argument("--keep", type=Path, help="keep the run's files (results, stats) under here")
-    ap.add_argument("--timeout", type=float, default=300)
-    ap.add_argument("--json", action="store_true", help="print only the JSON object")
-    a, extra = ap.parse_known_args(argv)
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
-    if extra and extra[0] == "--":
-        extra = extra[1:]
-    if a.clients < 1 or a.instances < 1 or not 0 <= a.loss < 100:
-        print("run_netstreamcluster: --clients and --instances are >= 1, --loss 0..100", file=sys.stderr)
-        return 2
-    if a.check is not None:
-        if a.input is None or a.client_json is None or not a.check.is_dir():
-            print("run_netstreamcluster: --check DIR needs an existing DIR, --input FILE and "
-                  "--client-json FILE", file=sys.stderr)
-            return 2
-        try:
-            res = check(a.check, a.client_json, a.input)
-        except (RunError, OSError, ValueError, KeyError) as e:
-            print(json.dumps({"error": f"{type(e).__name__}: {e}"}))
-            return 1
-        print(json.dumps(res))
-        return 0 if res["matches_reference"] else 1
-    if (a.tier is None) == (a.input is None):
-        print("run_netstreamcluster: give --tier or --input (see --help)", file=sys.stderr)
-        return 2
-    path = a.input or netstreamcluster_input.input_file(a.tier, a.seed, a.cache)
-    try:
-        res = run(path, stack=a.stack, port=a.port, clients=a.clients, instances=a.instances,
-                  placement=a.placement, loss=a.loss, build=a.build, keep=a.keep,
-                  timeout=a.timeout, extra=extra)
-        rc = 0 if res["matches_reference"] else 1
-    except (RunError, subprocess.TimeoutExpired, OSError) as e:
-        res, rc = {"error": str(e)}, 1
-    doc = {"app": "netstreamcluster", "tier": a.tier or str(a.input), "result": res}
-    if a.json:
-        print(json.dumps(doc))
-    else:
-        r = res
-        print(json.dumps(doc, indent=1) if "error" in r else
-              f"netstreamcluster {doc['tier']}: {r['points']} points ({r['input_bytes']} bytes), "
-              f"matches reference: {r['matches_reference']}, {r['mb_per_s'] or 0:.2f} MB/s, "
-              f"{r['points_per_s'] or 0:.0f} points/s (measured), stack {r['stack']} port {r['port']}")
-    return rc
+    return runner_cli.main(CLI, argv)
 
 
 if __name__ == "__main__":

@@ -10,6 +10,7 @@
 #include <rte_common.h>
 #include <rte_mbuf.h>
 
+#include "pp_server.h"
 #include "pp_stack.h"
 #include "sc_cluster.h"
 #include "sc_format.h"
@@ -22,15 +23,8 @@ struct rte_mempool;
 struct rte_ring;
 
 struct sc_cfg {
-	enum pp_stack_kind stack;
-	uint32_t addr; /* host order */
-	unsigned prefix_len;
-	uint16_t listen_port;
-	const char *out_dir; /* NULL: results are computed and counted, not written */
-	uint64_t streams;    /* end the run after this many streams (0: no limit) */
-	double linger_s;
-	unsigned max_conns; /* per instance */
-	unsigned msg_bytes; /* message size (whole records of at most this many bytes) */
+	struct pp_server_opts srv; /* --stack, --ip, --out, --streams, ... (pp_server.h) */
+	unsigned msg_bytes;        /* message size (whole records of at most this many bytes) */
 	unsigned max_dim, max_chunk, max_centres;
 	unsigned msgs;
 	uint64_t next_stream;
@@ -94,7 +88,7 @@ struct sc_r_slot {
 struct sc_r_counters {
 	uint64_t streams_started, complete, short_, reset, cut, empty;
 	uint64_t bad_header, too_many_centres, truncated_header;
-	uint64_t receipts_sent, receipts_peer_gone, receipts_no_room;
+	struct pp_receipt_counters receipts;
 	uint64_t input_bytes, points, partial_record_bytes, msgs, msg_waits;
 };
 

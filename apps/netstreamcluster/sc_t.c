@@ -66,7 +66,7 @@ finish(struct sc_task *t, struct sc_t_slot *ts, const struct sc_msg *d, uint64_t
 		sc_final_seed(d->h.seed), &res);
 	c->finals++;
 	c->final_centres_in += ts->n;
-	const char *dir = t->app->cfg->out_dir;
+	const char *dir = t->app->cfg->srv.out_dir;
 	if (dir == NULL || ts->failed)
 		return;
 	size_t at = 0;

@@ -21,7 +21,6 @@ import shutil
 import signal
 import socket
 import subprocess
-import sys
 import tempfile
 import time
 from dataclasses import dataclass, field
@@ -525,3 +524,28 @@ def reset_after(s: socket.socket, settle: float) -> int | None:
     s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, (1).to_bytes(4, "little") + bytes(4))
     s.close()
     return acked
+
+
+def end_cut_stream(s: socket.socket, reset: bool, settle: float, out: dict[str, Any],
+                   read_receipt: Callable[[], dict[str, Any]]) -> None:
+    """A bad client's stream cut short: reset the connection after settle
+    seconds (out gets bytes_acked), or close its sending side (FIN) and
+    read the receipt the server answers."""
+    if reset:
+        acked = reset_after(s, settle)
+        if acked is not None:
+            out["bytes_acked"] = acked
+    else:
+        s.shutdown(socket.SHUT_WR)
+        out["receipts"].append(read_receipt())
+
+
+def client_end(out: dict[str, Any], s: socket.socket, t0: float, reset: bool) -> int:
+    """The client's one JSON line (with t0, t1 and seconds in
+    CLOCK_MONOTONIC: one clock for every namespace) and its exit status."""
+    t1 = time.monotonic()
+    out["t0"], out["t1"], out["seconds"] = t0, t1, t1 - t0
+    if not reset:  # a reset socket is closed already
+        s.close()
+    print(json.dumps(out))
+    return 0 if "error" not in out else 1
