@@ -589,8 +589,10 @@ pp_main(int argc, char **argv, const struct pp_app *app)
 		}
 	}
 out:
-	if (eal_up)
+	if (eal_up) {
+		pp_kif_close_all();
 		pp_eal_stop();
+	}
 	free(lcores);
 	pp_placement_free(&pl);
 	pp_topology_free(&topo);

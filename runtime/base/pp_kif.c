@@ -266,6 +266,19 @@ pp_kif_fallback(uint16_t port, const char *why)
 	return 0;
 }
 
+void
+pp_kif_close_all(void)
+{
+	for (unsigned i = 0; i < n_kifs; i++) {
+		struct pp_kif *k = &kifs[i];
+		int h = enter_fd(k->ns_fd);
+		rte_eth_dev_stop(k->port); /* not started, or stopped already: no harm */
+		rte_eth_dev_close(k->port);
+		rte_eal_hotplug_remove("vdev", k->vdev);
+		pp_kif_leave(h);
+	}
+}
+
 json_t *
 pp_kif_json(void)
 {

@@ -61,6 +61,12 @@ void pp_kif_leave(int handle);
  * said on stderr). */
 int pp_kif_fallback(uint16_t port, const char *why);
 
+/* At the process's end: every attached port stopped and closed in its
+ * namespace, so that af_xdp takes its XDP program off the interface (left
+ * there, it would take the next program's place and the kernel's own
+ * traffic on that interface). */
+void pp_kif_close_all(void);
+
 /* The attachments as a JSON array of {port, iface, netns, attach[,
  * af_xdp_not_used]} (a new reference; jansson's json_t). */
 struct json_t;

@@ -99,6 +99,13 @@ def test_veth_round_trip_accounts_for_every_packet(build_dir, bed, tmp_path, fil
     assert rx["unique_packets"] == PACKETS and rx["lost"] == 0 and rx["duplicates"] == 0, rx
     assert rx["foreign_packets"] == 0, rx  # nothing but the test's traffic crossed the bed
     assert rx["latency_ns"]["samples"] == PACKETS
+    # both processes took their XDP programs off the interfaces as they ended
+    # (one left on would take the next program's place and the kernel's traffic)
+    for end in ("g0", "d0", "d1", "s0"):
+        ns, iface = bed.attach(end).split("/")
+        link = subprocess.run(["ip", "-n", ns, "-d", "link", "show", iface], capture_output=True,
+                              text=True, check=True).stdout
+        assert "prog/xdp" not in link, (end, link)
 
 
 def test_bed_is_removed_when_the_code_inside_fails():
