@@ -7,6 +7,7 @@ library and driver it loads comes from the bundle.  The bundle is made with
 DPDK's l3fwd) are checked the same way."""
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -28,7 +29,8 @@ from harness.process import sanitizer_env
 
 RUNTIME = re.compile(r"^(linux-vdso|ld-linux|libc|libm|libpthread|libdl|librt|libresolv|libutil|libgcc_s|"
                      r"libstdc\+\+)\.so")
-DRIVERS = {"bus_vdev", "mempool_ring", "mempool_stack", "net_memif", "net_null", "net_pcap", "net_ring"}
+DRIVERS = {"bus_vdev", "mempool_ring", "mempool_stack", "net_memif", "net_null", "net_pcap", "net_ring",
+           "net_af_xdp", "net_af_packet", "net_tap"}
 
 
 def world_writable_above(d: Path) -> Path | None:
@@ -261,3 +263,47 @@ def test_bench_ipfwd_refuses_an_l3fwd_dir_without_the_two_builds(repo_dir: Path,
                         "--l3fwd-dir", str(tmp_path)], capture_output=True, text=True, timeout=120)
     assert p.returncode != 0, p.stdout
     assert f"--l3fwd-dir {tmp_path}: no executable l3fwd there" in p.stderr, p.stderr
+
+
+def test_af_xdp_attaches_from_the_bundle_where_libxdp_has_no_programs(bundle: Path, build_dir: Path,
+                                                                        tmp_path: Path) -> None:
+    """A test bed without libxdp's package has no XDP programs for net_af_xdp
+    to load (a lent machine's af_xdp failed so, and everything fell back to
+    af_packet): the bundle carries them and env.sh names them.  Checked with
+    this machine's libxdp directory hidden as well as DPDK's: pp-tgen sends
+    over a veth pair with --attach-mode af_xdp (no fallback), which fails
+    without the variable."""
+    from assign.vethbed import VethBed
+
+    bpf = sorted(Path("/usr/lib").glob("*/bpf/xsk_def_xdp_prog.o"))
+    assert bpf, "libxdp's XDP programs (/usr/lib/*/bpf, package libxdp1) are missing here"
+    assert {f.name for f in (bundle / "bpf").iterdir()} >= {"xdp-dispatcher.o", "xsk_def_xdp_prog.o"}
+    env = dict(os.environ)
+    env.pop("PIPEPLACE_DPDK_DRIVERS", None)
+    env.pop("LIBXDP_OBJECT_PATH", None)
+    supp = tmp_path / "lsan-libxdp.supp"  # as traffic-gen/tests/test_tgen_veth.py: libxdp's umem, not ours
+    supp.write_text("leak:xsk_umem__create\n")
+    env.update(LSAN_OPTIONS=f"suppressions={supp}",
+               ASAN_OPTIONS=sanitizer_env().get("ASAN_OPTIONS", "") + ":fast_unwind_on_malloc=0")
+    with VethBed("pptb") as bed:
+        def send(keep_variable: bool) -> subprocess.CompletedProcess:
+            stats = tmp_path / "tgen.json"
+            stats.unlink(missing_ok=True)
+            unset = "" if keep_variable else "unset LIBXDP_OBJECT_PATH && "
+            script = (f'mount -t tmpfs none "{plugin_dir()}" && mount -t tmpfs none "{bpf[0].parent}" && '
+                      f'. "{bundle}/env.sh" 2>/dev/null && {unset}exec "$@"')
+            cmd = [str(build_dir / "traffic-gen" / "pp-tgen"), "-l", ",".join(map(str, two_contexts())),
+                   "--no-pci", "--no-huge", "-m", "256", "--file-prefix", f"tbx{os.getpid()}{int(keep_variable)}",
+                   "--log-level", "lib.eal:warning", "--", "--attach", bed.attach("g0"), "--attach-mode",
+                   "af_xdp", "--tx-port", "0", "--packets", "200", "--rate", "10k", "--stats", str(stats),
+                   *bed.tgen_fields()]
+            return subprocess.run(["unshare", "-m", "bash", "-c", script, "bash", *cmd], capture_output=True,
+                                  text=True, env=env, timeout=180, stdin=subprocess.DEVNULL)
+
+        p = send(keep_variable=False)
+        assert p.returncode != 0 and "Couldn't find a BPF file" in p.stderr, p.stderr[-2000:]
+        p = send(keep_variable=True)
+        assert p.returncode == 0, p.stderr[-3000:]
+        st = json.loads((tmp_path / "tgen.json").read_text())
+        assert {a["attach"] for a in st["config"]["attached"]} == {"af_xdp"}
+        assert st["tx"]["packets"] == 200

@@ -10,12 +10,19 @@
 #              load, but the C and C++ runtime every Linux has (libc, libm,
 #              libpthread, libdl, librt, ld-linux, libgcc_s, libstdc++)
 #   drivers/   DPDK's drivers the apps use (net_pcap, net_null, net_ring,
-#              net_memif, mempool_ring, mempool_stack, bus_vdev): links to
+#              net_memif, net_af_xdp, net_af_packet, net_tap, mempool_ring,
+#              mempool_stack, bus_vdev): links to
 #              the one copy in lib/, because a second copy of bus_vdev
 #              registers a second vdev bus and every --vdev then fails
 #   bin/       lstopo-no-graphics (assign reads the topology through it) and
 #              an `assign` that runs the repository's assign/src with the
 #              test bed's python3 (which needs numpy, scipy, matplotlib, tqdm)
+#   bpf/       libxdp's XDP programs (the dispatcher and AF_XDP's default
+#              program, which net_af_xdp loads from object files: without
+#              them af_xdp fails and the tools fall back to af_packet)
+#   sbin/      the host tools the kernel-interface test beds call (ip,
+#              ethtool, nft, iperf3, where this machine has them), last on
+#              PATH: a test bed's own come first
 #   rules/     the ahocorasick workload's Snort rules (../shared/data/snort/
 #              community.rules, where present): the app's built-in default is
 #              this machine's path, so env.sh names the copy in PIPEPLACE_RULES,
@@ -58,7 +65,11 @@ lstopo=$(command -v lstopo-no-graphics) || { echo "testbed-bundle: lstopo-no-gra
 if ((peers)); then
   testpmd=$(command -v dpdk-testpmd) || { echo "testbed-bundle: --peers: dpdk-testpmd is missing (apt-get install dpdk)" >&2; exit 1; }
 fi
-drivers=(bus_vdev mempool_ring mempool_stack net_memif net_null net_pcap net_ring)
+drivers=(bus_vdev mempool_ring mempool_stack net_memif net_null net_pcap net_ring net_af_xdp net_af_packet net_tap)
+host_tools=()
+for t in ip ethtool nft iperf3; do
+  if p=$(command -v "$t"); then host_tools+=("$(readlink -f "$p")"); fi
+done
 
 # replaced only when it is an earlier bundle: never a directory of something else
 if [ -e "$out" ] && ! [ -f "$out/env.sh" -a -d "$out/lib" -a -d "$out/drivers" ]; then
@@ -76,7 +87,7 @@ while [ "$d" != / ]; do
   d=$(dirname "$d")
 done
 rm -rf "$out"
-mkdir -p "$out/lib" "$out/drivers" "$out/bin"
+mkdir -p "$out/lib" "$out/drivers" "$out/bin" "$out/sbin"
 
 # The programs: every ELF executable the builds made (not Meson's own files).
 programs=()
@@ -95,7 +106,7 @@ done
 
 # Every library ldd resolves for them, but the runtime any Linux has.
 runtime='^(linux-vdso|ld-linux|libc|libm|libpthread|libdl|librt|libresolv|libutil|libgcc_s|libstdc\+\+)\.so'
-ldd "${programs[@]}" "${driver_files[@]}" "$lstopo" 2>/dev/null |
+ldd "${programs[@]}" "${driver_files[@]}" "$lstopo" "${host_tools[@]}" 2>/dev/null |
   awk '$2 == "=>" && $3 ~ /^\// { print $1, $3 } $2 == "=>" && $3 == "not" { print "MISSING", $1 }' |
   sort -u > "$out/.libs"
 if grep -q '^MISSING' "$out/.libs"; then
@@ -112,6 +123,11 @@ for f in "${driver_files[@]}"; do
   ln -sf "../lib/$soname" "$out/drivers/$(basename "${soname%.*}")"
 done
 cp -L "$lstopo" "$out/bin/"
+for t in "${host_tools[@]}"; do cp -L "$t" "$out/sbin/"; done
+mkdir -p "$out/bpf"
+for o in xdp-dispatcher.o xsk_def_xdp_prog.o xsk_def_xdp_prog_5.3.o; do
+  if [ -f "/usr/lib/$multiarch/bpf/$o" ]; then cp -L "/usr/lib/$multiarch/bpf/$o" "$out/bpf/"; fi
+done
 ((peers)) && cp -L "$testpmd" "$out/bin/"
 rules="$repo/../shared/data/snort/community.rules"
 if [ -f "$rules" ]; then
@@ -131,10 +147,12 @@ cat > "$out/env.sh" <<EOF
 # Source on the test bed (bash): . $(basename "$out")/env.sh
 _tb=\$(cd "\$(dirname "\${BASH_SOURCE[0]}")" && pwd)
 export LD_LIBRARY_PATH="\$_tb/lib\${LD_LIBRARY_PATH:+:\$LD_LIBRARY_PATH}"
-export PATH="\$_tb/bin:\$PATH"
+export PATH="\$_tb/bin:\$PATH:\$_tb/sbin"
 # Where DPDK 22.11's drivers are installed EAL loads them from $plugins
 # itself; elsewhere the runtime hands EAL the bundle's (-d, runtime/base/pp_eal.h)
 [ -e $plugins/librte_net_null.so ] || export PIPEPLACE_DPDK_DRIVERS="\$_tb/drivers"
+# libxdp finds its XDP programs there where the test bed has none of its own
+[ -e /usr/lib/$multiarch/bpf/xsk_def_xdp_prog.o ] || export LIBXDP_OBJECT_PATH="\$_tb/bpf"
 # DPDK's l3fwd, where bundled (--peers): bench/ipfwd.py's --l3fwd-dir
 if [ -x "\$_tb/peers/l3fwd" ]; then export PIPEPLACE_L3FWD_DIR="\$_tb/peers"; fi
 # the ahocorasick workload's rules, where bundled: assign's default for --rules
