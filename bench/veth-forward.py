@@ -9,9 +9,18 @@ Each round measures both devices under test with pp-tgen's RFC 2544 search
 (throughput at zero loss: the highest offered rate whose trial lost nothing;
 latency percentiles of that trial):
 
-  kernel  Linux in dut: ip_forward=1, the route 198.19.1.0/24 via the sink
+  kernel  Linux in dut: ip_forward=1, the route 198.19.1.0/24 via the sink;
+          its forwarding runs on --kernel-context (RPS on d0), the context
+          ipfwd gets, unless --unsteered
   ipfwd   ipfwd in dut (R, P and T on one context), --attach d0 --attach d1,
           --lookup lpm with the same route; the kernel's forwarding off
+
+Both devices under test get one context.  Without the RPS steering, Linux's
+forwarding runs inside the generator's veth send, on the generator's own
+context, and the kernel's figure is the generator's (--unsteered shows it).
+In both, a veth's driver receive (its NAPI poll and, for af_xdp, the XDP
+program's redirect) runs in the sender's transmit, as a NIC's DMA would cost
+the host nothing.
 
 The generator and ipfwd attach with --attach-mode (auto: af_xdp, af_packet
 where XDP is refused); the summary names what they got.  Prints each round,
@@ -108,7 +117,18 @@ def main() -> int:
     ap.add_argument("--mode", choices=("auto", "af_xdp", "af_packet"), default="auto", help="--attach-mode")
     ap.add_argument("--tgen-lcores", default="0,1", help="pp-tgen's EAL -l (default 0,1: its worker on CPU 1)")
     ap.add_argument("--ipfwd-context", type=int, default=0, help="ipfwd's context for R, P and T (0)")
+    ap.add_argument("--kernel-context", type=int,
+                    help="the context of Linux's forwarding, through RPS on d0 (default: --ipfwd-context)")
+    ap.add_argument("--unsteered", action="store_true",
+                    help="leave Linux's forwarding in the generator's send, on its context (no RPS)")
     args = ap.parse_args()
+    if args.kernel_context is None:
+        args.kernel_context = args.ipfwd_context
+    cpus = os.sched_getaffinity(0)
+    for name in ("ipfwd_context", "kernel_context"):
+        if getattr(args, name) not in cpus:
+            ap.error(f"--{name.replace('_', '-')} {getattr(args, name)}: not a context this process may use "
+                     f"({sorted(cpus)})")
     # SIGTERM (a timeout) unwinds like Ctrl-C: the bed is removed on the way out
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     if os.geteuid() != 0:
@@ -120,12 +140,18 @@ def main() -> int:
         print(f"bed {bed.prefix}: {bed.attach('g0')} -> dut {bed.ns['dut']} -> {bed.attach('s0')}, "
               f"{args.frame_size}-byte frames, trials of {args.trial:g} s, resolution {args.resolution:g}% "
               f"of {args.max_rate} pps (measured)")
+        print(f"contexts: pp-tgen -l {args.tgen_lcores}, ipfwd {args.ipfwd_context}, Linux's forwarding "
+              + ("unsteered (in the generator's send)" if args.unsteered
+                 else f"{args.kernel_context} (RPS on {bed.ifname['d0']})"))
         for rnd in range(1, args.rounds + 1):
             order = ("kernel", "ipfwd") if rnd % 2 else ("ipfwd", "kernel")
             for who in order:
                 if who == "kernel":
                     bed.kernel_forwarding(True)
+                    if not args.unsteered:
+                        bed.steer_rx("d0", [args.kernel_context])
                     r = result_of(tgen_rfc2544(args, bed, work / "tgen.json"))
+                    bed.steer_rx("d0", [])
                     bed.kernel_forwarding(False)
                 else:
                     p, st = start_ipfwd(args, bed, work)
@@ -150,7 +176,9 @@ def main() -> int:
     if per_round:
         print(f"per-round ratios: {', '.join(f'{x:.2f}' for x in per_round)}")
     y = med["ipfwd"] / med["kernel"] if med["kernel"] > 0 else float("nan")
-    print(f"summary: veth ipfwd / kernel forwarding = {y:.2f} (attach: {'|'.join(attach)})")
+    where = "unsteered" if args.unsteered else f"on context {args.kernel_context}"
+    print(f"summary: veth ipfwd / kernel forwarding = {y:.2f} (attach: {'|'.join(attach)}; "
+          f"Linux's forwarding {where})")
     return 0
 
 

@@ -140,6 +140,20 @@ class VethBed:
         """Linux forwards d0 -> d1 (the anchor) or not (a DPDK app does)."""
         self._in("dut", "sysctl", "-qw", f"net.ipv4.ip_forward={1 if on else 0}")
 
+    def steer_rx(self, end: str, contexts: list[int]) -> str:
+        """Moves the kernel's receive work of one veth end (its IP input, and
+        so Linux's forwarding of what arrives there) to contexts, through
+        RPS; returns the rps_cpus mask written.  Unsteered it runs inside
+        the peer's transmit, on the sender's context.  An empty list puts it
+        back there."""
+        bits = format(sum(1 << c for c in contexts), "x")
+        # sysfs's cpumask: 32-bit words in hex, commas between them
+        mask = ",".join(reversed([bits[max(0, k - 8):k] for k in range(len(bits), 0, -8)]))
+        role = {"g0": "gen", "d0": "dut", "d1": "dut", "s0": "sink"}[end]
+        path = f"/sys/class/net/{self.ifname[end]}/queues/rx-0/rps_cpus"
+        _run(self.nsexec(role, "sh", "-c", f"echo {mask} > {path}"))
+        return mask
+
     def remove(self) -> None:
         """Kills what runs in the namespaces and deletes them (their veths go
         with them); safe to call twice or on a half-built bed."""
