@@ -136,7 +136,10 @@ def malloc_probe(path: Path, a: argparse.Namespace) -> str | None:
         so, out = d / "malloc_probe.so", d / "counts.json"
         subprocess.run(["cc", "-O2", "-shared", "-fPIC", "-o", str(so),
                         str(REPO / "bench" / "malloc_probe.c")], check=True)
-        r = one("ours", path, a, app_env={"LD_PRELOAD": str(so), "PP_MALLOC_PROBE_OUT": str(out)})
+        try:
+            r = one("ours", path, a, app_env={"LD_PRELOAD": str(so), "PP_MALLOC_PROBE_OUT": str(out)})
+        except rn.h.RunError as e:
+            return f"malloc probe: the run with the probe preloaded failed, not measured ({str(e)[-300:]})"
         c = json.loads(out.read_text())
         mb = r["input_bytes"] / 1e6
         return (f"malloc calls of ours's lcores (measured, one run with the probe): "
