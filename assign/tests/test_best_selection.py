@@ -17,15 +17,37 @@ from assign.store import Store
 SMALL = ("--topology", "pack:1 core:4 pu:2", "--workload", "stateful", "--instances", "2", "--backend", "model")
 
 
-def test_plan_remeasures_the_leading_draws_fewest_first():
+def test_plan_remeasures_the_leading_draws_in_pairs_fewest_first():
     p = Plan(range(100), np.arange(100, dtype=float))  # draw i has value i
-    first = p.next(30)
+    first = p.next(54)
     assert set(first) <= set(range(75, 100))             # the top 25
-    assert sorted(first[:25]) == list(range(75, 100))    # each once before any twice
-    assert first[25:] == [99, 98, 97, 96, 95]            # then the highest means first
-    p.add_repeat(99, 0.0)                                # a repetition that finds 99 much lower
-    assert 99 not in p.next(25)[:24]
+    assert first[:6] == [99, 99, 98, 98, 97, 97]         # in pairs, the highest means first
+    assert sorted(first[:50]) == sorted(2 * list(range(75, 100)))  # each a pair before any a third
+    assert first[50:] == [99, 99, 98, 98]
+    q = Plan(range(100), np.arange(100, dtype=float))
+    q.add_repeat(90, 80.0)                               # still among the leaders: its pair first
+    assert q.next(1) == [90]
+    q.add_repeat(99, 0.0)                                # a repetition that finds 99 much lower
+    assert 99 not in q.next(25)[:24]
     assert due(100, 20, 3) == 2 and due(100, 0, 0) == 0
+
+
+def test_a_run_of_400_draws_measures_its_noise(tmp_path):
+    """The 20 repetitions of 400 draws hold pairs: the noise is measured (it was
+    not, with one repetition each for the 25 leading draws)."""
+    db = tmp_path / "r.sqlite"
+    r = run_assign("sample", "--n", "400", "--noise", "0.02", *SMALL, "--db", str(db), "--quiet")
+    assert r.returncode == 0, r.stderr
+    with Store(db) as st:
+        reps = st.repeats(st.runs()[0].id, "noise")
+    per: dict[int, int] = {}
+    for x in reps:
+        per[x.idx] = per.get(x.idx, 0) + 1
+    assert len(reps) == 20 and sorted(per.values()) == [2] * 10
+    r = run_assign("estimate", "--db", str(db), "--json")
+    assert r.returncode == 0, r.stderr
+    om = json.loads(r.stdout)["optimum_mean"]
+    assert om["noise_sd"] is not None and om["estimate"] is not None
 
 
 def test_kn_constant_matches_kim_and_nelson():

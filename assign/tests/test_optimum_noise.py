@@ -46,9 +46,10 @@ def test_every_placement_at_zero_noise_is_the_exact_optimum():
 
 @pytest.mark.parametrize("dist", ["uniform(0,1)", "beta(3,2)"])
 def test_deconvolution_covers_a_known_end_point_on_fixed_seeds(dist):
-    cases = [cn.endpoint_case(dist, 0.02, seed=s, n=3000) for s in range(8)]
+    # 20 seeds: the median of 8 moved by 0.2 noise sds with the order of the repetitions alone
+    cases = [cn.endpoint_case(dist, 0.02, seed=s, n=3000) for s in range(20)]
     assert all(c.opt.method == "deconvolution-pot" for c in cases)
-    assert sum(c.covered for c in cases) >= 7, [(c.opt.ci_low, c.opt.ci_high) for c in cases]
+    assert sum(c.covered for c in cases) >= 18, [(c.opt.ci_low, c.opt.ci_high) for c in cases]
     assert np.median([abs(c.rel_error) for c in cases]) < 0.02  # below one noise sd
 
 

@@ -4,8 +4,14 @@ Every `repeat_every` successful draws, one placement already drawn is
 measured again, in the same sitting, between the draws: drift between
 minutes then falls on the repetitions as on the draws.  The repetitions go
 to the leading draws: the top `candidates` by their current mean (all their
-measurements), the one with the fewest repetitions first (ties: the higher
-mean, then the lower draw).  They serve twice: their spread is the run's
+measurements), in pairs: a draw measured again once gets the next
+repetition too (K draws later), and otherwise the one with the fewest
+repetitions goes first (ties: the higher mean, then the lower draw).  The
+noise figure pools placements with two repetitions or more (evt/noise.py:
+a first value is a lucky one), so pairs give a run its noise from its second
+repetition on.  Singles spread over the 25 leading draws gave none before
+the 26th, i.e. none in a run of 500 draws (seen on a 16-context machine,
+assign/notes/2026-11-27-16-contexts-12-threads.md).  They serve twice: their spread is the run's
 noise figure (evt/noise.py), and the leading draws' means become more exact,
 which is where the estimate of the optimum of means looks.  The candidate
 set grows with the repetitions, so that each holds about PER_CANDIDATE of them.
@@ -88,11 +94,15 @@ class Plan:
         m = min(self.idx.size, candidates_for(self.attempted + count))
         mean = self.means()
         top = np.argpartition(-mean, m - 1)[:m] if m < mean.size else np.arange(mean.size)
-        heap = [(self.attempts.get(int(self.idx[p]), 0), -float(mean[p]), int(self.idx[p])) for p in top]
+        # (pair complete?, repetitions, -mean, draw): an odd count is a pair to finish first
+        heap = []
+        for p in top:
+            a = self.attempts.get(int(self.idx[p]), 0)
+            heap.append((a % 2 == 0, a, -float(mean[p]), int(self.idx[p])))
         heapq.heapify(heap)
         out = []
         for _ in range(count):
-            a, negm, i = heapq.heappop(heap)
+            _, a, negm, i = heapq.heappop(heap)
             out.append(i)
-            heapq.heappush(heap, (a + 1, negm, i))
+            heapq.heappush(heap, ((a + 1) % 2 == 0, a + 1, negm, i))
         return out
