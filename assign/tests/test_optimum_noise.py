@@ -165,3 +165,18 @@ def test_repeat_every_zero_leaves_the_noise_unmeasured(tmp_path):
     with sqlite3.connect(db) as c:
         assert c.execute("SELECT COUNT(*) FROM repeats").fetchone()[0] == 25
         assert c.execute("SELECT COUNT(*) FROM measurements").fetchone()[0] == 500
+
+
+def test_a_leading_mean_above_the_estimate_is_said_so_not_as_a_negative_gap(tmp_path):
+    """400 draws at 5% noise: the leading placement's mean (its lucky first value and two
+    repetitions) lies above the estimate of the optimum of means, and the text says "above"."""
+    db = tmp_path / "l.db"
+    r = run_assign("sample", "--n", "400", "--noise", "0.05", "--topology", "pack:1 core:6 pu:2", "--workload",
+                   "stateful", "--instances", "3", "--backend", "model", "--seed", "1", "--db", str(db), "--quiet")
+    assert r.returncode == 0, r.stderr
+    r = run_assign("estimate", "--db", str(db), "--json")
+    om = json.loads(r.stdout)["optimum_mean"]
+    assert om["leading"]["mean"] > om["estimate"]
+    r = run_assign("estimate", "--db", str(db))
+    line = next(x for x in r.stdout.splitlines() if x.startswith("leading placement"))
+    assert "above the estimate of the optimum of means" in line and "-" not in line.split("measurements")[1], line

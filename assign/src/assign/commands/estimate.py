@@ -178,7 +178,9 @@ def optimum_section(args: argparse.Namespace, values: list[float]) -> dict:
             gap = opt.gap_pct(lead["mean"])
             text.append(f"leading placement (not certified): draw {lead['draw']}, mean {_fmt(lead['mean'])} {unit} "
                         f"of {lead['measurements']} measurements ({run.kind})"
-                        + (f", {gap:.2f}% below the optimum of means (estimated)" if gap is not None else ""))
+                        + ("" if gap is None else f", {gap:.2f}% below the optimum of means (estimated)" if gap >= 0
+                           else f", {-gap:.2f}% above the estimate of the optimum of means (its few measurements "
+                                f"include the lucky first value that made it lead)"))
         text.append("  no placement chosen yet: `assign best` chooses the one to deploy by measuring the leading "
                     "placements again")
     text.append("cost: " + describe_cost(cost))
