@@ -215,3 +215,18 @@ def test_enumerate_with_colocation_counts_every_distinct_map():
     assert r.returncode == 0, r.stderr
     assert r.stdout.startswith("32 distinct assignments of 6 tasks") and "with co-location" in r.stdout
     assert "add up to 64 raw placements (expected 64; count 32)" in r.stdout
+
+
+def test_a_certificate_within_a_wide_zone_is_said_to_say_little():
+    from assign.commands.best import describe
+
+    def res(pct: float) -> dict:
+        return {"candidates": [{"draw": 1}, {"draw": 2}], "indifference_zone": pct * 1e4, "selection": 1,
+                "procedure": "KN", "rounds": 10, "measurements": 20, "certified": True,
+                "probability_correct_selection": 0.95, "indifference_zone_pct": pct,
+                "indifference_source": "one noise sd of a measurement (measured)",
+                "chosen": {"draw": 1, "mean": 1e6, "kind": "measured", "rounds": 10, "ci_low": 9e5, "ci_high": 1.1e6}}
+
+    wide = "\n".join(describe(res(40.0), "measured"))
+    assert "certified" in wide and "says little" in wide and "--duration" in wide
+    assert "says little" not in "\n".join(describe(res(2.0), "measured"))

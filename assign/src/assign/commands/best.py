@@ -108,6 +108,9 @@ def choose(store, run_, args) -> dict:
                      settings, close=True, quiet=args.json)
 
 
+WIDE_ZONE_PCT = 10.0  # a certificate within more than this of the best candidate's mean is said to be weak
+
+
 def describe(res: dict, kind: str, unit: str = "packets/s") -> list[str]:
     """The selection's result in words, every figure labelled."""
     from ..evt.estimate import _fmt
@@ -125,6 +128,10 @@ def describe(res: dict, kind: str, unit: str = "packets/s") -> list[str]:
                          f"placement's mean is within the indifference zone {_fmt(zone)} {unit} "
                          f"({res['indifference_zone_pct']:.2g}%, {res['indifference_source']}) of the best "
                          f"candidate's")
+            if res["indifference_zone_pct"] > WIDE_ZONE_PCT:
+                lines.append(f"  note: a zone of {res['indifference_zone_pct']:.2g}% says little: every candidate may "
+                             f"lie within it. Longer windows (`sample --duration`) make one measurement's noise, "
+                             f"and so the default zone, smaller; or name the zone (--indifference)")
         else:
             lines.append(f"  NOT certified: the budget of rounds ran out with {len(res['survivors'])} candidates "
                          f"left (draws {', '.join(map(str, res['survivors']))}); the chosen one has the highest "
