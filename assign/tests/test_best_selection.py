@@ -228,5 +228,5 @@ def test_a_certificate_within_a_wide_zone_is_said_to_say_little():
                 "chosen": {"draw": 1, "mean": 1e6, "kind": "measured", "rounds": 10, "ci_low": 9e5, "ci_high": 1.1e6}}
 
     wide = "\n".join(describe(res(40.0), "measured"))
-    assert "certified" in wide and "says little" in wide and "--duration" in wide
+    assert "certified" in wide and "says little" in wide and "--indifference" in wide
     assert "says little" not in "\n".join(describe(res(2.0), "measured"))

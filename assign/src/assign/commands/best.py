@@ -130,8 +130,9 @@ def describe(res: dict, kind: str, unit: str = "packets/s") -> list[str]:
                          f"candidate's")
             if res["indifference_zone_pct"] > WIDE_ZONE_PCT:
                 lines.append(f"  note: a zone of {res['indifference_zone_pct']:.2g}% says little: every candidate may "
-                             f"lie within it. Longer windows (`sample --duration`) make one measurement's noise, "
-                             f"and so the default zone, smaller; or name the zone (--indifference)")
+                             f"lie within it. Name a narrower zone (--indifference) with more rounds "
+                             f"(--max-measurements); longer windows (`sample --duration`) help only where the "
+                             f"noise arises within a window")
         else:
             lines.append(f"  NOT certified: the budget of rounds ran out with {len(res['survivors'])} candidates "
                          f"left (draws {', '.join(map(str, res['survivors']))}); the chosen one has the highest "
