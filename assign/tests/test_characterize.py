@@ -750,3 +750,20 @@ def test_calibrate_keeps_an_optional_term_where_the_machine_has_its_effect(term,
     assert without["calibration"]["median_abs_err_pct"] > 3 * chosen["calibration"]["median_abs_err_pct"]
     with pytest.raises(ValueError, match=f"{option} 'maybe'"):
         calibrate("maybe")
+
+
+def test_characterize_a_workload_fed_by_a_client(profile_build: Path, tmp_path: Path) -> None:
+    """netdedup: the value comes from the client's check (MB/s), which characterize
+    must read like sample does; its per-task figures count messages (coarse chunks)."""
+    char = tmp_path / "char.json"
+    r = run_assign("characterize", "--workload", "netdedup", "--build", str(profile_build),
+                   "--min-reps", "2", "--max-reps", "2", "--json", str(char), timeout=600)
+    assert r.returncode == 0, r.stderr[-3000:]
+    c = json.loads(char.read_text())
+    assert c["per"] == "message"
+    for role in ROLES:
+        x = c["roles"][role]
+        assert x["kind"] == "measured" and x["cycles_per_packet"] > 0
+    # P (fine chunking, SHA-1, deflate) is where netdedup's time goes
+    assert c["roles"]["P"]["cycles_per_packet"] > c["roles"]["R"]["cycles_per_packet"]
+    assert "cycles/message" in r.stdout and "cycles/packet" not in r.stdout
