@@ -11,8 +11,9 @@ noise figure pools placements with two repetitions or more (evt/noise.py:
 a first value is a lucky one), so pairs give a run its noise from its second
 repetition on.  Singles spread over the 25 leading draws gave none before
 the 26th, i.e. none in a run of 500 draws (seen on a 16-context machine,
-assign/notes/2026-11-27-16-contexts-12-threads.md).  They serve twice: their spread is the run's
-noise figure (evt/noise.py), and the leading draws' means become more exact,
+assign/notes/2026-11-27-16-contexts-12-threads.md).  They serve twice:
+their spread is the run's noise figure (evt/noise.py), and the leading
+draws' means become more exact,
 which is where the estimate of the optimum of means looks.  The candidate
 set grows with the repetitions, so that each holds about PER_CANDIDATE of them.
 
