@@ -45,3 +45,8 @@ def test_assign_sample_stores_five_values(repo_dir: Path, build_dir: Path, tmp_p
     # the figure is named in the workload's own unit, never as packets
     assert "best single value" in p.stdout and " MB/s (measured)" in p.stdout and "packets/s" not in p.stdout, \
         p.stdout
+    # baselines of the stored run name the same unit (the optimum's estimate needs 400 values: absent)
+    p = subprocess.run([str(repo_dir / ".venv" / "bin" / "assign"), "baselines", "--db", str(db)],
+                       capture_output=True, text=True, timeout=120, env=env(build_dir))
+    assert p.returncode == 0, p.stderr[-3000:]
+    assert " MB/s (" in p.stdout and "packets/s" not in p.stdout, p.stdout

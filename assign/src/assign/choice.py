@@ -177,6 +177,7 @@ def choose(store: Store, run: Run, make_backend: Callable[[], Backend], settings
 
     from .evt.optimum import optimum_of_means
     from .run_sample import measurement_cost, run_sample
+    from .workloads import value_unit
 
     store.set_durability(run.kind)  # a modelled value is recomputed from the seed: no disk sync per value
     # candidates by the draws and their planned repetitions: a finished selection's own rounds do not
@@ -210,7 +211,7 @@ def choose(store: Store, run: Run, make_backend: Callable[[], Backend], settings
     backend = make_backend()
     if not quiet:
         print(f"choosing among {len(cands)} leading placements (KN, interleaved rounds; indifference zone "
-              f"{delta:,.0f} packets/s = {100 * delta / cands[0].mean:.2g}%, {source}; first stage {n0} rounds; "
+              f"{delta:,.0f} {value_unit(run.workload, run.params)} = {100 * delta / cands[0].mean:.2g}%, {source}; first stage {n0} rounds; "
               f"at most {budget_rounds} rounds; values {label})", file=sys.stderr)
 
     def progress(r: int, alive: list[int]) -> None:

@@ -73,6 +73,7 @@ def run(args: argparse.Namespace) -> int:
     from ..baselines import scored
     from ..evt import EstimateError, estimate
     from ..store import Store
+    from ..workloads import value_unit
     from ._runs import run_values
 
     with Store(args.db) as store:
@@ -85,7 +86,7 @@ def run(args: argparse.Namespace) -> int:
         print(run_.label())
         for b in scored(store, run_, values, est, args.confidence):
             v = "n/a" if b.value is None else f"{b.value:,.1f}"
-            print(f"  {b.name:28s} {v:>16s} packets/s ({b.label})  {b.note}")
+            print(f"  {b.name:28s} {v:>16s} {value_unit(run_.workload, run_.params)} ({b.label})  {b.note}")
     return 0
 
 
@@ -110,6 +111,7 @@ def run_measured(args: argparse.Namespace) -> int:
         bars = measured(store, run_, values, est, args.confidence, args.reps or 5, args.build,
                         args.runner or "auto", args.timeout)
     from ..baselines import OPTIMUM, gap_words
+    from ..workloads import value_unit
 
     ref_bar = next((b for b in bars if b.name == OPTIMUM), None)
     ref_name = "the optimum of means" if ref_bar is not None else "the paper's UPB"
@@ -129,7 +131,8 @@ def run_measured(args: argparse.Namespace) -> int:
             if b.ci is not None and b.ci[0] is not None:
                 ci = f" [{b.ci[0]:,.0f}, {'inf' if b.ci[1] is None or b.ci[1] == float('inf') else f'{b.ci[1]:,.0f}'}]"
             gap = gap_words(b.gap_pct, ref_name)
-            print(f"  {b.name:28s} {v:>14s}{sd}{ci} packets/s ({b.label}): {b.note}{gap}")
+            print(f"  {b.name:28s} {v:>14s}{sd}{ci} {value_unit(run_.workload, run_.params)} ({b.label}): "
+                  f"{b.note}{gap}")
     if args.plot:
         if not save_figure(lambda path: _plot(bars, path, f"{run_.workload} x{run_.instances} on {run_.machine}",
                                               est), args.plot):

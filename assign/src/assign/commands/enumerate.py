@@ -108,7 +108,7 @@ def _once(args, backend, workload, contexts, mults, head, label) -> int:
         w = np.array([mults[i] for i in ok], dtype=float)
         order = sorted(ok, key=lambda i: -results[i].value)
         best = results[order[0]].value
-        print(f"optimum ({label}): {best:,.1f} packets/s")
+        print(f"optimum ({label}): {best:,.1f} {workload.spec.unit}")
         print(f"worst ({label}): {vals.min():,.1f}; mean of a random assignment ({label}): "
               f"{float(np.average(vals, weights=w)):,.1f}")
         share = float(w[vals >= best].sum() / w.sum())
@@ -202,7 +202,7 @@ def _rounds(args, backend, topo, workload, contexts, mults, head, label) -> int:
     else:
         print(head)
         print(f"every distinct placement measured {k} times in interleaved rounds ({label}; {failed} failed)")
-        print(f"optimum of placement means ({label}): {means[best]:,.0f} packets/s, {100 * conf:g}% simultaneous "
+        print(f"optimum of placement means ({label}): {means[best]:,.0f} {workload.spec.unit}, {100 * conf:g}% simultaneous "
               f"interval [{lo:,.0f}, {hi:,.0f}]")
         print(f"measurement noise: {noise.describe()}")
         for rank, t in enumerate(top[:args.top], start=1):

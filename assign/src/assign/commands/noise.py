@@ -69,11 +69,11 @@ def run(args: argparse.Namespace) -> int:
         print(f"{args.reps} repetitions, window {json.dumps(win)}, warm-up {protocol['warmup_s']} s, "
               f"runner {runner}")
         if s["n"] >= 2:
-            print(f"mean {s['mean']:,.0f} packets/s (measured), sd {s['std']:,.0f} (measured), "
+            print(f"mean {s['mean']:,.0f} {workload.spec.unit} (measured), sd {s['std']:,.0f} (measured), "
                   f"CV {100 * s['cv']:.2f}% (measured)")
-            print(f"min {s['min']:,.0f}, max {s['max']:,.0f} packets/s (measured)")
+            print(f"min {s['min']:,.0f}, max {s['max']:,.0f} {workload.spec.unit} (measured)")
             band = DIFF_FACTOR * s["std"]
-            print(f"two single measurements of this placement differ by more than {band:,.0f} packets/s "
+            print(f"two single measurements of this placement differ by more than {band:,.0f} {workload.spec.unit} "
                   f"({100 * band / s['mean']:.1f}%) in 5% of cases (estimated, normal noise)")
         print(f"per-assignment overhead: {overhead['median']:.3f} s median (measured; port set-up, drain, "
               f"tear-down, and a start when the app process is new; not warm-up or window)")

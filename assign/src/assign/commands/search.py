@@ -100,7 +100,7 @@ def run(args: argparse.Namespace) -> int:
           f"{len(guided)} guided (the model's best of {args.pool:,} candidates, modelled ranking) + {n_iid} iid")
     print(f"best guided {max(g_ok):,.1f}" if g_ok else "no guided measurement succeeded", end="")
     print(f", best iid {max(i_ok):,.1f}" if i_ok else ", no iid measurement succeeded", end="")
-    print(f" packets/s ({kind})")
+    print(f" {workload.spec.unit} ({kind})")
     result = {"workload": args.workload, "instances": args.instances, "machine": topo.name, "kind": kind,
               "budget": args.budget, "guided": len(guided), "iid": n_iid, "best": best,
               "best_guided": max(g_ok) if g_ok else None, "best_iid": max(i_ok) if i_ok else None,
