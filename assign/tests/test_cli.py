@@ -261,3 +261,32 @@ def test_estimate_threshold_and_confidence_options(sampled):
     assert given["exceedances"] == 44 != auto["exceedances"]
     r = run_assign("estimate", "--db", str(sampled), "--confidence", "1.5")
     assert r.returncode != 0 and "confidence" in r.stderr and "1.5" in r.stderr
+
+
+def test_the_report_and_its_figures_name_the_workloads_unit(tmp_path):
+    """A workload measured in MB/s (netdedup) gets MB/s on the page's baseline
+    table and on every throughput axis, never packets/s."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    from assign import figures
+    from assign.baselines import Baseline
+    from assign.report import ReportInput, build
+
+    values = list(np.random.default_rng(3).uniform(60.0, 80.0, 600))
+    bars = [Baseline("naive", 70.0, "all tasks on one core", "measured")]
+    out = build(ReportInput("netdedup", "measured", values, baselines=bars, unit="MB/s"), str(tmp_path / "r"))
+    page = open(out.html).read()
+    assert "<th>MB/s</th>" in page and "packets/s" not in page
+    fig, axes = plt.subplots(1, 4)
+    figures.ordered_sample(axes[0], values, None, "measured", "MB/s")
+    figures.ecdf(axes[1], values, "measured", None, "MB/s")
+    figures.estimate_vs_n(axes[2], [{"n": 600, "best": 80.0}], "measured", "MB/s")
+    figures.baselines(axes[3], bars, "netdedup", None, "MB/s")
+    labels = [axes[0].get_ylabel(), axes[1].get_xlabel(), axes[2].get_ylabel(), axes[3].get_ylabel()]
+    plt.close(fig)
+    assert all("MB/s" in s and "packets" not in s for s in labels), labels
+    assert axes[3].get_ylabel() == "MB/s"  # tens of MB/s are not scaled to millions

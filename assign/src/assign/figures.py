@@ -20,27 +20,28 @@ if TYPE_CHECKING:
     from .evt import Estimate
 
 
-def ordered_sample(ax: Axes, values: Sequence[float], threshold: float | None, label: str) -> Axes:
+def ordered_sample(ax: Axes, values: Sequence[float], threshold: float | None, label: str,
+                   unit: str = "packets/s") -> Axes:
     """Values sorted non-decreasingly (the paper's Fig. 6a), with u."""
     x = np.sort(np.asarray(values, dtype=float))
     ax.plot(np.arange(1, x.size + 1), x, ".", ms=2, color="C0", label=f"{label} throughput")
     if threshold is not None:
         ax.axhline(threshold, color="C3", lw=1, ls="--", label=f"threshold u (estimated) = {threshold:,.0f}")
     ax.set_xlabel("rank of assignment in the sample")
-    ax.set_ylabel(f"throughput, packets/s ({label})")
+    ax.set_ylabel(f"throughput, {unit} ({label})")
     ax.set_title(f"Ordered sample (n = {x.size}, {label})")
     ax.legend(loc="upper left", fontsize="small")
     return ax
 
 
-def ecdf(ax: Axes, values: Sequence[float], label: str, upb: float | None = None) -> Axes:
+def ecdf(ax: Axes, values: Sequence[float], label: str, upb: float | None = None, unit: str = "packets/s") -> Axes:
     """Empirical CDF of the sample (sec. 3.2); the estimated optimum if any."""
     x = np.sort(np.asarray(values, dtype=float))
     y = np.arange(1, x.size + 1) / x.size
     ax.step(x, y, where="post", color="C0", label=f"ECDF ({label})")
     if upb is not None and np.isfinite(upb):
         ax.axvline(upb, color="C3", ls="--", lw=1, label=f"UPB (estimated) = {upb:,.0f}")
-    ax.set_xlabel(f"throughput, packets/s ({label})")
+    ax.set_xlabel(f"throughput, {unit} ({label})")
     ax.set_ylabel("fraction of assignments <= x")
     ax.set_title(f"Empirical CDF (n = {x.size}, {label})")
     ax.legend(loc="upper left", fontsize="small")
@@ -66,7 +67,7 @@ def capture_probability(ax: Axes, n_current: int | None = None,
     return ax
 
 
-def estimate_vs_n(ax: Axes, points: Sequence[dict], label: str) -> Axes:
+def estimate_vs_n(ax: Axes, points: Sequence[dict], label: str, unit: str = "packets/s") -> Axes:
     """Best observed and UPB with its interval, for growing prefixes of the
     sample (draw order).  Open upper ends are drawn as arrows."""
     n = np.array([p["n"] for p in points], dtype=float)
@@ -86,13 +87,14 @@ def estimate_vs_n(ax: Axes, points: Sequence[dict], label: str) -> Axes:
                             arrowprops=dict(arrowstyle="->", color="C3"))
         ax.plot([], [], color="C3", lw=1.5, label="confidence interval (estimated; arrow: open above)")
     ax.set_xlabel("assignments in the sample, n")
-    ax.set_ylabel("throughput, packets/s")
+    ax.set_ylabel(f"throughput, {unit}")
     ax.set_title("Estimate against sample size")
     ax.legend(loc="best", fontsize="small")
     return ax
 
 
-def baselines(ax: Axes, bars: Sequence[Baseline], title: str, est: Estimate | None) -> Axes:
+def baselines(ax: Axes, bars: Sequence[Baseline], title: str, est: Estimate | None,
+              unit: str = "packets/s") -> Axes:
     """Bars of the baselines (grey: measured, with +-sd of repeated
     measurements) and the estimates (red: the optimum of placement means and
     the paper's UPB, each with its interval), each measured bar with its gap
@@ -106,13 +108,15 @@ def baselines(ax: Axes, bars: Sequence[Baseline], title: str, est: Estimate | No
             errs[1][i] = 0.0 if b.ci[1] is None or b.ci[1] == float("inf") else max(0.0, b.ci[1] - b.value)
         elif b.sd is not None and b.sd == b.sd:
             errs[0][i] = errs[1][i] = b.sd
-    ax.bar(range(len(shown)), [b.value / 1e6 for b in shown], color=colors,
-           yerr=[[e / 1e6 for e in errs[0]], [e / 1e6 for e in errs[1]]], capsize=4)
+    # packets/s run in millions, MB/s in tens: scale only what is large
+    scale = 1e6 if shown and max(b.value for b in shown) >= 1e6 else 1.0
+    ax.bar(range(len(shown)), [b.value / scale for b in shown], color=colors,
+           yerr=[[e / scale for e in errs[0]], [e / scale for e in errs[1]]], capsize=4)
     ax.set_xticks(range(len(shown)), [f"{b.name}\n({b.label})" for b in shown], fontsize=7)
     for i, b in enumerate(shown):
         if b.gap_pct is not None and b.label in ("measured", "modelled"):
-            ax.text(i, b.value / 1e6, f"{-b.gap_pct:+.1f}%", ha="center", va="bottom", fontsize=8)
-    ax.set_ylabel("Mpackets/s")
+            ax.text(i, b.value / scale, f"{-b.gap_pct:+.1f}%", ha="center", va="bottom", fontsize=8)
+    ax.set_ylabel(f"M{unit}" if scale > 1.0 else unit)
     ax.set_title(f"{title}: baselines vs the estimated optimum" if any(b.label == "estimated" for b in shown)
                  else f"{title}: baselines (no estimate of the optimum yet)", fontsize=9)
     return ax

@@ -26,6 +26,7 @@ class ReportInput:
     facts: list[tuple[str, str]] = field(default_factory=list)
     workers: list[str] = field(default_factory=list)  # a cluster run: machine_check.run_lines
     optimum_text: list[str] = field(default_factory=list)  # the optimum of means, chosen placement, gap, cost
+    unit: str = "packets/s"         # the workload's value unit (workloads.value_unit)
 
 
 @dataclass
@@ -73,7 +74,8 @@ def build(inp: ReportInput, out_dir: str) -> ReportOutput:
 
     panels: list[tuple[str, str, Callable]] = [
         ("ordered_sample", "Ordered sample",
-         lambda ax: figures.ordered_sample(ax, values, est.threshold if est else None, inp.value_label)),
+         lambda ax: figures.ordered_sample(ax, values, est.threshold if est else None, inp.value_label,
+                                            inp.unit)),
         ("mean_excess", "Mean-excess plot with the chosen threshold",
          lambda ax: evt_plots.mean_excess(ax, values, _need(est).threshold)),
         ("gpd_qq", "GPD quantile plot", lambda ax: evt_plots.gpd_qq(ax, _need(est), values)),
@@ -81,12 +83,12 @@ def build(inp: ReportInput, out_dir: str) -> ReportOutput:
         ("threshold_stability", "UPB against the threshold",
          lambda ax: evt_plots.threshold_stability(ax, values, inp.confidence)),
         ("ecdf", "Empirical CDF",
-         lambda ax: figures.ecdf(ax, values, inp.value_label, est.upb if est else None)),
+         lambda ax: figures.ecdf(ax, values, inp.value_label, est.upb if est else None, inp.unit)),
         ("capture_probability", "P(capture top P%) against n",
          lambda ax: figures.capture_probability(ax, len(values))),
         ("estimate_vs_n", "Estimate against sample size",
          lambda ax: figures.estimate_vs_n(ax, _need_points(estimates_by_size(values, inp.confidence)),
-                                          inp.value_label)),
+                                          inp.value_label, inp.unit)),
     ]
     drawn: list[tuple[str, str]] = []
     skipped: list[str] = []
@@ -152,7 +154,7 @@ comparison.</p>
 {f"<h2>Cluster workers: are they identical machines?</h2><pre>{e(chr(10).join(inp.workers))}</pre>"
  if inp.workers else ""}
 <h2>Baselines (scored by the same backend: {e(inp.value_label)})</h2>
-<table><tr><th>assignment</th><th>packets/s</th><th>note</th></tr>{rows}</table>
+<table><tr><th>assignment</th><th>{e(inp.unit)}</th><th>note</th></tr>{rows}</table>
 <h2>Figures</h2>
 <div class="figs">{figs}</div>
 {f"<h2>Not drawn</h2><ul>{skip}</ul>" if skipped else ""}

@@ -135,14 +135,14 @@ def run_measured(args: argparse.Namespace) -> int:
                   f"{b.note}{gap}")
     if args.plot:
         if not save_figure(lambda path: _plot(bars, path, f"{run_.workload} x{run_.instances} on {run_.machine}",
-                                              est), args.plot):
+                                              est, value_unit(run_.workload, run_.params)), args.plot):
             return 1
         if not args.json:
             print(f"figure: {args.plot}")
     return 0
 
 
-def _plot(bars, path: str, title: str, est) -> None:
+def _plot(bars, path: str, title: str, est, unit: str) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -151,7 +151,7 @@ def _plot(bars, path: str, title: str, est) -> None:
     from .. import figures
 
     fig, ax = plt.subplots(figsize=(7, 4))
-    figures.baselines(ax, bars, title, est)
+    figures.baselines(ax, bars, title, est, unit)
     fig.tight_layout()
     fig.savefig(path)
     plt.close(fig)

@@ -24,6 +24,7 @@ def run(args: argparse.Namespace) -> int:
     from ..evt import EstimateError, estimate
     from ..machine_check import run_lines
     from ..report import ReportInput, build
+    from ..workloads import value_unit
     from ..store import Store
 
     from .estimate import optimum_section
@@ -51,7 +52,7 @@ def run(args: argparse.Namespace) -> int:
     optimum = optimum_section(args, values)
     out = build(ReportInput(f"assign report: {run.workload} x{run.instances} on {run.machine} ({run.kind})",
                             run.kind, values, args.confidence, args.threshold, baselines, facts, workers,
-                            optimum["text"]),
+                            optimum["text"], value_unit(run.workload, run.params)),
                 args.out)
     for line in optimum["text"]:
         print(line)
