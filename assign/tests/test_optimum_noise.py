@@ -120,6 +120,22 @@ def test_t2_noisy_interval_holds_the_noiseless_estimate_of_the_same_draws():
     assert case.covered, (case.truth, case.opt.ci_low, case.opt.ci_high)
 
 
+def test_the_atom_at_the_end_point_only_where_the_tail_repeats_placements():
+    """The T2 (stateful x8, 1% noise, seed 5): no placement of the tail was drawn twice, so the means'
+    tail is continuous, and the atom at the end point that pinned it to the best few drawn (an interval
+    1.8% wide, 1.2-2.9% below the noiseless estimate of the same draws) is not in the model: the
+    interval holds that estimate. pack:1 core:6 pu:2 (2,205 placements, the best drawn again and
+    again): the atom stays, and the interval holds the exact optimum."""
+    case, _ = cn.t2_case("stateful", 8, 0.01, seed=5, n=5000)
+    d = case.opt.diagnostics
+    assert d["tail_repeated_share"] == 0.0 and d["atom"] is False
+    assert case.covered, (case.truth, case.opt.ci_low, case.opt.ci_high)
+    mid, _ = cn.space_case("pack:1 core:6 pu:2", "stateful", 3, 0.01, seed=1, n=5000)
+    d = mid.opt.diagnostics
+    assert d["tail_repeated_share"] >= 0.25 and d["atom"] is True
+    assert mid.covered and abs(mid.rel_error) < 0.01, (mid.truth, mid.opt.ci_low, mid.opt.ci_high)
+
+
 def test_no_repetitions_means_no_estimate_of_the_optimum_of_means():
     o = optimum_of_means(RunSample(np.arange(500), np.linspace(1, 2, 500), []))
     assert o.estimate is None and o.status == "noise_unknown" and "repetitions" in o.messages[0]

@@ -1,7 +1,8 @@
 """A stored run as the optimum-of-means estimate reads it (evt/optimum.py):
 its draws' first values, every further measurement of them (planned noise
-repetitions and selection rounds), and, where the space is small enough for
-the sample to hold all of it, which distinct placement each draw is."""
+repetitions and selection rounds), and which distinct placement each draw is
+(for every draw where the space is small enough for the sample to hold all
+of it; for the tail's draws always)."""
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
@@ -35,17 +36,21 @@ def run_sample(store: Store, run: Run, limit: int | None = None, purposes: tuple
     except (KeyError, TypeError, ValueError):  # a store whose topology this version cannot read
         return RunSample(idx, first, reps, injected_cv=float(injected) if injected is not None else None)
 
-    def orbits() -> np.ndarray:
+    def placements(pos: np.ndarray) -> np.ndarray:
         lut = np.full(int(topo.os_index.max()) + 1, -1, dtype=np.int64)
         lut[topo.os_index] = np.arange(topo.n_contexts)
-        where = store.assignments(run.id, idx.tolist())
-        ctx = lut[np.array([where[int(i)] for i in idx], dtype=np.int64)]
+        draws = idx[np.asarray(pos, dtype=np.int64)]
+        where = store.assignments(run.id, draws.tolist())
+        ctx = lut[np.array([where[int(i)] for i in draws], dtype=np.int64)].reshape(len(draws), -1)
         codes: dict[tuple, int] = {}
         return np.array([codes.setdefault(k, len(codes)) for k in orbit_keys(topo, ctx)], dtype=np.int64)
 
+    def orbits() -> np.ndarray:
+        return placements(np.arange(idx.size))
+
     return RunSample(idx, first, reps, space_size=size if size <= idx.size else None,
                      orbits=orbits if size <= idx.size else None,
-                     injected_cv=float(injected) if injected is not None else None)
+                     injected_cv=float(injected) if injected is not None else None, placements=placements)
 
 
 def measurement_cost(store: Store, run: Run) -> dict:

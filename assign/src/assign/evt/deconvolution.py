@@ -5,9 +5,10 @@ placement *means* when each draw is measured with normal noise
 Model.  Draw j's placement has mean mu_j, iid from F.  Above a level u0 the
 tail of F is a GPD with a finite end point tau (the optimum of means):
 P(mu > u0 + d | mu > u0) = (1 - d/a)^alpha, a = tau - u0, alpha = -1/xi >= 1
-(xi >= -1, as the paper's fit), plus a share w of that mass at tau itself:
-how a tail whose mass piles up at the end point (a space whose best few
-placements are drawn again and again) looks.  (Shapes alpha < 1 would let
+(xi >= -1, as the paper's fit), plus, where the caller allows it (`atom`),
+a share w of that mass at tau itself: how a tail whose mass piles up at the
+end point (a space whose best few placements are drawn again and again)
+looks.  (Shapes alpha < 1 would let
 the continuous part pile up at tau too; tried, they biased the end point of
 thin continuous tails low: beta(2,3) at 1% noise, -2.8% against -1.6%.)  Draw j's
 measurements average to xbar_j ~ N(mu_j, sd_j^2), sd_j = noise sd / sqrt(m_j)
@@ -67,6 +68,7 @@ class TailSet:
     t: float                # threshold on first measurements
     sd1: float              # noise sd of one measurement at t
     n: int                  # draws in the sample
+    atom: bool = True       # the model lets a share of the tail's mass sit at tau (a discrete top)
 
     @property
     def k(self) -> int:
@@ -147,7 +149,7 @@ def _loglik_block(data: TailSet, tau: np.ndarray, alpha: np.ndarray, exp_scale: 
     q = above + (np.exp(lm[:, 0, :]) * ndtr((ps[:, 0, :] - t) / s1)).sum(axis=1)
     n, k = data.n, data.k
     c = k * math.log(k / n) + (n - k) * math.log1p(-k / n)
-    if ATOM_WEIGHTS is not None and exp_scale is None:
+    if ATOM_WEIGHTS is not None and exp_scale is None and data.atom:
         # a share w of the tail's mass sits at tau itself (a few placements at the optimum, drawn again
         # and again): profiled out on a grid of w
         w = ATOM_WEIGHTS[None, :, None]
