@@ -114,6 +114,16 @@ def test_zero_noise_on_the_shape_boundary_is_one_sided():
     assert case.covered and any("one-sided" in m for m in o.messages)
 
 
+def test_zero_noise_interval_starts_at_the_best_value_drawn():
+    """Without noise the best value is a placement's mean; ipfwd-l1 on the large space, seed 0, drew the
+    exact optimum, and the paper's lower end lay 1e-5 above it (a GPD's end point exceeds every value):
+    the interval starts at the best value and holds the optimum."""
+    case, _ = cn.space_case("pack:2 core:4 pu:2", "ipfwd-l1", 3, 0.0, seed=0, n=5000)
+    o = case.opt
+    assert o.method == "paper-upb" and o.diagnostics["paper"]["ci_low"] > case.truth
+    assert o.ci_low == pytest.approx(case.truth, rel=1e-12) and case.covered
+
+
 def test_t2_noisy_interval_holds_the_noiseless_estimate_of_the_same_draws():
     case, _ = cn.t2_case("ipfwd-mem", 8, 0.02, seed=1, n=2000)
     assert case.opt.method == "deconvolution-pot"

@@ -172,7 +172,7 @@ def optimum_of_means(sample: RunSample, confidence: float = 0.95) -> OptimumMean
 
 def _noiseless(first: np.ndarray, leading, base, confidence: float) -> OptimumMean:
     """No noise measured: a value is its placement's mean, so the paper's UPB is the optimum of
-    means; where the paper's fit gives none (a discrete tail, ties at the best), the best value is
+    means, its interval starting at the best value; where the paper's fit gives none (a discrete tail, ties at the best), the best value is
     still a placement's mean: a lower bound, with no upper one."""
     from .errors import EstimateError
     from .estimate import estimate
@@ -185,6 +185,10 @@ def _noiseless(first: np.ndarray, leading, base, confidence: float) -> OptimumMe
     if est is not None and est.upb is not None:
         msgs = list(est.messages)
         high = math.inf if est.upb_ci_high is None else est.upb_ci_high  # None: the paper's one-sided interval
+        # the paper's lower end lies above every value by construction (a GPD's end point exceeds each
+        # observation); here the best value is a placement's mean, so mu* may be it: the interval starts there
+        # (the paper's lower end left out an optimum that had been drawn, by 1e-5 of it: assign/EVT.md)
+        low = min(est.upb_ci_low, best) if est.upb_ci_low is not None else best
         if est.status == "xi_boundary" and math.isfinite(high):
             # a shape on its boundary is what ties at the top of a discrete space give (a few placements
             # share the best values drawn): the fit then ends the tail at the best value drawn, and its
@@ -192,8 +196,9 @@ def _noiseless(first: np.ndarray, leading, base, confidence: float) -> OptimumMe
             msgs.append(f"the interval is one-sided: with the shape on its boundary the fit's upper end "
                         f"({high:,.0f}) says nothing of placements better than those drawn")
             high = math.inf
-        return OptimumMean(est.upb, est.upb_ci_low, high, method="paper-upb", status=est.status,
-                           leading=leading, messages=msgs, diagnostics={"paper": {"status": est.status}}, **base)
+        return OptimumMean(est.upb, low, high, method="paper-upb", status=est.status, leading=leading,
+                           messages=msgs, diagnostics={"paper": {"status": est.status, "ci_low": est.upb_ci_low}},
+                           **base)
     if est is not None:
         why = "; ".join(est.messages[:1]) or est.status
     return OptimumMean(best, best, math.inf, method="paper-upb", status="unbounded", leading=leading,
