@@ -24,8 +24,8 @@ def run(args: argparse.Namespace) -> int:
     from ..evt import EstimateError, estimate
     from ..machine_check import run_lines
     from ..report import ReportInput, build
-    from ..workloads import value_unit
     from ..store import Store
+    from ..workloads import value_unit
 
     from .estimate import optimum_section
 

@@ -8,9 +8,9 @@ P(mu > u0 + d | mu > u0) = (1 - d/a)^alpha, a = tau - u0, alpha = -1/xi >= 1
 (xi >= -1, as the paper's fit), plus, where the caller allows it (`atom`),
 a share w of that mass at tau itself: how a tail whose mass piles up at the
 end point (a space whose best few placements are drawn again and again)
-looks.  (Shapes alpha < 1 would let
-the continuous part pile up at tau too; tried, they biased the end point of
-thin continuous tails low: beta(2,3) at 1% noise, -2.8% against -1.6%.)  Draw j's
+looks.  (Shapes alpha < 1 would let the continuous part pile up at tau too;
+tried, they biased the end point of thin continuous tails low: beta(2,3) at
+1% noise, -2.8% against -1.6%.)  Draw j's
 measurements average to xbar_j ~ N(mu_j, sd_j^2), sd_j = noise sd / sqrt(m_j)
 for m_j measurements (the first one and its repetitions).
 

@@ -175,8 +175,9 @@ def optimum_of_means(sample: RunSample, confidence: float = 0.95) -> OptimumMean
 
 def _noiseless(first: np.ndarray, leading, base, confidence: float) -> OptimumMean:
     """No noise measured: a value is its placement's mean, so the paper's UPB is the optimum of
-    means, its interval starting at the best value; where the paper's fit gives none (a discrete tail, ties at the best), the best value is
-    still a placement's mean: a lower bound, with no upper one."""
+    means, its interval starting at the best value; where the paper's fit gives none (a discrete
+    tail, ties at the best), the best value is still a placement's mean: a lower bound, with no
+    upper one."""
     from .errors import EstimateError
     from .estimate import estimate
 
