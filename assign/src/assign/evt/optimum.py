@@ -311,10 +311,24 @@ def _deconvolution(idx, first, groups, noise: Noise, leading, base, confidence, 
         lb, _ = _remeasured_bounds(idx, first, groups, noise.cv, confidence)
         diag.update(fitted_end_point=f.tau, fitted_ci_low=f.ci_low, highest_measurement=top)
         msgs.append(f"the fitted end point ({f.tau:,.0f}) and its whole interval lie above everything measured "
-                    f"(highest {top:,.0f}, a first value or a re-measured mean): the tail's shape extrapolates beyond the data, so the estimate is the "
+                    f"(highest {top:,.0f}, a first value or a re-measured mean): the tail's shape extrapolates "
+                    f"beyond the data, so the estimate is the "
                     f"best re-measured placement's mean, a lower bound of the optimum of means, and the interval "
                     f"runs from its lower confidence bound to the fit's upper end; more draws narrow it")
         tau, ci_low, status = leading["mean"], lb, "extrapolated"
+    elif atom and tau is not None and tau > top and leading is not None:
+        # a discrete top (the tail repeats placements) whose fitted end point lies above everything measured:
+        # the atom found no level there, so the end point is the continuous part's reach. On the large space
+        # at 2% noise it put the estimate 10-38% above the exact optimum in 5 of 20 runs, each of which had
+        # drawn a placement within 0.2% of it (assign/EVT.md, "Validation"). The estimate is the best
+        # re-measured placement's mean, a lower bound of mu*; the interval stays the fit's
+        diag.update(fitted_end_point=f.tau, highest_measurement=top)
+        msgs.append(f"the top is discrete, and the fitted end point ({f.tau:,.0f}) lies above everything measured "
+                    f"(highest {top:,.0f}): no level was seen there, so the estimate is the best re-measured "
+                    f"placement's mean, a lower bound of the optimum of means; the interval is the fit's")
+        tau = leading["mean"]
+        if status == "ok":
+            status = "extrapolated"
     if tau is not None and f.status == "ok" and status == "ok" and t > f.tau:
         # the tail set's threshold on first values lies above the fitted end of the means: the draws above
         # it were picked by their noise more than by their means, the top of the means is narrower than the
