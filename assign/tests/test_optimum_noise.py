@@ -227,3 +227,18 @@ def test_a_leading_mean_above_the_estimate_is_said_so_not_as_a_negative_gap(tmp_
     r = run_assign("estimate", "--db", str(db))
     line = next(x for x in r.stdout.splitlines() if x.startswith("leading placement"))
     assert "above the estimate of the optimum of means" in line and "-" not in line.split("measurements")[1], line
+
+
+def test_the_benchmark_table_counts_one_sided_intervals_as_unbounded_not_as_missing():
+    """A one-sided interval is infinitely wide: the median width counts it, and the table says how many."""
+    from assign.evt.optimum import OptimumMean
+
+    def case(high: float) -> cn.Case:
+        return cn.Case(1.0, OptimumMean(1.0, 0.95, high, estimate_noise([[1.0, 1.01]]), "deconvolution-pot", "ok",
+                                        0.95, 100, 2), 0.01)
+
+    s = cn.Summary("x", 0.01, [case(1.05), case(1.1), case(math.inf)])
+    assert s.one_sided == pytest.approx(1 / 3) and s.median_width == pytest.approx(0.15)
+    assert "| 15.00% | 33% |" in s.row()
+    s.cases.append(case(math.inf))
+    assert math.isinf(s.median_width) and "| one-sided | 50% |" in s.row()

@@ -72,10 +72,16 @@ class Summary:
         return float(np.median([c.rel_error for c in self.cases])) if self.cases else math.nan
 
     @property
+    def one_sided(self) -> float:
+        """The share of runs whose interval has no upper end."""
+        return sum(c.opt is not None and c.opt.ci_high is not None and math.isinf(c.opt.ci_high)
+                   for c in self.cases) / max(1, len(self.cases))
+
+    @property
     def median_width(self) -> float:
+        """Median width relative to the truth, a one-sided interval counted as infinitely wide."""
         w = [(c.opt.ci_high - c.opt.ci_low) / c.truth for c in self.cases
-             if c.opt is not None and c.opt.ci_low is not None and c.opt.ci_high is not None
-             and math.isfinite(c.opt.ci_high)]
+             if c.opt is not None and c.opt.ci_low is not None and c.opt.ci_high is not None]
         return float(np.median(w)) if w else math.nan
 
     @property
@@ -93,14 +99,19 @@ class Summary:
         cost = self.extra.get("cost_pct")
         return (f"| {self.label} | {100 * self.noise:g}% | {len(self.cases)} | {100 * self.coverage:.1f}% | "
                 f"{100 * self.median_error:+.3f}% | {100 * self.median_abs_error:.3f}% | {sds} | "
-                f"{100 * self.median_width:.2f}% | "
+                + _width(self.median_width)
+                + f" | {100 * self.one_sided:.0f}% | "
                 + ("-" if cost is None else f"{cost:.1f}%") + " | "
                 + ", ".join(f"{k} {v}" for k, v in sorted(self.methods().items())) + " |")
 
 
+def _width(w: float) -> str:
+    return "-" if math.isnan(w) else f"{100 * w:.2f}%" if math.isfinite(w) else "one-sided"
+
+
 HEADER = ("| case | noise | runs | coverage of the 95% interval | median error | median abs. error | "
-          "median abs. error in noise sds | median width | repetitions' share | method |\n"
-          "|---|---|---|---|---|---|---|---|---|---|")
+          "median abs. error in noise sds | median width | one-sided | repetitions' share | method |\n"
+          "|---|---|---|---|---|---|---|---|---|---|---|")
 
 
 @lru_cache(maxsize=None)
