@@ -319,7 +319,7 @@ def _deconvolution(idx, first, groups, noise: Noise, leading, base, confidence, 
     elif atom and tau is not None and tau > top and leading is not None:
         # a discrete top (the tail repeats placements) whose fitted end point lies above everything measured:
         # the atom found no level there, so the end point is the continuous part's reach. On the large space
-        # at 2% noise it put the estimate 10-38% above the exact optimum in 5 of 20 runs, each of which had
+        # at 2% noise it put the estimate 10-38% above the exact optimum in 4 of 20 runs, each of which had
         # drawn a placement within 0.2% of it (assign/EVT.md, "Validation"). The estimate is the best
         # re-measured placement's mean, a lower bound of mu*; the interval stays the fit's
         diag.update(fitted_end_point=f.tau, highest_measurement=top)
