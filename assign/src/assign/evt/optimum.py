@@ -302,33 +302,36 @@ def _deconvolution(idx, first, groups, noise: Noise, leading, base, confidence, 
     pos = {int(i): p for p, i in enumerate(idx.tolist())}
     top = max(float(first.max()), max((float(np.mean([first[pos[i]], *v])) for i, v in groups.items()
                                        if v and i in pos), default=-math.inf))
-    if ci_low is not None and ci_low > top and leading is not None:
-        # the whole interval lies above every value measured: the fitted tail extrapolates (a thin, nearly
-        # exponential tail on a discrete space, where the best placements are rare), which overshot the
-        # exact optimum by 20-300% in simulation (assign/EVT.md, "Validation"). What the data do show is
-        # the best re-measured placement: its mean is the estimate (a lower bound of mu*), its lower
-        # confidence bound, simultaneous over every re-measured placement, the interval's lower end.
-        lb, _ = _remeasured_bounds(idx, first, groups, noise.cv, confidence)
-        diag.update(fitted_end_point=f.tau, fitted_ci_low=f.ci_low, highest_measurement=top)
-        msgs.append(f"the fitted end point ({f.tau:,.0f}) and its whole interval lie above everything measured "
-                    f"(highest {top:,.0f}, a first value or a re-measured mean): the tail's shape extrapolates "
-                    f"beyond the data, so the estimate is the "
-                    f"best re-measured placement's mean, a lower bound of the optimum of means, and the interval "
-                    f"runs from its lower confidence bound to the fit's upper end; more draws narrow it")
-        tau, ci_low, status = leading["mean"], lb, "extrapolated"
-    elif atom and tau is not None and tau > top and leading is not None:
-        # a discrete top (the tail repeats placements) whose fitted end point lies above everything measured:
-        # the atom found no level there, so the end point is the continuous part's reach. On the large space
-        # at 2% noise it put the estimate 10-38% above the exact optimum in 4 of 20 runs, each of which had
-        # drawn a placement within 0.2% of it (assign/EVT.md, "Validation"). The estimate is the best
-        # re-measured placement's mean, a lower bound of mu*; the interval stays the fit's
+    whole = ci_low is not None and ci_low > top
+    if leading is not None and tau is not None and tau > top and (whole or atom):
+        # the fitted end point lies above every value measured (a first value or a re-measured mean) and
+        # nothing measured supports it; what the data do show is the best re-measured placement, whose mean
+        # becomes the estimate (a lower bound of mu*). Two cases (assign/EVT.md, "What the data show"):
+        # - the whole interval lies above: the fitted tail extrapolates (a thin, nearly exponential tail on
+        #   a discrete space, where the best placements are rare), which overshot the exact optimum by
+        #   20-300% in simulation; the interval then starts at that placement's lower confidence bound,
+        #   simultaneous over every re-measured placement;
+        # - a discrete top (the atom is in the model): the atom found no level there, so the end point is
+        #   the continuous part's reach; on the large space at 2% noise it put the estimate 10-38% above
+        #   the exact optimum in 4 of 20 runs, each of which had drawn a placement within 0.2% of it. The
+        #   interval stays the fit's.
         diag.update(fitted_end_point=f.tau, highest_measurement=top)
-        msgs.append(f"the top is discrete, and the fitted end point ({f.tau:,.0f}) lies above everything measured "
-                    f"(highest {top:,.0f}): no level was seen there, so the estimate is the best re-measured "
-                    f"placement's mean, a lower bound of the optimum of means; the interval is the fit's")
+        if whole:
+            lb, _ = _remeasured_bounds(idx, first, groups, noise.cv, confidence)
+            diag["fitted_ci_low"] = f.ci_low
+            msgs.append(f"the fitted end point ({f.tau:,.0f}) and its whole interval lie above everything "
+                        f"measured (highest {top:,.0f}, a first value or a re-measured mean): the tail's shape "
+                        f"extrapolates beyond the data, so the estimate is the best re-measured placement's mean, "
+                        f"a lower bound of the optimum of means, and the interval runs from its lower "
+                        f"confidence bound to the fit's upper end; more draws narrow it")
+            ci_low, status = lb, "extrapolated"
+        else:
+            msgs.append(f"the top is discrete, and the fitted end point ({f.tau:,.0f}) lies above everything "
+                        f"measured (highest {top:,.0f}): no level was seen there, so the estimate is the best "
+                        f"re-measured placement's mean, a lower bound of the optimum of means; the interval is "
+                        f"the fit's")
+            status = "extrapolated" if status == "ok" else status
         tau = leading["mean"]
-        if status == "ok":
-            status = "extrapolated"
     if tau is not None and f.status == "ok" and status == "ok" and t > f.tau:
         # the tail set's threshold on first values lies above the fitted end of the means: the draws above
         # it were picked by their noise more than by their means, the top of the means is narrower than the
