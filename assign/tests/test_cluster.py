@@ -65,6 +65,9 @@ def test_a_worker_on_a_different_machine_is_stopped_named_and_its_values_flagged
         role["base_ns"] *= 1.1
     (tmp_path / "slower.json").write_text(json.dumps(params))
     monkeypatch.setenv(WORKER_MODEL_PARAMS_ENV, f"1={tmp_path / 'slower.json'}")
+    # the client's own refresh of its worker list, every 5 ms instead of 2 s: it once raced the
+    # check's reading of that list and stopped the run as if every worker were flagged
+    monkeypatch.setenv("DASK_DISTRIBUTED__CLIENT__SCHEDULER_INFO_INTERVAL", "5ms")
     db = tmp_path / "odd.db"
     r = run_assign(*T2, "--n", "20000", "--seed", "4", "--db", str(db), "--cluster", "local:3", timeout=300)
     assert r.returncode == 0, r.stderr
@@ -89,6 +92,21 @@ def test_a_worker_on_a_different_machine_is_stopped_named_and_its_values_flagged
     assert all(v < local[i][2] for i, v in slower if i in local)  # the slower machine's values are lower
     est = run_assign("estimate", "--db", str(db))
     assert est.returncode == 0 and f"{excluded} values of cluster workers flagged" in est.stdout
+
+
+def test_the_workers_are_read_from_the_scheduler_not_from_a_cache_the_client_refreshes() -> None:
+    import dask
+    from distributed import Client, LocalCluster
+
+    from assign.cluster import worker_addresses
+
+    with dask.config.set({"distributed.client.scheduler-info-interval": "1ms"}), \
+            LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None) as cluster, \
+            Client(cluster) as client:
+        client.wait_for_workers(2)
+        expected = sorted(cluster.scheduler.workers)
+        assert len(expected) == 2
+        assert all(sorted(worker_addresses(client)) == expected for _ in range(300))
 
 
 def test_reference_every_goes_with_cluster(tmp_path: Path) -> None:

@@ -267,6 +267,18 @@ def connect(address: str):
         raise ClusterError(f"--cluster {address}: cannot reach the scheduler ({e})") from None
 
 
+def _scheduler_workers(dask_scheduler) -> list[str]:
+    return list(dask_scheduler.workers)
+
+
+def worker_addresses(client) -> list[str]:
+    """The addresses of the workers the scheduler knows now.  Not
+    client.scheduler_info()["workers"]: the client's own periodic refresh asks
+    for no workers and overwrites that shared cache, so under load a call could
+    read an empty list (a run was stopped as if every worker were flagged)."""
+    return client.run_on_scheduler(_scheduler_workers)
+
+
 class _MachineCheck:
     """The client's side of the identical-machines check: stores what workers
     report (their names, their reference measurements), judges them
@@ -286,7 +298,7 @@ class _MachineCheck:
 
     def more_coming(self, judged: int) -> bool:
         """Has the cluster more unflagged workers than the `judged` ones with references?"""
-        return len(set(self.client.scheduler_info()["workers"]) - self.flagged) > judged
+        return len(set(worker_addresses(self.client)) - self.flagged) > judged
 
     def name(self, address: str) -> str:
         n = self.names.get(address, address)
@@ -381,7 +393,7 @@ def sample_until(session: Session, n_ok: int, address: str, spec: WorkerSpec, *,
     bar = tqdm(total=n_ok, initial=ok, unit="asg", disable=not show_progress, file=sys.stderr,
                desc=f"sampling ({label}, {address})", dynamic_ncols=True, mininterval=0.25)
     try:
-        workers = max(1, len(client.scheduler_info()["workers"]))
+        workers = max(1, len(worker_addresses(client)))
         if workers == 1 and reference_every > 0:
             print("assign sample: the cluster has one worker: no other machine to compare it with, so no "
                   "reference measurements (the identical-machines check needs two workers, three to tell which "
@@ -428,7 +440,7 @@ def sample_until(session: Session, n_ok: int, address: str, spec: WorkerSpec, *,
             """Workers that may take draws (None: any)."""
             if not check.flagged:
                 return None
-            good = [a for a in client.scheduler_info()["workers"] if a not in check.flagged]
+            good = [a for a in worker_addresses(client) if a not in check.flagged]
             if not good:
                 raise SampleError(f"every worker of the cluster is flagged as differing "
                                   f"({', '.join(sorted(check.name(a) for a in check.flagged))}); "
