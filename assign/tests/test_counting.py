@@ -176,3 +176,29 @@ def test_colocated_count_and_orbit_keys_match_brute_force(spec, tasks):
             by_key.setdefault(k, set()).add(canon[r])
         assert all(len(v) == 1 for v in by_key.values())
         assert len(by_key) == count_assignments(topo, tasks)
+
+
+@pytest.mark.parametrize("spec, tasks, colocate", [("ultrasparc-t2", 24, False), ("pack:2 core:4 pu:2", 9, False),
+                                                   ("pack:1 core:1 pu:2", 5, True),
+                                                   ("pack:2 core:3 group:2 pu:2", 7, False)])
+def test_orbit_hashes_split_placements_exactly_as_orbit_keys_do(spec, tasks, colocate):
+    """Two placements get the same two words iff they get the same canonical key, on every
+    neighbourhood of a few random placements (the rows a search dedups)."""
+    import numpy as np
+
+    from assign.counting import orbit_hashes, orbit_keys
+    from assign.search.space import Space
+
+    topo = get_machine("ultrasparc-t2") if spec == "ultrasparc-t2" else get_machine(None, spec)
+    sp = Space(topo, tasks, colocate)
+    for seed in range(3):
+        rows = sp.moves(sp.random(seed, 0, 1)[0])
+        keys = orbit_keys(topo, rows)
+        words = [tuple(w) for w in orbit_hashes(topo, rows).tolist()]
+        by_key: dict = {}
+        by_word: dict = {}
+        for k, w in zip(keys, words):
+            by_key.setdefault(k, set()).add(w)
+            by_word.setdefault(w, set()).add(k)
+        assert all(len(v) == 1 for v in by_key.values()) and all(len(v) == 1 for v in by_word.values())
+        assert len(by_key) > 1
