@@ -132,7 +132,7 @@ def test_a_schema_1_store_is_read_as_it_is_and_migrated_keeping_everything(tmp_p
         assert st.values(1) == [10.0, 30.0] and st.excluded_count(1) == 1 and st.best(1).value == 30.0
         assert st.progress(1) == (4, 2, 1, 30.0) and st.workers(1)[0][3] == "its reference differs"
     con = sqlite3.connect(path)
-    assert con.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 5
+    assert con.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 6
     assert con.execute("SELECT idx, assignment, value, status, reason, extra, measured_at, worker FROM measurements "
                        "WHERE idx < 3 ORDER BY idx").fetchall() == [
         (0, "[0,1]", 10.0, "ok", None, "{}", "then", None),

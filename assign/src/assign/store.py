@@ -174,6 +174,40 @@ CREATE TABLE IF NOT EXISTS truth_values (
     PRIMARY KEY (truth_id, placement, round),
     CHECK ((status = 'ok') = (value IS NOT NULL))
 );
+CREATE TABLE IF NOT EXISTS searches (
+    run_id INTEGER NOT NULL REFERENCES runs(id),
+    id INTEGER NOT NULL,             -- 1, 2, ...: each search of the run (assign search, assign best)
+    sampler TEXT NOT NULL,           -- its --sampler
+    params TEXT NOT NULL,            -- JSON: budget, seed, what it started from
+    created TEXT NOT NULL,
+    result TEXT,                     -- JSON once it stopped (how: converged, resolution, ...); NULL while it runs
+    finished TEXT,
+    PRIMARY KEY (run_id, id)
+);
+CREATE TABLE IF NOT EXISTS search_values (
+    run_id INTEGER NOT NULL REFERENCES runs(id),
+    search INTEGER NOT NULL,         -- searches.id
+    seq INTEGER NOT NULL,            -- 0, 1, ...: its measurements in the order made
+    assignment TEXT NOT NULL,        -- JSON list: PU os_index per task
+    selection INTEGER,               -- selections.id where this is a selection round of a placement it found
+    round INTEGER,                   -- its round in that selection
+    value REAL,
+    status TEXT NOT NULL CHECK (status IN ('ok', 'failed')),
+    reason TEXT,
+    extra TEXT,
+    measured_at TEXT NOT NULL,
+    PRIMARY KEY (run_id, search, seq),
+    CHECK ((status = 'ok') = (value IS NOT NULL))
+);
+CREATE TRIGGER IF NOT EXISTS search_values_keep_update BEFORE UPDATE ON search_values
+BEGIN SELECT RAISE(ABORT, 'stored measurements are never changed'); END;
+CREATE TRIGGER IF NOT EXISTS search_values_keep_delete BEFORE DELETE ON search_values
+BEGIN SELECT RAISE(ABORT, 'stored measurements are never deleted'); END;
+CREATE TRIGGER IF NOT EXISTS searches_finish_once BEFORE UPDATE ON searches
+WHEN OLD.result IS NOT NULL
+BEGIN SELECT RAISE(ABORT, 'a finished search is never changed'); END;
+CREATE TRIGGER IF NOT EXISTS searches_keep_delete BEFORE DELETE ON searches
+BEGIN SELECT RAISE(ABORT, 'searches are never deleted'); END;
 CREATE TRIGGER IF NOT EXISTS truth_values_keep_update BEFORE UPDATE ON truth_values
 BEGIN SELECT RAISE(ABORT, 'stored measurements are never changed'); END;
 CREATE TRIGGER IF NOT EXISTS truth_values_keep_delete BEFORE DELETE ON truth_values
@@ -205,7 +239,9 @@ class StoreError(ValueError):
     """The database is missing, unreadable, or has no such run."""
 
 
-SCHEMA_VERSION = 5  # PRAGMA user_version; 0: written before it was recorded (the tables of 1)
+SCHEMA_VERSION = 6  # PRAGMA user_version; 0: written before it was recorded (the tables of 1)
+# 6: tables searches and search_values (assign search and assign best's search: placements that are not
+#    draws, each measured as the searcher asked, and the selection rounds of those it found).
 # 5: tables repeats (a run's planned repetitions and selection rounds: measurements of draws already
 #    measured), selections (each `assign best` that re-measured the leading placements), truths and
 #    truth_values (`assign enumerate --reps --db`: every distinct placement measured in rounds).
@@ -352,6 +388,9 @@ class Store:
             # nor, below 5, repetitions or selections
             self._repeats = bool(self.db.execute(
                 "SELECT 1 FROM sqlite_master WHERE type='table' AND name='repeats'").fetchone())
+            # nor, below 6, searches
+            self._searches = bool(self.db.execute(
+                "SELECT 1 FROM sqlite_master WHERE type='table' AND name='searches'").fetchone())
         except StoreError:
             self.db.close()
             raise
@@ -701,6 +740,65 @@ class Store:
             return []
         return [(int(i), json.loads(p), None if r is None else json.loads(r)) for i, p, r in self.db.execute(
             "SELECT id, params, result FROM selections WHERE run_id=? ORDER BY id", (run_id,))]
+
+    # searches (assign search, assign best) ------------------------------------
+    def add_search(self, run_id: int, sampler: str, params: dict) -> int:
+        with self.db:
+            sid = self.db.execute("SELECT COALESCE(MAX(id) + 1, 1) FROM searches WHERE run_id=?",
+                                  (run_id,)).fetchone()[0]
+            self.db.execute("INSERT INTO searches (run_id, id, sampler, params, created) VALUES (?,?,?,?,?)",
+                            (run_id, sid, sampler, json.dumps(params, sort_keys=True), _now()))
+        return int(sid)
+
+    def finish_search(self, run_id: int, sid: int, result: dict) -> None:
+        with self.db:
+            self.db.execute("UPDATE searches SET result=?, finished=? WHERE run_id=? AND id=? AND result IS NULL",
+                            (json.dumps(result, default=_json_default), _now(), run_id, sid))
+
+    def searches(self, run_id: int) -> list[tuple[int, str, dict, dict | None]]:
+        """(id, sampler, params, result or None while unfinished) of a run's searches, in order."""
+        if not self._searches:
+            return []
+        return [(int(i), s, json.loads(p), None if r is None else json.loads(r)) for i, s, p, r in self.db.execute(
+            "SELECT id, sampler, params, result FROM searches WHERE run_id=? ORDER BY id", (run_id,))]
+
+    def add_search_values(self, run_id: int, sid: int,
+                          rows: Sequence[tuple[list[int], int | None, int | None, float | None, str, str | None,
+                                               dict]]) -> list[int]:
+        """Store (assignment, selection, round, value, status, reason, extra) rows of search sid in one
+        transaction, numbered after its last; their numbers (seq)."""
+        now = _now()
+        with self.db:
+            first = self.db.execute("SELECT COALESCE(MAX(seq) + 1, 0) FROM search_values WHERE run_id=? AND "
+                                    "search=?", (run_id, sid)).fetchone()[0]
+            self.db.executemany(
+                "INSERT INTO search_values (run_id, search, seq, assignment, selection, round, value, status, "
+                "reason, extra, measured_at) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                [(run_id, sid, first + i, _COMPACT.encode([int(c) for c in a]), sel, rnd, value, status, reason,
+                  _COMPACT.encode(extra), now) for i, (a, sel, rnd, value, status, reason, extra) in enumerate(rows)])
+        return list(range(first, first + len(rows)))
+
+    def next_search_seq(self, run_id: int, sid: int) -> int:
+        """The number (seq) search sid's next measurement gets."""
+        return int(self.db.execute("SELECT COALESCE(MAX(seq) + 1, 0) FROM search_values WHERE run_id=? AND "
+                                   "search=?", (run_id, sid)).fetchone()[0])
+
+    def search_values(self, run_id: int, sid: int | None = None, selection: int | None = None
+                      ) -> list[tuple[int, int, list[int], int | None, int | None, float | None, str]]:
+        """(search, seq, assignment, selection, round, value, status) rows in order: one search's, or
+        every search's; `selection`: only that selection's rounds."""
+        if not self._searches:
+            return []
+        q = "SELECT search, seq, assignment, selection, round, value, status FROM search_values WHERE run_id=?"
+        params: list = [run_id]
+        if sid is not None:
+            q += " AND search=?"
+            params.append(sid)
+        if selection is not None:
+            q += " AND selection=?"
+            params.append(selection)
+        return [(int(a), int(b), json.loads(c), d, e, f, g)
+                for a, b, c, d, e, f, g in self.db.execute(q + " ORDER BY search, seq", params)]
 
     # ground truth: every distinct placement measured in rounds (assign enumerate --reps) ----
     def find_or_create_truth(self, *, workload: str, instances: int, machine: str, topology: dict, backend: str,
