@@ -107,11 +107,10 @@ def gap_words(gap: float | None, ref_name: str) -> str:
 def reference(store: Store, run: Run, paper: Estimate | None, confidence: float = 0.95) -> Reference:
     """The run's optimum of means (or, without a noise figure, the paper's UPB)."""
     from .evt import EstimateError
-    from .evt.optimum import optimum_of_means
-    from .run_sample import run_sample
+    from .run_sample import run_optimum
 
     try:
-        opt = optimum_of_means(run_sample(store, run), confidence)
+        opt = run_optimum(store, run, confidence)
     except EstimateError:
         opt = None
     if opt is not None and opt.estimate is not None:

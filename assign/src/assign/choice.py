@@ -1,8 +1,11 @@
-"""`assign best`'s choice on a stored run: the leading distinct placements
-measured again in interleaved rounds until KN (selection.py) leaves one,
-every measurement stored as it comes (table repeats, purpose 'select'), the
-selection resumable, and its result (the chosen placement's mean, its
-interval and its gap to the optimum of means) stored with it."""
+"""`assign best`'s choice on a stored run: first a search from the run's
+leading placements (search/, the default sampler, a budget it prints),
+then the leading distinct placements, drawn or found, measured again in
+interleaved rounds until KN (selection.py) leaves one, every measurement
+stored as it comes (a draw's in table repeats, purpose 'select'; a found
+placement's in search_values with its selection and round), the search and
+the selection resumable, and the result (the chosen placement's mean, its
+interval and its gap to the certified optimum of means) stored with it."""
 from __future__ import annotations
 
 import math
@@ -14,6 +17,7 @@ import numpy as np
 
 from .backends.base import MeasureRequest
 from .repeats import noise_key
+from .search.stored import noise_key as search_noise_key
 from .selection import KN, Outcome, run as run_kn
 
 if TYPE_CHECKING:
@@ -25,14 +29,27 @@ DEFAULT_CANDIDATES = 10
 DEFAULT_FIRST_STAGE = 10
 DEFAULT_BUDGET_SHARE = 0.12      # of the run's draws, at most, unless --max-measurements
 MIN_INDIFFERENCE_REL = 0.001     # a zone below 0.1% of the rate is not asked for
+DEFAULT_SEARCH_SHARE = 1.0       # the search's budget: this share of the run's draws ...
+MIN_SEARCH_BUDGET = 200          # ... and at least this many measurements
+FOUND_MIN_VALUES = 2             # a found placement is a candidate once measured this often
 
 
 @dataclass
 class Candidate:
-    draw: int                    # the first draw of this placement (its key in the store)
+    draw: int | None             # the first draw of this placement (its key in the store); None: found by a search
     contexts: list[int]          # PU os_index per task
     mean: float                  # its mean so far (every measurement of every draw of it)
     measurements: int
+    search: int | None = None    # the search that found it (draw None)
+
+    @property
+    def key(self) -> int | list:
+        """What names it in a selection's parameters: its draw, or [search, contexts]."""
+        return self.draw if self.draw is not None else [self.search, self.contexts]
+
+    @property
+    def label(self) -> str:
+        return f"draw {self.draw}" if self.draw is not None else f"found by search {self.search}"
 
 
 def leading_placements(sample: RunSample, assignments: dict[int, list[int]], m: int,
@@ -64,6 +81,30 @@ def leading_placements(sample: RunSample, assignments: dict[int, list[int]], m: 
             for k in ranked]
 
 
+def found_candidates(store: Store, run: Run, m: int) -> list[Candidate]:
+    """The m placements with the highest means that the run's searches measured FOUND_MIN_VALUES times
+    or more (all their measurements pooled, selection rounds included)."""
+    groups: dict[tuple, list] = {}
+    for sid, _, a, _, _, v, status in store.search_values(run.id):
+        if status == "ok":
+            g = groups.setdefault(tuple(a), [sid, []])
+            g[1].append(v)
+    pool = [(sum(v) / len(v), len(v), sid, list(a)) for a, (sid, v) in groups.items() if len(v) >= FOUND_MIN_VALUES]
+    pool.sort(key=lambda t: (-t[0], t[2], t[3]))
+    return [Candidate(None, a, mean, n, search=sid) for mean, n, sid, a in pool[:m]]
+
+
+def merge_candidates(drawn: list[Candidate], found: list[Candidate], m: int) -> list[Candidate]:
+    """The m best by mean of both lists, each placement (its contexts) once: a drawn one first."""
+    out: list[Candidate] = []
+    seen: set[tuple] = set()
+    for c in sorted(drawn + found, key=lambda c: (-c.mean, c.draw is None)):
+        if tuple(c.contexts) not in seen:
+            seen.add(tuple(c.contexts))
+            out.append(c)
+    return out[:m]
+
+
 def mean_interval(values: list[float], confidence: float) -> tuple[float, float, float]:
     """Mean and t interval of a candidate's selection-round values."""
     from scipy.stats import t as student
@@ -88,9 +129,12 @@ def select(store: Store, run: Run, backend: Backend, candidates: list[Candidate]
     if sid is None:
         sid = store.add_selection(run.id, params)
     stored: dict[tuple[int, int], float | None] = {}
-    draw_pos = {c.draw: j for j, c in enumerate(candidates)}
+    draw_pos = {c.draw: j for j, c in enumerate(candidates) if c.draw is not None}
+    found_pos = {tuple(c.contexts): j for j, c in enumerate(candidates) if c.draw is None}
     for r in store.repeats(run.id, "select", sid):
         stored[(draw_pos[r.idx], r.round)] = r.value if r.status == "ok" else None
+    for _, _, a, _, rnd, v, status in store.search_values(run.id, selection=sid):
+        stored[(found_pos[tuple(a)], rnd)] = v if status == "ok" else None
     k = len(candidates)
     kn = KN(k, first_stage, delta, 1.0 - confidence)
     values: dict[int, list[float]] = {j: [] for j in range(k)}
@@ -101,15 +145,21 @@ def select(store: Store, run: Run, backend: Backend, candidates: list[Candidate]
         return [int(x) for x in np.random.default_rng([seed, sid, rnd]).permutation(k)]
 
     def measure(j: int, rnd: int) -> float | None:
+        c = candidates[j]
         if (j, rnd) in stored:
             v = stored[(j, rnd)]
-        else:
+        elif c.draw is not None:
             seq = store.next_repeat_seq(run.id)
-            key = noise_key(seq) if model else candidates[j].draw
-            res = backend.measure([MeasureRequest(key, tuple(candidates[j].contexts))])[0]
+            key = noise_key(seq) if model else c.draw
+            res = backend.measure([MeasureRequest(key, tuple(c.contexts))])[0]
             v = res.value if res.status == "ok" else None
-            store.add_repeats(run.id, [(candidates[j].draw, "select", sid, rnd, draws_ok, v, res.status,
-                                        res.reason, res.extra)])
+            store.add_repeats(run.id, [(c.draw, "select", sid, rnd, draws_ok, v, res.status, res.reason, res.extra)])
+        else:
+            seq = store.next_search_seq(run.id, c.search)
+            res = backend.measure([MeasureRequest(search_noise_key(c.search, seq) if model else seq,
+                                                  tuple(c.contexts))])[0]
+            v = res.value if res.status == "ok" else None
+            store.add_search_values(run.id, c.search, [(c.contexts, sid, rnd, v, res.status, res.reason, res.extra)])
         if v is not None:
             values[j].append(v)
         return v
@@ -135,16 +185,16 @@ def result_dict(run: Run, sid: int, candidates: list[Candidate], outcome: Outcom
     mean, lo, hi = mean_interval(values[outcome.chosen], confidence)
     out: dict[str, Any] = {
         "selection": sid, "procedure": "KN (Kim & Nelson 2001), interleaved rounds",
-        "candidates": [{"draw": x.draw, "contexts": x.contexts, "mean_before": x.mean,
+        "candidates": [{"draw": x.draw, "search": x.search, "contexts": x.contexts, "mean_before": x.mean,
                         "measurements_before": x.measurements, "selection_mean": outcome.means[j],
                         "selection_rounds": outcome.counts[j], "eliminated_at_round": outcome.eliminated_at.get(j)}
                        for j, x in enumerate(candidates)],
         "indifference_zone": delta, "indifference_zone_pct": 100.0 * delta / c.mean if c.mean else None,
         "indifference_source": delta_source, "probability_correct_selection": confidence,
         "certified": outcome.certified, "rounds": outcome.rounds, "measurements": outcome.measurements,
-        "kn_max_rounds": outcome.max_rounds, "survivors": [candidates[j].draw for j in outcome.survivors],
-        "chosen": {"draw": c.draw, "contexts": c.contexts, "mean": mean, "ci_low": lo, "ci_high": hi,
-                   "rounds": len(values[outcome.chosen]), "kind": "measured"},
+        "kn_max_rounds": outcome.max_rounds, "survivors": [candidates[j].label for j in outcome.survivors],
+        "chosen": {"draw": c.draw, "search": c.search, "label": c.label, "contexts": c.contexts, "mean": mean,
+                   "ci_low": lo, "ci_high": hi, "rounds": len(values[outcome.chosen]), "kind": "measured"},
         "cost": cost,
     }
     if optimum is not None and optimum.estimate is not None:
@@ -153,6 +203,10 @@ def result_dict(run: Run, sid: int, candidates: list[Candidate], outcome: Outcom
         out["gap_pct_high"] = (100.0 * (optimum.ci_high - lo) / optimum.ci_high
                                if optimum.ci_high is not None and math.isfinite(optimum.ci_high)
                                and not math.isnan(lo) else None)
+        if optimum.status == "refuted":
+            # what is measured: the gap to the best placement's lower bound, a lower bound of the true gap
+            out["gap_pct"] = max(0.0, 100.0 * (optimum.ci_low - mean) / optimum.ci_low)
+            out["gap_pct_is_lower_bound"] = True
     return out
 
 
@@ -166,66 +220,121 @@ class Settings:
     confidence: float = 0.95
     first_stage: int | None = None
     max_measurements: int | None = None
+    sampler: str | None = None          # the search before the selection ("none": no search); None: the default
+    search_budget: int | None = None    # None: DEFAULT_SEARCH_SHARE of the run's draws, at least MIN_SEARCH_BUDGET
+    predict: Callable | None = None     # the model's noise-free prediction, for --sampler model
+
+
+def search_budget(settings: Settings, draws: int) -> int:
+    return settings.search_budget if settings.search_budget is not None else \
+        max(MIN_SEARCH_BUDGET, int(DEFAULT_SEARCH_SHARE * draws))
 
 
 def choose(store: Store, run: Run, make_backend: Callable[[], Backend], settings: Settings, *,
            close: bool = False, quiet: bool = False) -> dict:
-    """Choose the placement to deploy from a stored run: run or resume a selection
-    among its leading placements (or reuse a finished one with the same
-    parameters); its result, stored with the run."""
-    import sys
-
-    from .evt.optimum import optimum_of_means
-    from .run_sample import measurement_cost, run_sample
-    from .workloads import value_unit
+    """Choose the placement to deploy from a stored run: search from its leading placements
+    (settings.sampler), then run or resume a selection among the leading placements drawn or
+    found (or reuse a finished one with the same parameters); its result, stored with the run."""
+    from .run_sample import run_sample
 
     store.set_durability(run.kind)  # a modelled value is recomputed from the seed: no disk sync per value
-    # candidates by the draws and their planned repetitions: a finished selection's own rounds do not
-    # reorder them, so the same command finds its selection again
     sample = run_sample(store, run, purposes=("noise",))
     if sample.idx.size == 0:
         raise ValueError(f"{store.path} run {run.id} holds no successful measurements")
     conf = settings.confidence
-    before = optimum_of_means(sample, conf) if sample.idx.size >= 400 else None
+    draws = int(sample.idx.size)
+    made: list = []
+
+    def backend() -> Backend:  # one backend for the search and the selection (dpdk: one serving process)
+        if not made:
+            made.append(make_backend())
+        return made[0]
+
+    try:
+        return _choose(store, run, backend, settings, sample, draws, conf, quiet)
+    finally:
+        if close and made and hasattr(made[0], "close"):
+            made[0].close()
+
+
+def _choose(store, run, backend, settings: Settings, sample, draws: int, conf: float, quiet: bool) -> dict:
+    import sys
+
+    from .evt import EstimateError
+    from .evt.optimum import optimum_of_means
+    from .run_sample import measurement_cost, run_optimum
+    from .search import DEFAULT
+    from .search.stored import search
+    from .workloads import value_unit
+
+    searched = None
+    sampler = settings.sampler or DEFAULT
+    everything = sample.space_size is not None and sample.orbits is not None and \
+        np.unique(sample.orbits()).size == sample.space_size
+    if sampler != "none" and everything:
+        searched = {"sampler": sampler, "skipped": "the sample holds every distinct placement: nothing to search"}
+    elif sampler != "none":
+        budget = search_budget(settings, draws)
+        searched = search(store, run, backend, sampler, budget, predict=settings.predict, quiet=quiet)
+
+    def optimum():
+        try:
+            return run_optimum(store, run, conf)
+        except EstimateError:
+            return None
+
+    try:  # the noise figure of the zone: from the draws and their planned repetitions only, so that the same
+        # command finds its finished selection again (a selection's own rounds do not change it)
+        before = optimum_of_means(sample, conf)
+    except EstimateError:
+        before = None
     m = settings.candidates or DEFAULT_CANDIDATES
     orbit_of = sample.orbits() if sample.orbits is not None else None
     assignments = store.assignments(run.id, sample.idx.tolist())
-    cands = leading_placements(sample, assignments, m, orbit_of)
+    cands = merge_candidates(leading_placements(sample, assignments, m, orbit_of), found_candidates(store, run, m), m)
     label = "modelled" if run.kind == "modelled" else "measured"
     if len(cands) < 2:
         c = cands[0]
-        return {"chosen": {"draw": c.draw, "contexts": c.contexts, "mean": c.mean, "ci_low": None, "ci_high": None,
-                           "rounds": 0, "kind": label}, "certified": True, "candidates": [],
-                "note": "the run holds one distinct placement"}
+        return {"chosen": {"draw": c.draw, "search": c.search, "label": c.label, "contexts": c.contexts,
+                           "mean": c.mean, "ci_low": None, "ci_high": None, "rounds": 0, "kind": label},
+                "certified": True, "candidates": [], "note": "the run holds one distinct placement",
+                "search": searched}
     cv = before.noise.cv if before is not None and before.noise.known else None
     delta, source = indifference(cv, cands[0].mean, settings.indifference_pct)
     n0 = settings.first_stage or DEFAULT_FIRST_STAGE
-    draws = int(sample.idx.size)
     budget = settings.max_measurements or max(len(cands) * (n0 + 5), int(DEFAULT_BUDGET_SHARE * draws))
     budget_rounds = max(n0, budget // len(cands))
-    params = {"candidates": [c.draw for c in cands], "indifference": delta, "confidence": conf,
+    params = {"candidates": [c.key for c in cands], "indifference": delta, "confidence": conf,
               "first_stage": n0, "budget_rounds": budget_rounds}
     for _, p, result in store.selections(run.id):
         if p == params and result is not None:
             return dict(result, reused=True)
-    backend = make_backend()
     if not quiet:
         print(f"choosing among {len(cands)} leading placements (KN, interleaved rounds; indifference zone "
-              f"{delta:,.0f} {value_unit(run.workload, run.params)} = {100 * delta / cands[0].mean:.2g}%, {source}; first stage {n0} rounds; "
-              f"at most {budget_rounds} rounds; values {label})", file=sys.stderr)
+              f"{delta:,.0f} {value_unit(run.workload, run.params)} = {100 * delta / cands[0].mean:.2g}%, {source}; "
+              f"first stage {n0} rounds; at most {budget_rounds} rounds; values {label})", file=sys.stderr)
 
     def progress(r: int, alive: list[int]) -> None:
         if not quiet and (r % 10 == 0 or len(alive) == 1):
             print(f"  round {r}: {len(alive)} left", file=sys.stderr)
 
-    try:
-        sid, outcome, values = select(store, run, backend, cands, delta=delta, confidence=conf, first_stage=n0,
-                                      budget_rounds=budget_rounds, seed=run.seed, params=params, on_round=progress)
-    finally:
-        if close and hasattr(backend, "close"):
-            backend.close()
-    after = optimum_of_means(run_sample(store, run), conf) if draws >= 400 else None
-    res = result_dict(run, sid, cands, outcome, values, delta, source, conf, after, measurement_cost(store, run))
+    sid, outcome, values = select(store, run, backend(), cands, delta=delta, confidence=conf, first_stage=n0,
+                                  budget_rounds=budget_rounds, seed=run.seed, params=params, on_round=progress)
+    res = result_dict(run, sid, cands, outcome, values, delta, source, conf, optimum(), measurement_cost(store, run))
     res["chosen"]["kind"] = label
+    res["search"] = searched
     store.finish_selection(run.id, sid, res)
     return res
+
+
+def describe_search(res: dict) -> str:
+    """A search's result in one line."""
+    if res.get("skipped"):
+        return f"no search ({res['skipped']})"
+    how = ("converged: no neighbour of its final placement better by more than "
+           f"{100 * res['resolution']:.2g}%" if res.get("converged") else
+           "did not converge within its budget" if res.get("converged") is False else "no stopping rule")
+    best = res.get("best") or {}
+    mean = f"; best found: mean {best['mean']:,.0f} of {best['n']} measurements" if best else ""
+    return (f"search {res.get('search')} ({res['sampler']}{', stored earlier' if res.get('reused') else ''}): "
+            f"{res['spent']:,} of {res['budget']:,} measurements, {res['steps']} moves, {how}{mean}")

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from .choice import Settings, choose
 from .evt import EstimateError, estimate
 from .evt.optimum import OptimumMean, optimum_of_means
-from .run_sample import run_sample
+from .run_sample import run_optimum
 from .session import Session
 
 
@@ -55,7 +55,7 @@ def iterate(session: Session, target_gap_pct: float, n_init: int = 1000, n_delta
         except EstimateError as e:
             stored = {"error": str(e)}
         try:
-            opt = optimum_of_means(run_sample(store, run), confidence)
+            opt = run_optimum(store, run, confidence)
         except EstimateError as e:
             opt = None
             note = str(e)

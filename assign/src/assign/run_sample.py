@@ -54,17 +54,79 @@ def run_sample(store: Store, run: Run, limit: int | None = None, purposes: tuple
 
 
 def measurement_cost(store: Store, run: Run) -> dict:
-    """How many measurements the run spent beyond its draws: noise repetitions
-    and selection rounds, and their share of all its measurements."""
+    """How many measurements the run spent beyond its draws: noise repetitions, searches and
+    selection rounds, and their share of all its measurements."""
     _, ok, failed, _ = store.progress(run.id)
     reps = store.repeats(run.id)
     noise = sum(1 for r in reps if r.purpose == "noise")
     select = sum(1 for r in reps if r.purpose == "select")
-    total = ok + failed + noise + select
-    return {"draws": ok + failed, "noise_repetitions": noise, "selection_measurements": select,
-            "total": total, "share_pct": 100.0 * (noise + select) / total if total else 0.0}
+    found = store.search_values(run.id)
+    searched = sum(1 for r in found if r[3] is None)
+    select += len(found) - searched
+    total = ok + failed + noise + select + searched
+    return {"draws": ok + failed, "noise_repetitions": noise, "search_measurements": searched,
+            "selection_measurements": select, "total": total,
+            "share_pct": 100.0 * (noise + select + searched) / total if total else 0.0}
 
 
 def describe_cost(cost: dict) -> str:
-    return (f"{cost['noise_repetitions']:,} noise repetitions and {cost['selection_measurements']:,} selection "
-            f"measurements: {cost['share_pct']:.1f}% of the run's {cost['total']:,} measurements")
+    search = cost.get("search_measurements", 0)
+    return (f"{cost['noise_repetitions']:,} noise repetitions, {search:,} search measurements and "
+            f"{cost['selection_measurements']:,} selection measurements: {cost['share_pct']:.1f}% of the run's "
+            f"{cost['total']:,} measurements")
+
+
+TOP_SINGLE_DRAWS = 100  # draws measured once that the certificate holds against its interval (the highest)
+
+
+def found_placements(store: Store, run: Run) -> list:
+    """Every placement of the run measured more than once (a draw with its repetitions and selection
+    rounds; a search's placement with all its measurements), and the highest draws measured once, by
+    the contexts each was measured on (evt/certificate.py)."""
+    from .evt.certificate import Found
+
+    rows = store.indexed_values(run.id)
+    reps: dict[int, list[float]] = {}
+    for r in store.repeats(run.id):
+        if r.status == "ok":
+            reps.setdefault(r.idx, []).append(r.value)
+    first = {i: v for i, v in rows}
+    singles = sorted((i for i in first if i not in reps), key=lambda i: -first[i])[:TOP_SINGLE_DRAWS]
+    want = [i for i in reps if i in first] + singles
+    where = store.assignments(run.id, want)
+    groups: dict[tuple, Found] = {}
+    for i in want:
+        key = tuple(where[i])
+        f = groups.setdefault(key, Found(key, [], "draw"))
+        f.values += [first[i], *reps.get(i, ())]
+    for _, _, a, _, _, v, status in store.search_values(run.id):
+        if status == "ok":
+            key = tuple(a)
+            f = groups.setdefault(key, Found(key, [], "search"))
+            f.values.append(v)
+    return list(groups.values())
+
+
+def run_optimum(store: Store, run: Run, confidence: float = 0.95, limit: int | None = None):
+    """The optimum of placement means of a stored run as every command states it: the iid sample's
+    estimate (evt/optimum.py) certified against every placement measured and the run's searches
+    (evt/certificate.py).  Raises EstimateError where the sample gives none."""
+    from .evt import EstimateError
+    from .evt.certificate import certify
+    from .evt.noise import estimate_noise
+    from .evt.optimum import OptimumMean, optimum_of_means
+
+    sample = run_sample(store, run, limit)
+    searches = [r for _, _, _, r in store.searches(run.id) if r is not None] if limit is None else []
+    try:
+        iid = optimum_of_means(sample, confidence)
+    except EstimateError as e:
+        if not any(s.get("converged") for s in searches):
+            raise
+        # too few draws for the sample's estimate: a converged search may still certify the top
+        noise = estimate_noise(sample.groups(), sample.injected_cv)
+        iid = OptimumMean(None, None, None, noise, None, "no_sample_estimate", confidence, int(sample.idx.size),
+                          len(sample.repeats), messages=[f"no estimate from the sample: {e}"])
+    if limit is not None:
+        return iid
+    return certify(iid, found_placements(store, run), searches, confidence)

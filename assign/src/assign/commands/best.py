@@ -9,19 +9,25 @@ import sys
 
 from ._args import output_file, positive_int, number
 from ._options import RUNNERS, add_db
+from ..search import SAMPLERS
 from ._save import save
 
 DESCRIPTION = """\
-Choose the placement to deploy from a stored run: its leading distinct
-placements (by the mean of everything measured of them so far) are measured
-again in interleaved rounds, every candidate once a round in a shuffled
-order, until Kim and Nelson's fully sequential procedure (KN) leaves one.
+Choose the placement to deploy from a stored run. First a search from the
+run's leading placements (--sampler, default surrogate: a local search that
+converges under noise, guided by a surrogate fitted to every measurement;
+its budget is printed), since random draws rarely reach the top of a large
+space. Then the leading distinct placements, drawn or found (by the mean of
+everything measured of them so far), are measured again in interleaved
+rounds, every candidate once a round in a shuffled order, until Kim and
+Nelson's fully sequential procedure (KN) leaves one.
 KN guarantees, with probability --confidence, that the chosen placement's
 mean is within the indifference zone of the best candidate's. The chosen
 placement's mean (measured over the rounds) comes with its interval and its
-gap to the optimum of placement means (estimated, as `assign estimate`).
-Every measurement is stored as it comes (table repeats); an interrupted
-selection resumes where it stopped, and a finished one is not measured again.
+gap to the optimum of placement means (estimated and certified against
+every placement measured, as `assign estimate`). Every measurement is
+stored as it comes; an interrupted search or selection resumes where it
+stopped, and a finished one is not measured again.
 Contexts in the file are PU os_index; instance i receives on port 0 queue i
 and transmits on port 1 queue i (runtime/PLACEMENT.md)."""
 
@@ -43,6 +49,10 @@ def register(sub) -> argparse.ArgumentParser:
     p.add_argument("--max-measurements", type=positive_int, default=None, metavar="N",
                    help="stop the selection after this many measurements, uncertified (default: 12%% of the "
                         "run's draws, at least enough for the first stage and 5 rounds)")
+    p.add_argument("--sampler", choices=(*SAMPLERS, "none"), default=None,
+                   help="the search before the selection (default: surrogate; none: choose among the draws only)")
+    p.add_argument("--search-budget", type=positive_int, default=None, metavar="N",
+                   help="measurements the search may spend (default: as many as the run has draws, at least 200)")
     p.add_argument("--single", action="store_true",
                    help="no selection: the draw with the best single value (the paper's choice; one lucky "
                         "measurement, not a placement's mean)")
@@ -102,10 +112,24 @@ def choose(store, run_, args) -> dict:
     from ..run_backend import backend_for_run
 
     settings = Settings(candidates=args.candidates, indifference_pct=args.indifference, confidence=args.confidence,
-                        first_stage=args.first_stage, max_measurements=args.max_measurements)
+                        first_stage=args.first_stage, max_measurements=args.max_measurements, sampler=args.sampler,
+                        search_budget=args.search_budget,
+                        predict=model_predict(run_, args.model_params) if args.sampler == "model" else None)
     return choose_on(store, run_, lambda: backend_for_run(run_, model_params=args.model_params, build=args.build,
                                                           runner=args.runner, timeout=args.timeout),
                      settings, close=True, quiet=args.json)
+
+
+def model_predict(run_, model_params: str | None):
+    """The performance model's noise-free prediction on the run's machine, for --sampler model."""
+    from ..backends.model import ModelBackend, load_params
+    from ..search.stored import space_of
+    from ..workloads import Workload
+
+    _, topo = space_of(run_)
+    wl = Workload(run_.workload, run_.instances)
+    m = ModelBackend(topo, wl, load_params(wl.name, model_params, topo), noise_rel_sd=0.0)
+    return lambda ctx: m.predict(ctx)[0]
 
 
 WIDE_ZONE_PCT = 10.0  # a certificate within more than this of the best candidate's mean is said to be weak
@@ -116,8 +140,12 @@ def describe(res: dict, kind: str, unit: str = "packets/s") -> list[str]:
     from ..evt.estimate import _fmt
     from ..run_sample import describe_cost
 
+    from ..choice import describe_search
+
     c = res["chosen"]
     lines = []
+    if res.get("search"):
+        lines.append(describe_search(res["search"]))
     if res.get("candidates"):
         zone = res["indifference_zone"]
         lines.append(f"selection {res['selection']} ({res['procedure']}{', stored earlier' if res.get('reused') else ''}): "
@@ -139,14 +167,19 @@ def describe(res: dict, kind: str, unit: str = "packets/s") -> list[str]:
                          f"mean of them (raise --max-measurements or --indifference)")
     ci = "" if c.get("ci_low") is None or (isinstance(c["ci_low"], float) and math.isnan(c["ci_low"])) else \
         f", {res.get('probability_correct_selection', 0.95):.0%} interval [{_fmt(c['ci_low'])}, {_fmt(c['ci_high'])}]"
-    lines.append(f"chosen placement: draw {c['draw']}, mean {_fmt(c['mean'])} {unit} ({c['kind']}, "
+    lines.append(f"chosen placement: {c.get('label') or 'draw ' + str(c['draw'])}, mean {_fmt(c['mean'])} {unit} ({c['kind']}, "
                  f"{c['rounds']} rounds){ci}")
     opt = res.get("optimum_mean")
     if opt is not None and opt.get("estimate") is not None:
         hi = "infinity" if opt.get("ci_high") is None else _fmt(opt["ci_high"])
         lines.append(f"optimum of placement means (estimated): {_fmt(opt['estimate'])} {unit}, interval "
-                     f"[{_fmt(opt['ci_low'])}, {hi}] ({opt['method']})")
-        lines.append(gap_line(res["gap_pct"], res.get("gap_pct_high"), "the chosen placement"))
+                     f"[{_fmt(opt['ci_low'])}, {hi}] ({opt['method']}, status {opt['status']})")
+        if res.get("gap_pct_is_lower_bound"):
+            lines.append(f"gap of the chosen placement to the optimum of means: at least {res['gap_pct']:.2f}% "
+                         f"(measured: to the best placement's lower bound); the estimate is refuted, so no upper "
+                         f"end is stated")
+        else:
+            lines.append(gap_line(res["gap_pct"], res.get("gap_pct_high"), "the chosen placement"))
     elif "gap_pct" not in res and res.get("candidates"):
         lines.append("no estimate of the optimum of means (too few draws, or the noise is not measured yet)")
     if "cost" in res:

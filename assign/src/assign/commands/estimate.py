@@ -125,7 +125,7 @@ def optimum_section(args: argparse.Namespace, values: list[float]) -> dict:
     placement and its gap, the cost: JSON keys and the text lines that lead the output."""
     from ..evt import EstimateError
     from ..evt.optimum import optimum_of_means
-    from ..run_sample import describe_cost, measurement_cost, run_sample
+    from ..run_sample import describe_cost, measurement_cost, run_optimum, run_sample
     from ..store import Store
     from .best import gap_line
     from ..evt.estimate import _fmt
@@ -149,7 +149,9 @@ def optimum_section(args: argparse.Namespace, values: list[float]) -> dict:
             sample.space_size, sample.orbits = None, None
             chosen = None
         try:
-            opt = optimum_of_means(sample, args.confidence)
+            # the whole run: certified against every placement measured and its searches
+            opt = optimum_of_means(sample, args.confidence) if args.sitting is not None else \
+                run_optimum(store, run, args.confidence)
         except EstimateError as e:
             return {"optimum_mean": None, "optimum_mean_error": str(e), "chosen": None, "cost": cost,
                     "text": [f"optimum of placement means: none ({e})", "cost: " + describe_cost(cost)]}
@@ -167,7 +169,8 @@ def optimum_section(args: argparse.Namespace, values: list[float]) -> dict:
               else None)
         out["gap_pct"], out["gap_pct_high"] = gap, hi
         text.append(f"chosen placement (`assign best`, selection {chosen['selection']}"
-                    + ("" if chosen.get("certified") else ", not certified") + f"): draw {chosen['draw']}, mean "
+                    + ("" if chosen.get("certified") else ", not certified") + f"): "
+                    f"{chosen.get('label') or 'draw ' + str(chosen['draw'])}, mean "
                     f"{_fmt(chosen['mean'])} {unit} ({chosen['kind']}, {chosen['rounds']} rounds)")
         if gap is not None:
             text.append("  " + gap_line(gap, hi, "the chosen placement"))

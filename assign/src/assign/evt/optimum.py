@@ -46,6 +46,9 @@ METHODS = {
                          "measured normal noise (every measurement of a tail draw used), profile-likelihood "
                          "interval",
     "paper-upb": "the repetitions measured no noise: the paper's UPB of the single values",
+    "search": "a search that converged certifies the top: from the measured lower bound (the best placement's "
+              "simultaneous lower bound) to its final placement's upper bound times 1 + its resolution, never "
+              "below the sample's unrefuted interval (evt/certificate.py)",
 }
 
 
@@ -78,7 +81,7 @@ class OptimumMean:
     ci_high: float | None                    # math.inf: one-sided
     noise: Noise
     method: str | None
-    status: str                              # ok | unbounded | noise_unknown | noise_dominated | extrapolated
+    status: str                              # ok | unbounded | noise_unknown | noise_dominated | extrapolated | refuted
     confidence: float
     n: int
     repeats: int
