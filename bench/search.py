@@ -1,0 +1,197 @@
+#!/usr/bin/env python3
+"""Every searcher at the same budgets, in one run (issue 52; method and
+reading: assign/EVT.md, "The certificate", and assign/SEARCH.md).
+
+  searchers  random     the paper: iid draws, the best single value deployed,
+                        its UPB interval as the bound
+             assign     assign's default flow: `assign sample`, `assign best`
+                        (the surrogate search, then KN's selection), the
+                        certified optimum of means (`assign estimate`)
+             local      the same flow with `--sampler local` (no surrogate)
+             model      the same flow with `--sampler model`, its guide the
+                        model with every parameter off by a random factor
+                        exp(N(0, 0.2^2)), as a calibration is (the exact model
+                        makes the values: it would know the answer)
+             tpe, gp    Optuna's samplers over the Lehmer code, one trial a
+                        measurement, the best trial deployed (gp where PyTorch
+                        is installed; both only up to --peer-max measurements)
+             opentuner  OpenTuner's permutation search, where it installs
+  budgets    every measurement counted: draws, repetitions, search, selection
+  spaces     the T2's model, five workloads x8 (the optimum: the best of 30
+             noise-free local-search restarts, said so); 'pack:2 core:4 pu:2'
+             stateful x3 (60,165 placements: exact)
+  noise      0, 2 and 5% on the model
+
+It prints, per space, noise and budget, each searcher's median and 10th/90th
+percentile score (the deployed placement's noise-free mean over the
+optimum), whether its answer carries a bound and how often the bound held;
+then the budget each searcher needs to be within 1% and 2% of the optimum in
+9 of 10 seeds, and the rows where assign's flow does worse by median than the
+best peer.
+
+    .venv/bin/python bench/search.py [--seeds 20] [--jobs 2] [--spaces 't2 stateful x8' ...]
+        [--noises 0 0.02 0.05] [--budgets 300 1000 5000 20000] [--searchers assign random tpe ...]
+"""
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import sys
+import time
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent / "lib"))
+try:
+    import numpy as np
+
+    import search_cases as sc
+except ImportError as e:
+    sys.exit(f"run it with the project's venv: .venv/bin/python bench/search.py ({e})")
+
+SPACES = [f"t2 {w} x8" for w in ("ipfwd-mem", "stateful", "ipfwd-l1", "ahocorasick", "analyzer")] + \
+    ["pack:2 core:4 pu:2 stateful x3"]
+NOISES = (0.0, 0.02, 0.05)
+BUDGETS = (300, 1000, 5000, 20000)
+FLOWS = ("assign", "local", "model")
+PEERS = ("random", "tpe", "gp", "opentuner")
+SEARCHERS = ("assign", "random", "local", "model", "tpe", "gp", "opentuner")
+
+
+def available(name: str) -> str | None:
+    """None when the searcher can run here, else why not."""
+    if name == "gp":
+        from assign.search.gp import available as gp_ok
+        return gp_ok()
+    if name == "opentuner":
+        try:
+            import opentuner  # noqa: F401
+        except ImportError as e:
+            return f"OpenTuner does not import ({e}): pip install opentuner"
+    return None
+
+
+def job(args):
+    space, name, noise, seed, budget = args
+    case = sc.parse(space)
+    t = time.time()
+    try:
+        out = sc.flow(case, "surrogate" if name == "assign" else name, noise, seed, budget) if name in FLOWS \
+            else sc.peer(case, name, noise, seed, budget)
+    except Exception as e:  # a failure is a row of its own, said, never a score
+        return args, None, f"{type(e).__name__}: {e}", time.time() - t
+    return args, out, None, time.time() - t
+
+
+def pct(v: list[float], q: float) -> float:
+    return float(np.percentile(v, q)) if v else math.nan
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--seeds", type=int, default=20, help="seeds per row (default: 20)")
+    ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="worker processes (default: all CPUs)")
+    ap.add_argument("--spaces", nargs="+", default=SPACES, metavar="SPACE",
+                    help="'t2 WORKLOAD xN' or 'TOPOLOGY WORKLOAD xN' (default: the T2's five and the 60,165 space)")
+    ap.add_argument("--noises", nargs="+", type=float, default=list(NOISES), metavar="CV")
+    ap.add_argument("--budgets", nargs="+", type=int, default=list(BUDGETS), metavar="N")
+    ap.add_argument("--searchers", nargs="+", default=list(SEARCHERS), choices=SEARCHERS)
+    ap.add_argument("--peer-max", type=int, default=5000, metavar="N",
+                    help="the largest budget Optuna's and OpenTuner's samplers run at (default: 5000; TPE's time "
+                         "per trial grows with the trials, GP's with their cube)")
+    args = ap.parse_args()
+    for s in args.spaces:
+        try:
+            sc.parse(s)
+        except ValueError as e:
+            ap.error(str(e))
+    if any(not 0.0 <= v < 1.0 for v in args.noises) or any(b < 100 for b in args.budgets):
+        ap.error("--noises are fractions in [0, 1) (0.02 is 2%), --budgets at least 100")
+    skipped: dict[str, str] = {}
+    for name in args.searchers:
+        why = available(name)
+        if why:
+            skipped[name] = why
+    print(f"searchers at equal budgets: {args.seeds} seeds a row; values modelled (the T2's and synthetic machines' "
+          f"model with injected noise); score = the deployed placement's noise-free mean / the optimum")
+    for name, why in skipped.items():
+        print(f"not run: {name}: {why}")
+    opt = {}
+    for s in args.spaces:
+        opt[s] = sc.optimum(sc.parse(s))
+        print(f"optimum of {s}: {opt[s][0]:,.0f} (modelled, {opt[s][1]})")
+    jobs = []
+    for s in args.spaces:
+        for nz in args.noises:
+            for b in args.budgets:
+                for name in args.searchers:
+                    if name in skipped or (name in ("tpe", "gp", "opentuner") and b > args.peer_max):
+                        continue
+                    jobs += [(s, name, nz, seed, b) for seed in range(args.seeds)]
+    print(f"{len(jobs)} runs on {args.jobs} processes; model: guided by a miscalibrated model (each parameter off by "
+          f"exp(N(0, {sc.MISCALIBRATION}^2))); tpe, gp, opentuner: budgets up to {args.peer_max:,}")
+    results: dict[tuple, list] = {}
+    t0 = time.time()
+    with ProcessPoolExecutor(args.jobs) as ex:
+        for (s, name, nz, seed, b), out, err, dt in ex.map(job, jobs, chunksize=1):
+            results.setdefault((s, nz, b, name), []).append((out, err, dt))
+    print(f"({time.time() - t0:.0f} s)\n")
+    print(f"{'space':<32} {'noise':>5} {'budget':>6} {'searcher':<9} {'median':>7} {'p10':>7} {'p90':>7} "
+          f"{'spent':>6} {'bound':>6} {'held':>6} {'s/run':>6}")
+    need: dict[tuple, dict] = {}
+    worse = []
+    for s in args.spaces:
+        for nz in args.noises:
+            for b in args.budgets:
+                med = {}
+                for name in args.searchers:
+                    rows = results.get((s, nz, b, name))
+                    if not rows:
+                        continue
+                    ok = [o for o, e, _ in rows if o is not None]
+                    errs = [e for _, e, _ in rows if e is not None]
+                    sc_ = [o.score for o in ok]
+                    bounded = [o for o in ok if o.bound is not None]
+                    held = [o.held(opt[s][0]) for o in bounded]
+                    med[name] = pct(sc_, 50)
+                    print(f"{s:<32} {100 * nz:>4g}% {b:>6} {name:<9} {pct(sc_, 50):>7.4f} {pct(sc_, 10):>7.4f} "
+                          f"{pct(sc_, 90):>7.4f} {int(np.median([o.cost for o in ok])) if ok else 0:>6} "
+                          f"{len(bounded):>3}/{len(ok):<2} "
+                          f"{(f'{100 * sum(held) / len(held):.0f}%' if held else '-'):>6} "
+                          f"{np.mean([dt for _, _, dt in rows]):>6.1f}"
+                          + (f"  {len(errs)} failed: {errs[0]}" if errs else ""))
+                    for goal in (0.99, 0.98):
+                        if pct(sc_, 10) >= goal:
+                            d = need.setdefault((s, nz, name), {})
+                            d[goal] = min(d.get(goal, b), b)
+                peers = {k: v for k, v in med.items() if k in PEERS}
+                if "assign" in med and peers and med["assign"] < max(peers.values()) - 1e-9:
+                    best = max(peers, key=peers.get)
+                    worse.append(f"{s}, {100 * nz:g}%, budget {b}: assign {med['assign']:.4f} < {best} "
+                                 f"{peers[best]:.4f}")
+    print("\nmeasurements needed to be within 1% / 2% of the optimum in 9 of 10 seeds (10th percentile score; "
+          "'-': not within the budgets run)")
+    for s in args.spaces:
+        for nz in args.noises:
+            line = []
+            for name in args.searchers:
+                if any((s, nz, b, name) in results for b in args.budgets):
+                    d = need.get((s, nz, name), {})
+                    line.append(f"{name} {d.get(0.99, '-')}/{d.get(0.98, '-')}")
+            print(f"  {s}, noise {100 * nz:g}%: " + ", ".join(line))
+    print()
+    for s in args.spaces:
+        rows = [o for (sp, nz, b, name), v in results.items() if sp == s and name == "assign"
+                for o, _, _ in v if o is not None and o.bound is not None]
+        if rows:
+            held = sum(o.held(opt[s][0]) for o in rows)
+            print(f"summary: {s}: assign's certified interval held the optimum in {held} of {len(rows)} runs "
+                  f"({100 * held / len(rows):.1f}%; goal >= 90% a row)")
+    print("summary: assign's flow by median " + ("at least as good as the best peer in every row" if not worse else
+                                                  "worse than the best peer in: " + "; ".join(worse)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
