@@ -151,7 +151,10 @@ def test_filter_logs_what_libpcap_matches(build_dir: Path, tmp_path: Path, file_
     assert len(lines) == matched
     recs = [json.loads(line) for line in lines]
     if expr == "tcp port 80":
-        assert all(r["l4_proto"] == 6 for r in recs)
+        # libpcap's filter, like tcpdump's, does not read the IPv4 version: an IPv4-shaped
+        # header with another version and TCP to port 80 passes it, and its record says
+        # the header is bad
+        assert all(r["l4_proto"] == 6 for r in recs if r["status"] != "ipv4_bad_version")
         assert all(80 in (r["sport"], r["dport"]) for r in recs
                    if r["sport"] is not None and r["fragment"] == "no" and not r["vlan"])
 
