@@ -54,6 +54,7 @@ packages=(
   libndpi-dev libndpi-bin libpcre2-dev
   valgrind  # bench/ipfwd.py --instructions (callgrind)
   iproute2 nftables  # client workloads (assign/WORKLOADS.md): namespaces, veths, the host end's ingress drop
+  chromium  # assign/tests/test_report_page.py renders `assign report`'s page headless
   # apps/netdedup: lwIP (the user-level stack), SHA-1 (nettle), deflate (zlib); its veths'
   # offloads off (ethtool); bench/netdedup.py's iperf3
   liblwip-dev nettle-dev zlib1g-dev ethtool iperf3

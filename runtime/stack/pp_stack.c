@@ -1,49 +1,41 @@
-/* Connection slots and the dispatch to the two backends (pp_stack.h). */
-#include <errno.h>
+/* pp_stack.h on two backends, reached through their tables of operations
+ * (pp_stack_backend.h): the instances and connection slots, the counters
+ * kept around the backends' calls, the statistics. */
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include <rte_cycles.h>
-#include <rte_ethdev.h>
 #include <rte_malloc.h>
 
-#include "pp_stack_impl.h"
+#include "pp_stack_backend.h"
 
-#define LWIP_TX_POOL_MB 8 /* pp_stack_lwip.c: 2,048 frames of 2 KiB, with overhead */
-
-uint16_t
-pp_stack_port_rx(uint16_t port, uint16_t queue, struct rte_mbuf **pkts, uint16_t n)
+/* Every backend is reached through its table; any kind but lwIP is the
+ * kernel's. */
+static const struct pp_stack_ops *
+backend(enum pp_stack_kind kind)
 {
-	return rte_eth_rx_burst(port, queue, pkts, n);
-}
-
-uint16_t
-pp_stack_port_tx(uint16_t port, uint16_t queue, struct rte_mbuf **pkts, uint16_t n)
-{
-	return rte_eth_tx_burst(port, queue, pkts, n);
-}
-
-int
-pp_stack_port_mac(uint16_t port, uint8_t mac[6])
-{
-	struct rte_ether_addr a;
-	if (rte_eth_macaddr_get(port, &a) != 0)
-		return -1;
-	memcpy(mac, a.addr_bytes, RTE_ETHER_ADDR_LEN);
-	return 0;
-}
-
-bool
-pp_stack_port_valid(uint16_t port)
-{
-	return rte_eth_dev_is_valid_port(port) != 0;
+	return kind == PP_STACK_LWIP ? &pp_stack_lwip_ops : &pp_stack_kernel_ops;
 }
 
 unsigned
 pp_stack_mem_mb(enum pp_stack_kind kind)
 {
-	return kind == PP_STACK_LWIP ? LWIP_TX_POOL_MB : 0;
+	return backend(kind)->mem_mb;
+}
+
+/* The instances and slots pp_stack_open made (some may be missing). */
+static void
+free_stack(struct pp_stack *s)
+{
+	if (s == NULL)
+		return;
+	if (s->inst != NULL)
+		for (unsigned i = 0; i < s->conf.n_instances; i++) {
+			rte_free(s->inst[i].conns);
+			rte_free(s->inst[i].impl);
+		}
+	rte_free(s->inst);
+	free(s);
 }
 
 int
@@ -58,6 +50,7 @@ pp_stack_open(struct pp_stack **out, const struct pp_stack_conf *conf, char *err
 	if (s == NULL)
 		goto nomem;
 	s->conf = *conf;
+	s->ops = backend(conf->kind);
 	s->inst = rte_zmalloc_socket("pp_stack_inst", conf->n_instances * sizeof(*s->inst),
 		RTE_CACHE_LINE_SIZE, conf->socket_id);
 	if (s->inst == NULL)
@@ -84,9 +77,7 @@ pp_stack_open(struct pp_stack **out, const struct pp_stack_conf *conf, char *err
 			si->impl[k].fd = -1;
 		}
 	}
-	int rc = conf->kind == PP_STACK_LWIP ? pp_stack_lwip_open(s, err, errlen)
-					     : pp_stack_kernel_open(s, err, errlen);
-	if (rc < 0) {
+	if (s->ops->open(s, err, errlen) < 0) {
 		pp_stack_close(s);
 		return -1;
 	}
@@ -95,7 +86,7 @@ pp_stack_open(struct pp_stack **out, const struct pp_stack_conf *conf, char *err
 nomem:
 	snprintf(err, errlen, "stack: out of memory for %u instances of %u connections",
 		conf->n_instances, conf->max_conns);
-	pp_stack_close(s);
+	free_stack(s); /* no backend opened: nothing of it to close */
 	return -1;
 }
 
@@ -104,18 +95,8 @@ pp_stack_close(struct pp_stack *s)
 {
 	if (s == NULL)
 		return;
-	if (s->inst != NULL) {
-		if (s->conf.kind == PP_STACK_LWIP)
-			pp_stack_lwip_close(s);
-		else
-			pp_stack_kernel_close(s);
-		for (unsigned i = 0; i < s->conf.n_instances; i++) {
-			rte_free(s->inst[i].conns);
-			rte_free(s->inst[i].impl);
-		}
-	}
-	rte_free(s->inst);
-	free(s);
+	s->ops->close(s);
+	free_stack(s);
 }
 
 struct pp_stack_inst *
@@ -136,23 +117,6 @@ pp_stack_conn(struct pp_stack_inst *si, unsigned slot)
 	return &si->conns[slot];
 }
 
-struct pp_conn *
-pp_stack_take_slot(struct pp_stack_inst *si)
-{
-	for (unsigned k = 0; k < si->s->conf.max_conns; k++) {
-		struct pp_conn *c = &si->conns[k];
-		if (c->state == PP_CONN_FREE) {
-			c->state = PP_CONN_OPEN;
-			c->gen++;
-			c->bytes_read = 0;
-			si->ctr.accepted++;
-			return c;
-		}
-	}
-	si->ctr.refused++;
-	return NULL;
-}
-
 static inline uint64_t
 moved(const struct pp_stack_counters *c)
 {
@@ -165,10 +129,7 @@ pp_stack_poll_begin(struct pp_stack_inst *si, bool input)
 	si->ctr.polls++;
 	si->poll_moved0 = moved(&si->ctr);
 	si->poll_t0 = rte_rdtsc();
-	if (si->s->conf.kind == PP_STACK_LWIP)
-		pp_stack_lwip_begin(si, input);
-	else
-		pp_stack_kernel_begin(si, input);
+	si->s->ops->poll_begin(si, input);
 	si->poll_t1 = rte_rdtsc();
 }
 
@@ -176,8 +137,7 @@ void
 pp_stack_poll_end(struct pp_stack_inst *si)
 {
 	uint64_t t2 = rte_rdtsc();
-	if (si->s->conf.kind == PP_STACK_LWIP)
-		pp_stack_lwip_end(si);
+	si->s->ops->poll_end(si);
 	if (moved(&si->ctr) == si->poll_moved0)
 		return;
 	uint64_t t3 = rte_rdtsc();
@@ -191,8 +151,7 @@ size_t
 pp_conn_read(struct pp_conn *c, void *dst, size_t max)
 {
 	struct pp_stack_inst *si = c->impl->si;
-	size_t n = si->s->conf.kind == PP_STACK_LWIP ? pp_stack_lwip_read(c, dst, max)
-						     : pp_stack_kernel_read(c, dst, max);
+	size_t n = si->s->ops->read(c, dst, max);
 	c->bytes_read += n;
 	si->ctr.bytes_read += n;
 	return n;
@@ -201,15 +160,13 @@ pp_conn_read(struct pp_conn *c, void *dst, size_t max)
 int
 pp_conn_write(struct pp_conn *c, const void *buf, size_t len)
 {
-	return c->impl->si->s->conf.kind == PP_STACK_LWIP ? pp_stack_lwip_write(c, buf, len)
-							  : pp_stack_kernel_write(c, buf, len);
+	return c->impl->si->s->ops->write(c, buf, len);
 }
 
 bool
 pp_conn_unacked(struct pp_conn *c)
 {
-	return c->impl->si->s->conf.kind == PP_STACK_LWIP ? pp_stack_lwip_unacked(c)
-							  : pp_stack_kernel_unacked(c);
+	return c->impl->si->s->ops->unacked(c);
 }
 
 uint64_t
@@ -218,20 +175,11 @@ pp_conn_release(struct pp_conn *c)
 	if (c->state == PP_CONN_FREE)
 		return 0;
 	struct pp_stack_inst *si = c->impl->si;
-	uint64_t lost = si->s->conf.kind == PP_STACK_LWIP ? pp_stack_lwip_release(c)
-							  : pp_stack_kernel_release(c);
+	uint64_t lost = si->s->ops->release(c);
 	si->ctr.bytes_discarded += lost;
 	c->state = PP_CONN_FREE;
 	return lost;
 }
-
-#if PP_LWIP_OWN
-#define PP_STACK_LWIP_BUILD                                                              \
-	"lwip 2.1 from Debian's source package, runtime/stack/lwip/lwipopts.h (NO_SYS, " \
-	"static pools, 256 KiB window), raw API"
-#else
-#define PP_STACK_LWIP_BUILD "lwip (Debian liblwip 2.1, raw API, no tcpip thread)"
-#endif
 
 void
 pp_stack_stats(const struct pp_stack *s, json_t *out)
@@ -256,10 +204,8 @@ pp_stack_stats(const struct pp_stack *s, json_t *out)
 		t.cycles_app += c->cycles_app;
 		t.cycles_out += c->cycles_out;
 	}
-	bool lwip = s->conf.kind == PP_STACK_LWIP;
-	json_object_set_new(
-		out, "stack", json_string(lwip ? PP_STACK_LWIP_BUILD : "kernel sockets"));
-	if (lwip) {
+	json_object_set_new(out, "stack", json_string(s->ops->describe));
+	if (s->ops->counts_frames) {
 		json_object_set_new(out, "rx_frames", json_integer((json_int_t)t.rx_frames));
 		json_object_set_new(
 			out, "rx_frames_dropped", json_integer((json_int_t)t.rx_frames_dropped));

@@ -17,9 +17,9 @@
 
 #include <rte_cycles.h>
 
-#include "pp_stack_impl.h"
+#include "pp_stack_backend.h"
 
-int
+static int
 pp_stack_kernel_open(struct pp_stack *s, char *err, size_t errlen)
 {
 	const struct pp_stack_conf *conf = &s->conf;
@@ -55,7 +55,7 @@ reset_close(int fd)
 	close(fd);
 }
 
-void
+static void
 pp_stack_kernel_close(struct pp_stack *s)
 {
 	for (unsigned i = 0; i < s->conf.n_instances; i++) {
@@ -72,7 +72,7 @@ pp_stack_kernel_close(struct pp_stack *s)
 	}
 }
 
-void
+static void
 pp_stack_kernel_begin(struct pp_stack_inst *si, bool input)
 {
 	uint64_t now = rte_rdtsc();
@@ -94,7 +94,7 @@ pp_stack_kernel_begin(struct pp_stack_inst *si, bool input)
 	}
 }
 
-size_t
+static size_t
 pp_stack_kernel_read(struct pp_conn *c, void *dst, size_t max)
 {
 	int fd = c->impl->fd;
@@ -114,7 +114,7 @@ pp_stack_kernel_read(struct pp_conn *c, void *dst, size_t max)
  * (the kernel admits a write while the buffer is below its limit).  Should
  * it take only part, the peer would read a cut message: the connection is
  * then reset. */
-int
+static int
 pp_stack_kernel_write(struct pp_conn *c, const void *buf, size_t len)
 {
 	int fd = c->impl->fd;
@@ -126,14 +126,14 @@ pp_stack_kernel_write(struct pp_conn *c, const void *buf, size_t len)
 	return n == (ssize_t)len ? 0 : -1;
 }
 
-bool
+static bool
 pp_stack_kernel_unacked(struct pp_conn *c)
 {
 	int queued = 0;
 	return c->impl->fd >= 0 && ioctl(c->impl->fd, SIOCOUTQ, &queued) == 0 && queued > 0;
 }
 
-uint64_t
+static uint64_t
 pp_stack_kernel_release(struct pp_conn *c)
 {
 	int fd = c->impl->fd;
@@ -148,3 +148,24 @@ pp_stack_kernel_release(struct pp_conn *c)
 		close(fd);
 	return 0;
 }
+
+/* Nothing waits for the poll's end: the kernel sent what was written. */
+static void
+pp_stack_kernel_end(struct pp_stack_inst *si)
+{
+	(void)si;
+}
+
+const struct pp_stack_ops pp_stack_kernel_ops = {
+	.describe = "kernel sockets",
+	.counts_frames = false,
+	.mem_mb = 0,
+	.open = pp_stack_kernel_open,
+	.close = pp_stack_kernel_close,
+	.poll_begin = pp_stack_kernel_begin,
+	.poll_end = pp_stack_kernel_end,
+	.read = pp_stack_kernel_read,
+	.write = pp_stack_kernel_write,
+	.unacked = pp_stack_kernel_unacked,
+	.release = pp_stack_kernel_release,
+};

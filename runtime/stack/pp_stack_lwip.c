@@ -33,10 +33,11 @@
 #include <rte_mempool.h>
 #include <rte_spinlock.h>
 
-#include "pp_stack_impl.h"
+#include "pp_stack_backend.h"
 
 #define TX_POOL_MBUFS 2047
 #define TX_MBUF_ROOM 2048
+#define TX_POOL_MB 8 /* the pool above (2,048 frames of 2 KiB) with its overhead */
 #define MTU 1500
 
 /* Process-wide, as lwIP's own state is: one stack, one netif per port. */
@@ -229,7 +230,7 @@ add_netif(uint16_t port, const struct pp_stack_conf *conf, char *err, size_t err
 	return 0;
 }
 
-int
+static int
 pp_stack_lwip_open(struct pp_stack *s, char *err, size_t errlen)
 {
 	const struct pp_stack_conf *conf = &s->conf;
@@ -302,7 +303,7 @@ free_pending(struct pp_conn_impl *ci)
 	ci->off = 0;
 }
 
-void
+static void
 pp_stack_lwip_close(struct pp_stack *s)
 {
 	rte_spinlock_lock(&stack_lock);
@@ -345,7 +346,7 @@ pp_stack_lwip_close(struct pp_stack *s)
 	s->tx_pool = NULL;
 }
 
-void
+static void
 pp_stack_lwip_begin(struct pp_stack_inst *si, bool input)
 {
 	rte_spinlock_lock(&stack_lock);
@@ -381,7 +382,7 @@ pp_stack_lwip_begin(struct pp_stack_inst *si, bool input)
 	}
 }
 
-void
+static void
 pp_stack_lwip_end(struct pp_stack_inst *si)
 {
 	for (unsigned i = 0; i < n_ack; i++) {
@@ -397,7 +398,7 @@ pp_stack_lwip_end(struct pp_stack_inst *si)
 	rte_spinlock_unlock(&stack_lock);
 }
 
-size_t
+static size_t
 pp_stack_lwip_read(struct pp_conn *c, void *dst, size_t max)
 {
 	struct pp_conn_impl *ci = c->impl;
@@ -427,7 +428,7 @@ pp_stack_lwip_read(struct pp_conn *c, void *dst, size_t max)
 	return n;
 }
 
-int
+static int
 pp_stack_lwip_write(struct pp_conn *c, const void *buf, size_t len)
 {
 	struct tcp_pcb *pcb = c->impl->pcb;
@@ -438,14 +439,14 @@ pp_stack_lwip_write(struct pp_conn *c, const void *buf, size_t len)
 	return 0;
 }
 
-bool
+static bool
 pp_stack_lwip_unacked(struct pp_conn *c)
 {
 	const struct tcp_pcb *pcb = c->impl->pcb;
 	return pcb != NULL && (pcb->unsent != NULL || pcb->unacked != NULL);
 }
 
-uint64_t
+static uint64_t
 pp_stack_lwip_release(struct pp_conn *c)
 {
 	struct pp_conn_impl *ci = c->impl;
@@ -463,3 +464,25 @@ pp_stack_lwip_release(struct pp_conn *c)
 		tcp_abort(pcb);
 	return unread;
 }
+
+#if PP_LWIP_OWN
+#define LWIP_BUILD                                                                       \
+	"lwip 2.1 from Debian's source package, runtime/stack/lwip/lwipopts.h (NO_SYS, " \
+	"static pools, 256 KiB window), raw API"
+#else
+#define LWIP_BUILD "lwip (Debian liblwip 2.1, raw API, no tcpip thread)"
+#endif
+
+const struct pp_stack_ops pp_stack_lwip_ops = {
+	.describe = LWIP_BUILD,
+	.counts_frames = true,
+	.mem_mb = TX_POOL_MB,
+	.open = pp_stack_lwip_open,
+	.close = pp_stack_lwip_close,
+	.poll_begin = pp_stack_lwip_begin,
+	.poll_end = pp_stack_lwip_end,
+	.read = pp_stack_lwip_read,
+	.write = pp_stack_lwip_write,
+	.unacked = pp_stack_lwip_unacked,
+	.release = pp_stack_lwip_release,
+};

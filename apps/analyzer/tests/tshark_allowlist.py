@@ -66,6 +66,21 @@ def ip_in_ip_without_its_ip_header(frame: bytes, ours: dict[str, str]) -> bool:
     return False
 
 
+def ipv4_declared_not_version_4(frame: bytes, ours: dict[str, str]) -> bool:
+    """A header that an EtherType or a tunnel's protocol type declares IPv4
+    (0x0800) whose version nibble is not 4: the frame's own (its bytes
+    after the Ethernet header and its tags), or the innermost one of a
+    tunnel other than IP in IP (which ip_in_ip_without_its_ip_header
+    covers), which the decoder reports with status ipv4_bad_version."""
+    if ours["ethertype"] == "0x0800":
+        l3 = 14 + 4 * (len(ours["vlan"].split(".")) if ours["vlan"] else 0)
+        if len(frame) > l3 and frame[l3] >> 4 != 4:
+            return True
+    chain = ours["tunnel"].split(".") if ours["tunnel"] else []
+    return (bool(chain) and chain[-1] != "ipip" and ours["inner_l3"] == "ipv4"
+            and ours["inner_status"] == "ipv4_bad_version")
+
+
 @dataclass(frozen=True)
 class Rule:
     name: str
@@ -106,4 +121,14 @@ RULES: list[Rule] = [
          "declares (tunnel ipip) and reports what it found there as the "
          "inner header's status (ipv6_bad_version, ipv4_truncated, ...), so "
          "that a malformed tunnel still shows as one"),
+    Rule("ipv4_declared_not_version_4", ipv4_declared_not_version_4,
+         (frozenset({"tunnel"}),),
+         "EtherType (or GRE/Geneve protocol type) IPv4 over a version nibble "
+         "that is not 4: tshark flags 'Bogus IPv4 version' and, for version "
+         "6, dissects the bytes as IPv6, so its layers read as IPv6 in IPv4 "
+         "(tunnel ipip and what follows); the analyzer, like tcpdump ('IP6, "
+         "wrong link-layer encapsulation') and a receiving host, takes the "
+         "type field at its word: an IPv4 header with status "
+         "ipv4_bad_version (ipv4_truncated when fewer than 20 bytes follow), "
+         "no tunnel, nothing decoded behind it"),
 ]

@@ -6,7 +6,7 @@ in GRE (with and without its redirect header), tunnels in tunnels, and the
 cases where the decoder and tshark are known to differ (BIG TCP: an IPv6
 payload length or a UDP length of 0 under a tunnel; an IPv4 total length
 below its header; IP in IP whose payload is empty or not the IP version its
-protocol field declares)."""
+protocol field declares; a GRE or Ethernet type IPv4 over an IPv6 header)."""
 from __future__ import annotations
 
 from scapy.contrib.erspan import ERSPAN_II, ERSPAN_III, ERSPAN_PlatformSpecific
@@ -109,4 +109,10 @@ def tunnel_frames() -> dict[str, bytes]:
     frames["ipip_6in6in4_short_not_ipv6"] = bytes(
         OUTER_ETH / IP(src="192.0.2.1", dst="192.0.2.2", proto=41)
         / IPv6(src="2001:db8:1::1", dst="2001:db8:1::2", nh=41, plen=8) / Raw(bytes(8)))
+    # A tunnel's type field says IPv4 over an IPv6 header (version 6): tshark flags the version
+    # and dissects IPv6 behind it (tests/harness/frames.py builds the frame-level ones)
+    frames["gre_ipv4_type_over_ipv6"] = bytes(_outer_v4(GRE(proto=0x0800) / Raw(bytes(_inner_v6()))))
+    frames["vxlan_eth_ipv4_type_over_ipv6"] = bytes(_outer_v4(
+        UDP(sport=49154, dport=4789) / VXLAN(vni=11) / Ether(src="0a:00:00:00:00:0a", dst="0a:00:00:00:00:0b",
+                                                             type=0x0800) / Raw(bytes(_inner_v6()))))
     return frames

@@ -52,7 +52,7 @@ def run(args: argparse.Namespace) -> int:
     optimum = optimum_section(args, values)
     out = build(ReportInput(f"assign report: {run.workload} x{run.instances} on {run.machine} ({run.kind})",
                             run.kind, values, args.confidence, args.threshold, baselines, facts, workers,
-                            optimum["text"], value_unit(run.workload, run.params)),
+                            optimum["text"], optimum, value_unit(run.workload, run.params)),
                 args.out)
     for line in optimum["text"]:
         print(line)

@@ -1,7 +1,11 @@
-/* What the two backends of pp_stack share (internal). */
-#ifndef PP_STACK_IMPL_H
-#define PP_STACK_IMPL_H
+/* What the two backends of pp_stack share (internal): the state pp_stack.c
+ * makes for each instance and connection slot, a free slot for a new
+ * connection, and the DPDK port calls (pp_stack_base.c).  The backends
+ * (pp_stack_backend.h) build on this and on nothing else of the stack. */
+#ifndef PP_STACK_BASE_H
+#define PP_STACK_BASE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include <rte_common.h>
@@ -59,42 +63,26 @@ struct pp_stack_inst {
 	struct pp_stack_counters ctr;
 } __rte_cache_aligned;
 
+struct pp_stack_ops;
+
 struct pp_stack {
 	struct pp_stack_conf conf;
+	const struct pp_stack_ops *ops; /* the backend of conf.kind */
 	struct pp_stack_inst *inst;
 	struct tcp_pcb *listener;    /* lwIP */
 	struct rte_mempool *tx_pool; /* lwIP */
 };
 
-/* The port calls the lwIP backend makes, in pp_stack.c: lwIP's headers
+/* A free slot of si for a new connection (state OPEN, gen bumped), or
+ * NULL when every slot is busy (counted as refused). */
+struct pp_conn *pp_stack_take_slot(struct pp_stack_inst *si);
+
+/* The port calls the lwIP backend makes, in pp_stack_base.c: lwIP's headers
  * and DPDK's rte_ethdev.h (through rte_ip.h and netinet/ip6.h) both define
  * struct ip6_hdr, so no file includes both.  One call per burst. */
 uint16_t pp_stack_port_rx(uint16_t port, uint16_t queue, struct rte_mbuf **pkts, uint16_t n);
 uint16_t pp_stack_port_tx(uint16_t port, uint16_t queue, struct rte_mbuf **pkts, uint16_t n);
 int pp_stack_port_mac(uint16_t port, uint8_t mac[6]);
 bool pp_stack_port_valid(uint16_t port);
-
-/* pp_stack_lwip.c */
-int pp_stack_lwip_open(struct pp_stack *s, char *err, size_t errlen);
-void pp_stack_lwip_close(struct pp_stack *s);
-void pp_stack_lwip_begin(struct pp_stack_inst *si, bool input);
-void pp_stack_lwip_end(struct pp_stack_inst *si);
-size_t pp_stack_lwip_read(struct pp_conn *c, void *dst, size_t max);
-int pp_stack_lwip_write(struct pp_conn *c, const void *buf, size_t len);
-bool pp_stack_lwip_unacked(struct pp_conn *c);
-uint64_t pp_stack_lwip_release(struct pp_conn *c);
-
-/* pp_stack_kernel.c */
-int pp_stack_kernel_open(struct pp_stack *s, char *err, size_t errlen);
-void pp_stack_kernel_close(struct pp_stack *s);
-void pp_stack_kernel_begin(struct pp_stack_inst *si, bool input);
-size_t pp_stack_kernel_read(struct pp_conn *c, void *dst, size_t max);
-int pp_stack_kernel_write(struct pp_conn *c, const void *buf, size_t len);
-bool pp_stack_kernel_unacked(struct pp_conn *c);
-uint64_t pp_stack_kernel_release(struct pp_conn *c);
-
-/* A free slot of si for a new connection (state OPEN, gen bumped), or
- * NULL when every slot is busy (counted as refused). */
-struct pp_conn *pp_stack_take_slot(struct pp_stack_inst *si);
 
 #endif
