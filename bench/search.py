@@ -15,7 +15,8 @@ reading: assign/EVT.md, "The certificate", and assign/SEARCH.md).
              tpe, gp    Optuna's samplers over the Lehmer code, one trial a
                         measurement, the best trial deployed (gp where PyTorch
                         is installed; both only up to --peer-max measurements)
-             opentuner  OpenTuner's permutation search, where it installs
+             opentuner  OpenTuner's permutation search (bench/lib/opentuner_peer.py),
+                        where it is installed (pip install opentuner)
   budgets    every measurement counted: draws, repetitions, search, selection
   spaces     the T2's model, five workloads x8 (the optimum: the best of 30
              noise-free local-search restarts, said so); 'pack:2 core:4 pu:2'
@@ -97,9 +98,10 @@ def main() -> int:
     ap.add_argument("--noises", nargs="+", type=float, default=list(NOISES), metavar="CV")
     ap.add_argument("--budgets", nargs="+", type=int, default=list(BUDGETS), metavar="N")
     ap.add_argument("--searchers", nargs="+", default=list(SEARCHERS), choices=SEARCHERS)
-    ap.add_argument("--peer-max", type=int, default=5000, metavar="N",
-                    help="the largest budget Optuna's and OpenTuner's samplers run at (default: 5000; TPE's time "
-                         "per trial grows with the trials, GP's with their cube)")
+    ap.add_argument("--peer-max", type=int, default=1000, metavar="N",
+                    help="the largest budget Optuna's and OpenTuner's samplers run at (default: 1000; TPE's time "
+                         "per trial grows with the trials: 1,000 trials took 60-190 s here, 5,000 about an hour; "
+                         "GP's grows with their cube)")
     args = ap.parse_args()
     for s in args.spaces:
         try:
@@ -134,8 +136,10 @@ def main() -> int:
     results: dict[tuple, list] = {}
     t0 = time.time()
     with ProcessPoolExecutor(args.jobs) as ex:
-        for (s, name, nz, seed, b), out, err, dt in ex.map(job, jobs, chunksize=1):
+        for i, ((s, name, nz, seed, b), out, err, dt) in enumerate(ex.map(job, jobs, chunksize=1)):
             results.setdefault((s, nz, b, name), []).append((out, err, dt))
+            if (i + 1) % max(1, len(jobs) // 20) == 0:
+                print(f"  {i + 1} of {len(jobs)} runs ({time.time() - t0:.0f} s)", flush=True)
     print(f"({time.time() - t0:.0f} s)\n")
     print(f"{'space':<32} {'noise':>5} {'budget':>6} {'searcher':<9} {'median':>7} {'p10':>7} {'p90':>7} "
           f"{'spent':>6} {'bound':>6} {'held':>6} {'s/run':>6}")

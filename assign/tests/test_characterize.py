@@ -398,18 +398,6 @@ def test_characterization_of_another_workload_refused(tmp_path: Path) -> None:
     assert r.returncode == 2 and f"--characterization {char} is for workload 'stateful'" in r.stderr, r.stderr
 
 
-def test_guided_search_estimates_from_the_iid_draws_alone(tmp_path: Path) -> None:
-    out = tmp_path / "s.json"
-    r = run_assign("search", "--guide", "model", "--budget", "500", "--guide-share", "0.1", "--pool", "5000",
-                   "--workload", "ipfwd-mem", "--machine", "ultrasparc-t2", "--json", str(out))
-    assert r.returncode == 0, r.stderr
-    assert "from the 450 iid draws alone" in r.stdout
-    s = json.loads(out.read_text())
-    assert s["guided"] == 50 and s["iid"] == 450 and s["estimate"]["n"] == 450
-    # the model ranks the candidates it then measures (with noise): its picks beat the iid best
-    assert s["best_guided"] > s["best_iid"] and s["best"] == s["best_guided"]
-
-
 @pytest.mark.parametrize("args, named", [(["0", "x", "100"], "'x'"), (["0", "5", "0"], "'0'"),
                                          (["no-cpu", "5", "100"], "'no-cpu'"), (["0"], "arguments"),
                                          (["0", "5", "100", "disk"], "'disk'"),

@@ -33,7 +33,7 @@ def output_commands(db: Path, bad: str) -> list[tuple[list[str], str]]:
         (["validate", "--workload", "ipfwd-l1", "--model-params", str(db), "--n", "5", "--json", bad], "--json"),
         (["validate", "--workload", "ipfwd-l1", "--model-params", str(db), "--n", "5", "--plot", bad + ".png"],
          "--plot"),
-        (["search", *T2, "--guide", "model", "--budget", "10", "--json", bad], "--json"),
+        (["search", *T2, "--sampler", "model", "--budget", "10", "--db", str(db), "--json", bad], "--json"),
         (["best", "--db", str(db), "--out", bad], "--out"),
         (["enumerate", "--machine", "ultrasparc-t2", "--workload", "ipfwd-mem", "--out", bad], "--out"),
         (["report", "--db", str(db), "--out", bad], "--out"),

@@ -57,12 +57,10 @@ def measurement_cost(store: Store, run: Run) -> dict:
     """How many measurements the run spent beyond its draws: noise repetitions, searches and
     selection rounds, and their share of all its measurements."""
     _, ok, failed, _ = store.progress(run.id)
-    reps = store.repeats(run.id)
-    noise = sum(1 for r in reps if r.purpose == "noise")
-    select = sum(1 for r in reps if r.purpose == "select")
-    found = store.search_values(run.id)
-    searched = sum(1 for r in found if r[3] is None)
-    select += len(found) - searched
+    counts = store.repeat_counts(run.id)
+    noise, select = counts.get("noise", 0), counts.get("select", 0)
+    searched, rounds = store.search_counts(run.id)
+    select += rounds
     total = ok + failed + noise + select + searched
     return {"draws": ok + failed, "noise_repetitions": noise, "search_measurements": searched,
             "selection_measurements": select, "total": total,
@@ -79,26 +77,24 @@ def describe_cost(cost: dict) -> str:
 TOP_SINGLE_DRAWS = 100  # draws measured once that the certificate holds against its interval (the highest)
 
 
-def found_placements(store: Store, run: Run) -> list:
+def found_placements(store: Store, run: Run, sample: RunSample | None = None) -> list:
     """Every placement of the run measured more than once (a draw with its repetitions and selection
     rounds; a search's placement with all its measurements), and the highest draws measured once, by
-    the contexts each was measured on (evt/certificate.py)."""
+    the contexts each was measured on (evt/certificate.py).  `sample`: the run as run_sample read it."""
     from .evt.certificate import Found
 
-    rows = store.indexed_values(run.id)
-    reps: dict[int, list[float]] = {}
-    for r in store.repeats(run.id):
-        if r.status == "ok":
-            reps.setdefault(r.idx, []).append(r.value)
-    first = {i: v for i, v in rows}
-    singles = sorted((i for i in first if i not in reps), key=lambda i: -first[i])[:TOP_SINGLE_DRAWS]
-    want = [i for i in reps if i in first] + singles
+    sample = sample if sample is not None else run_sample(store, run)
+    reps = sample.groups()
+    pos = {int(i): p for p, i in enumerate(sample.idx.tolist())}
+    top = np.argsort(-sample.first, kind="stable")[:TOP_SINGLE_DRAWS + len(reps)]
+    singles = [int(sample.idx[p]) for p in top if int(sample.idx[p]) not in reps][:TOP_SINGLE_DRAWS]
+    want = [i for i in reps if i in pos] + singles
     where = store.assignments(run.id, want)
     groups: dict[tuple, Found] = {}
     for i in want:
         key = tuple(where[i])
         f = groups.setdefault(key, Found(key, [], "draw"))
-        f.values += [first[i], *reps.get(i, ())]
+        f.values += [float(sample.first[pos[i]]), *reps.get(i, ())]
     for _, _, a, _, _, v, status in store.search_values(run.id):
         if status == "ok":
             key = tuple(a)
@@ -107,7 +103,8 @@ def found_placements(store: Store, run: Run) -> list:
     return list(groups.values())
 
 
-def run_optimum(store: Store, run: Run, confidence: float = 0.95, limit: int | None = None):
+def run_optimum(store: Store, run: Run, confidence: float = 0.95, limit: int | None = None,
+                sample: RunSample | None = None):
     """The optimum of placement means of a stored run as every command states it: the iid sample's
     estimate (evt/optimum.py) certified against every placement measured and the run's searches
     (evt/certificate.py).  Raises EstimateError where the sample gives none."""
@@ -116,7 +113,7 @@ def run_optimum(store: Store, run: Run, confidence: float = 0.95, limit: int | N
     from .evt.noise import estimate_noise
     from .evt.optimum import OptimumMean, optimum_of_means
 
-    sample = run_sample(store, run, limit)
+    sample = sample if sample is not None else run_sample(store, run, limit)
     searches = [r for _, _, _, r in store.searches(run.id) if r is not None] if limit is None else []
     try:
         iid = optimum_of_means(sample, confidence)
@@ -129,4 +126,4 @@ def run_optimum(store: Store, run: Run, confidence: float = 0.95, limit: int | N
                           len(sample.repeats), messages=[f"no estimate from the sample: {e}"])
     if limit is not None:
         return iid
-    return certify(iid, found_placements(store, run), searches, confidence)
+    return certify(iid, found_placements(store, run, sample), searches, confidence)

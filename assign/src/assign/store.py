@@ -680,6 +680,22 @@ class Store:
                  enumerate(rows)])
         return list(range(first, first + len(rows)))
 
+    def repeat_counts(self, run_id: int) -> dict[str, int]:
+        """purpose -> how many repeated measurements the run holds (failures included)."""
+        if not self._repeats:
+            return {}
+        return {p: int(c) for p, c in self.db.execute(
+            f"SELECT purpose, COUNT(*) FROM repeats WHERE run_id=? AND {self._unflagged(run_id)} GROUP BY purpose",
+            (run_id,))}
+
+    def search_counts(self, run_id: int) -> tuple[int, int]:
+        """(search measurements, selection rounds of found placements) the run holds, failures included."""
+        if not self._searches:
+            return 0, 0
+        a, b = self.db.execute("SELECT COALESCE(SUM(selection IS NULL), 0), COALESCE(SUM(selection IS NOT NULL), 0) "
+                               "FROM search_values WHERE run_id=?", (run_id,)).fetchone()
+        return int(a), int(b)
+
     def next_repeat_seq(self, run_id: int) -> int:
         """The number (seq) the run's next repeated measurement gets."""
         if not self._repeats:

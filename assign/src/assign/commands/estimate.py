@@ -151,7 +151,7 @@ def optimum_section(args: argparse.Namespace, values: list[float]) -> dict:
         try:
             # the whole run: certified against every placement measured and its searches
             opt = optimum_of_means(sample, args.confidence) if args.sitting is not None else \
-                run_optimum(store, run, args.confidence)
+                run_optimum(store, run, args.confidence, sample=sample)
         except EstimateError as e:
             return {"optimum_mean": None, "optimum_mean_error": str(e), "chosen": None, "cost": cost,
                     "text": [f"optimum of placement means: none ({e})", "cost: " + describe_cost(cost)]}

@@ -1,125 +1,81 @@
-"""`assign search --guide model`: part of the budget on the model's
-best-ranked candidates, the rest on iid draws; the EVT estimate comes from
-the iid draws alone (the guided ones are not a random sample)."""
+"""`assign search --sampler S --budget K`: spend K measurements of a run on
+one searcher (search/), stored with the run; the certified optimum of means
+after it."""
 from __future__ import annotations
 
 import argparse
 import json
+import sys
 
-from ._args import at_least, output_file, positive_int, positive_number
-from ._options import add_backend, add_dpdk_options, add_machine, add_workload
+from ..search import DEFAULT, SAMPLERS
+from ._args import output_file, positive_int
+from ._options import add_run_options
+from ._runs import prepare_session
 from ._save import save
 
-
-def share(text: str) -> float:
-    v = positive_number(text)
-    if not v < 1:
-        raise argparse.ArgumentTypeError(f"{text!r} must be a fraction in (0, 1)")
-    return v
-
-
-def best_distinct(pool, order, k: int) -> list:
-    """The first k distinct assignments of pool in the given order."""
-    out, seen = [], set()
-    for i in order:
-        key = tuple(pool[i].tolist())
-        if key not in seen:
-            seen.add(key)
-            out.append(pool[i])
-            if len(out) == k:
-                break
-    return out
+DESCRIPTION = """\
+Spend --budget measurements on placements chosen by a searcher, starting from
+the run's leading placements (its draws, and what earlier searches found; a
+run with no draws yet starts from random placements). Every measurement is
+stored with the run as it comes; the same command again finds the finished
+search, and an interrupted one resumes. Samplers:
+  surrogate  (default) a local search that converges under noise, started from
+             and guided by a surrogate fitted to every measurement
+  local      the same local search, its neighbours in a random order
+  model      the same local search, guided by the performance model
+             (--model-params: a calibration of this machine)
+  random     the paper's iid draws, one measurement each
+  tpe, gp    Optuna's samplers over the placement's Lehmer code (gp needs
+             PyTorch: pip install 'assign[gp]')
+Afterwards the optimum of placement means is certified against every
+placement measured (assign/EVT.md, "The certificate"): a search that
+converged gives the interval an upper end; a placement found above the
+interval refutes it. `assign best` searches (surrogate) before it chooses."""
 
 
 def register(sub) -> argparse.ArgumentParser:
-    p = sub.add_parser("search", help="guided search: the model's best candidates plus iid draws (EVT on the iid)",
-                       description="Spend --guide-share of --budget measurements on the assignments the model "
-                                   "(--model-params, noise-free) ranks best among --pool random candidates, and "
-                                   "the rest on iid random draws, all measured with the backend. The best found "
-                                   "is the best of both; the EVT estimate of the optimum comes from the iid draws "
-                                   "alone (a guided sample is not random, so the bound would not hold for it).")
-    p.add_argument("--guide", choices=("model",), required=True, help="what ranks the guided candidates")
-    p.add_argument("--budget", type=at_least(2), required=True, metavar="K", help="measurements in all")
-    p.add_argument("--guide-share", type=share, default=0.2, metavar="F",
-                   help="fraction of the budget spent on guided candidates (default: 0.2)")
-    p.add_argument("--pool", type=positive_int, default=100_000, metavar="M",
-                   help="random candidates the model ranks (default: 100,000)")
-    p.add_argument("--json", type=output_file, metavar="FILE", help="write the result as JSON")
-    add_machine(p)
-    add_workload(p)
-    add_backend(p, "model: relative measurement noise, sd (default: the workload's, see MODEL.md)")
-    add_dpdk_options(p)
+    p = sub.add_parser("search", help="spend a budget of measurements on a searcher, stored with the run",
+                       description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--sampler", choices=SAMPLERS, default=DEFAULT, help=f"the searcher (default: {DEFAULT})")
+    p.add_argument("--budget", type=positive_int, required=True, metavar="K", help="measurements it may spend")
+    p.add_argument("--json", type=output_file, metavar="FILE", help="write the search's result as JSON")
+    add_run_options(p)
     return p
 
 
 def run(args: argparse.Namespace) -> int:
-    import numpy as np
+    from ..evt import EstimateError
+    from ..choice import describe_search
+    from ..run_sample import describe_cost, measurement_cost, run_optimum
+    from ..search.stored import search
+    from ..workloads import value_unit
+    from .best import model_predict
 
-    from ..backends.base import MeasureRequest
-    from ..backends.model import ModelBackend, load_params
-    from ..backends.registry import default_backend, make_backend
-    from ..evt import EstimateError, estimate
-    from ..sampling import draws
-    from ..workloads import Workload
-    from ._options import dpdk_options, restrict, topology_of
-
-    args.backend = args.backend or default_backend(args.machine, args.topology)
-    topo = restrict(topology_of(args), args)
-    workload = Workload(args.workload, args.instances)
-    workload.check_fits(topo, args.allow_colocate, args.backend)
-    guide = ModelBackend(topo, workload, load_params(workload.name, args.model_params, topo), noise_rel_sd=0.0)
-    backend = make_backend(args.backend, topo, workload, seed=args.seed, noise=args.noise,
-                           model_params=args.model_params, allow_colocate=args.allow_colocate,
-                           dpdk=dpdk_options(args) if args.backend == "dpdk" else None)
-    n_guided = max(1, int(round(args.guide_share * args.budget)))
-    n_iid = args.budget - n_guided
-    if n_iid < 1:
-        raise ValueError(f"--guide-share {args.guide_share} of --budget {args.budget} leaves no iid draw")
-    # candidates: draws of another stream than the iid ones (seed + 1), ranked by the model
-    pool = draws(args.seed + 1, 0, args.pool, workload.n_tasks, topo.n_contexts, args.allow_colocate)
-    pred, _ = guide.predict(pool)
-    order = np.argsort(-pred, kind="stable")
-    guided = best_distinct(pool, order, n_guided)
-    iid = draws(args.seed, 0, n_iid, workload.n_tasks, topo.n_contexts, args.allow_colocate)
-    os_idx = topo.os_index
-
-    def measure(ctx: np.ndarray, idx: int) -> float | None:
-        r = backend.measure([MeasureRequest(idx, tuple(int(os_idx[c]) for c in ctx))])[0]
-        return r.value if r.status == "ok" else None
-
-    guided_v = [measure(c, 10_000_000 + i) for i, c in enumerate(guided)]
-    iid_v = [measure(c, i) for i, c in enumerate(iid)]
-    close = getattr(backend, "close", None)
-    if close:
-        close()
-    kind = backend.kind
-    g_ok = [v for v in guided_v if v is not None]
-    i_ok = [v for v in iid_v if v is not None]
-    best = max(g_ok + i_ok) if g_ok + i_ok else None
-    print(f"{args.workload} x{args.instances} on {topo.name}, backend {args.backend} ({kind}): budget {args.budget} = "
-          f"{len(guided)} guided (the model's best of {args.pool:,} candidates, modelled ranking) + {n_iid} iid")
-    print(f"best guided {max(g_ok):,.1f}" if g_ok else "no guided measurement succeeded", end="")
-    print(f", best iid {max(i_ok):,.1f}" if i_ok else ", no iid measurement succeeded", end="")
-    print(f" {workload.spec.unit} ({kind})")
-    result = {"workload": args.workload, "instances": args.instances, "machine": topo.name, "kind": kind,
-              "budget": args.budget, "guided": len(guided), "iid": n_iid, "best": best,
-              "best_guided": max(g_ok) if g_ok else None, "best_iid": max(i_ok) if i_ok else None,
-              "estimate_from": "iid draws only"}
+    session, created = prepare_session(args)
+    run_ = session.run
+    predict = model_predict(run_, args.model_params) if args.sampler == "model" else None
+    print(f"{'new' if created else 'continuing'} {run_.label()} in {args.db}")
     try:
-        est = estimate(i_ok, cross_checks=False)
-        result["estimate"] = est.to_dict()
-        if est.upb is not None and best is not None:
-            result["gap_of_best_pct"] = 100.0 * (est.upb - best) / est.upb
-        print(f"EVT estimate from the {len(i_ok)} iid draws alone (the guided measurements are not a random "
-              f"sample and are left out):")
-        print(est.format_text(kind))
-        if "gap_of_best_pct" in result:
-            print(f"gap of the best found (guided or iid) to the UPB: {result['gap_of_best_pct']:.2f}% (estimated)")
+        res = search(session.store, run_, lambda: session.backend, args.sampler, args.budget, predict=predict,
+                     quiet=args.quiet)
+    except KeyboardInterrupt:
+        print("interrupted: every measurement made is stored; run the same command again to resume the search",
+              file=sys.stderr)
+        return 130
+    print(describe_search(res))
+    unit = value_unit(run_.workload, run_.params)
+    out = dict(res)
+    try:
+        opt = run_optimum(session.store, run_)
+        print(opt.format_text(run_.kind, unit))
+        out["optimum_mean"] = opt.to_dict()
     except EstimateError as e:
-        result["estimate_error"] = str(e)
-        print(f"no EVT estimate from the {len(i_ok)} iid draws alone: {e}")
+        print(f"optimum of placement means: none yet ({e})")
+        out["optimum_mean"] = None
+    out["cost"] = measurement_cost(session.store, run_)
+    print("cost: " + describe_cost(out["cost"]))
     if args.json:
-        if not save(args.json, lambda f: json.dump(result, f, indent=2, default=float), "search result"):
+        if not save(args.json, lambda f: json.dump(out, f, indent=2, default=float), "search result"):
             return 1
         print(f"written to {args.json}")
     return 0
