@@ -140,7 +140,7 @@ def test_a_converged_search_certifies_the_top_from_the_measured_lower_bound() ->
     upper bound times 1 + its resolution; the refuted sample interval is said and left."""
     final = Found((1, 2), [110.0 + d for d in (-1.0, 0.0, 1.0)] * 20, "search")
     found = [final, Found((3, 4), [100.0, 101.0], "draw")]
-    search = {"converged": True, "resolution": 0.01, "final": {"contexts": [1, 2]}}
+    search = {"sampler": "surrogate", "converged": True, "resolution": 0.01, "final": {"contexts": [1, 2]}}
     out = certify(_iid(90.0, 100.0, 95.0), found, [search], 0.95)
     assert out.status == "ok" and out.method == "search"
     assert out.ci_low < 110.0 < out.ci_high
@@ -151,9 +151,12 @@ def test_a_converged_search_certifies_the_top_from_the_measured_lower_bound() ->
 
 def test_a_search_that_did_not_converge_certifies_nothing() -> None:
     found = [Found((1, 2), [99.0] * 30, "search")]
-    search = {"converged": False, "resolution": None, "final": {"contexts": [1, 2]}}
+    search = {"sampler": "surrogate", "converged": False, "resolution": None, "final": {"contexts": [1, 2]}}
     out = certify(_iid(90.0, 100.0, 95.0), found, [search], 0.95)
     assert out.method == "deconvolution-pot" and out.status == "ok"
+    # a plain local search's convergence is local: it certifies nothing either
+    local = {"sampler": "local", "converged": True, "resolution": 0.01, "final": {"contexts": [1, 2]}}
+    assert certify(_iid(90.0, 100.0, 95.0), found, [local], 0.95).method == "deconvolution-pot"
 
 
 def test_search_stores_every_measurement_and_a_second_call_finds_it(tmp_path: Path) -> None:

@@ -62,24 +62,29 @@ class Features:
         v = np.arange(space.n_contexts)
         self.dist = space.topo.distance(v[:, None], v[None, :])   # (V, V): the lowest level two contexts share
 
-    def __call__(self, ctx: np.ndarray) -> np.ndarray:
+    def columns(self, ctx: np.ndarray) -> np.ndarray:
+        """(B, P) the column of every feature occurrence of each row (a row's features: how often each
+        column occurs in it)."""
         x = np.atleast_2d(np.asarray(ctx, dtype=np.int64))
         b = x.shape[0]
         lv = self.levels
-        off = (np.arange(b, dtype=np.int64) * self.size)[:, None]
         parts = []
         if self.i.size:
-            d = self.dist[x[:, self.i], x[:, self.j]]
-            parts.append((self.pair_class[None, :] * lv + d + off).ravel())
+            parts.append(self.pair_class[None, :] * lv + self.dist[x[:, self.i], x[:, self.j]])
         roles = self.space.roles[None, :]
         for level in range(lv - 1):
             width = int(self.ids[level].max()) + 1
             g = self.ids[level][x] + (np.arange(b, dtype=np.int64) * width)[:, None]
             others = np.bincount(g.ravel(), minlength=b * width)[g] - 1
-            col = (roles * (lv - 1) + level) * CROWD_CAP + np.minimum(others, CROWD_CAP - 1)
-            parts.append((self.n_pair + col + off).ravel())
-        parts.append(off.ravel() + self.size - 1)
-        return np.bincount(np.concatenate(parts), minlength=b * self.size).reshape(b, self.size).astype(float)
+            parts.append(self.n_pair + (roles * (lv - 1) + level) * CROWD_CAP + np.minimum(others, CROWD_CAP - 1))
+        parts.append(np.full((b, 1), self.size - 1, dtype=np.int64))
+        return np.concatenate(parts, axis=1)
+
+    def __call__(self, ctx: np.ndarray) -> np.ndarray:
+        cols = self.columns(ctx)
+        b = cols.shape[0]
+        flat = (cols + (np.arange(b, dtype=np.int64) * self.size)[:, None]).ravel()
+        return np.bincount(flat, minlength=b * self.size).reshape(b, self.size).astype(float)
 
 
 class Surrogate:
@@ -101,7 +106,8 @@ class Surrogate:
         return Surrogate(features, coef, offset)
 
     def predict(self, ctx: np.ndarray) -> np.ndarray:
-        return self.features(ctx) @ self.coef + self.offset
+        # the sum of the coefficients of the features each row holds (no feature matrix)
+        return self.coef[self.features.columns(ctx)].sum(axis=1) + self.offset
 
     def descend(self, x: np.ndarray) -> np.ndarray:
         """Best-improvement local search on the surrogate (no measurement): its local optimum from x."""
@@ -164,7 +170,10 @@ class SurrogateSearch(LocalSearch):
         sur = self.refit(ledger)
         lead = list(starts[:STARTS]) if len(starts) else list(ledger.space.random(int(rng.integers(2 ** 31)), 0,
                                                                                    STARTS))
-        descended = [sur.descend(s) for s in lead]
+        first = {}
+        for s, k in zip(lead, ledger.space.keys(np.asarray(lead))):
+            first.setdefault(k, s)  # each distinct placement descended once
+        descended = [sur.descend(s) for s in first.values()]
         super().search(ledger, rng, descended + lead[:1], report)
 
     def rank(self, ledger: Ledger, ctx: np.ndarray, rng: np.random.Generator) -> np.ndarray:
