@@ -44,6 +44,15 @@ class DpdkBackend:
     kind = "measured"
     batch_size = 1  # one real run at a time: two at once would measure each other
 
+    def __new__(cls, topo=None, workload=None, *args, **kwargs):
+        """A program we did not write (its workload file says `launch`) is measured by
+        backends/program/ (ProgramBackend, a DpdkBackend): every caller gets it from here."""
+        if cls is DpdkBackend and workload is not None and workload.spec.program is not None:
+            from ..program.backend import ProgramBackend
+
+            cls = ProgramBackend
+        return super().__new__(cls)
+
     def __init__(self, topo: Topology, workload: Workload, options: DpdkOptions | None = None,
                  allow_colocate: bool | None = None, tier: str | None = None):
         """allow_colocate: the placement's flag; None sets it exactly when a
