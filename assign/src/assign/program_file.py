@@ -85,6 +85,7 @@ class Program:
     start_timeout_s: float = 60.0
     ready_pattern: str | None = None            # a regex the program prints once it forwards
     env: tuple[tuple[str, str], ...] = ()
+    cleanup: tuple[tuple[str, ...], ...] = ()   # after every stop, also a failed start (failures ignored)
     build: tuple[str, ...] | None = None        # writes the program into {output} (a directory), cached
     capture_generator: tuple[str, ...] | None = None
     capture_packets: int | None = None
@@ -126,7 +127,7 @@ def program_from_identity(d: dict) -> Program:
         tasks=tuple((n, x) for n, x in d["tasks"]), vdevs=tuple(d["vdevs"]), main_lcore=int(d["main_lcore"]),
         memory_mb=int(d["memory_mb"]), hugepages=d["hugepages"], repin=bool(d["repin"]), stdin=d["stdin"],
         stop=d["stop"], start_timeout_s=float(d["start_timeout_s"]), ready_pattern=d.get("ready_pattern"),
-        env=tuple((k, x) for k, x in d["env"]), build=tuple(d["build"]) if d.get("build") else None,
+        env=tuple((k, x) for k, x in d["env"]), cleanup=tuple(tuple(c) for c in d.get("cleanup", ())), build=tuple(d["build"]) if d.get("build") else None,
         capture_generator=tuple(d["capture_generator"]) if d.get("capture_generator") else None,
         capture_packets=d.get("capture_packets"), duration_s=float(d["duration_s"]), warmup_s=float(d["warmup_s"]),
         value=ProgramValue(**v), place=tuple(tuple(c) for c in d["place"]), task_threads=d.get("task_threads"))
@@ -135,7 +136,7 @@ def program_from_identity(d: dict) -> Program:
 TOP_KEYS = {"name", "description", "launch", "program", "tasks", "value", "window", "capture", "control", "deploy",
             "baselines"}
 PROGRAM_KEYS = {"command", "steps", "vdevs", "main_lcore", "memory_mb", "hugepages", "repin", "repin_why", "stdin",
-                "stop", "start_timeout_s", "ready_pattern", "env", "build"}
+                "stop", "start_timeout_s", "ready_pattern", "env", "build", "cleanup"}
 STEP_KEYS = {"run", "start", "ready", "placed"}
 VALUE_KEYS = {"from", "ports", "counter", "pattern", "aggregate", "command", "unit", "about"}
 WINDOW_KEYS = {"duration", "warmup"}
@@ -223,6 +224,7 @@ def read_program(r: _Reader, doc: dict, file: Path, here: Path, builtin: bool) -
     if not isinstance(env, dict) or not all(isinstance(v, str) for v in env.values()):
         raise r.fail("program.env", "expected a table of NAME = \"value\"", env)
     env_t = tuple((k, r.template((v,), f"program.env.{k}", COMMON_VARS, here)[0]) for k, v in env.items())
+    cleanup = tuple(r.template(c, "program.cleanup", COMMON_VARS, here) for c in r.commands(prog, "cleanup", "program."))
 
     win = r.table(doc, "window", "", WINDOW_KEYS) or {}
     duration = r.number(win, "duration", "window.") or 0.2
@@ -253,7 +255,8 @@ def read_program(r: _Reader, doc: dict, file: Path, here: Path, builtin: bool) -
 
     program = Program(launch=launch, steps=steps, tasks=tasks, vdevs=vdevs, main_lcore=main_lcore,
                       memory_mb=memory, hugepages=hugepages, repin=repin, repin_why=repin_why, stdin=stdin,
-                      stop=stop, start_timeout_s=start_timeout, ready_pattern=ready_pattern, env=env_t, build=build,
+                      stop=stop, start_timeout_s=start_timeout, ready_pattern=ready_pattern, env=env_t, cleanup=cleanup,
+                      build=build,
                       capture_generator=gen, capture_packets=packets, duration_s=duration, warmup_s=float(warmup),
                       value=value, place=place, task_threads=task_threads, deploy=deploy, baselines=baselines)
     return WorkloadSpec(name=name, app=name, source="program", description=description, roles=(),

@@ -68,11 +68,14 @@ class _State:
     workdir: Path
     launch: Launch | None = None
     prefixes: list[str] = field(default_factory=list)
+    cleanup: list[list[str]] = field(default_factory=list)   # the file's program.cleanup, filled in
 
     def stop(self) -> None:
         if self.launch is not None:
             self.launch.stop()
             self.launch = None
+            for cmd in self.cleanup:
+                _quietly(cmd, self.workdir)
         for p in self.prefixes:
             cleanup_prefix(p)
         self.prefixes.clear()
@@ -207,6 +210,7 @@ class ProgramBackend(DpdkBackend):
                     cmd.append(a.format(**values))
             steps.append((s.kind, cmd, s.ready.format(**values) if s.ready else None, s.placed))
         env = environment({k: v.format(**values) for k, v in self.prog.env})
+        self.state.cleanup = [forms.fill(c, values) for c in self.prog.cleanup]
         v = self.prog.value
         self.state.launch = Launch(steps, env, self.state.workdir, stdin_open=self.prog.stdin == "open",
                                    stop_signal=signal.SIGINT if self.prog.stop == "sigint" else signal.SIGTERM,
@@ -576,6 +580,16 @@ class ProgramBackend(DpdkBackend):
     def provenance(self) -> dict:
         """The program, as its file names it (a system package's binary is the package's)."""
         return {"app": self.spec.name, "launch": self.prog.launch}
+
+
+def _quietly(cmd: list[str], cwd: Path) -> None:
+    """A clean-up command: its failure (nothing left to remove) is no error."""
+    import subprocess
+
+    try:
+        subprocess.run(cmd, capture_output=True, timeout=30, cwd=cwd)
+    except (OSError, subprocess.TimeoutExpired):
+        pass
 
 
 def _any_cpu(pattern: str) -> str:
