@@ -7,9 +7,11 @@
  * prints "ops <total>" every 5 ms.  Two workers on one CPU share it, so the
  * total depends on the placement.
  *
- *   spinners N [--die-after S] [--exit-after S] [--lifetime S]
+ *   spinners N [--die-after S [--die-count FILE K]] [--exit-after S]
+ *              [--lifetime S]
  *
  * --die-after S: abort() after S seconds (a program that dies mid-run);
+ * --die-count FILE K: only in its first K starts (FILE counts them);
  * --exit-after S: exit(3) after S seconds (one that ends before its window);
  * --lifetime S: end by itself after S seconds (default 300), so that it
  * never outlives a test that lost track of it.
@@ -80,6 +82,8 @@ int
 main(int argc, char **argv)
 {
 	double die_after = -1, exit_after = -1, lifetime = 300;
+	const char *count_file = NULL;
+	int die_starts = 0;
 	pthread_t threads[MAX_WORKERS + 1];
 	char name[16];
 	int n;
@@ -98,6 +102,28 @@ main(int argc, char **argv)
 			exit_after = atof(argv[i + 1]);
 		else if (strcmp(argv[i], "--lifetime") == 0)
 			lifetime = atof(argv[i + 1]);
+		else if (strcmp(argv[i], "--die-count") == 0 && i + 2 < argc) {
+			count_file = argv[i + 1];
+			die_starts = atoi(argv[i + 2]);
+			i++;
+		}
+	}
+	if (count_file != NULL) {
+		FILE *f = fopen(count_file, "r");
+		int starts = 0;
+
+		if (f != NULL) {
+			if (fscanf(f, "%d", &starts) != 1)
+				starts = 0;
+			fclose(f);
+		}
+		f = fopen(count_file, "w");
+		if (f != NULL) {
+			fprintf(f, "%d\n", starts + 1);
+			fclose(f);
+		}
+		if (starts + 1 > die_starts)
+			die_after = -1;
 	}
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);

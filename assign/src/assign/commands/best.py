@@ -81,6 +81,7 @@ def run(args: argparse.Namespace) -> int:
             print(f"wrote {args.out}: the best single value of {run_.label()}: draw {best.idx}, "
                   f"{best.value:,.1f} {value_unit(run_.workload, run_.params)} ({run_.kind}, one measurement: "
                   f"the paper's choice, not a placement's mean; without --single, `assign best` chooses by re-measuring)")
+            _deploy_form(args, workload, best.assignment, run_)
             return 0
         res = choose(store, run_, args)
     chosen = res["chosen"]
@@ -93,7 +94,16 @@ def run(args: argparse.Namespace) -> int:
         for line in describe(res, run_.kind, value_unit(run_.workload, run_.params)):
             print(line)
         print(f"wrote {args.out}")
+    _deploy_form(args, workload, chosen["contexts"], run_)
     return 0
+
+
+def _deploy_form(args, workload, contexts, run_) -> None:
+    """A program we did not write: its own form of the placement, written beside --out and printed."""
+    from ..deploy_form import write_for_best
+
+    for line in write_for_best(args.out, workload, contexts, run_.topology, args.build):
+        print(line, file=sys.stderr if args.json else sys.stdout)
 
 
 def choose(store, run_, args) -> dict:

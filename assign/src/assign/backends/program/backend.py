@@ -53,6 +53,7 @@ from .launch import Launch, StartError, environment
 from .threads import affinity, lcore_thread, matching, pin, threads
 from .value import OutputLog, ReadError, Telemetry, command_number, output_value, telemetry_up
 
+THREADS_SETTLE_S = 2.0   # no new thread for this long: a task still without its threads has none
 CONTROL_SETTLE_S = 15.0  # a control interface applies a placement by itself: how long it may take
 POLL_S = 0.01
 
@@ -235,6 +236,8 @@ class ProgramBackend(DpdkBackend):
         v = self.prog.value
         tel = None
         missing: list[tuple[str, str]] = []
+        names: list[str] = []
+        changed = time.perf_counter()
         try:
             while True:
                 gone = launch.ended()
@@ -256,7 +259,13 @@ class ProgramBackend(DpdkBackend):
                     launch.placed.output.ready.is_set()
                 if not missing and ports_ok and printed:
                     break
-                if time.perf_counter() > deadline:
+                now = sorted(n for _, n in threads(launch.pid))
+                if now != names:
+                    names, changed = now, time.perf_counter()
+                # a task whose threads are missing once the program printed what it waits for (if
+                # anything) and started no thread for THREADS_SETTLE_S: they will not come
+                settled = missing and printed and time.perf_counter() - changed > THREADS_SETTLE_S
+                if time.perf_counter() > deadline or settled:
                     self._not_ready(preflight, missing, ports_ok, printed, tel)
                 time.sleep(0.02)
         finally:
@@ -277,10 +286,10 @@ class ProgramBackend(DpdkBackend):
         if missing:
             name, pattern = missing[0]
             if self.prog.launch == "eal":
-                why = (f"lcore {pattern}: the program started no thread for it within {t:g} s (its threads: "
-                       f"{have}); is lcore {pattern} one the program launches?")
+                why = (f"lcore {pattern}: the program started no thread for it (its threads: {have}); is lcore "
+                       f"{pattern} one the program launches?")
             else:
-                why = f"the pattern matches none of the program's threads within {t:g} s (its threads: {have})"
+                why = f"the pattern matches none of the program's threads (its threads: {have})"
             if preflight:
                 raise self._fail_file(f"tasks.{name}", why, pattern)
             raise Failed(f"task {name}: {why}")
@@ -525,9 +534,14 @@ class ProgramBackend(DpdkBackend):
             t0 = time.monotonic()
             if self.window_hook is not None:
                 self.window_hook(launch.pid, dict(where))
-            left = self.duration - (time.monotonic() - t0)
-            if left > 0:
-                time.sleep(left)
+            while True:  # a program that dies in the window fails the attempt at once
+                left = self.duration - (time.monotonic() - t0)
+                if left <= 0:
+                    break
+                time.sleep(min(left, 0.05))
+                gone = launch.ended()
+                if gone is not None:
+                    raise Failed(f"the program ended during the window: {gone}")
             c1 = self._count(tel, cmd, env) if v.source in ("telemetry", "command") else 0.0
             t1 = time.monotonic()
         except ReadError as e:
@@ -578,8 +592,27 @@ class ProgramBackend(DpdkBackend):
         self._finalizer()
 
     def provenance(self) -> dict:
-        """The program, as its file names it (a system package's binary is the package's)."""
-        return {"app": self.spec.name, "launch": self.prog.launch}
+        """The program by content: every executable its placed command names (a rebuilt or upgraded
+        program is another measurement)."""
+        import hashlib
+        import os
+        import shutil
+
+        placed = next(s for s in self.prog.steps if s.placed)
+        values = dict(self.values, file_prefix="", eal="")
+        h = hashlib.sha256()
+        files = []
+        for a in placed.command:
+            try:
+                a = a.format(**values)
+            except (KeyError, IndexError, ValueError):
+                continue
+            path = a if os.sep in a else shutil.which(a)
+            if path and os.path.isfile(path) and os.access(path, os.X_OK):
+                files.append(path)
+                with open(path, "rb") as f:
+                    h.update(f.read())
+        return {"app": " ".join(files), "app_sha256": h.hexdigest()}
 
 
 def _quietly(cmd: list[str], cwd: Path) -> None:
