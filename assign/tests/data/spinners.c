@@ -127,14 +127,15 @@ main(int argc, char **argv)
 	}
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
+	/* the helper first: once a worker has its name, every thread has */
+	pthread_create(&threads[n], NULL, idle, NULL);
+	pthread_setname_np(threads[n], "helper");
 	for (int i = 0; i < n; i++) {
 		workers[i].index = i;
 		pthread_create(&threads[i], NULL, work, &workers[i]);
 		snprintf(name, sizeof(name), "spin-%d", i);
 		pthread_setname_np(threads[i], name);
 	}
-	pthread_create(&threads[n], NULL, idle, NULL);
-	pthread_setname_np(threads[n], "helper");
 
 	double start = now();
 	while (!atomic_load(&stop)) {
