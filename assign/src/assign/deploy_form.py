@@ -17,6 +17,7 @@ from pathlib import Path
 
 from .workloads import Workload
 
+PREFIX = "ASSIGN-FILE-PREFIX"
 HEADER = "#!/bin/sh\n# The placement `assign best` chose for {name}, in the program's own form ({what}).\n"
 
 
@@ -63,10 +64,12 @@ def render(workload: Workload, contexts: list[int], all_contexts: list[int], bui
         cmd: list[str] = []
         for a in placed.command:
             if a == "{eal}":
-                cmd += forms.eal_options(prog, place, all_contexts, spec.name, vdevs, forms.memory_args(prog))
+                cmd += forms.eal_options(prog, place, all_contexts, PREFIX, vdevs, forms.memory_args(prog))
             else:
                 cmd.append(a.format(**values))
-        lines = [f"# lcore map: --lcores '{forms.lcores(prog, place, all_contexts)}'", shlex.join(cmd)]
+        # its DPDK --file-prefix: $FILE_PREFIX, or the workload's name
+        lines = [f"# lcore map: --lcores '{forms.lcores(prog, place, all_contexts)}'",
+                 "exec " + shlex.join(cmd).replace(PREFIX, f'"${{FILE_PREFIX:-{spec.name}}}"')]
     else:
         what = "taskset, a line per task, on the running process $PID"
         lines = [': "${PID:?set PID to the process id of the running program}"']

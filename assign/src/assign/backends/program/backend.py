@@ -264,7 +264,8 @@ class ProgramBackend(DpdkBackend):
                     names, changed = now, time.perf_counter()
                 # a task whose threads are missing once the program printed what it waits for (if
                 # anything) and started no thread for THREADS_SETTLE_S: they will not come
-                settled = missing and printed and time.perf_counter() - changed > THREADS_SETTLE_S
+                quiet = time.perf_counter() - changed > THREADS_SETTLE_S
+                settled = printed and quiet and (missing or (tel is not None and self._ports_absent(tel)))
                 if time.perf_counter() > deadline or settled:
                     self._not_ready(preflight, missing, ports_ok, printed, tel)
                 time.sleep(0.02)
@@ -296,8 +297,8 @@ class ProgramBackend(DpdkBackend):
         if not ports_ok:
             v = self.prog.value
             why = (f"the program's telemetry socket never answered within {t:g} s" if tel is None else
-                   f"ports {', '.join(map(str, v.ports))} were not all started within {t:g} s (the program's "
-                   f"ports: {self._ports(tel)})")
+                   f"ports {', '.join(map(str, v.ports))} are not all the program's, or not started (its ports: "
+                   f"{self._ports(tel)})")
             if preflight:
                 raise self._fail_file("value.ports", why, list(v.ports))
             raise Failed(why)
@@ -305,6 +306,14 @@ class ProgramBackend(DpdkBackend):
         if preflight:
             raise self._fail_file("program.ready_pattern", why, self.prog.ready_pattern)
         raise Failed(why)
+
+    def _ports_absent(self, tel: Telemetry) -> bool:
+        """Whether a port the value reads is not one the program has (it will not come)."""
+        try:
+            have = tel.ask("/ethdev/list")
+        except ReadError:
+            return False
+        return isinstance(have, list) and not set(self.prog.value.ports) <= set(have)
 
     @staticmethod
     def _ports(tel: Telemetry) -> str:
