@@ -246,7 +246,8 @@ def scored(store: Store, run: Run, values: list[float], est: Estimate | None,
         out.append(Baseline("Linux-like", None, f"measurement failed: {lin.reason}", run.kind))
     from .program_baselines import program_bars
 
-    for b in program_bars(store, run):  # a program we did not write: its own answers (its file's baselines)
+    for fields in program_bars(store, run):  # a program we did not write: its own answers (its file's baselines)
+        b = Baseline(**fields)
         b.gap_pct = ref.gap(b.value)
         b.note += gap(b.value)
         out.append(b)
@@ -311,7 +312,7 @@ def measured(store: Store, run: Run, values: list[float], est: Estimate | None, 
             _measured_one(store, run, be, "one core per instance", one_core(topo, workload.n_tasks), reps)
     from .program_baselines import program_bars
 
-    own = program_bars(store, run, max(reps, 2), build, runner, timeout)  # a program's own answers
+    own = [Baseline(**f) for f in program_bars(store, run, max(reps, 2), build, runner, timeout)]  # its own
     best = store.best(run.id)
     sample = summarize(values)
     ref = reference(store, run, est, confidence)

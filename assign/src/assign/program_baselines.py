@@ -15,16 +15,14 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from .baselines import Baseline
     from .store import Run, Store
 
 
 def program_bars(store: Store, run: Run, reps: int = 1, build: str | None = None, runner: str | None = None,
-                 timeout: float | None = None) -> list[Baseline]:
-    """The bars of a program's [[baselines]] (none for an app on the runtime); each measured `reps` times on
-    first use, its mean stored."""
+                 timeout: float | None = None) -> list[dict]:
+    """The bars of a program's [[baselines]] (none for an app on the runtime), as baselines.Baseline's
+    fields; each measured `reps` times on first use, its mean stored."""
     from .backends.base import summarize
-    from .baselines import Baseline
     from .workloads import stored_workload
 
     spec = stored_workload(run.workload, run.instances, run.params).spec
@@ -68,12 +66,14 @@ def program_bars(store: Store, run: Run, reps: int = 1, build: str | None = None
                                        f"all {reps} measurements failed: {reasons[0]}", extra)
                 got = store.baseline(run.id, key)
             if got.status != "ok":
-                out.append(Baseline(b.name, None, f"{b.about}: measurement failed: {got.reason}", "measured"))
+                out.append({"name": b.name, "value": None, "note": f"{b.about}: measurement failed: {got.reason}",
+                            "label": "measured"})
                 continue
             s = got.extra.get("summary", {})
             n = s.get("n", 1)
-            out.append(Baseline(b.name, got.value, f"{b.about} (mean of {n} measurement(s){note})", "measured",
-                                s.get("std") if n > 1 else None, got.assignment or None))
+            out.append({"name": b.name, "value": got.value, "note": f"{b.about} (mean of {n} measurement(s){note})",
+                        "label": "measured", "sd": s.get("std") if n > 1 else None,
+                        "contexts": got.assignment or None})
     finally:
         if be is not None:
             be.close()

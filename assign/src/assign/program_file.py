@@ -15,10 +15,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from .workload_file import WorkloadSpec, _Reader
+from typing import Any
 
 LAUNCHES = ("eal", "threads")
 TASK_RE = re.compile(r"^[a-z][a-z0-9_]{0,31}$")
@@ -147,16 +144,20 @@ BASELINE_KEYS = {"name", "about", "in_order", "place", "threads"}
 TELEMETRY_COUNTERS = ("ipackets", "opackets", "ibytes", "obytes")
 
 
-def read_program(r: _Reader, doc: dict, file: Path, here: Path, builtin: bool) -> WorkloadSpec:
-    """A `launch = "eal"` or `"threads"` file as a WorkloadSpec (spec.program set)."""
-    from .workload_file import NAME_RE, WorkloadSpec
+@dataclass(frozen=True)
+class ProgramRead:
+    """What a program's file says, for workload_file.read_spec to make its WorkloadSpec of."""
 
+    program: Program
+    value_path: str
+    unit: str
+    about: str
+
+
+def read_program(r: Any, doc: dict, here: Path) -> ProgramRead:
+    """The program of a `launch = "eal"` or `"threads"` file (r: workload_file's reader, which names the file,
+    the key and the value in every error; name and description are read there)."""
     r.known(doc, "", TOP_KEYS)
-    name = r.str(doc, "name", "", required=True)
-    if not NAME_RE.match(name):
-        raise r.fail("name", "expected lower-case letters, digits, '.', '_' or '-', starting with a letter "
-                             "or digit, at most 63", name)
-    description = r.str(doc, "description", "", default="")
     launch = r.str(doc, "launch", "", required=True, choices=LAUNCHES)
     prog = r.table(doc, "program", "", PROGRAM_KEYS, required=True)
     ctl = r.table(doc, "control", "", CONTROL_KEYS)
@@ -259,9 +260,7 @@ def read_program(r: _Reader, doc: dict, file: Path, here: Path, builtin: bool) -
                       build=build,
                       capture_generator=gen, capture_packets=packets, duration_s=duration, warmup_s=float(warmup),
                       value=value, place=place, task_threads=task_threads, deploy=deploy, baselines=baselines)
-    return WorkloadSpec(name=name, app=name, source="program", description=description, roles=(),
-                        value_from=value.source, value_path=_value_path(value), unit=unit, value_about=about,
-                        file=None if builtin else file, builtin=builtin, program=program)
+    return ProgramRead(program, _value_path(value), unit, about)
 
 
 def _value_path(v: ProgramValue) -> str:
@@ -283,7 +282,7 @@ def _fields(a: str) -> list[str]:
         return []
 
 
-def _regex(r: _Reader, key: str, text: str, groups: int) -> None:
+def _regex(r: Any, key: str, text: str, groups: int) -> None:
     try:
         rx = re.compile(text)
     except re.error as e:
@@ -292,7 +291,7 @@ def _regex(r: _Reader, key: str, text: str, groups: int) -> None:
         raise r.fail(key, f"needs a group ( ) around the number", text)
 
 
-def _tasks(r: _Reader, doc: dict, launch: str, control: bool) -> tuple[tuple[str, Any], ...]:
+def _tasks(r: Any, doc: dict, launch: str, control: bool) -> tuple[tuple[str, Any], ...]:
     t = doc.get("tasks")
     if not isinstance(t, dict) or not t:
         raise r.fail("tasks", "missing: a table of task name = " + (
@@ -323,7 +322,7 @@ def _tasks(r: _Reader, doc: dict, launch: str, control: bool) -> tuple[tuple[str
     return tuple(out)
 
 
-def _steps(r: _Reader, prog: dict, here: Path, allowed: set[str], launch: str) -> tuple[Step, ...]:
+def _steps(r: Any, prog: dict, here: Path, allowed: set[str], launch: str) -> tuple[Step, ...]:
     has_cmd, has_steps = "command" in prog, "steps" in prog
     if has_cmd == has_steps:
         raise r.fail("program", "give exactly one of 'command' (the program) and 'steps' (commands and "
@@ -361,7 +360,7 @@ def _steps(r: _Reader, prog: dict, here: Path, allowed: set[str], launch: str) -
     return tuple(out)
 
 
-def _value(r: _Reader, doc: dict, here: Path, launch: str) -> tuple[ProgramValue, str, str]:
+def _value(r: Any, doc: dict, here: Path, launch: str) -> tuple[ProgramValue, str, str]:
     v = r.table(doc, "value", "", VALUE_KEYS, required=True)
     src = r.str(v, "from", "value.", required=True, choices=VALUE_SOURCES)
     unit = r.str(v, "unit", "value.", required=True)
@@ -393,7 +392,7 @@ def _value(r: _Reader, doc: dict, here: Path, launch: str) -> tuple[ProgramValue
     return ProgramValue("command", aggregate=agg, command=cmd), unit, about
 
 
-def _baselines(r: _Reader, doc: dict, here: Path, task_vars: set[str], control: bool) -> tuple[ProgramBaseline, ...]:
+def _baselines(r: Any, doc: dict, here: Path, task_vars: set[str], control: bool) -> tuple[ProgramBaseline, ...]:
     raw = doc.get("baselines", [])
     if not isinstance(raw, list) or not all(isinstance(b, dict) for b in raw):
         raise r.fail("baselines", "expected an array of tables ([[baselines]])", raw)

@@ -325,16 +325,21 @@ def read_spec(path: Path, builtin: bool = False) -> WorkloadSpec:
     except tomllib.TOMLDecodeError as e:
         raise WorkloadFileError(f"workload file {path}: not TOML ({e})") from None
     here = file.parent
-    if "launch" in doc:  # a program we did not write (program_file.py)
-        from .program_file import read_program
-
-        return read_program(r, doc, file, here, builtin)
-    r.known(doc, "", TOP_KEYS)
+    if "launch" not in doc:
+        r.known(doc, "", TOP_KEYS)
     name = r.str(doc, "name", "", required=True)
     if not NAME_RE.match(name):
         raise r.fail("name", "expected lower-case letters, digits, '.', '_' or '-', starting with a letter "
                              "or digit, at most 63", name)
     description = r.str(doc, "description", "", default="")
+    if "launch" in doc:  # a program we did not write (program_file.py)
+        from .program_file import read_program
+
+        got = read_program(r, doc, here)
+        return WorkloadSpec(name=name, app=name, source="program", description=description, roles=(),
+                            value_from=got.program.value.source, value_path=got.value_path, unit=got.unit,
+                            value_about=got.about, file=None if builtin else file, builtin=builtin,
+                            program=got.program)
 
     app = r.table(doc, "app", "", APP_KEYS, required=True)
     app_name = r.str(app, "name", "app.", required=True)

@@ -46,11 +46,11 @@ class DpdkBackend:
 
     def __new__(cls, topo=None, workload=None, *args, **kwargs):
         """A program we did not write (its workload file says `launch`) is measured by
-        backends/program/ (ProgramBackend, a DpdkBackend): every caller gets it from here."""
-        if cls is DpdkBackend and workload is not None and workload.spec.program is not None:
+        backends/program/ (ProgramBackend, the same entry points): every caller gets it from here."""
+        if workload is not None and workload.spec.program is not None:
             from ..program.backend import ProgramBackend
 
-            cls = ProgramBackend
+            return ProgramBackend(topo, workload, *args, **kwargs)  # not a DpdkBackend: no __init__ here
         return super().__new__(cls)
 
     def __init__(self, topo: Topology, workload: Workload, options: DpdkOptions | None = None,

@@ -44,7 +44,6 @@ from ...topology import Topology, format_contexts
 from ...workload_file import WorkloadFileError
 from ...workloads import Workload
 from ..base import BackendError, MeasureRequest, Result
-from ..dpdk.backend import DpdkBackend
 from ..dpdk.options import PAPER_PACKETS, REPO, DpdkOptions, default_build_dir, default_cache_dir
 from ..dpdk.runners import cleanup_prefix, workdir
 from ..dpdk.traffic import TrafficError, source_dir
@@ -88,8 +87,9 @@ class _State:
         shutil.rmtree(self.workdir, ignore_errors=True)
 
 
-class ProgramBackend(DpdkBackend):
-    """Made by DpdkBackend(...) for a workload whose file says `launch` (backends/dpdk/backend.py)."""
+class ProgramBackend:
+    """Made by DpdkBackend(...) for a workload whose file says `launch` (backends/dpdk/backend.py), with
+    its entry points: measure, measure_one, measure_placement, repeat, placement, describe, close."""
 
     name = "dpdk"
     kind = "measured"
@@ -597,8 +597,26 @@ class ProgramBackend(DpdkBackend):
             colocate = len(set(contexts)) < len(contexts)
         return placement(self.workload, contexts, colocate)
 
+    def repeat(self, contexts: Sequence[int], reps: int) -> tuple[list[float], list[str], list[dict]]:
+        """(values, failure reasons, extras) of `reps` measurements of one assignment."""
+        values, failures, extras = [], [], []
+        for _ in range(reps):
+            r = self.measure_one(contexts)
+            if r.status == "ok":
+                values.append(float(r.value))
+                extras.append(r.extra)
+            else:
+                failures.append(r.reason or "")
+        return values, failures, extras
+
     def restart(self) -> None:
         self._stop()
+
+    def __enter__(self) -> "ProgramBackend":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
 
     def close(self) -> None:
         self._finalizer()
