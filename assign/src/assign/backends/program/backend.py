@@ -50,7 +50,7 @@ from ..dpdk.traffic import TrafficError, source_dir
 from . import forms
 from .launch import Launch, StartError, environment
 from .threads import affinity, lcore_thread, matching, pin, threads
-from .value import OutputLog, ReadError, Telemetry, command_number, output_value, telemetry_up
+from .value import ReadError, Telemetry, command_number, output_value, telemetry_up
 
 THREADS_SETTLE_S = 2.0   # no new thread for this long: a task still without its threads has none
 CONTROL_SETTLE_S = 15.0  # a control interface applies a placement by itself: how long it may take
