@@ -410,7 +410,7 @@ class ProgramBackend:
                 gone = self.state.launch.ended()
                 if gone is not None:
                     raise Failed(gone)
-                time.sleep(0.05)
+                time.sleep(POLL_S)
         out: dict[int, int] = {}
         for name, ts in self._task_threads().items():
             if not ts:
