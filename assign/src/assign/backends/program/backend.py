@@ -43,7 +43,7 @@ from types import SimpleNamespace
 from ...topology import Topology, format_contexts
 from ...workload_file import WorkloadFileError
 from ...workloads import Workload
-from ..base import BackendError, MeasureRequest, Result
+from ..base import BackendError, MeasureRequest, RealRuns, Result
 from ..dpdk.options import PAPER_PACKETS, REPO, DpdkOptions, default_build_dir, default_cache_dir
 from ..dpdk.runners import cleanup_prefix, workdir
 from ..dpdk.traffic import TrafficError, source_dir
@@ -87,7 +87,7 @@ class _State:
         shutil.rmtree(self.workdir, ignore_errors=True)
 
 
-class ProgramBackend:
+class ProgramBackend(RealRuns):
     """Made by DpdkBackend(...) for a workload whose file says `launch` (backends/dpdk/backend.py), with
     its entry points: measure, measure_one, measure_placement, repeat, placement, describe, close."""
 
@@ -588,27 +588,7 @@ class ProgramBackend:
             return float(tel.counter(v.ports, v.counter))
         return command_number(cmd, env)
 
-    # --- DpdkBackend's other entry points --------------------------------------------------------------
-    def placement(self, contexts: Sequence[int]) -> dict:
-        from ...placement import placement
-
-        colocate = self.allow_colocate
-        if colocate is None:
-            colocate = len(set(contexts)) < len(contexts)
-        return placement(self.workload, contexts, colocate)
-
-    def repeat(self, contexts: Sequence[int], reps: int) -> tuple[list[float], list[str], list[dict]]:
-        """(values, failure reasons, extras) of `reps` measurements of one assignment."""
-        values, failures, extras = [], [], []
-        for _ in range(reps):
-            r = self.measure_one(contexts)
-            if r.status == "ok":
-                values.append(float(r.value))
-                extras.append(r.extra)
-            else:
-                failures.append(r.reason or "")
-        return values, failures, extras
-
+    # --- DpdkBackend's other entry points (placement and repeat: RealRuns) -----------------------------
     def restart(self) -> None:
         self._stop()
 
