@@ -194,3 +194,29 @@ def test_a_program_that_dies_mid_run_is_a_failed_measurement(spinners: Path, tmp
     assert rows[0][2] is None and "attempt 1: the program ended during the window" in reason, reason
     assert "attempt 2:" in reason and "SIGABRT" in reason, reason
     assert int(count.read_text()) == 3  # the preflight's process (kept), the retry's, the one that lived
+
+
+def test_a_value_from_a_command(spinners: Path) -> None:
+    """value.from = "command": the program's CPU time (utime + stime, in clock ticks, from /proc/{pid}/stat)
+    read at both ends of the window: two workers on two CPUs burn about twice the ticks of two on one."""
+    f = spinners / "spinners-cmd.toml"
+    f.write_text(WORKLOAD.format(name="spinners-cmd", extra="", repin="true", pattern1="spin-1", duration=0.4)
+                 .replace("""from = "output"
+pattern = '^ops (\\d+)'
+unit = "units/s"
+about = "units of work both workers did per second of the window (the program's own counter)"
+""", """from = "command"
+command = ["awk", "{{print $14 + $15}}", "/proc/{pid}/stat"]
+unit = "ticks/s"
+about = "CPU clock ticks the program used per second of the window"
+"""))
+    spec = load_workload_file(f)
+    assert spec.program.value.source == "command" and spec.program.value.command[-1] == "/proc/{pid}/stat"
+    ctx = two_contexts()
+    with DpdkBackend(get_machine("local"), Workload(spec.name), DpdkOptions()) as be:
+        results = {p: be.measure_one(p) for p in [(ctx[0], ctx[0]), (ctx[0], ctx[-1])]}
+    assert all(r.status == "ok" and r.value > 0 for r in results.values()), [r.reason for r in results.values()]
+    hz = os.sysconf("SC_CLK_TCK")
+    # at most the CPUs the placement gives it (one tick of rounding at each end of a 0.4 s window)
+    for p, r in results.items():
+        assert r.value <= len(set(p)) * hz + 2 / 0.4, (p, r.value)
