@@ -55,6 +55,7 @@ from .value import ReadError, Telemetry, command_number, output_value, telemetry
 THREADS_SETTLE_S = 2.0   # no new thread for this long: a task still without its threads has none
 CONTROL_SETTLE_S = 15.0  # a control interface applies a placement by itself: how long it may take
 POLL_S = 0.01
+MOVING_S = 5.0  # a fresh start's counter not moving after this: measured anyway (the window judges)
 
 
 class Failed(RuntimeError):
@@ -259,6 +260,8 @@ class ProgramBackend(RealRuns):
                 printed = launch.placed.output is None or launch.placed.output.ready_rx is None or \
                     launch.placed.output.ready.is_set()
                 if not missing and ports_ok and printed:
+                    if tel is not None:
+                        self._moving(tel)
                     break
                 now = sorted(n for _, n in threads(launch.pid))
                 if now != names:
@@ -307,6 +310,18 @@ class ProgramBackend(RealRuns):
         if preflight:
             raise self._fail_file("program.ready_pattern", why, self.prog.ready_pattern)
         raise Failed(why)
+
+    def _moving(self, tel: Telemetry) -> None:
+        """A fresh start: wait (at most MOVING_S) until the value's counter moves, so that the warm-up
+        starts from a program that forwards (testpmd starts its ports before its streams)."""
+        v = self.prog.value
+        end = time.perf_counter() + MOVING_S
+        try:
+            first = tel.counter(v.ports, v.counter)
+            while time.perf_counter() < end and tel.counter(v.ports, v.counter) == first:
+                time.sleep(POLL_S)
+        except ReadError:
+            pass  # the window says what is wrong
 
     def _ports_absent(self, tel: Telemetry) -> bool:
         """Whether a port the value reads is not one the program has (it will not come)."""
