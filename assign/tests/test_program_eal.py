@@ -104,6 +104,13 @@ def test_testpmd_sample_and_best_through_the_command_line(tmp_path: Path) -> Non
     chosen = json.loads(out.read_text())["tasks"]
     assert f"--lcores '0@(" in text and f"1@{chosen['fwd0']},2@{chosen['fwd1']}" in text, text
     assert "exec dpdk-testpmd " in text and "in the program's own form" in r.stdout
+    # the guides' "cores in order" beside the optimum, measured once and stored
+    r = run_assign("baselines", "--db", str(db))
+    assert r.returncode == 0, r.stderr
+    line = next(ln for ln in r.stdout.splitlines() if "cores in order" in ln)
+    assert "packets/s (measured)" in line and "mean of 1 measurement" in line, line
+    r = run_assign("baselines", "--db", str(db))
+    assert "stored earlier" in next(ln for ln in r.stdout.splitlines() if "cores in order" in ln)
 
 
 def test_l3fwd_best_writes_the_command_that_starts_it_with_the_chosen_placement(tmp_path: Path) -> None:

@@ -30,7 +30,8 @@ def register(sub) -> argparse.ArgumentParser:
     p = sub.add_parser("best", help="choose the placement to deploy by re-measuring the leading ones, and write it",
                        description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter)
     add_db(p)
-    p.add_argument("--out", required=True, type=output_file, metavar="FILE", help="placement JSON to write")
+    p.add_argument("--out", required=True, type=output_file, metavar="FILE", help="placement JSON to write (for a program we did not write, also the program's own form "
+                        "of it, FILE with the suffix .deploy.sh: assign/WORKLOADS.md)")
     p.add_argument("--candidates", type=positive_int, default=None, metavar="M",
                    help="leading distinct placements to choose among (default: 10)")
     p.add_argument("--indifference", type=number, default=None, metavar="PCT",
