@@ -539,6 +539,8 @@ class ProgramBackend(RealRuns):
             self._stop()
             extra["stop_s"] = round(self.stop_s[-1], 6)
         extra["wall_s"] = round(time.perf_counter() - t0, 6)  # measured: all of this placement
+        # start, placing, reading back, telemetry, stop: everything that is not warm-up or window
+        extra["overhead_s"] = round(max(0.0, extra["wall_s"] - window_s - self.warmup), 6)
         return value, extra
 
     def _window(self, place: dict[str, int] | None, pattern: str | None, where: dict[int, int]) -> tuple[float, float]:
