@@ -12,6 +12,7 @@ a failed start.
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import time
@@ -76,6 +77,8 @@ class Launch:
             if kind == "run":
                 self._run(i, cmd, log)
                 continue
+            # by its path: die_with_assign gives only an executable path the parent-death signal
+            cmd = [shutil.which(cmd[0], path=self.env.get("PATH")) or cmd[0], *cmd[1:]]
             try:
                 out = subprocess.PIPE if placed else log.open("ab")
                 proc = subprocess.Popen(die_with_assign(cmd), stdin=subprocess.PIPE if placed and self.stdin_open
