@@ -16,7 +16,15 @@ In one run, side by side:
               generator per block, the link kept up), alternating
               --tgen-blocks blocks, for a timed window and for a packet
               window: seconds per assignment and CV side by side, and their
-              ratios (goal: tgen within 1.5x of pcap's seconds, same noise).
+              ratios (goal: tgen within 1.5x of pcap's seconds, same noise);
+  6. programs: seconds per measured placement of the programs we did not
+              write (assign/WORKLOADS.md), sampled through the same sampler
+              beside ipfwd-l1's serve mode, every one with the same window:
+              testpmd-io and ovs-dpdk placed while they run (goal: at most
+              0.3 s per placement), l3fwd started per placement (its
+              start and stop, the restart's cost, reported apart); and
+              l3fwd's deploy form (`assign best`'s command line) run on the
+              chosen placement, its rate beside the backend's.
 Per assignment: wall seconds (draw, measure, store), the window and warm-up,
 and the overhead (everything else), all measured; the time for 5000
 assignments is projected from the measured mean (estimated).
@@ -24,7 +32,7 @@ assignments is projected from the measured mean (estimated).
   bench/assign-dpdk.py [--build DIR] [--n 60] [--n-process 15] [--reps 30]
                     [--duration 0.1] [--warmup 0.05] [--tgen-reps 20]
                     [--tgen-blocks 3] [--tgen-packets 1000000]
-                    [--only traffic] [--json FILE]
+                    [--only traffic|programs] [--programs-n 40] [--json FILE]
 """
 from __future__ import annotations
 
@@ -84,6 +92,146 @@ def sample(build: Path, cache: Path, db: Path, n: int, runner: str, duration: fl
         "serve_start_s": starts[0] if starts else None,
         "values": [m.value for m in ok],
     }
+
+
+def program_sample(workload: str, db: Path, n: int, duration: float, warmup: float) -> dict:
+    """n placements of a workload through the sampler (co-location allowed), timed as sample() does."""
+    topo = get_machine()
+    opts = DpdkOptions(duration=duration, warmup=warmup)
+    t0 = time.perf_counter()
+    with DpdkBackend(topo, Workload(workload, 1), opts, allow_colocate=True) as be:
+        t_ready = time.perf_counter()
+        session, _ = Session.open(Store(str(db)), topo, be.workload, be, 1, True)
+        session.repeat_every = 0
+        t1 = time.perf_counter()
+        added, failed = session.sample_until(n, show_progress=False)
+        t2 = time.perf_counter()
+        mode = be.runner.mode
+    ms = session.store.measurements(session.run.id)
+    ok = [m for m in ms if m.status == "ok"]
+    per = (t2 - t1) / max(1, added + failed)
+    med = lambda key: statistics.median(m.extra[key] for m in ok if key in m.extra) \
+        if any(key in m.extra for m in ok) else None  # noqa: E731
+    walls = [m.extra["wall_s"] for m in ok]
+    w = (med("window_s") or 0.0) + warmup
+    return {"workload": workload, "runner": mode, "n": added, "failed": failed,
+            "s_per_placement": per,                      # draw + measure + store, around the sampler
+            "wall_median_s": statistics.median(walls),   # the backend's own, one placement
+            "overhead_median_s": statistics.median(x - w for x in walls),
+            "start_median_s": med("start_s"), "stop_median_s": med("stop_s"), "pin_median_s": med("pin_s"),
+            "setup_s": t_ready - t0, "value_median": statistics.median(m.value for m in ok) if ok else None,
+            "values": [m.value for m in ok], "best": max(ok, key=lambda m: m.value).assignment if ok else None}
+
+
+def programs_compare(build: Path, cache: Path, tmp: Path, n: int, duration: float, warmup: float) -> dict:
+    """Seconds per placement: ipfwd-l1 (serve) beside testpmd-io, ovs-dpdk (placed while running) and l3fwd
+    (restarted), the same window for all; then l3fwd's deploy form against the backend on one placement."""
+    import shutil
+
+    out: dict = {}
+    print(f"\nprograms: {n} placements each through the sampler, window {duration} s after {warmup} s "
+          f"(all measured, one after the other in this run)")
+    print(f"  {'workload':12s} {'runner':8s} {'s/placement':>11s} {'median wall':>11s} {'overhead':>9s} "
+          f"{'start':>7s} {'stop':>7s} {'pin':>7s} {'failed':>6s}  value median")
+    rows = {}
+    todo = ["ipfwd-l1", "testpmd-io", "ovs-dpdk", "l3fwd"]
+    for wl in todo:
+        if wl == "ovs-dpdk" and not os.access("/usr/lib/openvswitch-switch-dpdk/ovs-vswitchd-dpdk", os.X_OK):
+            print(f"  {wl:12s} skipped: openvswitch-switch-dpdk not installed (tools/setup.sh)")
+            continue
+        if wl == "testpmd-io" and shutil.which("dpdk-testpmd") is None:
+            print(f"  {wl:12s} skipped: dpdk-testpmd not installed")
+            continue
+        if wl == "ipfwd-l1":
+            r = sample(build, cache, tmp / "p-ipfwd.db", n, "serve", duration, warmup)
+            r = {"workload": wl, "runner": "serve", "n": r["n"], "failed": r["failed"],
+                 "s_per_placement": r["wall_per_assignment_s"], "wall_median_s": r["wall_median_s"],
+                 "overhead_median_s": r["overhead_median_s"], "start_median_s": r["serve_start_s"],
+                 "stop_median_s": None, "pin_median_s": None, "setup_s": r["backend_setup_s"],
+                 "value_median": statistics.median(r["values"]) if r["values"] else None}
+        else:
+            r = program_sample(wl, tmp / f"p-{wl}.db", n, duration, warmup)
+        rows[wl] = r
+        f = lambda v: "-" if v is None else f"{v:.3f}"  # noqa: E731
+        print(f"  {wl:12s} {r['runner']:8s} {r['s_per_placement']:11.3f} {r['wall_median_s']:11.3f} "
+              f"{r['overhead_median_s']:9.3f} {f(r['start_median_s']):>7s} {f(r['stop_median_s']):>7s} "
+              f"{f(r['pin_median_s']):>7s} {r['failed']:6d}  {(r['value_median'] or 0) / 1e6:.2f} M/s")
+    for wl in ("testpmd-io", "ovs-dpdk"):
+        if wl in rows:
+            s = rows[wl]["s_per_placement"]
+            print(f"  {wl}: {s:.3f} s per placement, re-placed while it runs (goal <= 0.3 s: "
+                  f"{'met' if s <= 0.3 else 'not met'}; {s / rows['ipfwd-l1']['s_per_placement']:.2f}x ipfwd "
+                  f"--serve's, measured side by side)")
+    if "l3fwd" in rows:
+        r = rows["l3fwd"]
+        cost = (r["start_median_s"] or 0) + (r["stop_median_s"] or 0)
+        print(f"  l3fwd: {r['s_per_placement']:.3f} s per placement, restarted each time: its start (EAL, ports, "
+              f"until every lcore thread and port is up) {r['start_median_s']:.3f} s and stop "
+              f"{r['stop_median_s']:.3f} s, {cost:.3f} s the restart costs per placement (median, measured)")
+        out["l3fwd_deploy"] = l3fwd_deploy(r["best"], duration, warmup, tmp)
+    out["rows"] = {k: {kk: vv for kk, vv in v.items() if kk not in ("values", "best")} for k, v in rows.items()}
+    return out
+
+
+def l3fwd_deploy(contexts: list[int] | None, duration: float, warmup: float, tmp: Path, reps: int = 5) -> dict:
+    """The command `assign best` writes for l3fwd, run on the sample's best placement: its rate over the
+    same window, `reps` times, beside the backend's `reps` measurements of that placement."""
+    import signal
+    import subprocess
+
+    from assign.backends.program.value import Telemetry
+    from assign.deploy_form import render
+
+    if contexts is None:
+        return {}
+    topo = get_machine()
+    allc = [int(topo.os_index[i]) for i in range(topo.n_contexts)]
+    script = tmp / "l3fwd.deploy.sh"
+    script.write_text(render(Workload("l3fwd", 1), contexts, allc))
+    backend_vals, deploy_vals = [], []
+    be = DpdkBackend(topo, Workload("l3fwd", 1), DpdkOptions(duration=duration, warmup=warmup), allow_colocate=True)
+    for i in range(reps):  # alternating: the backend's start of l3fwd, then the deploy form's
+        r = be.measure_one(contexts)
+        if r.status == "ok":
+            backend_vals.append(r.value)
+        prefix = f"bench_l3d_{os.getpid()}_{i}"
+        p = subprocess.Popen(["sh", str(script)], env={**os.environ, "FILE_PREFIX": prefix},
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+        try:
+            deadline = time.monotonic() + 60
+            tel = None
+            while tel is None:
+                try:
+                    tel = Telemetry(prefix)
+                    if not all(tel.port_started(q) for q in (0, 1)):
+                        tel.close()
+                        tel = None
+                except Exception:  # not up yet
+                    tel = None
+                if time.monotonic() > deadline or p.poll() is not None:
+                    raise RuntimeError("l3fwd's deploy form did not start")
+                time.sleep(0.02)
+            time.sleep(warmup)
+            c0, t0 = tel.counter((0, 1), "opackets"), time.monotonic()
+            time.sleep(duration)
+            deploy_vals.append((tel.counter((0, 1), "opackets") - c0) / (time.monotonic() - t0))
+            tel.close()
+        finally:
+            os.killpg(p.pid, signal.SIGINT)
+            try:
+                p.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                os.killpg(p.pid, signal.SIGKILL)
+                p.wait()
+            from assign.backends.dpdk.runners import cleanup_prefix
+
+            cleanup_prefix(prefix)
+    be.close()
+    b, d = summarize(backend_vals), summarize(deploy_vals)
+    print(f"  l3fwd's deploy form on placement {contexts}: {d['median'] / 1e6:.2f} M/s median of {d['n']} starts, "
+          f"the backend {b['median'] / 1e6:.2f} M/s median of {b['n']}: ratio {d['median'] / b['median']:.2f} "
+          f"(measured, alternating one start of each)")
+    return {"contexts": contexts, "backend": b, "deploy": d, "ratio_median": d["median"] / b["median"]}
 
 
 def traffic_block(build: Path, cache: Path, source: str, reps: int, window: dict, warmup: float,
@@ -180,7 +328,8 @@ def main() -> int:
     ap.add_argument("--tgen-blocks", type=int, default=3, help="traffic: alternating blocks per source (3)")
     ap.add_argument("--tgen-packets", type=int, default=1_000_000,
                     help="traffic: the packet window per instance (1,000,000)")
-    ap.add_argument("--only", choices=["traffic"], help="run only this part")
+    ap.add_argument("--only", choices=["traffic", "programs"], help="run only this part")
+    ap.add_argument("--programs-n", type=int, default=40, help="programs: placements per workload (40)")
     ap.add_argument("--json", type=Path, help="also write every figure here")
     a = ap.parse_args()
     if a.tgen_reps < 2 or a.tgen_blocks < 1:
@@ -193,6 +342,11 @@ def main() -> int:
         print(f"machine: {out['machine']}; load average {out['load_avg_at_start'][0]:.2f} (other work shares "
               f"these contexts: every figure below is measured under it)")
         print(f"ipfwd-l1, 1 instance, tasks co-located; window {a.duration} s after a {a.warmup} s warm-up")
+        if a.only == "programs":
+            out["programs"] = programs_compare(build, cache, Path(tmp), a.programs_n, a.duration, a.warmup)
+            if a.json:
+                a.json.write_text(json.dumps(out, indent=2, default=str))
+            return 0
         if a.only == "traffic":
             out["traffic"] = traffic_compare(build, cache, a.tgen_reps, a.tgen_blocks, a.duration, a.warmup,
                                              a.tgen_packets)
@@ -253,6 +407,7 @@ def main() -> int:
               f"per assignment (measured; window {r.extra.get('window_s', float('nan')):.2f} s)")
         out["traffic"] = traffic_compare(build, cache, a.tgen_reps, a.tgen_blocks, a.duration, a.warmup,
                                          a.tgen_packets)
+        out["programs"] = programs_compare(build, cache, Path(tmp), a.programs_n, a.duration, a.warmup)
     if a.json:
         a.json.write_text(json.dumps(out, indent=2))
     return 0

@@ -58,6 +58,9 @@ packages=(
   # apps/netdedup: lwIP (the user-level stack), SHA-1 (nettle), deflate (zlib); its veths'
   # offloads off (ethtool); bench/netdedup.py's iperf3
   liblwip-dev nettle-dev zlib1g-dev ethtool iperf3
+  # assign's ovs-dpdk workload (assign/WORKLOADS.md): Open vSwitch with DPDK, whose ovs-vswitchd-dpdk it
+  # runs by path with its own database and sockets; the system's OVS service is left as the package sets it
+  openvswitch-switch-dpdk
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -243,6 +243,13 @@ def scored(store: Store, run: Run, values: list[float], est: Estimate | None,
                             gap_pct=ref.gap(lin.value)))
     else:
         out.append(Baseline("Linux-like", None, f"measurement failed: {lin.reason}", run.kind))
+    from .program_baselines import program_bars
+
+    for fields in program_bars(store, run):  # a program we did not write: its own answers (its file's baselines)
+        b = Baseline(**fields)
+        b.gap_pct = ref.gap(b.value)
+        b.note += gap(b.value)
+        out.append(b)
     best = max(values)
     out.append(Baseline("best found", best, f"best single value of the sample ({run.kind}, one measurement: "
                         f"a lucky one, not a placement's mean)" + gap(best), run.kind, gap_pct=ref.gap(best)))
@@ -300,7 +307,11 @@ def measured(store: Store, run: Run, values: list[float], est: Estimate | None, 
     opts = DpdkOptions.from_params(run.params, **overrides)
     with DpdkBackend(topo, workload, opts) as be:
         lin = _measured_one(store, run, be, "Linux-like", linux_like(topo, workload.n_tasks), reps)
-        one = _measured_one(store, run, be, "one core per instance", one_core(topo, workload.n_tasks), reps)
+        one = None if workload.spec.program is not None else \
+            _measured_one(store, run, be, "one core per instance", one_core(topo, workload.n_tasks), reps)
+    from .program_baselines import program_bars
+
+    own = [Baseline(**f) for f in program_bars(store, run, max(reps, 2), build, runner, timeout)]  # its own
     best = store.best(run.id)
     sample = summarize(values)
     ref = reference(store, run, est, confidence)
@@ -308,7 +319,7 @@ def measured(store: Store, run: Run, values: list[float], est: Estimate | None, 
     bars = [Baseline("naive (random)", sample["mean"],
                      f"mean of the run's {len(values)} random assignments (their sd: {sample['std']:,.0f})",
                      "measured"),
-            lin, one,
+            lin, *([one] if one is not None else []), *own,
             Baseline("best found", best.value, f"draw {best.idx} of the sample: its single value (a lucky one, "
                      f"not a placement's mean)", "measured", contexts=best.assignment)]
     chosen = chosen_bar(store, run, ref)

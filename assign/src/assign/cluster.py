@@ -125,7 +125,7 @@ def _worker_state(spec: WorkerSpec, name: str) -> _Worker:
         be = make_backend(spec.backend, topo, workload, seed=spec.seed,
                           noise=spec.noise, model_params=_model_params_here(spec, name),
                           allow_colocate=spec.allow_colocate, dpdk=spec.dpdk)
-        ref = draws(spec.seed, 0, 1, 3 * spec.instances, topo.n_contexts, spec.allow_colocate)
+        ref = draws(spec.seed, 0, 1, workload.n_tasks, topo.n_contexts, spec.allow_colocate)
         _BUILT[key] = _Worker(topo, be, ref, ground=ground(be))
     return _BUILT[key]
 
@@ -189,7 +189,7 @@ def measure_chunk(spec: WorkerSpec, first: int, count: int, reference_every: int
     if reference_every > 0:
         refs = _references(w, first, REFERENCES_AT_START + w.draws // reference_every)
     topo, be = w.topo, w.backend
-    ctx = draws(spec.seed, first, count, 3 * spec.instances, topo.n_contexts, spec.allow_colocate)
+    ctx = draws(spec.seed, first, count, be.workload.n_tasks, topo.n_contexts, spec.allow_colocate)
     idx = range(first, first + count)
     assignments = ["[" + r + "]" for r in json_rows(topo.os_index[ctx])]
     if hasattr(be, "measure_array"):

@@ -18,9 +18,14 @@ TX_PORT = 1  # a workload file's app.tx_port may say 0: T answers on the port R 
 
 
 def placement(workload: Workload, contexts: Sequence[int], allow_colocate: bool = False) -> dict:
-    """contexts: PU os_index of task 0, 1, ... (R0 P0 T0 R1 P1 T1 ...)."""
+    """contexts: PU os_index of task 0, 1, ... (R0 P0 T0 R1 P1 T1 ...; a program's tasks in its file's order)."""
     if len(contexts) != workload.n_tasks:
         raise ValueError(f"{len(contexts)} contexts for {workload.n_tasks} tasks of {workload.name}")
+    if workload.spec.program is not None:
+        # a program we did not write: its tasks by name (assign/WORKLOADS.md); the program's own form of
+        # the placement (its --lcores, its control commands, taskset lines) is deploy_form.py's
+        return {"workload": workload.name, "launch": workload.spec.launch, "allow_colocate": bool(allow_colocate),
+                "tasks": {n: int(c) for n, c in zip(workload.task_names(), contexts)}}
     doc: dict = {"app": workload.app}
     if workload.variant is not None:
         doc["variant"] = workload.variant
@@ -54,6 +59,8 @@ def load_placement(path: str) -> dict:
 def contexts_of(doc: dict, where: str, workload: str | None = None) -> tuple[Workload, list[int], bool]:
     """Workload, contexts (R0 P0 T0 R1 ...) and co-location flag of a placement JSON;
     workload: the one it is of (a --workload-file's), checked against its app and variant."""
+    if "tasks" in doc and "app" not in doc:
+        return _program_contexts(doc, where, workload)
     try:
         app, variant = doc["app"], doc.get("variant")
         if workload is not None:
@@ -72,3 +79,29 @@ def contexts_of(doc: dict, where: str, workload: str | None = None) -> tuple[Wor
     except (KeyError, TypeError) as e:
         raise ValueError(f"{where}: not a placement (contract 1, runtime/PLACEMENT.md): missing {e}") from None
     return Workload(name, len(insts)), ctx, bool(doc.get("allow_colocate", False))
+
+
+def _program_contexts(doc: dict, where: str, workload: str | None) -> tuple[Workload, list[int], bool]:
+    """A program's placement ({"workload", "tasks": {name: context}}): every task of its file, no other."""
+    name = doc.get("workload")
+    if workload is not None and name != workload:
+        raise ValueError(f"{where}: key 'workload': {name!r} is not workload {workload}")
+    if not isinstance(name, str):
+        raise ValueError(f"{where}: key 'workload': expected the name of a program's workload, got {name!r}")
+    w = Workload(name, 1)
+    if w.spec.program is None:
+        raise ValueError(f"{where}: key 'workload': {name} is a runtime app: its placement has \"app\" and "
+                         f"\"instances\" (runtime/PLACEMENT.md)")
+    tasks = doc["tasks"]
+    names = w.task_names()
+    if not isinstance(tasks, dict) or sorted(tasks) != sorted(names):
+        got = sorted(tasks) if isinstance(tasks, dict) else tasks
+        raise ValueError(f"{where}: key 'tasks': {len(tasks) if isinstance(tasks, dict) else 0} task(s) {got}, "
+                         f"but workload {name} has {len(names)}: {', '.join(names)}")
+    ctx = []
+    for n in names:
+        v = tasks[n]
+        if isinstance(v, bool) or not isinstance(v, int) or v < 0:
+            raise ValueError(f"{where}: key 'tasks.{n}': expected a context (PU os_index), got {v!r}")
+        ctx.append(v)
+    return w, ctx, bool(doc.get("allow_colocate", False))

@@ -17,6 +17,13 @@ if TYPE_CHECKING:
     from .store import Run, Store
 
 
+def _n_tasks(run: Run) -> int:
+    """The run's task count: 3 per instance of a runtime app, a program's file's tasks."""
+    from .workloads import stored_workload
+
+    return stored_workload(run.workload, run.instances, run.params).n_tasks
+
+
 def run_sample(store: Store, run: Run, limit: int | None = None, purposes: tuple[str, ...] = ("noise", "select")
                ) -> RunSample:
     """`limit`: only the first `limit` draws (and the repetitions made while the
@@ -32,7 +39,7 @@ def run_sample(store: Store, run: Run, limit: int | None = None, purposes: tuple
     injected = run.params.get("noise_rel_sd") if run.kind == "modelled" else None
     try:
         topo = Topology.from_json(run.topology)
-        size = count_assignments(topo, 3 * run.instances, run.allow_colocate)
+        size = count_assignments(topo, _n_tasks(run), run.allow_colocate)
     except (KeyError, TypeError, ValueError):  # a store whose topology this version cannot read
         return RunSample(idx, first, reps, injected_cv=float(injected) if injected is not None else None)
 

@@ -105,11 +105,19 @@ class WorkloadSpec:
     result: dict[str, str] = field(default_factory=dict)  # pipeplace run's result fields: name -> from.path
     file: Path | None = None
     builtin: bool = False
+    program: Any = None                           # a program we did not write (program_file.Program)
+
+    @property
+    def launch(self) -> str:
+        """runtime (an app on runtime/pp_app.h), eal or threads (program_file.py)."""
+        return "runtime" if self.program is None else self.program.launch
 
     @property
     def value_label(self) -> str:
         """What a stored value is (the run's params "value")."""
         path = self.value_path if self.value_from == "stats" else f"{self.value_from}.{self.value_path}"
+        if self.program is not None:
+            path = f"{self.value_from}: {self.value_path}"
         return f"{path}: {self.value_about}"
 
     def tier(self, name: str) -> Tier:
@@ -124,6 +132,11 @@ class WorkloadSpec:
         so a changed file starts a new run and a stored run is read back
         without the file.  Description, tiers other than the client's and
         pipeplace's result fields do not change a measurement."""
+        if self.program is not None:
+            return json.loads(json.dumps({"name": self.name, "launch": self.program.launch,
+                                          "value": {"from": self.value_from, "path": self.value_path,
+                                                    "unit": self.unit, "about": self.value_about},
+                                          "program": self.program.identity()}))
         d: dict[str, Any] = {"name": self.name, "app": self.app, "binary": self.binary, "variant": self.variant,
                              "options": list(self.options), "roles": list(self.roles),
                              "reads_rules": self.reads_rules, "tx_port": self.tx_port,
@@ -153,6 +166,12 @@ def spec_from_identity(d: dict) -> WorkloadSpec:
     """The spec a stored run describes (WorkloadSpec.identity)."""
     try:
         v = d["value"]
+        if "program" in d:
+            from .program_file import program_from_identity
+
+            return WorkloadSpec(name=d["name"], app=d["name"], source="program", roles=(), value_from=v["from"],
+                                value_path=v["path"], unit=v["unit"], value_about=v["about"],
+                                program=program_from_identity(d["program"]))
         cap = d.get("capture")
         cli = d.get("client")
         tier = d.get("tier")
@@ -306,12 +325,21 @@ def read_spec(path: Path, builtin: bool = False) -> WorkloadSpec:
     except tomllib.TOMLDecodeError as e:
         raise WorkloadFileError(f"workload file {path}: not TOML ({e})") from None
     here = file.parent
-    r.known(doc, "", TOP_KEYS)
+    if "launch" not in doc:
+        r.known(doc, "", TOP_KEYS)
     name = r.str(doc, "name", "", required=True)
     if not NAME_RE.match(name):
         raise r.fail("name", "expected lower-case letters, digits, '.', '_' or '-', starting with a letter "
                              "or digit, at most 63", name)
     description = r.str(doc, "description", "", default="")
+    if "launch" in doc:  # a program we did not write (program_file.py)
+        from .program_file import read_program
+
+        got = read_program(r, doc, here)
+        return WorkloadSpec(name=name, app=name, source="program", description=description, roles=(),
+                            value_from=got.program.value.source, value_path=got.value_path, unit=got.unit,
+                            value_about=got.about, file=None if builtin else file, builtin=builtin,
+                            program=got.program)
 
     app = r.table(doc, "app", "", APP_KEYS, required=True)
     app_name = r.str(app, "name", "app.", required=True)

@@ -26,10 +26,10 @@ BUILTIN_ORDER = ("ipfwd-l1", "ipfwd-mem", "ahocorasick", "stateful", "analyzer")
 
 __all__ = ["ROLES", "DEFAULT_INSTANCES", "TIERS", "WORKLOADS", "Workload", "WorkloadError", "WorkloadFileError",
            "WorkloadSpec", "Capture", "Client", "Tier", "load_workload_file", "spec_of", "known_workloads",
-           "stored_workload", "find_by_app"]
+           "stored_workload", "find_by_app", "PROGRAMS", "DefaultInstances"]
 
 
-def _builtins() -> dict[str, WorkloadSpec]:
+def _packaged() -> dict[str, WorkloadSpec]:
     """Every file in data/workloads/ (a new packaged workload is a file there; the model
     backend also wants its parameters in data/model_params.json)."""
     specs = {}
@@ -43,7 +43,11 @@ def _builtins() -> dict[str, WorkloadSpec]:
     return specs
 
 
-BUILTIN: dict[str, WorkloadSpec] = _builtins()
+_PACKAGED = _packaged()
+# the runtime's apps (R -> P -> T instances), and the programs we did not write (launch eal or threads,
+# program_file.py): both packaged, stored by name
+BUILTIN: dict[str, WorkloadSpec] = {n: s for n, s in _PACKAGED.items() if s.program is None}
+PROGRAMS: dict[str, WorkloadSpec] = {n: s for n, s in _PACKAGED.items() if s.program is not None}
 _REGISTERED: dict[str, WorkloadSpec] = {}
 
 # workload name -> (app binary name, variant or None) of the packaged workloads; placement JSON uses both.
@@ -52,11 +56,11 @@ WORKLOADS: dict[str, tuple[str, str | None]] = {n: (s.app, s.variant) for n, s i
 
 def known_workloads() -> dict[str, WorkloadSpec]:
     """The packaged workloads, then those read from files in this process."""
-    return {**BUILTIN, **_REGISTERED}
+    return {**BUILTIN, **PROGRAMS, **_REGISTERED}
 
 
 def spec_of(name: str) -> WorkloadSpec:
-    spec = BUILTIN.get(name) or _REGISTERED.get(name)
+    spec = BUILTIN.get(name) or PROGRAMS.get(name) or _REGISTERED.get(name)
     if spec is None:
         known = ", ".join(known_workloads())
         raise WorkloadError(f"unknown workload {name!r} (known: {known}; a workload of your own: "
@@ -67,9 +71,9 @@ def spec_of(name: str) -> WorkloadSpec:
 def register(spec: WorkloadSpec) -> WorkloadSpec:
     """Make `spec` known by its name; refuses a second, different workload of that name."""
     where = f"workload file {spec.file}" if spec.file else f"workload {spec.name!r}"
-    if spec.name in BUILTIN:
+    if spec.name in _PACKAGED:
         raise WorkloadFileError(f"{where}: key 'name': {spec.name!r} is a packaged workload "
-                                f"({', '.join(BUILTIN)}); give yours another name")
+                                f"({', '.join(_PACKAGED)}); give yours another name")
     have = _REGISTERED.get(spec.name)
     if have is not None and have.identity() != spec.identity():
         raise WorkloadFileError(f"{where}: key 'name': {spec.name!r} is already the workload of "
@@ -87,7 +91,7 @@ def stored_workload(name: str, instances: int, params: dict | None) -> "Workload
     """The workload of a stored run: a packaged one by name, a user's from the
     description the run stored (backend params "workload"), so that a run is
     read back without its file."""
-    if name not in BUILTIN and name not in _REGISTERED and params and isinstance(params.get("workload"), dict):
+    if name not in _PACKAGED and name not in _REGISTERED and params and isinstance(params.get("workload"), dict):
         register(spec_from_identity(params["workload"]))
     return Workload(name, instances)
 
@@ -127,13 +131,27 @@ def find_by_app(app: str, variant: str | None) -> str | None:
     return next((n for n, s in known_workloads().items() if s.app == app and s.variant == variant), None)
 
 
+class DefaultInstances(int):
+    """--instances left at its default: a program's workload (its tasks named by its file) takes it as 1."""
+
+
 @dataclass(frozen=True)
 class Workload:
     name: str
-    instances: int = DEFAULT_INSTANCES
+    instances: int = DefaultInstances(DEFAULT_INSTANCES)
 
     def __post_init__(self) -> None:
-        spec_of(self.name)  # unknown: refused, naming the known ones
+        spec = spec_of(self.name)  # unknown: refused, naming the known ones
+        if spec.program is not None:
+            # a program's tasks are its file's: there are no instances to repeat
+            if self.instances != 1 and not isinstance(self.instances, DefaultInstances):
+                where = f"its file {spec.file}" if spec.file else "its file"
+                raise WorkloadError(f"--instances {self.instances}: workload {self.name} is a program whose "
+                                    f"{len(spec.program.tasks)} tasks ({', '.join(spec.program.task_names)}) "
+                                    f"{where} names; it has no instances (leave --instances out)")
+            object.__setattr__(self, "instances", 1)
+        elif isinstance(self.instances, DefaultInstances):
+            object.__setattr__(self, "instances", int(self.instances))
         if self.instances < 1:
             raise WorkloadError(f"--instances must be at least 1, got {self.instances}")
 
@@ -155,15 +173,23 @@ class Workload:
 
     @property
     def n_tasks(self) -> int:
-        return 3 * self.instances
+        prog = self.spec.program
+        return len(prog.tasks) if prog is not None else 3 * self.instances
 
     def task_names(self) -> list[str]:
+        prog = self.spec.program
+        if prog is not None:
+            return prog.task_names
         return [f"{ROLES[t % 3]}{t // 3}" for t in range(self.n_tasks)]
 
     def check_fits(self, topo: Topology, allow_colocate: bool, backend: str) -> None:
         """Refuse a workload with more tasks than contexts, saying what to change."""
         if allow_colocate or self.n_tasks <= topo.n_contexts:
             return
+        if self.spec.program is not None:
+            raise WorkloadError(f"workload {self.name} has {self.n_tasks} tasks ({', '.join(self.task_names())}) "
+                                f"but machine {topo.name} has {topo.n_contexts} contexts: use --allow-colocate "
+                                f"(tasks share contexts)")
         most = topo.n_contexts // 3
         hints = ([f"fewer --instances (at most {most} fit)"] if most >= 1 else []) + [
             "--allow-colocate (tasks share contexts)"]

@@ -72,6 +72,38 @@ class ArrayBackend(Backend, Protocol):
         ...
 
 
+class RealRuns:
+    """What the backends that run a real program share (DpdkBackend, ProgramBackend): a draw as the
+    placement JSON the program runs with, and repeated measurements of one assignment."""
+
+    workload: Any
+    allow_colocate: bool | None
+
+    def measure_one(self, contexts: Sequence[int]) -> Result:  # pragma: no cover - each backend's own
+        raise NotImplementedError
+
+    def placement(self, contexts: Sequence[int]) -> dict:
+        """allow_colocate None: co-location is asked for exactly when the draw puts two tasks on one context."""
+        from ..placement import placement
+
+        colocate = self.allow_colocate
+        if colocate is None:
+            colocate = len(set(contexts)) < len(contexts)
+        return placement(self.workload, contexts, colocate)
+
+    def repeat(self, contexts: Sequence[int], reps: int) -> tuple[list[float], list[str], list[dict]]:
+        """(values, failure reasons, extras) of `reps` measurements of one assignment."""
+        values, failures, extras = [], [], []
+        for _ in range(reps):
+            r = self.measure_one(contexts)
+            if r.status == "ok":
+                values.append(float(r.value))
+                extras.append(r.extra)
+            else:
+                failures.append(r.reason or "")
+        return values, failures, extras
+
+
 def summarize(values: Sequence[float]) -> dict:
     """n, mean, sd (ddof 1), CV, median, min, max of repeated measurements of one assignment."""
     import numpy as np

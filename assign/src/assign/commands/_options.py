@@ -13,7 +13,7 @@ from ..backends.dpdk.options import DEFAULT_WARMUP_S, PAPER_PACKETS, RUNNERS, SL
 from ..backends.dpdk.tgen import default_tgen_contexts
 from ..backends.registry import BACKENDS
 from ..topology import MACHINES, format_contexts
-from ..workloads import DEFAULT_INSTANCES, WORKLOADS
+from ..workloads import DEFAULT_INSTANCES, PROGRAMS, WORKLOADS, DefaultInstances
 from ._args import nonneg_int, nonneg_number, number, positive_int, positive_number
 
 if TYPE_CHECKING:
@@ -51,7 +51,8 @@ class WorkloadFileAction(argparse.Action):
 def add_workload_choice(p: argparse.ArgumentParser, help: str | None = None) -> None:
     """--workload NAME or --workload-file FILE, one of them required."""
     g = p.add_mutually_exclusive_group(required=True)
-    g.add_argument("--workload", metavar="NAME", help=help or f"a packaged workload: {', '.join(WORKLOADS)}")
+    g.add_argument("--workload", metavar="NAME", help=help or f"a packaged workload: {', '.join(WORKLOADS)}; "
+                                                              f"programs we did not write: {', '.join(PROGRAMS)}")
     g.add_argument("--workload-file", metavar="FILE", action=WorkloadFileAction,
                    help="a workload of your own: a TOML file naming the app, its options, roles, traffic and "
                         "value (assign/WORKLOADS.md)")
@@ -59,8 +60,9 @@ def add_workload_choice(p: argparse.ArgumentParser, help: str | None = None) -> 
 
 def add_workload(p: argparse.ArgumentParser, instances_default: int = DEFAULT_INSTANCES) -> None:
     add_workload_choice(p)
-    p.add_argument("--instances", type=positive_int, default=instances_default,
-                   help=f"app instances, 3 tasks (R, P, T) each (default: {instances_default})")
+    p.add_argument("--instances", type=positive_int, default=DefaultInstances(instances_default),
+                   help=f"app instances, 3 tasks (R, P, T) each (default: {instances_default}; a program's "
+                        f"workload has the tasks its file names, and no instances)")
     p.add_argument("--allow-colocate", action="store_true",
                    help="let several tasks share a hardware context (draws keep collisions)")
 

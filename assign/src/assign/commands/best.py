@@ -36,7 +36,8 @@ def register(sub) -> argparse.ArgumentParser:
     p = sub.add_parser("best", help="choose the placement to deploy by re-measuring the leading ones, and write it",
                        description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter)
     add_db(p)
-    p.add_argument("--out", required=True, type=output_file, metavar="FILE", help="placement JSON to write")
+    p.add_argument("--out", required=True, type=output_file, metavar="FILE", help="placement JSON to write (for a program we did not write, also the program's own form "
+                        "of it, FILE with the suffix .deploy.sh: assign/WORKLOADS.md)")
     p.add_argument("--candidates", type=positive_int, default=None, metavar="M",
                    help="leading distinct placements to choose among (default: 10)")
     p.add_argument("--indifference", type=number, default=None, metavar="PCT",
@@ -91,6 +92,7 @@ def run(args: argparse.Namespace) -> int:
             print(f"wrote {args.out}: the best single value of {run_.label()}: draw {best.idx}, "
                   f"{best.value:,.1f} {value_unit(run_.workload, run_.params)} ({run_.kind}, one measurement: "
                   f"the paper's choice, not a placement's mean; without --single, `assign best` chooses by re-measuring)")
+            _deploy_form(args, workload, best.assignment, run_)
             return 0
         res = choose(store, run_, args)
     chosen = res["chosen"]
@@ -103,7 +105,16 @@ def run(args: argparse.Namespace) -> int:
         for line in describe(res, run_.kind, value_unit(run_.workload, run_.params)):
             print(line)
         print(f"wrote {args.out}")
+    _deploy_form(args, workload, chosen["contexts"], run_)
     return 0
+
+
+def _deploy_form(args, workload, contexts, run_) -> None:
+    """A program we did not write: its own form of the placement, written beside --out and printed."""
+    from ..deploy_form import write_for_best
+
+    for line in write_for_best(args.out, workload, contexts, run_.topology, args.build):
+        print(line, file=sys.stderr if args.json else sys.stdout)
 
 
 def choose(store, run_, args) -> dict:

@@ -27,8 +27,7 @@ import weakref
 from collections.abc import Sequence
 from pathlib import Path
 
-from ..base import BackendError, MeasureRequest, Result
-from ...placement import placement
+from ..base import BackendError, MeasureRequest, RealRuns, Result
 from ...topology import Topology
 from ...workloads import Workload, known_workloads
 from .client import ClientRunner, ClientTraffic
@@ -39,10 +38,19 @@ from .traffic import TrafficError, build_traffic, expand, source_dir
 from .veth import VethTraffic
 
 
-class DpdkBackend:
+class DpdkBackend(RealRuns):
     name = "dpdk"
     kind = "measured"
     batch_size = 1  # one real run at a time: two at once would measure each other
+
+    def __new__(cls, topo=None, workload=None, *args, **kwargs):
+        """A program we did not write (its workload file says `launch`) is measured by
+        backends/program/ (ProgramBackend, the same entry points): every caller gets it from here."""
+        if workload is not None and workload.spec.program is not None:
+            from ..program.backend import ProgramBackend
+
+            return ProgramBackend(topo, workload, *args, **kwargs)  # not a DpdkBackend: no __init__ here
+        return super().__new__(cls)
 
     def __init__(self, topo: Topology, workload: Workload, options: DpdkOptions | None = None,
                  allow_colocate: bool | None = None, tier: str | None = None):
@@ -165,24 +173,6 @@ class DpdkBackend:
         return [self.measure_one(r.contexts) for r in requests]
 
     # ------------------------------------------------------------------------
-    def placement(self, contexts: Sequence[int]) -> dict:
-        colocate = self.allow_colocate
-        if colocate is None:
-            colocate = len(set(contexts)) < len(contexts)
-        return placement(self.workload, contexts, colocate)
-
-    def repeat(self, contexts: Sequence[int], reps: int) -> tuple[list[float], list[str], list[dict]]:
-        """(values, failure reasons, extras) of `reps` measurements of one assignment."""
-        values, failures, extras = [], [], []
-        for _ in range(reps):
-            r = self.measure_one(contexts)
-            if r.status == "ok":
-                values.append(float(r.value))
-                extras.append(r.extra)
-            else:
-                failures.append(r.reason or "")
-        return values, failures, extras
-
     def measure_one(self, contexts: Sequence[int]) -> Result:
         """Measure one assignment (task t on PU os_index contexts[t]); one retry."""
         return self.measure_placement(self.placement(contexts))
