@@ -7,10 +7,13 @@
  * prints "ops <total>" every 5 ms.  Two workers on one CPU share it, so the
  * total depends on the placement.
  *
- *   spinners N [--die-after S [--die-count FILE K]] [--exit-after S]
- *              [--lifetime S]
+ *   spinners N [--die-after S | --die-pinned S] [--die-count FILE K]
+ *              [--exit-after S] [--lifetime S]
  *
  * --die-after S: abort() after S seconds (a program that dies mid-run);
+ * --die-pinned S: abort() S seconds after worker spin-0 was first moved to
+ *   other CPUs (a program that dies inside the window that follows its
+ *   placement, however long its start took);
  * --die-count FILE K: only in its first K starts (FILE counts them);
  * --exit-after S: exit(3) after S seconds (one that ends before its window);
  * --lifetime S: end by itself after S seconds (default 300), so that it
@@ -81,7 +84,9 @@ now(void)
 int
 main(int argc, char **argv)
 {
-	double die_after = -1, exit_after = -1, lifetime = 300;
+	double die_after = -1, die_pinned = -1, exit_after = -1, lifetime = 300;
+	double pinned_at = -1;
+	cpu_set_t first_cpus;
 	const char *count_file = NULL;
 	int die_starts = 0;
 	pthread_t threads[MAX_WORKERS + 1];
@@ -98,6 +103,8 @@ main(int argc, char **argv)
 	for (int i = 2; i + 1 < argc; i += 2) {
 		if (strcmp(argv[i], "--die-after") == 0)
 			die_after = atof(argv[i + 1]);
+		else if (strcmp(argv[i], "--die-pinned") == 0)
+			die_pinned = atof(argv[i + 1]);
 		else if (strcmp(argv[i], "--exit-after") == 0)
 			exit_after = atof(argv[i + 1]);
 		else if (strcmp(argv[i], "--lifetime") == 0)
@@ -123,7 +130,7 @@ main(int argc, char **argv)
 			fclose(f);
 		}
 		if (starts + 1 > die_starts)
-			die_after = -1;
+			die_after = die_pinned = -1;
 	}
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
@@ -137,6 +144,7 @@ main(int argc, char **argv)
 		pthread_setname_np(threads[i], name);
 	}
 
+	pthread_getaffinity_np(threads[0], sizeof(first_cpus), &first_cpus);
 	double start = now();
 	while (!atomic_load(&stop)) {
 		uint64_t total = 0;
@@ -147,6 +155,15 @@ main(int argc, char **argv)
 		printf("ops %llu\n", (unsigned long long)total);
 		fflush(stdout);
 		if (die_after >= 0 && t > die_after)
+			abort();
+		if (die_pinned >= 0 && pinned_at < 0) {
+			cpu_set_t cpus;
+
+			pthread_getaffinity_np(threads[0], sizeof(cpus), &cpus);
+			if (!CPU_EQUAL(&cpus, &first_cpus))
+				pinned_at = t;
+		}
+		if (die_pinned >= 0 && pinned_at >= 0 && t > pinned_at + die_pinned)
 			abort();
 		if (exit_after >= 0 && t > exit_after)
 			exit(3);

@@ -41,7 +41,13 @@ def noise_key(sid: int, seq: int) -> int:
 
 
 def space_of(run: Run) -> tuple[Space, Topology]:
+    """The run's space: N instances of R -> P -> T, or a program's named tasks (each a role of its own)."""
+    from ..workloads import stored_workload
+
     topo = Topology.from_json(run.topology)
+    w = stored_workload(run.workload, run.instances, run.params)
+    if w.spec.program is not None:
+        return Space(topo, w.n_tasks, run.allow_colocate), topo
     return Space.of_pipelines(topo, run.instances, run.allow_colocate), topo
 
 
