@@ -32,6 +32,16 @@ best peer.
 
     .venv/bin/python bench/search.py [--seeds 20] [--jobs 2] [--spaces 't2 stateful x8' ...]
         [--noises 0 0.02 0.05] [--budgets 300 1000 5000 20000] [--searchers assign random tpe ...]
+
+`bench/search.py cli [--seeds 10] [--workloads ipfwd-mem stateful] [--noise 0.02]` runs the used-by flow
+itself, the three commands a user types, on the T2's model:
+
+    assign sample --n 5000 --workload W --machine ultrasparc-t2 --backend model --noise 0.02 --seed S --db F
+    assign best --db F --out B
+    assign estimate --db F --json
+
+and prints for each seed whether optimum_mean's interval holds the optimum, the chosen placement's
+score, and cost.total (goals: 9 of 10, 9 of 10 within 1%, at most 20,000).
 """
 from __future__ import annotations
 
@@ -89,7 +99,63 @@ def pct(v: list[float], q: float) -> float:
     return float(np.percentile(v, q)) if v else math.nan
 
 
+def cli_flow(args) -> tuple:
+    """One seed of the used-by flow, by the installed commands."""
+    import json
+    import subprocess
+    import tempfile
+
+    w, noise, seed = args
+    assign = Path(sys.executable).parent / "assign"
+    case = sc.parse(f"t2 {w} x8")
+    with tempfile.TemporaryDirectory() as d:
+        db, best = f"{d}/t2.db", f"{d}/best.json"
+        run = lambda *a: subprocess.run([str(assign), *a], capture_output=True, text=True, check=True)  # noqa: E731
+        t = time.time()
+        run("sample", "--n", "5000", "--workload", w, "--machine", "ultrasparc-t2", "--backend", "model",
+            "--noise", str(noise), "--seed", str(seed), "--db", db, "--quiet")
+        run("best", "--db", db, "--out", best)
+        est = json.loads(run("estimate", "--db", db, "--json").stdout)
+        dt = time.time() - t
+    be = sc.model(case)
+    chosen = est["chosen"]["contexts"]
+    score = float(be.predict(np.array([be.contexts_of(chosen)]))[0][0])
+    om = est["optimum_mean"]
+    return w, seed, score, om, est["cost"]["total"], dt
+
+
+def cli_main(argv: list[str]) -> int:
+    ap = argparse.ArgumentParser(prog="bench/search.py cli", description="the used-by flow, by the commands")
+    ap.add_argument("--seeds", type=int, default=10)
+    ap.add_argument("--first-seed", type=int, default=1)
+    ap.add_argument("--workloads", nargs="+", default=["ipfwd-mem", "stateful"])
+    ap.add_argument("--noise", type=float, default=0.02)
+    ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    args = ap.parse_args(argv)
+    jobs = [(w, args.noise, s) for w in args.workloads for s in range(args.first_seed, args.first_seed + args.seeds)]
+    print(f"the used-by flow on the T2's model (modelled values), noise {100 * args.noise:g}%, seeds "
+          f"{args.first_seed}..{args.first_seed + args.seeds - 1}: sample --n 5000, best, estimate --json")
+    rows: dict[str, list] = {}
+    with ProcessPoolExecutor(args.jobs) as ex:
+        for w, seed, score, om, total, dt in ex.map(cli_flow, jobs, chunksize=1):
+            opt = sc.optimum(sc.parse(f"t2 {w} x8"))[0]
+            hi = om.get("ci_high")
+            held = om.get("ci_low") is not None and om["ci_low"] <= opt and (hi is None or opt <= hi)
+            rows.setdefault(w, []).append((held, score / opt, total))
+            print(f"  {w:<12} seed {seed:>3}: interval [{om.get('ci_low') or 0:,.0f}, "
+                  f"{'inf' if hi is None else f'{hi:,.0f}'}] ({om.get('method')}, {om.get('status')}) "
+                  f"{'holds' if held else 'MISSES'} the optimum {opt:,.0f}; chosen {score / opt:.4f} of it; "
+                  f"cost.total {total:,}; {dt:.0f} s", flush=True)
+    for w, r in rows.items():
+        print(f"summary: {w}: interval held the optimum in {sum(h for h, _, _ in r)} of {len(r)} (goal 9 of 10); "
+              f"chosen within 1% in {sum(s >= 0.99 for _, s, _ in r)} of {len(r)} (goal 9 of 10); cost.total at most "
+              f"{max(t for _, _, t in r):,} (goal <= 20,000)")
+    return 0
+
+
 def main() -> int:
+    if sys.argv[1:2] == ["cli"]:
+        return cli_main(sys.argv[2:])
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--seeds", type=int, default=20, help="seeds per row (default: 20)")
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="worker processes (default: all CPUs)")

@@ -176,7 +176,7 @@ def test_an_interrupted_selection_resumes_with_what_it_measured(tmp_path):
 
 def test_iterate_stops_on_the_chosen_placement_and_its_gap(tmp_path):
     db = tmp_path / "it.db"
-    r = run_assign("iterate", "--target-gap", "2", "--n-init", "1000", "--n-delta", "500", "--max-n", "2000",
+    r = run_assign("iterate", "--target-gap", "10", "--n-init", "1000", "--n-delta", "500", "--max-n", "2000",
                    *SMALL, "--noise", "0.02", "--db", str(db), "--quiet")
     assert r.returncode == 0, r.stdout + r.stderr
     assert "optimum of means" in r.stdout and "chosen placement" in r.stdout and "target reached" in r.stdout

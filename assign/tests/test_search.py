@@ -235,3 +235,21 @@ def test_bad_search_options_are_refused(tmp_path: Path) -> None:
     except ImportError:
         r = run_assign("search", "--sampler", "gp", "--budget", "10", *T2, "--db", db)
         assert r.returncode == 2 and "PyTorch" in r.stderr
+
+
+def test_iterate_searches_where_random_draws_stop_short_and_stops_certified(tmp_path: Path, t2_stateful) -> None:
+    """On the T2's model the sample's extrapolation falls short of the optimum; iterate's rounds search,
+    and it stops when the chosen placement is certified within 3% of the optimum of means: by then a
+    search converged, its interval holds the optimum, and the placement is within 2% of it."""
+    be, space, opt = t2_stateful
+    db = tmp_path / "it.db"
+    r = run_assign("iterate", "--target-gap", "3", "--n-init", "500", "--workload", "stateful", "--machine",
+                   "ultrasparc-t2", "--backend", "model", "--noise", "0.02", "--db", str(db), "--quiet", timeout=600)
+    assert r.returncode == 0, r.stdout + r.stderr
+    with sqlite3.connect(db) as c:
+        om = json.loads(c.execute("SELECT result FROM estimates ORDER BY n DESC").fetchone()[0])["optimum_mean"]
+        chosen = json.loads(c.execute("SELECT result FROM selections WHERE result IS NOT NULL ORDER BY id DESC")
+                            .fetchone()[0])["chosen"]["contexts"]
+    assert om["method"] == "search" and om["status"] == "ok"
+    assert om["ci_low"] <= opt <= om["ci_high"]
+    assert float(be.predict(np.array([be.contexts_of(chosen)]))[0][0]) >= 0.98 * opt

@@ -13,9 +13,9 @@ simultaneous over the placements measured twice or more (Bonferroni).
 * A placement whose lower bound lies above the interval's upper end
   refutes the interval: the status says `refuted`, the estimate becomes
   that measured lower bound and the upper end is unknown.
-* A search that converged (search/local.py: no neighbour of its final
-  placement is better by more than its resolution r) gives an upper end of
-  its own: the upper confidence bound of its final placement's mean (every
+* The last search that converged (search/local.py: no neighbour of its
+  final placement is better by more than its resolution r; it started from
+  everything measured before it) gives an upper end of its own: the upper confidence bound of its final placement's mean (every
   measurement of it, the selection's included), times 1 + r.  It rests on the search having reached the top: a local optimum
   at resolution r within r of the global one.  On the T2's model, where the
   sample's extrapolation fell 4-11% short, this held in every seed of
@@ -120,19 +120,19 @@ def certify(iid: OptimumMean, found: Sequence[Found], searches: Sequence[dict], 
     out = replace(iid, messages=msgs, diagnostics=diag)
     by_contexts = {f.contexts: f for f in found}
     ends = []
-    for s in done:
+    for s in done[-1:]:  # the last search that converged: it started from everything measured before it
         f = by_contexts.get(tuple(s.get("final", {}).get("contexts", ())))
         if f is not None and f.n:
             ends.append(f.mean * (1.0 + b.z * cv / math.sqrt(f.n)) * (1.0 + float(s["resolution"])))
     if ends and iid.method != "every-placement":  # where the sample holds every placement, nothing is extrapolated
-        r = max(float(s["resolution"]) for s in done)
+        r = float(done[-1]["resolution"])
         high = max(ends)
         if sample_refuted is None and iid.status == "ok" and math.isfinite(sample_high):
             high = max(high, sample_high)
         low = b.low
         est = min(max(b.low_at.mean, low), high)
         diag.update(search_resolution=r, searches_converged=len(done), search_high=max(ends))
-        msgs.append(f"certified by {len(done)} search{'es' if len(done) > 1 else ''} that converged: no neighbour "
+        msgs.append(f"certified by search {done[-1].get('search', '')} that converged: no neighbour "
                     f"of its final placement is better by more than {100 * r:.2g}%; the interval runs from the "
                     f"measured lower bound to the upper bound of that placement's mean times 1 + {r:.3g} (it "
                     f"rests on the search having reached the top: assign/EVT.md, \"The certificate\")")

@@ -154,7 +154,7 @@ def search(store: Store, run: Run, make_backend: Callable[[], Backend], sampler:
     finally:
         if backend and hasattr(backend[0], "close"):
             backend[0].close()
-    result = summary(report, ledger, topo)
+    result = dict(summary(report, ledger, topo), search=sid)
     store.finish_search(run.id, sid, result)
     return dict(result, search=sid)
 
