@@ -230,7 +230,7 @@ def make(tier: str, seed: int, out: Path, build: Path) -> dict:
     write_pack(out / "queries.pack", queries(tier, seed), t.queries)
     write_pack(out / "images.pack", images(tier, seed), t.images)
     p = subprocess.run([str(exe), str(out / "images.pack"), str(out / "db.bin"), "--seed",
-                        str(seed * 1000 + 7)], capture_output=True, text=True)
+                        str(seed * 1000 + 7), "--k", str(t.k)], capture_output=True, text=True)
     if p.returncode != 0:
         raise RuntimeError(f"nf-build: exit {p.returncode}: {p.stderr.strip()[-1000:]}")
     built = json.loads(p.stdout)

@@ -180,8 +180,8 @@ nf_db_close(struct nf_db *db)
 }
 
 int
-nf_db_build(const struct nf_db_image *img, uint32_t n, uint64_t seed, uint8_t **out, size_t *bytes,
-	char *err, size_t errlen)
+nf_db_build(const struct nf_db_image *img, uint32_t n, uint64_t seed, unsigned top_k, uint8_t **out,
+	size_t *bytes, char *err, size_t errlen)
 {
 	struct nf_db_header h;
 	memset(&h, 0, sizeof(h));
@@ -192,6 +192,7 @@ nf_db_build(const struct nf_db_image *img, uint32_t n, uint64_t seed, uint8_t **
 	h.M = NF_LSH_M;
 	h.W = NF_LSH_W;
 	h.seed = seed;
+	h.top_k = top_k;
 	uint64_t nv = 0, nb = 0;
 	for (uint32_t i = 0; i < n; i++) {
 		size_t len = strlen(img[i].name);

@@ -45,7 +45,8 @@ enum nf_db_section {
 
 struct nf_db_header {
 	char magic[8];
-	uint32_t dim, n_images, n_vectors, L, M, H, names_bytes, pad;
+	uint32_t dim, n_images, n_vectors, L, M, H, names_bytes;
+	uint32_t top_k; /* the tier's results per query (the server's default --k) */
 	double W;
 	uint64_t seed;
 	uint64_t checksum; /* FNV-1a 64 of every byte after the header */
@@ -87,10 +88,11 @@ struct nf_db_image {
 	const uint32_t *size;
 };
 
-/* A database of n images, the LSH drawn from seed, as bytes (malloc'd,
- * *out, *bytes); 0, or -1 with a message in err. */
-int nf_db_build(const struct nf_db_image *img, uint32_t n, uint64_t seed, uint8_t **out,
-	size_t *bytes, char *err, size_t errlen);
+/* A database of n images, the LSH drawn from seed, top_k its tier's
+ * results per query, as bytes (malloc'd, *out, *bytes); 0, or -1 with a
+ * message in err. */
+int nf_db_build(const struct nf_db_image *img, uint32_t n, uint64_t seed, unsigned top_k,
+	uint8_t **out, size_t *bytes, char *err, size_t errlen);
 
 uint64_t nf_fnv1a(const uint8_t *p, size_t n);
 

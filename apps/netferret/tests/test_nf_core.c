@@ -177,7 +177,7 @@ test_db_and_lsh(void)
 	uint8_t *buf;
 	size_t bytes;
 	char err[256];
-	CHECK(nf_db_build(img, N, 7, &buf, &bytes, err, sizeof(err)) == 0);
+	CHECK(nf_db_build(img, N, 7, 5, &buf, &bytes, err, sizeof(err)) == 0);
 	struct nf_db db;
 	CHECK(nf_db_parse(&db, buf, bytes, err, sizeof(err)) == 0);
 	CHECK(db.n_images == N && strcmp(nf_db_name(&db, 7), "img7") == 0);

@@ -4,7 +4,10 @@
  * to OUT atomically.  Prints one JSON line: images, vectors, regions per
  * image, bytes, seconds.
  *
- *     nf-build IMAGES.pack OUT.db [--seed N] */
+ *     nf-build IMAGES.pack OUT.db [--seed N] [--k K]
+ *
+ * --k: the tier's results per query, kept in the database as the server's
+ * default. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -36,19 +39,27 @@ write_file(const char *path, const uint8_t *b, size_t n)
 int
 main(int argc, char **argv)
 {
-	uint64_t seed = 1;
-	if (argc != 3 && !(argc == 5 && strcmp(argv[3], "--seed") == 0)) {
-		fprintf(stderr, "usage: nf-build IMAGES.pack OUT.db [--seed N]\n");
-		return 2;
-	}
-	if (argc == 5) {
-		char *end;
-		errno = 0;
-		seed = strtoull(argv[4], &end, 0);
-		if (errno != 0 || *end != '\0' || argv[4][0] == '\0') {
-			fprintf(stderr, "nf-build: --seed %s: not a number\n", argv[4]);
+	uint64_t seed = 1, k = 10;
+	for (int i = 3; i < argc; i += 2) {
+		char *end = NULL;
+		uint64_t *v = strcmp(argv[i], "--seed") == 0 ? &seed
+			: strcmp(argv[i], "--k") == 0        ? &k
+							     : NULL;
+		if (v != NULL && i + 1 < argc) {
+			errno = 0;
+			*v = strtoull(argv[i + 1], &end, 0);
+		}
+		if (v == NULL || end == NULL || errno != 0 || *end != '\0' ||
+			argv[i + 1][0] == '\0' || (v == &k && (k == 0 || k > NF_MAX_K))) {
+			fprintf(stderr, "nf-build: %s%s%s: expected --seed N or --k 1..%d\n",
+				argv[i], i + 1 < argc ? " " : "", i + 1 < argc ? argv[i + 1] : "",
+				NF_MAX_K);
 			return 2;
 		}
+	}
+	if (argc < 3) {
+		fprintf(stderr, "usage: nf-build IMAGES.pack OUT.db [--seed N] [--k K]\n");
+		return 2;
 	}
 	char err[512];
 	struct nf_pack pk;
@@ -102,7 +113,7 @@ main(int argc, char **argv)
 	}
 	uint8_t *db;
 	size_t bytes;
-	if (nf_db_build(img, n, seed, &db, &bytes, err, sizeof(err)) < 0) {
+	if (nf_db_build(img, n, seed, (unsigned)k, &db, &bytes, err, sizeof(err)) < 0) {
 		fprintf(stderr, "nf-build: %s\n", err);
 		return 1;
 	}
