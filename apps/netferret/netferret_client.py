@@ -37,7 +37,7 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent.parent / "runtime" / "stack"))
-import netferret_input as ni  # noqa: E402
+from nf_pack import read_pack  # noqa: E402
 from netns_harness import connect, read_exact, reset_after  # noqa: E402
 
 MAX_ANSWER = 1 << 20  # an answer longer than this is not one
@@ -82,7 +82,7 @@ def quantile(xs: list[float], q: float) -> float:
 
 
 def run_normal(a: argparse.Namespace, host: str, port: int) -> dict[str, Any]:
-    queries = ni.read_pack(a.input / "queries.pack" if a.input.is_dir() else a.input) * a.repeat
+    queries = read_pack(a.input / "queries.pack" if a.input.is_dir() else a.input) * a.repeat
     answers: list[str | None] = [None] * len(queries)
     lat: list[float] = [0.0] * len(queries)
     errors: list[str] = []
@@ -141,7 +141,7 @@ def run_normal(a: argparse.Namespace, host: str, port: int) -> dict[str, Any]:
 
 
 def run_bad(a: argparse.Namespace, host: str, port: int) -> dict[str, Any]:
-    jpeg = ni.read_pack(a.input / "queries.pack" if a.input.is_dir() else a.input)[0][1]
+    jpeg = read_pack(a.input / "queries.pack" if a.input.is_dir() else a.input)[0][1]
     out: dict[str, Any] = {"mode": a.mode}
     t0 = time.monotonic()
     s = connect(host, port, t0 + a.connect_timeout)

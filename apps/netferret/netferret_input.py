@@ -34,12 +34,12 @@ it is made again.
 from __future__ import annotations
 
 import argparse
+import fcntl
 import hashlib
 import io
 import json
 import os
 import shutil
-import struct
 import subprocess
 import sys
 import tempfile
@@ -48,6 +48,9 @@ from typing import Iterator, NamedTuple
 
 import numpy as np
 from PIL import Image
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from nf_pack import read_pack, write_pack  # noqa: E402,F401  (re-exported)
 
 REPO = Path(__file__).resolve().parents[2]
 GENERATOR = 1  # bumped when the images change: a cached tier of another version is made again
@@ -179,31 +182,6 @@ def queries(tier: str, seed: int) -> Iterator[tuple[str, bytes]]:
         yield f"q{q:04d}-c{c:05d}.jpg", jpeg(draw(seed, tier, c, 2, q))
 
 
-def write_pack(path: Path, items: Iterator[tuple[str, bytes]], count: int) -> None:
-    with open(path, "wb") as f:
-        f.write(b"NFPK0001" + struct.pack("<I", count))
-        n = 0
-        for name, data in items:
-            nb = name.encode()
-            f.write(struct.pack("<H", len(nb)) + nb + struct.pack("<I", len(data)) + data)
-            n += 1
-        assert n == count
-
-
-def read_pack(path: Path) -> list[tuple[str, bytes]]:
-    b = path.read_bytes()
-    if b[:8] != b"NFPK0001":
-        raise ValueError(f"{path}: not a pack of JPEGs")
-    (n,), at, out = struct.unpack_from("<I", b, 8), 12, []
-    for _ in range(n):
-        (nl,) = struct.unpack_from("<H", b, at)
-        name = b[at + 2:at + 2 + nl].decode()
-        (ln,) = struct.unpack_from("<I", b, at + 2 + nl)
-        out.append((name, b[at + 6 + nl:at + 6 + nl + ln]))
-        at += 6 + nl + ln
-    return out
-
-
 def sha256(path: Path) -> str:
     h = hashlib.sha256()
     with open(path, "rb") as f:
@@ -256,18 +234,21 @@ def verify(d: Path) -> dict | None:
 
 
 def input_file(tier: str, seed: int, cache_dir: Path, build: Path | None = None) -> Path:
-    """The tier as a directory in cache_dir, made once and checked by digest."""
+    """The tier as a directory in cache_dir, made once and checked by digest (one
+    process makes it while the others wait on a lock, then find it made)."""
     d = cache_dir / f"netferret-{tier}-{seed}"
-    if verify(d) is not None:
-        return d
     cache_dir.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".netferret-{tier}-", dir=cache_dir))
-    try:
-        make(tier, seed, tmp, build or Path(os.environ.get("PIPEPLACE_BUILD", REPO / "build")))
-        shutil.rmtree(d, ignore_errors=True)
-        tmp.replace(d)
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+    with open(cache_dir / f".netferret-{tier}-{seed}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if verify(d) is not None:
+            return d
+        tmp = Path(tempfile.mkdtemp(prefix=f".netferret-{tier}-", dir=cache_dir))
+        try:
+            make(tier, seed, tmp, build or Path(os.environ.get("PIPEPLACE_BUILD", REPO / "build")))
+            shutil.rmtree(d, ignore_errors=True)
+            tmp.replace(d)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
     return d
 
 

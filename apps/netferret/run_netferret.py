@@ -25,6 +25,7 @@ answer's last byte.
 from __future__ import annotations
 
 import json
+import shutil
 import sys
 import tempfile
 from pathlib import Path
@@ -44,11 +45,13 @@ RunError = h.RunError
 REFERENCE_MAX = 64
 
 
-def compare(answers: list[str], tier: Path, limit: int | None = REFERENCE_MAX) -> dict[str, Any]:
-    """The client's answer lines (ferret's format) against the reference, for the tier's
-    first `limit` queries (None: all).  Every query of the tier must have its line."""
+def compare(answers: list[str], tier: Path, limit: int | None = REFERENCE_MAX,
+            pack: Path | None = None) -> dict[str, Any]:
+    """The client's answer lines (ferret's format) against the reference, for the first
+    `limit` queries (None: all) of the tier (or of the queries pack the client sent).
+    Every query sent must have its line."""
     db = ref.read_db(tier / "db.bin")
-    queries = ni.read_pack(tier / "queries.pack")
+    queries = ni.read_pack(pack or tier / "queries.pack")
     got = {}
     for line in answers:
         name, tab, rest = line.partition("\t")
@@ -80,21 +83,26 @@ def run(tier: Path, *, stack: str = "lwip", port: str = "af_packet", clients: in
         placement: Path | None = None, loss: float = 0.0, build: Path = REPO / "build",
         keep: Path | None = None, timeout: float = 300, extra: list[str] | None = None,
         client_specs: list[list[str]] | None = None, queries: int | None = None,
-        check: bool = True, repeat: int = 1) -> dict[str, Any]:
+        check: bool = True, repeat: int = 1, subset: int | None = None) -> dict[str, Any]:
     """One run; returns the result.  client_specs: instead of the one normal client,
     one client per list of netferret_client.py options, one after another (the bad
     clients of the tests; the last should be a normal one, whose answers are compared).
     queries: the server's --streams (answers to make before it ends); by default
-    only the normal client's end tag ends it, as PARSEC's."""
+    only the normal client's end tag ends it, as PARSEC's.  subset: the client sends
+    the tier's first N queries only."""
     man = json.loads((tier / "manifest.json").read_text())
     if keep is not None:
         keep.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix="pp43f-answers-", dir=keep))
     answers = work / "answers.txt"
+    pack = None
+    if subset is not None:
+        pack = work / "queries.pack"
+        ni.write_pack(pack, iter(ni.read_pack(tier / "queries.pack")[:subset]), subset)
 
     def argv(args: list[str]) -> list[str]:
         return [sys.executable, str(HERE / "netferret_client.py"), "--server",
-                f"{LAYOUT.server_ip}:{LAYOUT.port}", "--input", str(tier), "--timeout", str(timeout),
+                f"{LAYOUT.server_ip}:{LAYOUT.port}", "--input", str(pack or tier), "--timeout", str(timeout),
                 *args]
 
     specs = client_specs or [["--threads", str(clients), "--repeat", str(repeat), "--out", str(answers)]]
@@ -105,8 +113,10 @@ def run(tier: Path, *, stack: str = "lwip", port: str = "af_packet", clients: in
             return
         client = result["client"][normal[-1]]
         figures(result, client)
-        if check and answers.is_file():
-            result.update(compare(answers.read_text().splitlines(), tier))
+        out = Path(client.get("out") or answers)
+        if check and out.is_file():
+            result.update(compare(out.read_text().splitlines(), tier, None if subset else REFERENCE_MAX,
+                                  pack))
 
     res: dict[str, Any] = {"tier": man["tier"], "input": str(tier), "matches_reference": False}
     try:
@@ -118,8 +128,7 @@ def run(tier: Path, *, stack: str = "lwip", port: str = "af_packet", clients: in
                            streams=queries or 1 << 40, after=after))
     finally:
         if keep is None:
-            answers.unlink(missing_ok=True)
-            work.rmdir()
+            shutil.rmtree(work, ignore_errors=True)
     return res
 
 
