@@ -2,7 +2,9 @@
 """netferret's client, on the kernel's stack (PARSEC's netferret client):
 --threads T connections at once, each connect, send one query ([int32
 length, host byte order][JPEG]), read the answer ([int32 length][text]),
-close; the answers in ferret's output format (`<query>` then
+close (the clock starts once one connection to the server has opened and
+closed: its start-up and the first ARP are not timed); the answers in
+ferret's output format (`<query>` then
 `\\t<image>:<distance>` per result, one line per query) to --out; after
 the last query one more connection with the end tag (int32 -1).  Prints
 one JSON object: queries, answered, errors by word, bytes sent, t0/t1
@@ -103,6 +105,9 @@ def run_normal(a: argparse.Namespace, host: str, port: int) -> dict[str, Any]:
                 with lock:
                     errors.append(f"{queries[i][0]}: {type(e).__name__}: {e}")
 
+    # The server first: one connection opened and closed before the clock starts, so
+    # that neither its start-up nor the first ARP exchange is in the figures.
+    connect(host, port, deadline).close()
     t0 = time.monotonic()
     threads = [threading.Thread(target=worker) for _ in range(a.threads)]
     for t in threads:
