@@ -19,8 +19,9 @@ connection and one JSON object with what came back:
   truncated     the first query's JPEG cut in half, framed whole
   close_mid     the first query's length and half its bytes, then FIN
   reset_mid     the same, then RST (--settle seconds after)
-  never_reads   the first query whole, then nothing for --settle seconds,
-                the answer never read, then close
+  never_reads   the first query whole, then nothing until the server closes
+                the connection (--idle-timeout after its answer), the answer
+                never read
 
     python3 apps/netferret/netferret_client.py --server 198.18.43.1:42285 --input TIER_DIR --threads 2
 """
@@ -28,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import select
 import socket
 import struct
 import sys
@@ -170,8 +172,11 @@ def run_bad(a: argparse.Namespace, host: str, port: int) -> dict[str, Any]:
             s.shutdown(socket.SHUT_WR)
         elif a.mode == "never_reads":
             s.sendall(struct.pack("<i", len(jpeg)) + jpeg)
-            time.sleep(a.settle)
-            # what the server did meanwhile: the answer sits unread in this socket
+            # wait (at most --timeout) for the server to close the connection, the answer
+            # unread in this socket all along
+            p = select.poll()
+            p.register(s, select.POLLRDHUP)
+            out["closed_by_server"] = bool(p.poll(a.timeout * 1000))
             out["unread_bytes"] = len(s.recv(1 << 20, socket.MSG_PEEK | socket.MSG_DONTWAIT) or b"")
             s.close()
             out["t1"] = time.monotonic()
