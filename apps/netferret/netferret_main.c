@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <rte_cycles.h>
 #include <rte_errno.h>
@@ -100,6 +101,10 @@ nf_dpdk_mem_mb(const void *cfgp)
 		fprintf(stderr,
 			"netferret: --db FILE is required (a tier's db.bin: "
 			"apps/netferret/netferret_input.py makes it)\n");
+		return -1;
+	}
+	if (access(c->db_path, R_OK) != 0) {
+		fprintf(stderr, "netferret: --db %s: %s\n", c->db_path, strerror(errno));
 		return -1;
 	}
 	uint64_t bytes = (uint64_t)c->msgs *
