@@ -6,15 +6,43 @@
 
 #define EPS 1e-12 /* reduced costs above -EPS are taken as optimal */
 
-/* Cells by cost, then index (qsort_r's context: the cost array). */
+/* Cell i before cell j: by cost, then index. */
 static int
-by_cost(const void *x, const void *y, void *ctx)
+before(const double *c, uint32_t i, uint32_t j)
 {
-	const double *c = ctx;
-	uint32_t i = *(const uint32_t *)x, j = *(const uint32_t *)y;
-	if (c[i] != c[j])
-		return c[i] < c[j] ? -1 : 1;
-	return i < j ? -1 : i > j;
+	return c[i] < c[j] || (c[i] == c[j] && i < j);
+}
+
+static void
+sift(uint32_t *a, unsigned root, unsigned n, const double *c)
+{
+	for (;;) {
+		unsigned child = 2 * root + 1;
+		if (child >= n)
+			return;
+		if (child + 1 < n && before(c, a[child], a[child + 1]))
+			child++;
+		if (!before(c, a[root], a[child]))
+			return;
+		uint32_t t = a[root];
+		a[root] = a[child];
+		a[child] = t;
+		root = child;
+	}
+}
+
+/* Heapsort of the cells by cost: in place (glibc's qsort may malloc). */
+static void
+sort_cells(uint32_t *a, unsigned n, const double *c)
+{
+	for (unsigned k = n / 2; k-- > 0;)
+		sift(a, k, n, c);
+	for (unsigned end = n; end-- > 1;) {
+		uint32_t t = a[0];
+		a[0] = a[end];
+		a[end] = t;
+		sift(a, 0, end, c);
+	}
 }
 
 /* The least-cost initial basis: n + m - 1 cells, each allocation crossing
@@ -29,7 +57,7 @@ initial_basis(struct nf_emd_work *w, unsigned n, unsigned m)
 		w->basic[k] = 0;
 		w->flow[k] = 0.0;
 	}
-	qsort_r(w->sorted, cells, sizeof(uint32_t), by_cost, w->cost);
+	sort_cells(w->sorted, cells, w->cost);
 	for (unsigned i = 0; i < n; i++)
 		w->row_done[i] = 0;
 	for (unsigned j = 0; j < m; j++)
