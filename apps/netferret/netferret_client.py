@@ -92,7 +92,6 @@ def run_normal(a: argparse.Namespace, host: str, port: int) -> dict[str, Any]:
     errors: list[str] = []
     next_q = [0]
     lock = threading.Lock()
-    deadline = time.monotonic() + a.connect_timeout
 
     def worker() -> None:
         while True:
@@ -102,14 +101,15 @@ def run_normal(a: argparse.Namespace, host: str, port: int) -> dict[str, Any]:
             if i >= len(queries):
                 return
             try:
-                answers[i], lat[i] = one_query(host, port, queries[i][1], deadline, a.timeout)
+                answers[i], lat[i] = one_query(host, port, queries[i][1],
+                                               time.monotonic() + a.connect_timeout, a.timeout)
             except OSError as e:
                 with lock:
                     errors.append(f"{queries[i][0]}: {type(e).__name__}: {e}")
 
     # The server first: one connection opened and closed before the clock starts, so
     # that neither its start-up nor the first ARP exchange is in the figures.
-    connect(host, port, deadline).close()
+    connect(host, port, time.monotonic() + a.connect_timeout).close()
     t0 = time.monotonic()
     threads = [threading.Thread(target=worker) for _ in range(a.threads)]
     for t in threads:
