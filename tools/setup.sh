@@ -61,6 +61,8 @@ packages=(
   # assign's ovs-dpdk workload (assign/WORKLOADS.md): Open vSwitch with DPDK, whose ovs-vswitchd-dpdk it
   # runs by path with its own database and sockets; the system's OVS service is left as the package sets it
   openvswitch-switch-dpdk
+  # apps/netferret: JPEG decoding (libjpeg-turbo)
+  libjpeg-dev
 )
 missing=()
 for p in "${packages[@]}"; do
@@ -131,12 +133,13 @@ lwip_source=
 [ -f "$lwip_dir/.debian-version" ] && lwip_source=build-deps/lwip  # Meson wants it relative
 
 # --- Meson builds ------------------------------------------------------------
-# The default -Dparts before netdedup and netstreamcluster joined it: a
-# build configured then (its parts left at a default) gets them; parts
-# picked by hand stay.
+# The default -Dparts before netdedup, netstreamcluster and netferret joined
+# it: a build configured then (its parts left at a default) gets them;
+# parts picked by hand stay.
 old_default_parts=runtime,ipfwd,ahocorasick,stateful,analyzer,traffic-gen
 old_default_parts2=runtime,ipfwd,ahocorasick,stateful,analyzer,netdedup,traffic-gen
-new_default_parts=runtime,ipfwd,ahocorasick,stateful,analyzer,netdedup,netstreamcluster,traffic-gen
+old_default_parts3=runtime,ipfwd,ahocorasick,stateful,analyzer,netdedup,netstreamcluster,traffic-gen
+new_default_parts=runtime,ipfwd,ahocorasick,stateful,analyzer,netdedup,netstreamcluster,netferret,traffic-gen
 configure() {  # dir, extra meson args...
   local dir=$1 have; shift
   if [ ! -f "$dir/build.ninja" ]; then
@@ -144,8 +147,9 @@ configure() {  # dir, extra meson args...
     quiet meson setup "$dir" -Dlwip_source="$lwip_source" "$@"
   elif have=$(meson introspect --buildoptions "$dir" | python3 -c \
         'import json, sys; print(",".join(next(o["value"] for o in json.load(sys.stdin) if o["name"] == "parts")))') &&
-       { [ "$have" = "$old_default_parts" ] || [ "$have" = "$old_default_parts2" ]; }; then
-    say "$dir: adding netdedup and netstreamcluster to its parts"
+       { [ "$have" = "$old_default_parts" ] || [ "$have" = "$old_default_parts2" ] ||
+         [ "$have" = "$old_default_parts3" ]; }; then
+    say "$dir: adding netdedup, netstreamcluster and netferret to its parts"
     quiet meson setup --reconfigure "$dir" -Dparts="$new_default_parts"
   fi
   if have=$(meson introspect --buildoptions "$dir" | python3 -c \

@@ -755,3 +755,23 @@ def test_characterize_a_workload_fed_by_a_client(profile_build: Path, tmp_path: 
     # P (fine chunking, SHA-1, deflate) is where netdedup's time goes
     assert c["roles"]["P"]["cycles_per_packet"] > c["roles"]["R"]["cycles_per_packet"]
     assert "cycles/message" in r.stdout and "cycles/packet" not in r.stdout
+
+
+def test_an_apps_own_stage_breakdown_is_averaged_over_the_baseline() -> None:
+    """netferret times the stages of its P itself (app_stats.stages); characterize
+    reports their mean over the baseline's repetitions, and nothing for an app
+    without them or with a repetition missing them."""
+    from types import SimpleNamespace
+
+    from assign.characterize.harness import Harness
+
+    def rep(decode: float, rank: float) -> dict:
+        return {"what": "P's TSC cycles", "share": {"decode": decode / (decode + rank), "rank": rank / (decode + rank)},
+                "cycles_per_query": {"decode": decode, "rank": rank}}
+
+    me = SimpleNamespace(item="message")
+    got = Harness.app_stages(me, [rep(100.0, 300.0), rep(300.0, 300.0)])
+    assert got["kind"] == "measured" and got["repetitions"] == 2
+    assert got["cycles_per_message"] == {"decode": 200.0, "rank": 300.0}
+    assert got["share"]["decode"] == pytest.approx((0.25 + 0.5) / 2)
+    assert Harness.app_stages(me, [rep(1.0, 1.0), None]) is None and Harness.app_stages(me, []) is None

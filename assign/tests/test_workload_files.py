@@ -22,21 +22,22 @@ HERE = Path(__file__).resolve().parent
 
 
 def test_the_packaged_workloads_are_the_papers_five_with_every_tier() -> None:
-    """The paper's five, on captures; and netdedup (issue 41) and
-    netstreamcluster, whose traffic is a client in a namespace."""
+    """The paper's five, on captures; and netdedup (issue 41),
+    netstreamcluster and netferret (issue 54), whose traffic is a client in
+    a namespace."""
     assert WORKLOADS == {"ipfwd-l1": ("ipfwd", "l1"), "ipfwd-mem": ("ipfwd", "mem"),
                          "ahocorasick": ("ahocorasick", None), "stateful": ("stateful", None),
                          "analyzer": ("analyzer", None), "netdedup": ("netdedup", None),
-                         "netstreamcluster": ("netstreamcluster", None)}
+                         "netferret": ("netferret", None), "netstreamcluster": ("netstreamcluster", None)}
     assert [n for n, s in known_workloads().items() if s.builtin and s.program is None] == list(WORKLOADS)
     # and three programs we did not write (assign/WORKLOADS.md), packaged beside them
     assert [n for n, s in known_workloads().items() if s.builtin and s.program is not None] == [
         "l3fwd", "ovs-dpdk", "testpmd-io"]
-    for client in ("netdedup", "netstreamcluster"):
+    for client in ("netdedup", "netstreamcluster", "netferret"):
         dd = known_workloads()[client]
         assert tuple(dd.tiers) == TIERS and dd.source == "client" and dd.roles == ("R", "P", "T")
     for name, spec in known_workloads().items():
-        if not spec.builtin or name in ("netdedup", "netstreamcluster") or spec.program is not None:
+        if not spec.builtin or name in ("netdedup", "netstreamcluster", "netferret") or spec.program is not None:
             continue
         assert tuple(spec.tiers) == TIERS and spec.source == "capture" and spec.roles == ("R", "P", "T")
         windows = [spec.tiers[t].packets for t in TIERS]

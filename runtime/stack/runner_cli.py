@@ -67,8 +67,8 @@ def main(cli: RunnerCli, argv: list[str] | None = None) -> int:
     if a.clients < 1 or a.instances < 1 or not 0 <= a.loss < 100:
         print(f"{name}: --clients and --instances are >= 1, --loss 0..100", file=sys.stderr)
         return 2
-    if a.input is not None and not a.input.is_file():
-        print(f"{name}: --input {a.input}: no such file", file=sys.stderr)
+    if a.input is not None and not a.input.exists():  # a file, or a directory (netferret's tiers)
+        print(f"{name}: --input {a.input}: no such file or directory", file=sys.stderr)
         return 2
     if a.check is not None:
         if a.input is None or a.client_json is None or not a.check.is_dir():

@@ -44,10 +44,11 @@ def test_list_names_every_app_workload_and_tier(build_dir: Path, capsys) -> None
     assert status == 0, err
     doc = json.loads(out)
     assert doc["tiers"] == list(TIERS)
-    # the paper's five on captures, then netdedup and netstreamcluster (clients in a namespace)
-    assert [w["workload"] for w in doc["workloads"]][:7] == list(WORKLOADS)
-    dd, sc = doc["workloads"][5:7]
+    # the paper's five on captures, then netdedup, netferret and netstreamcluster (clients in a namespace)
+    assert [w["workload"] for w in doc["workloads"]][:8] == list(WORKLOADS)
+    dd, nf, sc = doc["workloads"][5:8]
     assert dd["traffic"] == "client" and dd["unit"] == "MB/s" and list(dd["tiers"]) == list(TIERS)
+    assert nf["traffic"] == "client" and nf["unit"] == "queries/s" and list(nf["tiers"]) == list(TIERS)
     assert sc["traffic"] == "client" and sc["unit"] == "points/s" and list(sc["tiers"]) == list(TIERS)
     for w in doc["workloads"][:5]:
         assert list(w["tiers"]) == list(TIERS) and all(t["packets"] for t in w["tiers"].values())

@@ -139,6 +139,18 @@ class Harness:
                               "pps": float(stats["total"]["pps"])}
         return out
 
+    def app_stages(self, reps: list[dict | None]) -> dict | None:
+        """The mean over the baseline's repetitions of an app's own per-stage figures
+        (app_stats.stages: share and cycles_per_query, as netferret's P reports them),
+        or None for an app without them."""
+        if not reps or any(not r or "share" not in r or "cycles_per_query" not in r for r in reps):
+            return None
+        names = list(reps[0]["share"])
+        return {"what": reps[0].get("what", ""), "kind": "measured", "repetitions": len(reps),
+                "share": {k: float(np.mean([r["share"][k] for r in reps])) for k in names},
+                f"cycles_per_{self.item}": {k: float(np.mean([r["cycles_per_query"][k] for r in reps]))
+                                            for k in names}}
+
     # the characterization ------------------------------------------------------
     def characterize(self, log=print) -> dict:
         a = self.a
@@ -169,8 +181,11 @@ class Harness:
                 "trips/s): no placement that splits an instance over these contexts is steadier")
         base = (a, a, a)
         reps: list[dict] = []
+        stage_reps: list[dict | None] = []
         while True:
-            reps.append(self.roles_of(self.run(base, "baseline")))
+            st = self.run(base, "baseline")
+            reps.append(self.roles_of(st))
+            stage_reps.append((st.get("app_stats") or {}).get("stages"))
             ci = {r: ci_halfwidth_pct([x[r]["work"] for x in reps]) for r in ROLES}
             if len(reps) >= self.s.min_reps and (max(ci.values()) <= self.s.target_ci_pct
                                                  or len(reps) >= self.s.max_reps):
@@ -208,6 +223,12 @@ class Harness:
                 + (f"(median of the repetitions {vs_runtime:+.1f}%, "
                    f"{'within' if abs(vs_runtime) <= 5.0 else 'NOT within'} 5%)"
                    if vs_runtime is not None else "(no busy cycles)"))
+
+        app_stages = self.app_stages(stage_reps)
+        if app_stages is not None:
+            log("P's stages alone (measured by the app around each stage, mean of the repetitions): " + ", ".join(
+                f"{k} {v:.1%} ({app_stages['cycles_per_' + self.item][k]:,.0f} cycles)"
+                for k, v in app_stages["share"].items()))
 
         sharing: dict[str, dict[str, float]] = {}
         others = {x: [r for r in ROLES if r != x] for x in ROLES}
@@ -265,6 +286,8 @@ class Harness:
                 "timer": self.floor, "steadiness": self.steady, "steadiness_memory": self.steady_mem,
                 **({"steadiness_handoff": self.steady_handoff} if self.steady_handoff else {}),
                 "roles": roles, "sharing": sharing,
+                # an app that times the stages of its P itself (netferret: app_stats.stages)
+                **({"app_stages": app_stages} if app_stages is not None else {}),
                 "sharing_kind": "measured (ratio of measured figures)",
                 # None: no co-runner slowed a role beyond the noise of one run
                 "pressure_point": pressure, "pressure_scores": scores,
