@@ -153,6 +153,9 @@ def run(kn: KN, measure: Callable[[int, int], float | None], budget_rounds: int,
     means = kn.means()
     surv = kn.survivors
     pool = surv if surv else [i for i in range(kn.k) if counts[i] > 0]
+    if not pool:
+        raise RuntimeError(f"every one of the {kn.k} candidates' measurements failed: nothing to choose (the "
+                           f"failures are stored with their reasons)")
     chosen = max(pool, key=lambda i: means[i])
     return Outcome(chosen, len(surv) == 1, len(kn.rounds), int(sum(counts)), surv, [float(m) for m in means],
                    counts, dict(kn.eliminated_at), kn.max_rounds())

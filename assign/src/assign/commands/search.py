@@ -62,6 +62,9 @@ def run(args: argparse.Namespace) -> int:
         print("interrupted: every measurement made is stored; run the same command again to resume the search",
               file=sys.stderr)
         return 130
+    finally:
+        if hasattr(session.backend, "close"):
+            session.backend.close()
     print(describe_search(res))
     unit = value_unit(run_.workload, run_.params)
     out = dict(res)

@@ -21,6 +21,9 @@ from .space import Space
 MeasureFn = Callable[[np.ndarray], list[float | None]]
 
 
+UNKNOWN_CV = 0.05   # a measured run with no repetitions yet: a noise this large is assumed until the search measures it
+
+
 class Spent(Exception):
     """The search's budget of measurements is used up."""
 
@@ -97,7 +100,8 @@ class Ledger:
 
     def cv(self) -> float:
         """The CV of one measurement: pooled over the entries measured twice or more, the run's
-        figure while those hold fewer than 20 degrees of freedom."""
+        figure while those hold fewer than 20 degrees of freedom (UNKNOWN_CV where the run has none
+        and the search has measured nothing twice yet)."""
         num = den = 0.0
         for e in self.entries.values():
             if e.n >= 2 and e.mean > 0:
@@ -106,7 +110,7 @@ class Ledger:
                 den += e.n - 1
         if den >= 20 or (den > 0 and self.cv_hint is None):
             return math.sqrt(num / den)
-        return self.cv_hint if self.cv_hint is not None else 0.0
+        return self.cv_hint if self.cv_hint is not None else UNKNOWN_CV
 
     def best(self, n_min: int = 1) -> tuple[tuple, Entry] | None:
         """The entry with the highest mean among those with at least n_min values."""

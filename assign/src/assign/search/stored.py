@@ -100,7 +100,8 @@ def leading(ledger: Ledger, m: int = STARTS) -> list[np.ndarray]:
 def search(store: Store, run: Run, make_backend: Callable[[], Backend], sampler: str, budget: int, *,
            seed: int | None = None, predict: Callable[[np.ndarray], np.ndarray] | None = None,
            quiet: bool = False) -> dict:
-    """Run (or resume, or find finished) a search of `sampler` with this budget on the run; its result."""
+    """Run (or resume, or find finished) a search of `sampler` with this budget on the run; its result.
+    make_backend is called once, when the first measurement is due; the caller closes what it made."""
     params = {"budget": int(budget), "seed": int(run.seed if seed is None else seed)}
     sid = None
     for i, s, p, result in store.searches(run.id):
@@ -149,11 +150,7 @@ def search(store: Store, run: Run, make_backend: Callable[[], Backend], sampler:
     rng = np.random.default_rng([params["seed"], sid])
     if not quiet:
         print(f"searching: {searcher.describe()}; budget {budget:,} measurements (search {sid})", file=sys.stderr)
-    try:
-        report = run_searcher(searcher, ledger, rng, starts)
-    finally:
-        if backend and hasattr(backend[0], "close"):
-            backend[0].close()
+    report = run_searcher(searcher, ledger, rng, starts)  # the backend is the caller's: it closes it
     result = dict(summary(report, ledger, topo), search=sid)
     store.finish_search(run.id, sid, result)
     return dict(result, search=sid)
