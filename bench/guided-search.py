@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""How many measurements guided search (assign search --guide model) needs
+"""How many measurements guided search (the model's best-ranked candidates, where `assign search --sampler
+model` starts) needs
 to come within X% of the estimated optimum, against plain random sampling,
 side by side in this one run.
 
@@ -38,12 +39,24 @@ import harness  # noqa: E402  (tests/harness: exit quietly in a pipe)
 
 from assign.backends.base import MeasureRequest  # noqa: E402
 from assign.backends.model import ModelBackend, load_params  # noqa: E402
-from assign.commands.search import best_distinct  # noqa: E402
 from assign.evt import EstimateError, estimate  # noqa: E402
 from assign.sampling import draws  # noqa: E402
 from assign.topology import get_machine  # noqa: E402
 from assign.workloads import Workload  # noqa: E402
 
+
+
+def best_distinct(pool, order, k: int) -> list:
+    """The first k distinct assignments of pool in the given order."""
+    out, seen = [], set()
+    for i in order:
+        key = tuple(pool[i].tolist())
+        if key not in seen:
+            seen.add(key)
+            out.append(pool[i])
+            if len(out) == k:
+                break
+    return out
 
 def first_within(values: np.ndarray, target: float) -> int | None:
     hit = np.flatnonzero(np.maximum.accumulate(values) >= target)
