@@ -22,6 +22,11 @@ reading: assign/EVT.md, "The certificate", and assign/SEARCH.md).
              noise-free local-search restarts, said so); 'pack:2 core:4 pu:2'
              stateful x3 (60,165 placements: exact)
   noise      0, 2 and 5% on the model
+  measured   --truth-db F adds 'measured F': a ground truth measured on this machine
+             (`assign enumerate --reps K --workload stateful --instances 3 --allow-colocate
+             --backend dpdk --db F`: 256 placements on two contexts), replayed: each
+             measurement one of the placement's K values at random, the optimum the
+             largest placement mean (its own noise; the noise levels do not apply)
 
 It prints, per space, noise and budget, each searcher's median and 10th/90th
 percentile score (the deployed placement's noise-free mean over the
@@ -95,6 +100,15 @@ def job(args):
     return args, out, None, time.time() - t
 
 
+def noises_of(space: str, noises: list[float]) -> list[float]:
+    """A measured space has its own noise: one row, not one per injected level."""
+    return [0.0] if space.startswith("measured ") else list(noises)
+
+
+def noise_label(space: str, nz: float) -> str:
+    return "meas." if space.startswith("measured ") else f"{100 * nz:g}%"
+
+
 def pct(v: list[float], q: float) -> float:
     return float(np.percentile(v, q)) if v else math.nan
 
@@ -162,6 +176,7 @@ def main() -> int:
     ap.add_argument("--spaces", nargs="+", default=SPACES, metavar="SPACE",
                     help="'t2 WORKLOAD xN' or 'TOPOLOGY WORKLOAD xN' (default: the T2's five and the 60,165 space)")
     ap.add_argument("--noises", nargs="+", type=float, default=list(NOISES), metavar="CV")
+    ap.add_argument("--truth-db", metavar="F", help="add the space measured on this machine (see above)")
     ap.add_argument("--budgets", nargs="+", type=int, default=list(BUDGETS), metavar="N")
     ap.add_argument("--searchers", nargs="+", default=list(SEARCHERS), choices=SEARCHERS)
     ap.add_argument("--peer-max", type=int, default=1000, metavar="N",
@@ -169,6 +184,8 @@ def main() -> int:
                          "per trial grows with the trials: 1,000 trials took 60-190 s here, 5,000 about an hour; "
                          "GP's grows with their cube)")
     args = ap.parse_args()
+    if args.truth_db:
+        args.spaces = list(args.spaces) + [f"measured {args.truth_db}"]
     for s in args.spaces:
         try:
             sc.parse(s)
@@ -191,7 +208,7 @@ def main() -> int:
         print(f"optimum of {s}: {opt[s][0]:,.0f} (modelled, {opt[s][1]})")
     jobs = []
     for s in args.spaces:
-        for nz in args.noises:
+        for nz in noises_of(s, args.noises):
             for b in args.budgets:
                 for name in args.searchers:
                     if name in skipped or (name in ("tpe", "gp", "opentuner") and b > args.peer_max):
@@ -212,7 +229,7 @@ def main() -> int:
     need: dict[tuple, dict] = {}
     worse = []
     for s in args.spaces:
-        for nz in args.noises:
+        for nz in noises_of(s, args.noises):
             for b in args.budgets:
                 med = {}
                 for name in args.searchers:
@@ -225,7 +242,7 @@ def main() -> int:
                     bounded = [o for o in ok if o.bound is not None]
                     held = [o.held(opt[s][0]) for o in bounded]
                     med[name] = pct(sc_, 50)
-                    print(f"{s:<32} {100 * nz:>4g}% {b:>6} {name:<9} {pct(sc_, 50):>7.4f} {pct(sc_, 10):>7.4f} "
+                    print(f"{s:<32} {noise_label(s, nz):>5} {b:>6} {name:<9} {pct(sc_, 50):>7.4f} {pct(sc_, 10):>7.4f} "
                           f"{pct(sc_, 90):>7.4f} {int(np.median([o.cost for o in ok])) if ok else 0:>6} "
                           f"{len(bounded):>3}/{len(ok):<2} "
                           f"{(f'{100 * sum(held) / len(held):.0f}%' if held else '-'):>6} "
@@ -238,18 +255,19 @@ def main() -> int:
                 peers = {k: v for k, v in med.items() if k in PEERS}
                 if "assign" in med and peers and med["assign"] < max(peers.values()) - 1e-9:
                     best = max(peers, key=peers.get)
-                    worse.append(f"{s}, {100 * nz:g}%, budget {b}: assign {med['assign']:.4f} < {best} "
+                    worse.append(f"{s}, {noise_label(s, nz)}, budget {b}: assign {med['assign']:.4f} < {best} "
                                  f"{peers[best]:.4f}")
     print("\nmeasurements needed to be within 1% / 2% of the optimum in 9 of 10 seeds (10th percentile score; "
           "'-': not within the budgets run)")
     for s in args.spaces:
-        for nz in args.noises:
+        for nz in noises_of(s, args.noises):
             line = []
             for name in args.searchers:
                 if any((s, nz, b, name) in results for b in args.budgets):
                     d = need.get((s, nz, name), {})
                     line.append(f"{name} {d.get(0.99, '-')}/{d.get(0.98, '-')}")
-            print(f"  {s}, noise {100 * nz:g}%: " + ", ".join(line))
+            if line:
+                print(f"  {s}, noise {noise_label(s, nz)}: " + ", ".join(line))
     print()
     for s in args.spaces:
         rows = [o for (sp, nz, b, name), v in results.items() if sp == s and name == "assign"
