@@ -253,3 +253,36 @@ def test_iterate_searches_where_random_draws_stop_short_and_stops_certified(tmp_
     assert om["method"] == "search" and om["status"] == "ok"
     assert om["ci_low"] <= opt <= om["ci_high"]
     assert float(be.predict(np.array([be.contexts_of(chosen)]))[0][0]) >= 0.98 * opt
+
+
+def test_the_surrogate_features_do_not_change_under_the_machines_symmetry() -> None:
+    """Two placements that are one distinct placement (cores or pipelines swapped) have the same
+    features, so the surrogate learns from every draw of the sample at once; a placement that differs
+    (one task moved to another pipeline) has other features."""
+    from assign.search.surrogate import Features
+
+    topo = get_machine("ultrasparc-t2")
+    space = Space.of_pipelines(topo, 4)
+    f = Features(space)
+    x = space.random(3, 0, 1)[0]
+    # contexts 0-7 are core 0 (pipelines 0-3, 4-7), 8-15 core 1: swap the two cores, then the two
+    # pipelines of core 2, and permute the strands inside one pipeline
+    perm = np.arange(64)
+    perm[0:8], perm[8:16] = np.arange(8, 16), np.arange(0, 8)
+    perm[16:20], perm[20:24] = np.arange(20, 24), np.arange(16, 20)
+    perm[24:28] = [27, 25, 24, 26]
+    y = perm[x]
+    assert space.keys(x[None, :]) == space.keys(y[None, :])
+    assert (f(x[None, :]) == f(y[None, :])).all()
+    z = x.copy()
+    free = [c for c in range(64) if c not in x and c // 4 != x[0] // 4]
+    z[0] = free[0]
+    assert space.keys(z[None, :]) != space.keys(x[None, :])
+    assert not (f(z[None, :]) == f(x[None, :])).all()
+    # the surrogate's prediction is the features times its coefficients, without the matrix
+    from assign.search.surrogate import Surrogate
+
+    rows = space.random(4, 0, 200)
+    vals = np.exp(np.random.default_rng(0).normal(size=200))
+    sur = Surrogate.fit(f, rows, vals, np.ones(200))
+    assert np.allclose(sur.predict(rows), f(rows) @ sur.coef + sur.offset)

@@ -86,8 +86,8 @@ TOP_SINGLE_DRAWS = 100  # draws measured once that the certificate holds against
 
 def found_placements(store: Store, run: Run, sample: RunSample | None = None) -> list:
     """Every placement of the run measured more than once (a draw with its repetitions and selection
-    rounds; a search's placement with all its measurements), and the highest draws measured once, by
-    the contexts each was measured on (evt/certificate.py).  `sample`: the run as run_sample read it."""
+    rounds; a search's placement with all its measurements), the highest draws measured once and the
+    baselines measured, by the contexts each was measured on (evt/certificate.py).  `sample`: the run as run_sample read it."""
     from .evt.certificate import Found
 
     sample = sample if sample is not None else run_sample(store, run)
@@ -107,6 +107,9 @@ def found_placements(store: Store, run: Run, sample: RunSample | None = None) ->
             key = tuple(a)
             f = groups.setdefault(key, Found(key, [], "search"))
             f.values.append(v)
+    for a, v in store.baseline_values(run.id):  # the baselines measured (Linux-like, one core): placements too
+        key = tuple(a)
+        groups.setdefault(key, Found(key, [], "baseline")).values.append(v)
     return list(groups.values())
 
 

@@ -653,6 +653,11 @@ class Store:
                             "WHERE run_id=? AND name=?", (run_id, name)).fetchone()
         return None if r is None else Measurement(-1, json.loads(r[0]), r[1], r[2], r[3], json.loads(r[4] or "{}"))
 
+    def baseline_values(self, run_id: int) -> list[tuple[list[int], float]]:
+        """(assignment, value) of every baseline measurement of the run that succeeded."""
+        return [(json.loads(a), v) for a, v in self.db.execute(
+            "SELECT assignment, value FROM baselines WHERE run_id=? AND status='ok'", (run_id,))]
+
     def add_baseline(self, run_id: int, name: str, assignment: list[int], value: float | None, status: str,
                      reason: str | None, extra: dict) -> None:
         with self.db:
