@@ -51,11 +51,12 @@ score, and cost.total (goals: 9 of 10, 9 of 10 within 1%, at most 20,000).
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import os
 import sys
 import time
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "lib"))
@@ -179,11 +180,24 @@ def main() -> int:
     ap.add_argument("--truth-db", metavar="F", help="add the space measured on this machine (see above)")
     ap.add_argument("--budgets", nargs="+", type=int, default=list(BUDGETS), metavar="N")
     ap.add_argument("--searchers", nargs="+", default=list(SEARCHERS), choices=SEARCHERS)
+    ap.add_argument("--jsonl", metavar="F", help="also append every run's outcome to F as it ends (JSON lines)")
+    ap.add_argument("--report", nargs="+", metavar="F",
+                    help="run nothing: print the tables of the runs stored in these --jsonl files (several runs' "
+                         "files, e.g. parts run on other machines; the values are modelled, so where they ran "
+                         "does not change them)")
     ap.add_argument("--peer-max", type=int, default=1000, metavar="N",
                     help="the largest budget Optuna's and OpenTuner's samplers run at (default: 1000; TPE's time "
                          "per trial grows with the trials: 1,000 trials took 60-190 s here, 5,000 about an hour; "
                          "GP's grows with their cube)")
     args = ap.parse_args()
+    stored: list[dict] = []
+    if args.report:
+        stored = [json.loads(line) for f in args.report for line in Path(f).read_text().splitlines() if line]
+        seen = lambda key: list(dict.fromkeys(d[key] for d in stored))  # noqa: E731
+        args.spaces = [x for x in SPACES if x in seen("space")] + [x for x in seen("space") if x not in SPACES]
+        args.searchers = [x for x in SEARCHERS if x in seen("searcher")]
+        args.noises, args.budgets = sorted(seen("noise")), sorted(seen("budget"))
+        args.truth_db = None
     if args.truth_db:
         args.spaces = list(args.spaces) + [f"measured {args.truth_db}"]
     for s in args.spaces:
@@ -195,7 +209,7 @@ def main() -> int:
         ap.error("--noises are fractions in [0, 1) (0.02 is 2%), --budgets at least 100")
     skipped: dict[str, str] = {}
     for name in args.searchers:
-        why = available(name)
+        why = None if args.report else available(name)
         if why:
             skipped[name] = why
     print(f"searchers at equal budgets: {args.seeds} seeds a row; values modelled (the T2's and synthetic machines' "
@@ -214,16 +228,39 @@ def main() -> int:
                     if name in skipped or (name in ("tpe", "gp", "opentuner") and b > args.peer_max):
                         continue
                     jobs += [(s, name, nz, seed, b) for seed in range(args.seeds)]
-    print(f"{len(jobs)} runs on {args.jobs} processes; model: guided by a miscalibrated model (each parameter off by "
-          f"exp(N(0, {sc.MISCALIBRATION}^2))); tpe, gp, opentuner: budgets up to {args.peer_max:,}")
     results: dict[tuple, list] = {}
-    t0 = time.time()
-    with ProcessPoolExecutor(args.jobs) as ex:
-        for i, ((s, name, nz, seed, b), out, err, dt) in enumerate(ex.map(job, jobs, chunksize=1)):
-            results.setdefault((s, nz, b, name), []).append((out, err, dt))
-            if (i + 1) % max(1, len(jobs) // 20) == 0:
-                print(f"  {i + 1} of {len(jobs)} runs ({time.time() - t0:.0f} s)", flush=True)
-    print(f"({time.time() - t0:.0f} s)\n")
+    if args.report:
+        for d in stored:
+            out = None if d["error"] else sc.Outcome(d["score"], None if d["bound"] is None else
+                                                     tuple(math.inf if v is None else v for v in d["bound"]),
+                                                     d["cost"], d["status"])
+            results.setdefault((d["space"], d["noise"], d["budget"], d["searcher"]), []).append(
+                (out, d["error"], d["seconds"]))
+        seeds = {len(v) for v in results.values()}
+        print(f"from {', '.join(args.report)}: {sum(len(v) for v in results.values())} runs, "
+              f"{min(seeds, default=0)}-{max(seeds, default=0)} seeds a row")
+    else:
+        print(f"{len(jobs)} runs on {args.jobs} processes; model: guided by a miscalibrated model (each parameter off "
+              f"by exp(N(0, {sc.MISCALIBRATION}^2))); tpe, gp, opentuner: budgets up to {args.peer_max:,}")
+        t0 = time.time()
+        sink = open(args.jsonl, "a") if args.jsonl else None
+        with ProcessPoolExecutor(args.jobs) as ex:
+            # each run recorded as it ends (a slow run does not hold back the rest's records)
+            done = (f.result() for f in as_completed([ex.submit(job, j) for j in jobs]))
+            for i, ((s, name, nz, seed, b), out, err, dt) in enumerate(done):
+                results.setdefault((s, nz, b, name), []).append((out, err, dt))
+                if sink:
+                    sink.write(json.dumps({"space": s, "searcher": name, "noise": nz, "seed": seed, "budget": b,
+                                           "score": None if out is None else out.score,
+                                           "bound": None if out is None or out.bound is None else
+                                           [None if math.isinf(v) else v for v in out.bound],
+                                           "cost": None if out is None else out.cost,
+                                           "status": None if out is None else out.status, "error": err,
+                                           "seconds": dt}) + "\n")
+                    sink.flush()
+                if (i + 1) % max(1, len(jobs) // 20) == 0:
+                    print(f"  {i + 1} of {len(jobs)} runs ({time.time() - t0:.0f} s)", flush=True)
+        print(f"({time.time() - t0:.0f} s)\n")
     print(f"{'space':<32} {'noise':>5} {'budget':>6} {'searcher':<9} {'median':>7} {'p10':>7} {'p90':>7} "
           f"{'spent':>6} {'bound':>6} {'held':>6} {'s/run':>6}")
     need: dict[tuple, dict] = {}
