@@ -192,7 +192,13 @@ def main() -> int:
     args = ap.parse_args()
     stored: list[dict] = []
     if args.report:
-        stored = [json.loads(line) for f in args.report for line in Path(f).read_text().splitlines() if line]
+        runs = {}
+        for f in args.report:  # a run stored twice (the same seed in two files) counts once
+            for line in Path(f).read_text().splitlines():
+                if line:
+                    d = json.loads(line)
+                    runs[(d["space"], d["searcher"], d["noise"], d["seed"], d["budget"])] = d
+        stored = list(runs.values())
         seen = lambda key: list(dict.fromkeys(d[key] for d in stored))  # noqa: E731
         args.spaces = [x for x in SPACES if x in seen("space")] + [x for x in seen("space") if x not in SPACES]
         args.searchers = [x for x in SEARCHERS if x in seen("searcher")]
