@@ -16,6 +16,7 @@ def search(ledger, seed: int) -> None:
     import random
 
     import opentuner
+    import opentuner.tuningrunmain as trm
     from opentuner import ConfigurationManipulator, MeasurementInterface, Result
     from opentuner.api import TuningRunManager
     from opentuner.search.manipulator import PermutationParameter
@@ -25,6 +26,9 @@ def search(ledger, seed: int) -> None:
     warnings.filterwarnings("ignore", module="opentuner")
     warnings.filterwarnings("ignore", category=Warning, module="sqlalchemy")
     logging.getLogger("opentuner").setLevel(logging.ERROR)
+    # its logging config writes opentuner.log into the working directory: nowhere, and quiet
+    trm.the_logging_config["handlers"]["file"]["filename"] = "/dev/null"
+    trm.the_logging_config["handlers"]["console"]["level"] = "ERROR"
     random.seed(seed)
     np.random.seed(seed % (2 ** 32))
     sp = ledger.space

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from . import lehmer
+from .lehmer import bounds, decode, encode
 from .base import Report
 from .ledger import Ledger
 
@@ -17,16 +17,16 @@ def optimise(sampler, ledger: Ledger, starts: Sequence[np.ndarray], report: Repo
 
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     sp = ledger.space
-    top = lehmer.bounds(sp.n_tasks, sp.n_contexts, sp.allow_colocate)
+    top = bounds(sp.n_tasks, sp.n_contexts, sp.allow_colocate)
     names = [f"t{i}" for i in range(sp.n_tasks)]
     study = optuna.create_study(direction="maximize", sampler=sampler)
     for s in starts:
-        code = lehmer.encode(np.asarray(s), sp.n_contexts, sp.allow_colocate)
+        code = encode(np.asarray(s), sp.n_contexts, sp.allow_colocate)
         study.enqueue_trial(dict(zip(names, code)))
     while ledger.remaining > 0:
         trial = study.ask()
         code = [trial.suggest_int(n, 0, hi) for n, hi in zip(names, top)]
-        ctx = lehmer.decode(code, sp.n_contexts, sp.allow_colocate)
+        ctx = decode(code, sp.n_contexts, sp.allow_colocate)
         key = sp.keys(ctx[None, :])[0]
         value = ledger.measure([key], [ctx])[0]
         if value is None:
