@@ -149,6 +149,10 @@ def certify(iid: OptimumMean, found: Sequence[Found], searches: Sequence[dict], 
             out = replace(out, estimate=b.low_at.mean)
         if drawn is not None and out.ci_high is not None and math.isfinite(out.ci_high) and drawn.high > out.ci_high:
             out = replace(out, ci_high=drawn.high)  # where a re-measured draw's mean may lie
+    if not searches and iid.method not in (None, "every-placement"):
+        msgs.append("no search has been run on this space: the interval rests on the sample's tail alone, which "
+                    "on a space whose top is thin lies below the optimum (the T2: 4-10%); `assign best` searches "
+                    "before it chooses, `assign search` on its own")
     # whatever made it, the interval is held against everything measured
     if out.ci_high is not None and math.isfinite(out.ci_high):
         f = refuting(found, cv, b.z, out.ci_high)
