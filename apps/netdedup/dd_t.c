@@ -18,17 +18,6 @@
 
 #include "dd_app.h"
 
-static unsigned
-hist_bucket(uint64_t ns)
-{
-	if (ns < 2)
-		return 0;
-	unsigned lg = 63u - (unsigned)__builtin_clzll(ns);
-	/* DD_HIST_SUB steps per octave, from the bits below the top one. */
-	unsigned sub = lg >= 2 ? (unsigned)((ns >> (lg - 2)) & (DD_HIST_SUB - 1)) : 0;
-	return lg * DD_HIST_SUB + sub;
-}
-
 static bool
 write_all(int fd, const uint8_t *p, size_t len)
 {
@@ -102,11 +91,7 @@ dd_t_tx(void *task, struct rte_mbuf **pkts, uint16_t n)
 			ts->failed = true;
 		}
 		uint64_t ns = (now - d->r_tsc) * 1000000000ull / hz;
-		c->hist[hist_bucket(ns)]++;
-		c->lat_sum_ns += ns;
-		c->lat_n++;
-		if (ns > t->t.lat_max_ns)
-			t->t.lat_max_ns = ns;
+		pp_latency_add(&c->lat, &t->t.lat_max_ns, ns);
 		if (d->flags & DD_MSG_END) {
 			if (ts->fd >= 0 && close(ts->fd) != 0 && !ts->failed) {
 				c->write_errors++;

@@ -237,21 +237,6 @@ sc_task_init(void *app_state, unsigned instance, void **task_state)
 	return 0;
 }
 
-static void
-set_u(json_t *o, const char *k, uint64_t v)
-{
-	json_object_set_new(o, k, json_integer((json_int_t)v));
-}
-
-static void
-add_counters(void *sum, const void *add, size_t bytes)
-{
-	uint64_t *d = sum;
-	const uint64_t *a = add;
-	for (size_t i = 0; i < bytes / sizeof(uint64_t); i++)
-		d[i] += a[i];
-}
-
 _Static_assert(sizeof(struct sc_r_counters) % 8 == 0 && sizeof(struct sc_p_counters) % 8 == 0 &&
 		sizeof(struct sc_t_counters) % 8 == 0,
 	"counters are uint64_t only");
@@ -266,67 +251,62 @@ sc_stats(void *app_state, void *const *task_states, unsigned n_tasks, json_t *ou
 	struct sc_t_counters t = { 0 };
 	for (unsigned i = 0; i < n_tasks; i++) {
 		const struct sc_task *k = task_states[i];
-		add_counters(&r, &k->r.ctr, sizeof(r));
-		add_counters(&p, &k->p.ctr, sizeof(p));
-		add_counters(&t, &k->t.ctr, sizeof(t));
+		pp_counters_add(&r, &k->r.ctr, sizeof(r));
+		pp_counters_add(&p, &k->p.ctr, sizeof(p));
+		pp_counters_add(&t, &k->t.ctr, sizeof(t));
 	}
 	json_object_set_new(out, "kind", json_string("measured"));
 	json_t *st = json_object();
-	set_u(st, "started", r.streams_started);
-	set_u(st, "complete", r.complete);
-	set_u(st, "short", r.short_);
-	set_u(st, "reset", r.reset);
-	set_u(st, "cut_by_run_end", r.cut);
-	set_u(st, "empty", r.empty);
-	set_u(st, "bad_header_reset", r.bad_header);
-	set_u(st, "too_many_centres_reset", r.too_many_centres);
-	set_u(st, "truncated_header", r.truncated_header);
-	set_u(st, "stored", t.streams_stored);
-	set_u(st, "store_failed", t.store_failed);
+	pp_json_set_u64(st, "started", r.streams_started);
+	pp_json_set_u64(st, "complete", r.complete);
+	pp_json_set_u64(st, "short", r.short_);
+	pp_json_set_u64(st, "reset", r.reset);
+	pp_json_set_u64(st, "cut_by_run_end", r.cut);
+	pp_json_set_u64(st, "empty", r.empty);
+	pp_json_set_u64(st, "bad_header_reset", r.bad_header);
+	pp_json_set_u64(st, "too_many_centres_reset", r.too_many_centres);
+	pp_json_set_u64(st, "truncated_header", r.truncated_header);
+	pp_json_set_u64(st, "stored", t.streams_stored);
+	pp_json_set_u64(st, "store_failed", t.store_failed);
 	json_object_set_new(out, "streams", st);
 	json_t *rc = json_object();
-	set_u(rc, "sent", r.receipts.sent);
-	set_u(rc, "not_sent_peer_gone", r.receipts.peer_gone);
-	set_u(rc, "not_sent_no_room", r.receipts.no_room);
+	pp_receipts_json(rc, &r.receipts);
 	json_object_set_new(out, "receipts", rc);
-	set_u(out, "input_bytes", r.input_bytes);
-	set_u(out, "points", r.points);
-	set_u(out, "partial_record_bytes", r.partial_record_bytes);
+	pp_json_set_u64(out, "input_bytes", r.input_bytes);
+	pp_json_set_u64(out, "points", r.points);
+	pp_json_set_u64(out, "partial_record_bytes", r.partial_record_bytes);
 	json_t *ms = json_object();
-	set_u(ms, "count", r.msgs);
-	set_u(ms, "bytes_max", c->msg_bytes);
-	set_u(ms, "message_buffer_waits", r.msg_waits);
+	pp_json_set_u64(ms, "count", r.msgs);
+	pp_json_set_u64(ms, "bytes_max", c->msg_bytes);
+	pp_json_set_u64(ms, "message_buffer_waits", r.msg_waits);
 	json_object_set_new(out, "messages", ms);
 	json_t *ch = json_object();
-	set_u(ch, "clustered", p.chunks);
-	set_u(ch, "points", p.points);
-	set_u(ch, "centres", p.centres);
-	set_u(ch, "without_output", p.out_missing + t.no_output);
+	pp_json_set_u64(ch, "clustered", p.chunks);
+	pp_json_set_u64(ch, "points", p.points);
+	pp_json_set_u64(ch, "centres", p.centres);
+	pp_json_set_u64(ch, "without_output", p.out_missing + t.no_output);
 	json_object_set_new(out, "chunks", ch);
 	json_t *fi = json_object();
-	set_u(fi, "clusterings", t.finals);
-	set_u(fi, "centres_in", t.final_centres_in);
-	set_u(fi, "overflow", t.overflow);
+	pp_json_set_u64(fi, "clusterings", t.finals);
+	pp_json_set_u64(fi, "centres_in", t.final_centres_in);
+	pp_json_set_u64(fi, "overflow", t.overflow);
 	json_object_set_new(out, "final", fi);
 	json_t *o = json_object();
 	json_object_set_new(
 		o, "dir", c->srv.out_dir != NULL ? json_string(c->srv.out_dir) : json_null());
-	set_u(o, "bytes", t.out_bytes);
-	set_u(o, "files", t.files);
-	set_u(o, "open_errors", t.open_errors);
-	set_u(o, "write_errors", t.write_errors);
-	set_u(o, "sequence_gaps", t.sequence_gaps);
+	pp_json_set_u64(o, "bytes", t.out_bytes);
+	pp_json_set_u64(o, "files", t.files);
+	pp_json_set_u64(o, "open_errors", t.open_errors);
+	pp_json_set_u64(o, "write_errors", t.write_errors);
+	pp_json_set_u64(o, "sequence_gaps", t.sequence_gaps);
 	json_object_set_new(out, "output", o);
 	json_t *lim = json_object();
-	set_u(lim, "max_dim", c->max_dim);
-	set_u(lim, "max_chunk", c->max_chunk);
-	set_u(lim, "max_centres", c->max_centres);
-	set_u(lim, "max_k", SC_MAX_K);
+	pp_json_set_u64(lim, "max_dim", c->max_dim);
+	pp_json_set_u64(lim, "max_chunk", c->max_chunk);
+	pp_json_set_u64(lim, "max_centres", c->max_centres);
+	pp_json_set_u64(lim, "max_k", SC_MAX_K);
 	json_object_set_new(out, "limits", lim);
-	json_t *sk = json_object();
-	if (s->stack != NULL)
-		pp_stack_stats(s->stack, sk);
-	json_object_set_new(out, "stack", sk);
+	pp_stack_json(out, s->stack);
 }
 
 static int

@@ -11,6 +11,7 @@
 #include <rte_mbuf.h>
 
 #include "pp_server.h"
+#include "pp_server_stats.h"
 #include "pp_stack.h"
 #include "sc_cluster.h"
 #include "sc_format.h"

@@ -1,0 +1,105 @@
+/* pp_server_stats: the latency histogram's buckets and quantiles (every
+ * value below the upper edge its quantile reports, at most a quarter
+ * octave above it; buckets in the order of the values), the "latency_us"
+ * object's keys in their order, and the counter sums. */
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "pp_server_stats.h"
+
+static int failures;
+
+static void
+check(bool ok, const char *what, unsigned long long v)
+{
+	if (!ok) {
+		fprintf(stderr, "test_server_stats: %s (value %llu)\n", what, v);
+		failures++;
+	}
+}
+
+static void
+test_buckets(void)
+{
+	unsigned last = 0;
+	for (uint64_t ns = 0; ns < 1u << 20; ns++) {
+		unsigned b = pp_latency_bucket(ns);
+		check(b >= last && b < PP_LATENCY_BUCKETS, "buckets follow the values", ns);
+		last = b;
+	}
+	check(pp_latency_bucket(UINT64_MAX) == PP_LATENCY_BUCKETS - 1, "the largest value fits", 0);
+	static const uint64_t some[] = { 1, 2, 3, 4, 5, 7, 8, 1000, 1023, 1024, 1279, 1280, 999999,
+		1000000, 123456789, 1ull << 40, (1ull << 40) + 1 };
+	for (size_t i = 0; i < sizeof(some) / sizeof(some[0]); i++) {
+		struct pp_latency l = { 0 };
+		uint64_t max = 0;
+		pp_latency_add(&l, &max, some[i]);
+		double up = pp_latency_quantile_us(&l, 0.5) * 1000.0;
+		check(max == some[i] && l.n == 1 && l.sum_ns == some[i], "one value counted",
+			some[i]);
+		check(up >= (double)some[i], "the upper edge is at the value or above", some[i]);
+		check(some[i] < 4 || (up > (double)some[i] && up <= (double)some[i] * 1.25 + 1),
+			"the upper edge within a quarter octave", some[i]);
+	}
+	struct pp_latency l = { 0 };
+	uint64_t max = 0;
+	check(pp_latency_quantile_us(&l, 0.99) == 0, "an empty histogram's quantile is 0", 0);
+	for (uint64_t v = 1; v <= 100; v++)
+		pp_latency_add(&l, &max, v * 1000);
+	check(max == 100000, "the maximum", max);
+	double p50 = pp_latency_quantile_us(&l, 0.50), p99 = pp_latency_quantile_us(&l, 0.99);
+	check(p50 > 50.0 && p50 <= 64.0, "p50 of 1..100 us", (unsigned long long)p50);
+	check(p99 > 99.0 && p99 <= 128.0, "p99 of 1..100 us", (unsigned long long)p99);
+	check(pp_latency_quantile_us(&l, 1.0) >= 100.0, "the largest value's quantile", 0);
+}
+
+static void
+test_json(void)
+{
+	struct pp_latency l = { 0 };
+	uint64_t max = 0;
+	pp_latency_add(&l, &max, 3000);
+	pp_latency_add(&l, &max, 5000);
+	json_t *o = pp_latency_json(
+		&l, max, "what it times", "chunks", (const unsigned[]){ 50, 90, 99, 0 });
+	static const char *const keys[] = { "what", "chunks", "mean", "p50", "p90", "p99", "max" };
+	size_t k = 0;
+	const char *key;
+	json_t *v;
+	json_object_foreach(o, key, v)
+	{
+		check(k < 7 && strcmp(key, keys[k]) == 0, "latency keys in their order", k);
+		k++;
+	}
+	check(k == 7, "seven latency keys", k);
+	check(json_integer_value(json_object_get(o, "chunks")) == 2, "the count", 2);
+	check(json_real_value(json_object_get(o, "mean")) == 4.0, "the mean in us", 4);
+	check(json_real_value(json_object_get(o, "max")) == 5.0, "the maximum in us", 5);
+	check(json_real_value(json_object_get(o, "p50")) > 3.0, "p50 above the smaller value", 3);
+	json_decref(o);
+}
+
+static void
+test_counters(void)
+{
+	struct {
+		uint64_t a, b;
+		struct pp_latency l;
+	} sum = { 1, 2, { { 0 }, 0, 0 } }, add = { 10, 20, { { 0 }, 5, 1 } };
+	add.l.hist[7] = 3;
+	pp_counters_add(&sum, &add, sizeof(sum));
+	check(sum.a == 11 && sum.b == 22, "counters summed", sum.a);
+	check(sum.l.hist[7] == 3 && sum.l.sum_ns == 5 && sum.l.n == 1, "histograms summed", 0);
+}
+
+int
+main(void)
+{
+	test_buckets();
+	test_json();
+	test_counters();
+	if (failures == 0)
+		printf("test_server_stats: all checks passed\n");
+	return failures != 0;
+}
