@@ -85,8 +85,8 @@ struct dd_r_slot {
 };
 
 struct dd_r_counters {
-	uint64_t streams_started, complete, short_, reset, cut;
-	uint64_t bad_length, truncated_header;
+	struct pp_stream_counters streams;
+	uint64_t bad_length; /* announced lengths past DD_MAX_ANNOUNCED: reset */
 	struct pp_receipt_counters receipts;
 	uint64_t input_bytes, msgs, msg_waits;
 };
@@ -105,8 +105,8 @@ struct dd_t_slot {
 };
 
 struct dd_t_counters {
-	uint64_t streams_stored, store_failed, open_errors, write_errors, sequence_gaps;
-	uint64_t out_bytes, files, no_output;
+	struct pp_store_counters store; /* each stream's file */
+	uint64_t no_output;
 	struct pp_latency lat; /* coarse chunk latency R -> T */
 };
 

@@ -45,11 +45,11 @@ open_stream(struct dd_task *t, struct dd_t_slot *ts, uint64_t stream_id)
 	snprintf(path, sizeof(path), "%s/stream-%" PRIu64 ".pdd", dir, stream_id);
 	ts->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (ts->fd < 0) {
-		t->t.ctr.open_errors++;
+		t->t.ctr.store.open_errors++;
 		ts->failed = true;
 		return;
 	}
-	t->t.ctr.files++;
+	t->t.ctr.store.files++;
 }
 
 uint16_t
@@ -72,7 +72,7 @@ dd_t_tx(void *task, struct rte_mbuf **pkts, uint16_t n)
 			ts->next_offset = 0;
 		}
 		if (d->offset != ts->next_offset) {
-			c->sequence_gaps++;
+			c->store.sequence_gaps++;
 			ts->failed = true;
 		}
 		ts->next_offset = d->offset + m->data_len;
@@ -80,10 +80,10 @@ dd_t_tx(void *task, struct rte_mbuf **pkts, uint16_t n)
 			uint16_t len = d->out->data_len;
 			if (ts->fd >= 0 && !ts->failed &&
 				!write_all(ts->fd, rte_pktmbuf_mtod(d->out, uint8_t *), len)) {
-				c->write_errors++;
+				c->store.write_errors++;
 				ts->failed = true;
 			}
-			c->out_bytes += len;
+			c->store.bytes += len;
 			rte_pktmbuf_free(d->out);
 			d->out = NULL;
 		} else {
@@ -94,7 +94,7 @@ dd_t_tx(void *task, struct rte_mbuf **pkts, uint16_t n)
 		pp_latency_add(&c->lat, &t->t.lat_max_ns, ns);
 		if (d->flags & DD_MSG_END) {
 			if (ts->fd >= 0 && close(ts->fd) != 0 && !ts->failed) {
-				c->write_errors++;
+				c->store.write_errors++;
 				ts->failed = true;
 			}
 			ts->fd = -1;
@@ -107,9 +107,9 @@ dd_t_tx(void *task, struct rte_mbuf **pkts, uint16_t n)
 				.status = ts->failed ? DD_END_STORE_FAILED : d->status,
 			};
 			if (ts->failed)
-				c->store_failed++;
+				c->store.failed++;
 			else
-				c->streams_stored++;
+				c->store.stored++;
 			rte_ring_sp_enqueue_elem(t->done, &done, sizeof(done));
 			__atomic_fetch_add(&t->app->streams_done, 1, __ATOMIC_RELEASE);
 		}

@@ -235,20 +235,9 @@ dd_stats(void *app_state, void *const *task_states, unsigned n_tasks, json_t *ou
 		lat_max_ns = RTE_MAX(lat_max_ns, k->t.lat_max_ns);
 	}
 	json_object_set_new(out, "kind", json_string("measured"));
-	json_t *st = json_object();
-	pp_json_set_u64(st, "started", r.streams_started);
-	pp_json_set_u64(st, "complete", r.complete);
-	pp_json_set_u64(st, "short", r.short_);
-	pp_json_set_u64(st, "reset", r.reset);
-	pp_json_set_u64(st, "cut_by_run_end", r.cut);
-	pp_json_set_u64(st, "bad_length_reset", r.bad_length);
-	pp_json_set_u64(st, "truncated_header", r.truncated_header);
-	pp_json_set_u64(st, "stored", t.streams_stored);
-	pp_json_set_u64(st, "store_failed", t.store_failed);
-	json_object_set_new(out, "streams", st);
-	json_t *rc = json_object();
-	pp_receipts_json(rc, &r.receipts);
-	json_object_set_new(out, "receipts", rc);
+	const struct pp_json_count refused[] = { { "bad_length_reset", r.bad_length } };
+	json_object_set_new(out, "streams", pp_streams_json(&r.streams, refused, 1, &t.store));
+	json_object_set_new(out, "receipts", pp_receipts_json(&r.receipts));
 	pp_json_set_u64(out, "input_bytes", r.input_bytes);
 	json_t *ch = json_object();
 	pp_json_set_u64(ch, "coarse", r.msgs);
@@ -269,14 +258,7 @@ dd_stats(void *app_state, void *const *task_states, unsigned n_tasks, json_t *ou
 	pp_json_set_u64(tb, "used", dd_table_used(&s->table));
 	pp_json_set_u64(tb, "bytes", c->table_entries * sizeof(struct dd_entry));
 	json_object_set_new(out, "table", tb);
-	json_t *o = json_object();
-	json_object_set_new(
-		o, "dir", c->srv.out_dir != NULL ? json_string(c->srv.out_dir) : json_null());
-	pp_json_set_u64(o, "bytes", t.out_bytes);
-	pp_json_set_u64(o, "files", t.files);
-	pp_json_set_u64(o, "open_errors", t.open_errors);
-	pp_json_set_u64(o, "write_errors", t.write_errors);
-	pp_json_set_u64(o, "sequence_gaps", t.sequence_gaps);
+	json_t *o = pp_store_json(c->srv.out_dir, &t.store);
 	pp_json_set_u64(o, "messages_without_output", t.no_output + out_missing);
 	json_object_set_new(out, "output", o);
 	json_object_set_new(out, "latency_us",
@@ -292,20 +274,14 @@ static int
 dd_teardown(void *app_state, void **task_states, unsigned n_tasks)
 {
 	struct dd_state *s = app_state;
-	int rc = 0;
 	uint64_t failed = 0;
 	for (unsigned i = 0; i < n_tasks; i++) {
 		struct dd_task *t = task_states[i];
-		failed += t->t.ctr.store_failed;
+		failed += t->t.ctr.store.failed;
 		free_task(t, s->cfg->srv.max_conns);
 	}
-	if (s->cfg->srv.out_dir != NULL && failed != 0) {
-		fprintf(stderr,
-			"netdedup: %" PRIu64 " stream(s) not written whole to %s (see "
-			"app_stats.output)\n",
-			failed, s->cfg->srv.out_dir);
-		rc = -1;
-	}
+	int rc = pp_store_report(
+		"netdedup", s->cfg->srv.out_dir, failed, "stream(s) not written whole");
 	free_state(s);
 	return rc;
 }

@@ -265,8 +265,7 @@ nf_stats(void *app_state, void *const *task_states, unsigned n_tasks, json_t *ou
 	pp_json_set_u64(q, "idle_closed", r.idle_closed);
 	pp_json_set_u64(q, "end_tags", r.end_tags);
 	json_object_set_new(out, "queries", q);
-	json_t *an = json_object();
-	pp_receipts_json(an, &r.answers);
+	json_t *an = pp_receipts_json(&r.answers);
 	pp_json_set_u64(an, "errors_sent", r.error_answers_sent);
 	pp_json_set_u64(an, "errors_not_sent", r.error_answers_no_room);
 	pp_json_set_u64(an, "bytes", t.answer_bytes);

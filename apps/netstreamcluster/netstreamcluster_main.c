@@ -8,7 +8,6 @@
  * output, the figures. */
 #include <arpa/inet.h>
 #include <errno.h>
-#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -256,22 +255,12 @@ sc_stats(void *app_state, void *const *task_states, unsigned n_tasks, json_t *ou
 		pp_counters_add(&t, &k->t.ctr, sizeof(t));
 	}
 	json_object_set_new(out, "kind", json_string("measured"));
-	json_t *st = json_object();
-	pp_json_set_u64(st, "started", r.streams_started);
-	pp_json_set_u64(st, "complete", r.complete);
-	pp_json_set_u64(st, "short", r.short_);
-	pp_json_set_u64(st, "reset", r.reset);
-	pp_json_set_u64(st, "cut_by_run_end", r.cut);
-	pp_json_set_u64(st, "empty", r.empty);
-	pp_json_set_u64(st, "bad_header_reset", r.bad_header);
-	pp_json_set_u64(st, "too_many_centres_reset", r.too_many_centres);
-	pp_json_set_u64(st, "truncated_header", r.truncated_header);
-	pp_json_set_u64(st, "stored", t.streams_stored);
-	pp_json_set_u64(st, "store_failed", t.store_failed);
-	json_object_set_new(out, "streams", st);
-	json_t *rc = json_object();
-	pp_receipts_json(rc, &r.receipts);
-	json_object_set_new(out, "receipts", rc);
+	const struct pp_json_count own[] = { { "empty", r.empty },
+		{ "bad_header_reset", r.bad_header },
+		{ "too_many_centres_reset", r.too_many_centres } };
+	json_object_set_new(
+		out, "streams", pp_streams_json(&r.streams, own, RTE_DIM(own), &t.store));
+	json_object_set_new(out, "receipts", pp_receipts_json(&r.receipts));
 	pp_json_set_u64(out, "input_bytes", r.input_bytes);
 	pp_json_set_u64(out, "points", r.points);
 	pp_json_set_u64(out, "partial_record_bytes", r.partial_record_bytes);
@@ -291,15 +280,7 @@ sc_stats(void *app_state, void *const *task_states, unsigned n_tasks, json_t *ou
 	pp_json_set_u64(fi, "centres_in", t.final_centres_in);
 	pp_json_set_u64(fi, "overflow", t.overflow);
 	json_object_set_new(out, "final", fi);
-	json_t *o = json_object();
-	json_object_set_new(
-		o, "dir", c->srv.out_dir != NULL ? json_string(c->srv.out_dir) : json_null());
-	pp_json_set_u64(o, "bytes", t.out_bytes);
-	pp_json_set_u64(o, "files", t.files);
-	pp_json_set_u64(o, "open_errors", t.open_errors);
-	pp_json_set_u64(o, "write_errors", t.write_errors);
-	pp_json_set_u64(o, "sequence_gaps", t.sequence_gaps);
-	json_object_set_new(out, "output", o);
+	json_object_set_new(out, "output", pp_store_json(c->srv.out_dir, &t.store));
 	json_t *lim = json_object();
 	pp_json_set_u64(lim, "max_dim", c->max_dim);
 	pp_json_set_u64(lim, "max_chunk", c->max_chunk);
@@ -313,20 +294,14 @@ static int
 sc_teardown(void *app_state, void **task_states, unsigned n_tasks)
 {
 	struct sc_state *s = app_state;
-	int rc = 0;
 	uint64_t failed = 0;
 	for (unsigned i = 0; i < n_tasks; i++) {
 		struct sc_task *t = task_states[i];
-		failed += t->t.ctr.store_failed;
+		failed += t->t.ctr.store.failed;
 		free_task(t, s->cfg->srv.max_conns);
 	}
-	if (s->cfg->srv.out_dir != NULL && failed != 0) {
-		fprintf(stderr,
-			"netstreamcluster: %" PRIu64 " stream result(s) not written to %s (see "
-			"app_stats.output)\n",
-			failed, s->cfg->srv.out_dir);
-		rc = -1;
-	}
+	int rc = pp_store_report(
+		"netstreamcluster", s->cfg->srv.out_dir, failed, "stream result(s) not written");
 	free_state(s);
 	return rc;
 }

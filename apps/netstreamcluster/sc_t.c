@@ -91,17 +91,17 @@ finish(struct sc_task *t, struct sc_t_slot *ts, const struct sc_msg *d, uint64_t
 	snprintf(path, sizeof(path), "%s/stream-%" PRIu64 ".json", dir, d->stream_id);
 	int fd = ok ? open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644) : -1;
 	if (fd < 0) {
-		c->open_errors++;
+		c->store.open_errors++;
 		ts->failed = true;
 		return;
 	}
-	c->files++;
+	c->store.files++;
 	if (!write_all(fd, t->t.json, at) || close(fd) != 0) {
-		c->write_errors++;
+		c->store.write_errors++;
 		ts->failed = true;
 		return;
 	}
-	c->out_bytes += at;
+	c->store.bytes += at;
 }
 
 uint16_t
@@ -125,7 +125,7 @@ sc_t_tx(void *task, struct rte_mbuf **pkts, uint16_t n)
 			ts->next_point = 0;
 		}
 		if (d->first_point != ts->next_point) {
-			c->sequence_gaps++;
+			c->store.sequence_gaps++;
 			ts->failed = true;
 		}
 		ts->next_point = d->first_point + m->data_len / (4 * dim);
@@ -164,9 +164,9 @@ sc_t_tx(void *task, struct rte_mbuf **pkts, uint16_t n)
 				.status = ts->failed ? SC_END_STORE_FAILED : d->status,
 			};
 			if (ts->failed)
-				c->store_failed++;
+				c->store.failed++;
 			else
-				c->streams_stored++;
+				c->store.stored++;
 			rte_ring_sp_enqueue_elem(t->done, &done, sizeof(done));
 			__atomic_fetch_add(&t->app->streams_done, 1, __ATOMIC_RELEASE);
 		}

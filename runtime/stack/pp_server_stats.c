@@ -2,6 +2,7 @@
  * writes the same way as every other such app. */
 #include "pp_server_stats.h"
 
+#include <inttypes.h>
 #include <stdio.h>
 
 #include "pp_server.h"
@@ -50,12 +51,55 @@ pp_latency_json(const struct pp_latency *l, uint64_t max_ns, const char *what,
 	return o;
 }
 
-void
-pp_receipts_json(json_t *o, const struct pp_receipt_counters *c)
+json_t *
+pp_streams_json(const struct pp_stream_counters *r, const struct pp_json_count *own, unsigned n_own,
+	const struct pp_store_counters *t)
 {
+	json_t *o = json_object();
+	pp_json_set_u64(o, "started", r->started);
+	pp_json_set_u64(o, "complete", r->complete);
+	pp_json_set_u64(o, "short", r->short_);
+	pp_json_set_u64(o, "reset", r->reset);
+	pp_json_set_u64(o, "cut_by_run_end", r->cut);
+	for (unsigned k = 0; k < n_own; k++)
+		pp_json_set_u64(o, own[k].key, own[k].v);
+	pp_json_set_u64(o, "truncated_header", r->truncated_header);
+	pp_json_set_u64(o, "stored", t->stored);
+	pp_json_set_u64(o, "store_failed", t->failed);
+	return o;
+}
+
+json_t *
+pp_store_json(const char *dir, const struct pp_store_counters *t)
+{
+	json_t *o = json_object();
+	json_object_set_new(o, "dir", dir != NULL ? json_string(dir) : json_null());
+	pp_json_set_u64(o, "bytes", t->bytes);
+	pp_json_set_u64(o, "files", t->files);
+	pp_json_set_u64(o, "open_errors", t->open_errors);
+	pp_json_set_u64(o, "write_errors", t->write_errors);
+	pp_json_set_u64(o, "sequence_gaps", t->sequence_gaps);
+	return o;
+}
+
+int
+pp_store_report(const char *app, const char *dir, uint64_t failed, const char *what)
+{
+	if (dir == NULL || failed == 0)
+		return 0;
+	fprintf(stderr, "%s: %" PRIu64 " %s to %s (see app_stats.output)\n", app, failed, what,
+		dir);
+	return -1;
+}
+
+json_t *
+pp_receipts_json(const struct pp_receipt_counters *c)
+{
+	json_t *o = json_object();
 	pp_json_set_u64(o, "sent", c->sent);
 	pp_json_set_u64(o, "not_sent_peer_gone", c->peer_gone);
 	pp_json_set_u64(o, "not_sent_no_room", c->no_room);
+	return o;
 }
 
 void
