@@ -144,7 +144,7 @@ dd_setup(void *cfgp, const struct pp_setup_info *info, void **app_state)
 	s->n_instances = info->n_instances;
 	int socket = (int)info->socket_id;
 	unsigned run = n_runs++;
-	char name[RTE_MEMPOOL_NAMESIZE], err[512];
+	char name[RTE_MEMPOOL_NAMESIZE];
 
 	s->table_mem = rte_zmalloc_socket("dd_table", c->table_entries * sizeof(struct dd_entry),
 		RTE_CACHE_LINE_SIZE, socket);
@@ -165,9 +165,7 @@ dd_setup(void *cfgp, const struct pp_setup_info *info, void **app_state)
 		return -ENOMEM;
 	}
 	dd_table_init(&s->table, s->table_mem, c->table_entries);
-	const struct pp_stack_conf sc = pp_server_stack_conf(&c->srv, info);
-	if (pp_stack_open(&s->stack, &sc, err, sizeof(err)) < 0) {
-		fprintf(stderr, "netdedup: %s\n", err);
+	if (pp_server_stack_open(&s->stack, &c->srv, info, "netdedup") < 0) {
 		free_state(s);
 		return -EINVAL;
 	}

@@ -185,9 +185,7 @@ nf_setup(void *cfgp, const struct pp_setup_info *info, void **app_state)
 		free_state(s);
 		return -ENOMEM;
 	}
-	const struct pp_stack_conf sc = pp_server_stack_conf(&c->srv, info);
-	if (pp_stack_open(&s->stack, &sc, err, sizeof(err)) < 0) {
-		fprintf(stderr, "netferret: %s\n", err);
+	if (pp_server_stack_open(&s->stack, &c->srv, info, "netferret") < 0) {
 		free_state(s);
 		return -EINVAL;
 	}

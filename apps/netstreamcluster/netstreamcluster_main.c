@@ -162,7 +162,7 @@ sc_setup(void *cfgp, const struct pp_setup_info *info, void **app_state)
 	s->n_instances = info->n_instances;
 	int socket = (int)info->socket_id;
 	unsigned run = n_runs++;
-	char name[RTE_MEMPOOL_NAMESIZE], err[512];
+	char name[RTE_MEMPOOL_NAMESIZE];
 	snprintf(name, sizeof(name), "sc_msg%u", run);
 	s->msg_pool = rte_pktmbuf_pool_create(name, c->msgs, 32,
 		RTE_ALIGN(sizeof(struct sc_msg), RTE_MBUF_PRIV_ALIGN),
@@ -175,9 +175,7 @@ sc_setup(void *cfgp, const struct pp_setup_info *info, void **app_state)
 		free_state(s);
 		return -ENOMEM;
 	}
-	const struct pp_stack_conf sc = pp_server_stack_conf(&c->srv, info);
-	if (pp_stack_open(&s->stack, &sc, err, sizeof(err)) < 0) {
-		fprintf(stderr, "netstreamcluster: %s\n", err);
+	if (pp_server_stack_open(&s->stack, &c->srv, info, "netstreamcluster") < 0) {
 		free_state(s);
 		return -EINVAL;
 	}

@@ -1,7 +1,8 @@
 /* What an app that serves TCP streams in R shares with every other such app
- * (netdedup, netstreamcluster): the server's options and their parsing, the
- * pp_stack configuration they make, a receipt written back to a client, and
- * the test of a --streams run's end.  The app keeps its own protocol. */
+ * (netdedup, netstreamcluster, netferret): the server's options and their
+ * parsing, the stack they open, a receipt written back to a client, and
+ * the test of a --streams run's end.  The app keeps its own protocol; its
+ * statistics' shared parts are in pp_server_stats.h. */
 #ifndef PP_SERVER_H
 #define PP_SERVER_H
 
@@ -61,9 +62,10 @@ int pp_server_known_opt(int argc, char **argv, const char *const *known);
 	"                       the kernel's autotuning); 65536 holds its window\n"     \
 	"                       near Debian lwIP's 64 KiB\n"
 
-/* The pp_stack configuration of the options, for the app's setup. */
-struct pp_stack_conf pp_server_stack_conf(
-	const struct pp_server_opts *o, const struct pp_setup_info *info);
+/* The app's setup: opens the stack the options describe (*st).  0, or
+ * -EINVAL said on stderr as "APP: why". */
+int pp_server_stack_open(struct pp_stack **st, const struct pp_server_opts *o,
+	const struct pp_setup_info *info, const char *app);
 
 /* What became of the receipts R wrote back. */
 struct pp_receipt_counters {
