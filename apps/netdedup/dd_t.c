@@ -5,7 +5,6 @@
  * its one P keeps a stream's messages in order; T checks the sequence
  * through each stream's offsets and counts a gap as a failed store.
  * (PARSEC's reorder stage exists because its stages are thread pools.) */
-#include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -17,21 +16,6 @@
 #include <rte_ring_elem.h>
 
 #include "dd_app.h"
-
-static bool
-write_all(int fd, const uint8_t *p, size_t len)
-{
-	while (len != 0) {
-		ssize_t w = write(fd, p, len);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return false;
-		p += w;
-		len -= (size_t)w;
-	}
-	return true;
-}
 
 static void
 open_stream(struct dd_task *t, struct dd_t_slot *ts, uint64_t stream_id)
@@ -79,7 +63,7 @@ dd_t_tx(void *task, struct rte_mbuf **pkts, uint16_t n)
 		if (d->out != NULL) {
 			uint16_t len = d->out->data_len;
 			if (ts->fd >= 0 && !ts->failed &&
-				!write_all(ts->fd, rte_pktmbuf_mtod(d->out, uint8_t *), len)) {
+				!pp_write_all(ts->fd, rte_pktmbuf_mtod(d->out, uint8_t *), len)) {
 				c->store.write_errors++;
 				ts->failed = true;
 			}

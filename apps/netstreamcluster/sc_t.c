@@ -6,7 +6,6 @@
  * tells R (which sends the receipt).  The final clustering and the file
  * are per stream, not per message; their buffers were allocated at
  * start-up. */
-#include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdarg.h>
@@ -22,21 +21,6 @@
 
 static const char *const end_names[] = { "complete", "short", "reset", "cut_by_run_end",
 	"store_failed" };
-
-static bool
-write_all(int fd, const char *p, size_t len)
-{
-	while (len != 0) {
-		ssize_t w = write(fd, p, len);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return false;
-		p += w;
-		len -= (size_t)w;
-	}
-	return true;
-}
 
 /* Appends to the result's text; false when it does not fit. */
 static bool put(struct sc_task *t, size_t *at, const char *fmt, ...)
@@ -96,7 +80,7 @@ finish(struct sc_task *t, struct sc_t_slot *ts, const struct sc_msg *d, uint64_t
 		return;
 	}
 	c->store.files++;
-	if (!write_all(fd, t->t.json, at) || close(fd) != 0) {
+	if (!pp_write_all(fd, t->t.json, at) || close(fd) != 0) {
 		c->store.write_errors++;
 		ts->failed = true;
 		return;

@@ -1,14 +1,17 @@
 /* What an app that serves TCP streams in R shares with every other such app
  * (netdedup, netstreamcluster, netferret): the server's options and their
- * parsing, the stack they open, a receipt written back to a client, and
- * the test of a --streams run's end.  The app keeps its own protocol; its
- * statistics' shared parts are in pp_server_stats.h. */
+ * parsing, the stack they open, a receipt written back to a client, the
+ * test of a --streams run's end, and T's writes to its files.  The app
+ * keeps its own protocol; its statistics' shared parts are in
+ * pp_server_stats.h. */
 #ifndef PP_SERVER_H
 #define PP_SERVER_H
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <unistd.h>
 
 #include "pp_app.h"
 #include "pp_stack.h"
@@ -91,5 +94,23 @@ typedef bool (*pp_server_slot_busy)(const void *task, unsigned slot);
 bool pp_server_input_ended(const struct pp_server_opts *o, uint64_t streams_done,
 	bool receipts_queued, struct pp_stack_inst *si, unsigned n_slots, pp_server_slot_busy busy,
 	const void *task, uint64_t *end_tsc);
+
+/* Writes all of buf to fd (T's file of a stream), through EINTR and short
+ * writes; false on an error. */
+static inline bool
+pp_write_all(int fd, const void *buf, size_t len)
+{
+	const char *p = buf;
+	while (len != 0) {
+		ssize_t w = write(fd, p, len);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return false;
+		p += w;
+		len -= (size_t)w;
+	}
+	return true;
+}
 
 #endif
