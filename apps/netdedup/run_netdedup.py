@@ -133,11 +133,7 @@ def verify(out_dir: Path | None, receipts: list[dict[str, Any]], input_path: Pat
 
 def check(out_dir: Path, client_json: Path, input_path: Path) -> dict[str, Any]:
     """--check: the figures of a run someone else made."""
-    lines = [ln for ln in client_json.read_text().splitlines() if ln.strip()]
-    if not lines:
-        raise RunError(f"{client_json}: empty (no client JSON line)")
-    outs = [json.loads(ln) for ln in lines]
-    fig = h.client_figures(outs)
+    fig = h.client_figures([json.loads(ln) for ln in runner_cli.client_lines(client_json)])
     streams = verify(out_dir, fig["receipts"], input_path)
     return {"kind": "measured", "input_bytes": fig["input_bytes"], "seconds": fig["seconds"],
             "mb_per_s": fig["mb_per_s"],
@@ -147,25 +143,16 @@ def check(out_dir: Path, client_json: Path, input_path: Path) -> dict[str, Any]:
 
 CLI = runner_cli.RunnerCli(
     app="netdedup", doc=__doc__, tiers=netdedup_input.TIERS, input_file=netdedup_input.input_file,
-    run=lambda path, tier, a, extra: run(
-        path, tier, stack=a.stack, port=a.port, clients=a.clients, instances=a.instances,
-        placement=a.placement, loss=a.loss, build=a.build, keep=a.keep, timeout=a.timeout,
-        extra=extra),
-    check=check, ok="restored_identical",
+    run=run, check=check, ok="restored_identical",
     summary=lambda tier, r: (
         f"netdedup {tier}: {r['input_bytes']} bytes, restored identical: "
         f"{r['restored_identical']}, {r['mb_per_s'] or 0:.1f} MB/s (measured), "
         f"stack {r['stack']} port {r['port']}"),
-    repo=REPO,
     check_help="only restore and compare what netdedup wrote to DIR (needs --input and "
                "--client-json)",
     input_help="a file to send instead of a tier",
     keep_help="keep the run's files (output, stats) under here")
 
 
-def main(argv: list[str] | None = None) -> int:
-    return runner_cli.main(CLI, argv)
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(runner_cli.main(CLI))
