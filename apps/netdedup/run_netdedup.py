@@ -48,6 +48,7 @@ import netdedup_decode  # noqa: E402
 import netns_harness as h  # noqa: E402
 import netdedup_input  # noqa: E402
 import runner_cli  # noqa: E402
+import tier_input  # noqa: E402
 
 PREFIX = "pp41s"  # this branch's namespaces and interfaces
 SERVER_IP, CLIENT_IP, PREFIX_LEN, PORT = "198.18.41.1", "198.18.41.2", 24, 9041
@@ -60,14 +61,6 @@ RunError, stop, default_placement = h.RunError, h.stop, h.default_placement
 def network(port: str, middle: bool = False) -> contextlib.AbstractContextManager[h.Net]:
     """netdedup's namespaces and veths (runtime/stack/netns_harness.py)."""
     return h.network(LAYOUT, port, middle)
-
-
-def sha256_file(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for b in iter(lambda: f.read(1 << 20), b""):
-            h.update(b)
-    return h.hexdigest()
 
 
 def run(input_path: Path, tier: str | None, *, stack: str = "lwip", port: str = "af_packet",
@@ -110,7 +103,7 @@ def run(input_path: Path, tier: str | None, *, stack: str = "lwip", port: str = 
 def verify(out_dir: Path | None, receipts: list[dict[str, Any]], input_path: Path) -> list[dict[str, Any]]:
     """Every receipted stream restored and compared with the input."""
     assert out_dir is not None
-    want = sha256_file(input_path)
+    want = tier_input.sha256_file(input_path)
     index = netdedup_decode.scan(out_dir)
     res = []
     for r in receipts:
