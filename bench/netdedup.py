@@ -37,7 +37,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import shutil
 import statistics
 import subprocess
@@ -49,8 +48,10 @@ from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "apps" / "netdedup"))
+sys.path.insert(0, str(REPO / "runtime" / "stack"))
 import netdedup_input  # noqa: E402
 import run_netdedup as rn  # noqa: E402
+import stack_bench as sb  # noqa: E402
 
 
 def iperf3(seconds: float, timeout: float) -> dict[str, Any]:
@@ -117,8 +118,7 @@ def one(cfg: str, path: Path, a: argparse.Namespace,
         raise rn.RunError(f"{cfg}: output not identical to the input: "
                           f"{json.dumps({k: r.get(k) for k in ('streams', 'app_exit', 'app_stderr')})[:2000]}")
     lat = r["app_stats"]["latency_us"]
-    place = json.loads(a.placement.read_text()) if a.placement else rn.default_placement(1)
-    contexts = len({c for i in place["instances"] for c in i["tasks"].values()})
+    contexts = sb.contexts(sb.placement(a, "netdedup"))
     return {"mb_per_s": r["mb_per_s"], "lat_p50_us": lat["p50"], "lat_p99_us": lat["p99"],
             "input_bytes": r["input_bytes"], "rx_frames": r["app_stats"]["stack"].get("rx_frames"),
             "cycles_per_mb": cycles_per_mb(r), "profile": profile(r), "contexts": contexts,
@@ -164,36 +164,20 @@ def main() -> int:
     ap.add_argument("--port", choices=["af_packet", "tap"], default="af_packet")
     ap.add_argument("--clients", type=int, default=1)
     ap.add_argument("--zlib-level", type=int, default=1)
-    ap.add_argument("--placement", type=Path,
-                    help="placement JSON for both pipelines (default: R, P and T fused on the "
-                         "last context this process may use, leaving the others to the client "
-                         "and the kernel's work; --split: run_netdedup's default)")
-    ap.add_argument("--split", action="store_true",
-                    help="run_netdedup's default placement (R and T, P apart)")
+    sb.add_placement_options(ap, "netdedup")
     ap.add_argument("--build", type=Path, default=REPO / "build")
     ap.add_argument("--profile-build", type=Path,
                     help="a -Dprofile=true build (poll categories per task); slower polls")
     ap.add_argument("--timeout", type=float, default=600)
     ap.add_argument("--json", type=Path, help="write every round's figures here")
     a = ap.parse_args()
-    if a.placement is None and not a.split:
-        last = max(os.sched_getaffinity(0))
-        a.placement = Path(tempfile.mkdtemp(prefix="pp41s-bench-")) / "fused.json"
-        a.placement.write_text(json.dumps({
-            "app": "netdedup", "allow_colocate": True,
-            "instances": [{"rx": {"port": 0, "queue": 0}, "tx": {"port": 0, "queue": 0},
-                           "tasks": {"R": last, "P": last, "T": last}}]}))
+    sb.fuse_by_default(a, "netdedup", rn.LAYOUT.prefix)
     path = netdedup_input.input_file(a.tier, 0, REPO / "results" / "inputs")
     cfgs = ["ours", "kernel", "kernel64k", "iperf3"]
-    rounds: list[dict[str, dict[str, Any]]] = []
-    for k in range(a.rounds):
-        order = cfgs[k % len(cfgs):] + cfgs[:k % len(cfgs)]  # alternate who goes first
-        got = {c: one(c, path, a) for c in order}
-        rounds.append(got)
-        print(f"round {k + 1}: " + ", ".join(f"{c} {got[c]['mb_per_s']:.2f} MB/s" for c in cfgs),
-              file=sys.stderr)
+    rounds = sb.alternate(cfgs, a.rounds, lambda c, _k: one(c, path, a),
+                          lambda got: ", ".join(f"{c} {got[c]['mb_per_s']:.2f} MB/s" for c in cfgs))
     size = path.stat().st_size * a.clients
-    place = json.loads(a.placement.read_text()) if a.placement else rn.default_placement(1)
+    place = sb.placement(a, "netdedup")
     print(f"netdedup, tier {a.tier} ({size / 1e6:.1f} MB, {a.clients} client(s)), zlib level "
           f"{a.zlib_level}, port {a.port}, {a.rounds} alternating rounds; median (min-max), "
           f"all measured; placement (both pipelines) {json.dumps(place['instances'][0]['tasks'])}")
@@ -222,21 +206,14 @@ def main() -> int:
     mb = rounds[0]["ours"]["input_bytes"] / 1e6
     print(f"ours's frames per MB: {st['rx_frames'] / mb:.0f} in, {st['tx_frames'] / mb:.0f} out "
           f"(one ACK per connection per poll that received)")
-    steer = rounds[0]["ours"]["steering"] or {}
-    print("the client's kernel work (both pipelines): " + (
-        f"on contexts {steer['contexts']} ({steer['how']})" if steer.get("contexts")
-        else f"unsteered: {steer.get('why', '?')}"))
+    print(sb.steering_line(rounds[0]["ours"]["steering"]))
     busy = {c: [r[c]["busy"] for r in rounds if r[c]["busy"]] for c in ("ours", "kernel")}
     if busy["ours"] and busy["kernel"]:
         print("contexts busy during the transfer (measured, /proc/stat ticks; the client and the "
               "kernel's work included): " + ", ".join(
                   f"{c} {statistics.median(v):.2f}" for c, v in busy.items()))
-    ratios = [r["ours"]["mb_per_s"] / r["kernel"]["mb_per_s"] for r in rounds]
     ceil = [r["ours"]["mb_per_s"] / r["iperf3"]["mb_per_s"] for r in rounds]
-    ctx = rounds[0]["ours"]["contexts"], rounds[0]["kernel"]["contexts"]
-    print(f"ours / kernel pipeline, per round: {', '.join(f'{x:.3f}' for x in ratios)}; "
-          f"median {statistics.median(ratios):.3f}; per context used ({ctx[0]} and {ctx[1]}): "
-          f"{statistics.median(ratios) * ctx[1] / ctx[0]:.3f} (goal >= 1.0)")
+    print(sb.ratio_line(rounds, "mb_per_s"))
     print(f"ours / iperf3 (the transport's ceiling): median {statistics.median(ceil):.3f}")
     w = [r["kernel64k"]["mb_per_s"] / r["kernel"]["mb_per_s"] for r in rounds]
     print(f"kernel pipeline with a 64 KiB window / with its own: median {statistics.median(w):.3f} "

@@ -27,17 +27,17 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "apps" / "netferret"))
+sys.path.insert(0, str(REPO / "runtime" / "stack"))
 import netferret_input as ni  # noqa: E402
 import run_netferret as rn  # noqa: E402
+import stack_bench as sb  # noqa: E402
 
 STAGES = ("decode", "segment", "extract", "index", "rank")
 
@@ -53,8 +53,7 @@ def one(cfg: str, tier: Path, a: argparse.Namespace, check: bool) -> dict[str, A
         raise rn.RunError(f"{cfg}: {r['queries']} of {want} queries answered")
     if check and not r["matches_reference"]:
         raise rn.RunError(f"{cfg}: answers differ from the reference: {json.dumps(r.get('differences'))[:2000]}")
-    place = json.loads(a.placement.read_text()) if a.placement else rn.h.default_placement(1, "netferret")
-    contexts = len({c for i in place["instances"] for c in i["tasks"].values()})
+    contexts = sb.contexts(sb.placement(a, "netferret"))
     busy = {t["role"]: t["cycles"] / want for t in r.get("tasks") or []}
     return {"queries_per_s": r["queries_per_s"], "p50_ms": r["p50_ms"], "p99_ms": r["p99_ms"],
             "server_p99_us": a_st["latency_us"]["p99"], "share": a_st["stages"]["share"],
@@ -76,34 +75,19 @@ def main() -> int:
     ap.add_argument("--repeat", type=int, default=10, help="the client sends the tier's queries this many times")
     ap.add_argument("--clients", type=int, default=2, help="connections at once (PARSEC's -t)")
     ap.add_argument("--port", choices=["af_packet", "tap"], default="af_packet")
-    ap.add_argument("--placement", type=Path,
-                    help="placement JSON for both pipelines (default: R, P and T fused on the last "
-                         "context this process may use, leaving the others to the client and the "
-                         "kernel's work; --split: run_netferret's default)")
-    ap.add_argument("--split", action="store_true", help="run_netferret's default placement (R and T, P apart)")
+    sb.add_placement_options(ap, "netferret")
     ap.add_argument("--build", type=Path, default=REPO / "build")
     ap.add_argument("--cache", type=Path, default=REPO / "results" / "inputs")
     ap.add_argument("--timeout", type=float, default=900)
     ap.add_argument("--json", type=Path, help="write every round's figures here")
     a = ap.parse_args()
-    if a.placement is None and not a.split:
-        last = max(os.sched_getaffinity(0))
-        a.placement = Path(tempfile.mkdtemp(prefix="pp43f-bench-")) / "fused.json"
-        a.placement.write_text(json.dumps({
-            "app": "netferret", "allow_colocate": True,
-            "instances": [{"rx": {"port": 0, "queue": 0}, "tx": {"port": 0, "queue": 0},
-                           "tasks": {"R": last, "P": last, "T": last}}]}))
+    sb.fuse_by_default(a, "netferret", rn.LAYOUT.prefix)
     tier = ni.input_file(a.tier, 0, a.cache, a.build)
     man = json.loads((tier / "manifest.json").read_text())
     cfgs = ["ours", "kernel"]
-    rounds: list[dict[str, dict[str, Any]]] = []
-    for k in range(a.rounds):
-        order = cfgs[k % 2:] + cfgs[:k % 2]  # alternate who goes first
-        got = {c: one(c, tier, a, check=k == 0) for c in order}
-        rounds.append(got)
-        print(f"round {k + 1}: " + ", ".join(f"{c} {got[c]['queries_per_s']:.1f} queries/s" for c in cfgs),
-              file=sys.stderr)
-    place = json.loads(a.placement.read_text()) if a.placement else rn.h.default_placement(1, "netferret")
+    rounds = sb.alternate(cfgs, a.rounds, lambda c, k: one(c, tier, a, check=k == 0),
+                          lambda got: ", ".join(f"{c} {got[c]['queries_per_s']:.1f} queries/s" for c in cfgs))
+    place = sb.placement(a, "netferret")
     print(f"netferret, tier {a.tier} ({man['queries']} queries x {a.repeat}, {man['images']:,} images, "
           f"{man['vectors']:,} region vectors, top {man['k']}), {a.clients} connection(s) at once, port "
           f"{a.port}, {a.rounds} alternating rounds; median (min-max), all measured; placement (both "
@@ -125,15 +109,8 @@ def main() -> int:
         sh = {s: statistics.median(r[c]["share"][s] for r in rounds) for s in STAGES}
         cy = {s: statistics.median(r[c]["stage_cycles"][s] for r in rounds) for s in STAGES}
         print(f"P's stages, {c}: " + ", ".join(f"{s} {sh[s]:.1%} ({cy[s] / 1e3:.0f}k cycles)" for s in STAGES))
-    steer = rounds[0]["ours"]["steering"] or {}
-    print("the client's kernel work (both pipelines): " + (
-        f"on contexts {steer['contexts']} ({steer['how']})" if steer.get("contexts")
-        else f"unsteered: {steer.get('why', '?')}"))
-    ratios = [r["ours"]["queries_per_s"] / r["kernel"]["queries_per_s"] for r in rounds]
-    ctx = rounds[0]["ours"]["contexts"], rounds[0]["kernel"]["contexts"]
-    print(f"ours / kernel pipeline, per round: {', '.join(f'{x:.3f}' for x in ratios)}; "
-          f"median {statistics.median(ratios):.3f}; per context used ({ctx[0]} and {ctx[1]}): "
-          f"{statistics.median(ratios) * ctx[1] / ctx[0]:.3f} (goal >= 1.0)")
+    print(sb.steering_line(rounds[0]["ours"]["steering"]))
+    print(sb.ratio_line(rounds, "queries_per_s"))
     if a.json:
         a.json.write_text(json.dumps(rounds, indent=1))
     return 0

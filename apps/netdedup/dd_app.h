@@ -14,6 +14,7 @@
 #include "dd_format.h"
 #include "dd_table.h"
 #include "pp_server.h"
+#include "pp_server_stats.h"
 #include "pp_stack.h"
 
 struct rte_mempool;
@@ -84,8 +85,8 @@ struct dd_r_slot {
 };
 
 struct dd_r_counters {
-	uint64_t streams_started, complete, short_, reset, cut;
-	uint64_t bad_length, truncated_header;
+	struct pp_stream_counters streams;
+	uint64_t bad_length; /* announced lengths past DD_MAX_ANNOUNCED: reset */
 	struct pp_receipt_counters receipts;
 	uint64_t input_bytes, msgs, msg_waits;
 };
@@ -103,14 +104,10 @@ struct dd_t_slot {
 	uint64_t next_offset; /* where the stream's next message must start */
 };
 
-#define DD_HIST_SUB 4 /* latency buckets per octave */
-#define DD_HIST_N (64 * DD_HIST_SUB)
-
 struct dd_t_counters {
-	uint64_t streams_stored, store_failed, open_errors, write_errors, sequence_gaps;
-	uint64_t out_bytes, files, no_output;
-	uint64_t hist[DD_HIST_N]; /* coarse chunk latency R -> T, ns */
-	uint64_t lat_sum_ns, lat_n;
+	struct pp_store_counters store; /* each stream's file */
+	uint64_t no_output;
+	struct pp_latency lat; /* coarse chunk latency R -> T */
 };
 
 struct dd_state;

@@ -62,16 +62,16 @@ end_stream(struct dd_task *t, struct dd_r_slot *rs, enum dd_end status, struct r
 	struct dd_r_counters *c = &t->r.ctr;
 	switch (status) {
 	case DD_END_COMPLETE:
-		c->complete++;
+		c->streams.complete++;
 		break;
 	case DD_END_SHORT:
-		c->short_++;
+		c->streams.short_++;
 		break;
 	case DD_END_RESET:
-		c->reset++;
+		c->streams.reset++;
 		break;
 	default:
-		c->cut++;
+		c->streams.cut++;
 		break;
 	}
 	rs->receipts_pending++;
@@ -125,7 +125,7 @@ serve_slot(struct dd_task *t, unsigned slot, struct rte_mbuf **out, unsigned roo
 			rs->received = 0;
 			rs->first = true;
 			rs->phase = DD_DATA;
-			t->r.ctr.streams_started++;
+			t->r.ctr.streams.started++;
 		}
 		if (rs->phase != DD_DATA)
 			break;
@@ -175,7 +175,7 @@ serve_slot(struct dd_task *t, unsigned slot, struct rte_mbuf **out, unsigned roo
 	if (!stopping && rs->phase == DD_HEADER &&
 		(c->state == PP_CONN_PEER_CLOSED || c->state == PP_CONN_RESET)) {
 		if (rs->hdr_have != 0) {
-			t->r.ctr.truncated_header++;
+			t->r.ctr.streams.truncated_header++;
 			rs->hdr_have = 0;
 		}
 		if (c->state == PP_CONN_RESET || rs->receipts_pending == 0) {

@@ -5,7 +5,6 @@
  * its one P keeps a stream's messages in order; T checks the sequence
  * through each stream's offsets and counts a gap as a failed store.
  * (PARSEC's reorder stage exists because its stages are thread pools.) */
-#include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -17,32 +16,6 @@
 #include <rte_ring_elem.h>
 
 #include "dd_app.h"
-
-static unsigned
-hist_bucket(uint64_t ns)
-{
-	if (ns < 2)
-		return 0;
-	unsigned lg = 63u - (unsigned)__builtin_clzll(ns);
-	/* DD_HIST_SUB steps per octave, from the bits below the top one. */
-	unsigned sub = lg >= 2 ? (unsigned)((ns >> (lg - 2)) & (DD_HIST_SUB - 1)) : 0;
-	return lg * DD_HIST_SUB + sub;
-}
-
-static bool
-write_all(int fd, const uint8_t *p, size_t len)
-{
-	while (len != 0) {
-		ssize_t w = write(fd, p, len);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return false;
-		p += w;
-		len -= (size_t)w;
-	}
-	return true;
-}
 
 static void
 open_stream(struct dd_task *t, struct dd_t_slot *ts, uint64_t stream_id)
@@ -56,11 +29,11 @@ open_stream(struct dd_task *t, struct dd_t_slot *ts, uint64_t stream_id)
 	snprintf(path, sizeof(path), "%s/stream-%" PRIu64 ".pdd", dir, stream_id);
 	ts->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (ts->fd < 0) {
-		t->t.ctr.open_errors++;
+		t->t.ctr.store.open_errors++;
 		ts->failed = true;
 		return;
 	}
-	t->t.ctr.files++;
+	t->t.ctr.store.files++;
 }
 
 uint16_t
@@ -83,18 +56,18 @@ dd_t_tx(void *task, struct rte_mbuf **pkts, uint16_t n)
 			ts->next_offset = 0;
 		}
 		if (d->offset != ts->next_offset) {
-			c->sequence_gaps++;
+			c->store.sequence_gaps++;
 			ts->failed = true;
 		}
 		ts->next_offset = d->offset + m->data_len;
 		if (d->out != NULL) {
 			uint16_t len = d->out->data_len;
 			if (ts->fd >= 0 && !ts->failed &&
-				!write_all(ts->fd, rte_pktmbuf_mtod(d->out, uint8_t *), len)) {
-				c->write_errors++;
+				!pp_write_all(ts->fd, rte_pktmbuf_mtod(d->out, uint8_t *), len)) {
+				c->store.write_errors++;
 				ts->failed = true;
 			}
-			c->out_bytes += len;
+			c->store.bytes += len;
 			rte_pktmbuf_free(d->out);
 			d->out = NULL;
 		} else {
@@ -102,14 +75,10 @@ dd_t_tx(void *task, struct rte_mbuf **pkts, uint16_t n)
 			ts->failed = true;
 		}
 		uint64_t ns = (now - d->r_tsc) * 1000000000ull / hz;
-		c->hist[hist_bucket(ns)]++;
-		c->lat_sum_ns += ns;
-		c->lat_n++;
-		if (ns > t->t.lat_max_ns)
-			t->t.lat_max_ns = ns;
+		pp_latency_add(&c->lat, &t->t.lat_max_ns, ns);
 		if (d->flags & DD_MSG_END) {
 			if (ts->fd >= 0 && close(ts->fd) != 0 && !ts->failed) {
-				c->write_errors++;
+				c->store.write_errors++;
 				ts->failed = true;
 			}
 			ts->fd = -1;
@@ -122,9 +91,9 @@ dd_t_tx(void *task, struct rte_mbuf **pkts, uint16_t n)
 				.status = ts->failed ? DD_END_STORE_FAILED : d->status,
 			};
 			if (ts->failed)
-				c->store_failed++;
+				c->store.failed++;
 			else
-				c->streams_stored++;
+				c->store.stored++;
 			rte_ring_sp_enqueue_elem(t->done, &done, sizeof(done));
 			__atomic_fetch_add(&t->app->streams_done, 1, __ATOMIC_RELEASE);
 		}

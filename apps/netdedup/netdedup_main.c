@@ -144,7 +144,7 @@ dd_setup(void *cfgp, const struct pp_setup_info *info, void **app_state)
 	s->n_instances = info->n_instances;
 	int socket = (int)info->socket_id;
 	unsigned run = n_runs++;
-	char name[RTE_MEMPOOL_NAMESIZE], err[512];
+	char name[RTE_MEMPOOL_NAMESIZE];
 
 	s->table_mem = rte_zmalloc_socket("dd_table", c->table_entries * sizeof(struct dd_entry),
 		RTE_CACHE_LINE_SIZE, socket);
@@ -165,9 +165,7 @@ dd_setup(void *cfgp, const struct pp_setup_info *info, void **app_state)
 		return -ENOMEM;
 	}
 	dd_table_init(&s->table, s->table_mem, c->table_entries);
-	const struct pp_stack_conf sc = pp_server_stack_conf(&c->srv, info);
-	if (pp_stack_open(&s->stack, &sc, err, sizeof(err)) < 0) {
-		fprintf(stderr, "netdedup: %s\n", err);
+	if (pp_server_stack_open(&s->stack, &c->srv, info, "netdedup") < 0) {
 		free_state(s);
 		return -EINVAL;
 	}
@@ -213,40 +211,6 @@ dd_task_init(void *app_state, unsigned instance, void **task_state)
 	return 0;
 }
 
-static void
-set_u(json_t *o, const char *k, uint64_t v)
-{
-	json_object_set_new(o, k, json_integer((json_int_t)v));
-}
-
-/* Sums counter structs made of uint64_t only (read while their tasks may
- * write them: a SIGUSR1 snapshot; 64-bit loads are not torn here). */
-static void
-add_counters(void *sum, const void *add, size_t bytes)
-{
-	uint64_t *d = sum;
-	const uint64_t *a = add;
-	for (size_t i = 0; i < bytes / sizeof(uint64_t); i++)
-		d[i] += a[i];
-}
-
-/* The latency quantile q from the buckets: the bucket's upper edge. */
-static double
-hist_quantile_us(const uint64_t *h, uint64_t total, double q)
-{
-	uint64_t want = (uint64_t)(q * (double)total), seen = 0;
-	for (unsigned b = 0; b < DD_HIST_N; b++) {
-		seen += h[b];
-		if (seen > want || (seen == total && h[b] != 0)) {
-			unsigned lg = b / DD_HIST_SUB, sub = b % DD_HIST_SUB;
-			double lo = lg >= 2 ? (double)(1ull << lg) * (1.0 + sub / 4.0)
-					    : (double)(1ull << lg);
-			return (lo + (lg >= 2 ? (double)(1ull << lg) / 4.0 : 1.0)) / 1000.0;
-		}
-	}
-	return 0;
-}
-
 _Static_assert(sizeof(struct dd_r_counters) % 8 == 0 &&
 		sizeof(struct dd_encode_counters) % 8 == 0 && sizeof(struct dd_t_counters) % 8 == 0,
 	"counters are uint64_t only");
@@ -262,96 +226,60 @@ dd_stats(void *app_state, void *const *task_states, unsigned n_tasks, json_t *ou
 	uint64_t out_missing = 0, lat_max_ns = 0;
 	for (unsigned i = 0; i < n_tasks; i++) {
 		const struct dd_task *k = task_states[i];
-		add_counters(&r, &k->r.ctr, sizeof(r));
-		add_counters(&p, &k->p.enc.ctr, sizeof(p));
-		add_counters(&t, &k->t.ctr, sizeof(t));
+		pp_counters_add(&r, &k->r.ctr, sizeof(r));
+		pp_counters_add(&p, &k->p.enc.ctr, sizeof(p));
+		pp_counters_add(&t, &k->t.ctr, sizeof(t));
 		out_missing += k->p.out_missing;
 		lat_max_ns = RTE_MAX(lat_max_ns, k->t.lat_max_ns);
 	}
 	json_object_set_new(out, "kind", json_string("measured"));
-	json_t *st = json_object();
-	set_u(st, "started", r.streams_started);
-	set_u(st, "complete", r.complete);
-	set_u(st, "short", r.short_);
-	set_u(st, "reset", r.reset);
-	set_u(st, "cut_by_run_end", r.cut);
-	set_u(st, "bad_length_reset", r.bad_length);
-	set_u(st, "truncated_header", r.truncated_header);
-	set_u(st, "stored", t.streams_stored);
-	set_u(st, "store_failed", t.store_failed);
-	json_object_set_new(out, "streams", st);
-	json_t *rc = json_object();
-	set_u(rc, "sent", r.receipts.sent);
-	set_u(rc, "not_sent_peer_gone", r.receipts.peer_gone);
-	set_u(rc, "not_sent_no_room", r.receipts.no_room);
-	json_object_set_new(out, "receipts", rc);
-	set_u(out, "input_bytes", r.input_bytes);
+	const struct pp_json_count refused[] = { { "bad_length_reset", r.bad_length } };
+	json_object_set_new(out, "streams", pp_streams_json(&r.streams, refused, 1, &t.store));
+	json_object_set_new(out, "receipts", pp_receipts_json(&r.receipts));
+	pp_json_set_u64(out, "input_bytes", r.input_bytes);
 	json_t *ch = json_object();
-	set_u(ch, "coarse", r.msgs);
-	set_u(ch, "coarse_bytes", (uint64_t)c->coarse);
-	set_u(ch, "message_buffer_waits", r.msg_waits);
-	set_u(ch, "fine", p.chunks);
-	set_u(ch, "unique", p.unique);
-	set_u(ch, "duplicate", p.duplicate);
-	set_u(ch, "table_full", p.table_full);
-	set_u(ch, "raw_bytes", p.raw_bytes);
-	set_u(ch, "unique_bytes", p.unique_bytes);
-	set_u(ch, "duplicate_bytes", p.duplicate_bytes);
-	set_u(ch, "stored_bytes", p.stored_bytes);
-	set_u(ch, "deflated", p.deflated);
+	pp_json_set_u64(ch, "coarse", r.msgs);
+	pp_json_set_u64(ch, "coarse_bytes", (uint64_t)c->coarse);
+	pp_json_set_u64(ch, "message_buffer_waits", r.msg_waits);
+	pp_json_set_u64(ch, "fine", p.chunks);
+	pp_json_set_u64(ch, "unique", p.unique);
+	pp_json_set_u64(ch, "duplicate", p.duplicate);
+	pp_json_set_u64(ch, "table_full", p.table_full);
+	pp_json_set_u64(ch, "raw_bytes", p.raw_bytes);
+	pp_json_set_u64(ch, "unique_bytes", p.unique_bytes);
+	pp_json_set_u64(ch, "duplicate_bytes", p.duplicate_bytes);
+	pp_json_set_u64(ch, "stored_bytes", p.stored_bytes);
+	pp_json_set_u64(ch, "deflated", p.deflated);
 	json_object_set_new(out, "chunks", ch);
 	json_t *tb = json_object();
-	set_u(tb, "entries", c->table_entries);
-	set_u(tb, "used", dd_table_used(&s->table));
-	set_u(tb, "bytes", c->table_entries * sizeof(struct dd_entry));
+	pp_json_set_u64(tb, "entries", c->table_entries);
+	pp_json_set_u64(tb, "used", dd_table_used(&s->table));
+	pp_json_set_u64(tb, "bytes", c->table_entries * sizeof(struct dd_entry));
 	json_object_set_new(out, "table", tb);
-	json_t *o = json_object();
-	json_object_set_new(
-		o, "dir", c->srv.out_dir != NULL ? json_string(c->srv.out_dir) : json_null());
-	set_u(o, "bytes", t.out_bytes);
-	set_u(o, "files", t.files);
-	set_u(o, "open_errors", t.open_errors);
-	set_u(o, "write_errors", t.write_errors);
-	set_u(o, "sequence_gaps", t.sequence_gaps);
-	set_u(o, "messages_without_output", t.no_output + out_missing);
+	json_t *o = pp_store_json(c->srv.out_dir, &t.store);
+	pp_json_set_u64(o, "messages_without_output", t.no_output + out_missing);
 	json_object_set_new(out, "output", o);
-	json_t *lat = json_object();
-	json_object_set_new(lat, "what",
-		json_string("coarse chunk, R hands it over to T has written it (measured; "
-			    "quantiles are upper edges of quarter-octave buckets)"));
-	set_u(lat, "chunks", t.lat_n);
-	json_object_set_new(lat, "mean",
-		json_real(t.lat_n ? (double)t.lat_sum_ns / (double)t.lat_n / 1000.0 : 0.0));
-	json_object_set_new(lat, "p50", json_real(hist_quantile_us(t.hist, t.lat_n, 0.50)));
-	json_object_set_new(lat, "p90", json_real(hist_quantile_us(t.hist, t.lat_n, 0.90)));
-	json_object_set_new(lat, "p99", json_real(hist_quantile_us(t.hist, t.lat_n, 0.99)));
-	json_object_set_new(lat, "max", json_real((double)lat_max_ns / 1000.0));
-	json_object_set_new(out, "latency_us", lat);
+	json_object_set_new(out, "latency_us",
+		pp_latency_json(&t.lat, lat_max_ns,
+			"coarse chunk, R hands it over to T has written it (measured; "
+			"quantiles are upper edges of quarter-octave buckets)",
+			"chunks", (const unsigned[]){ 50, 90, 99, 0 }));
 	json_object_set_new(out, "zlib_level", json_integer(c->level));
-	json_t *sk = json_object();
-	if (s->stack != NULL)
-		pp_stack_stats(s->stack, sk);
-	json_object_set_new(out, "stack", sk);
+	pp_stack_json(out, s->stack);
 }
 
 static int
 dd_teardown(void *app_state, void **task_states, unsigned n_tasks)
 {
 	struct dd_state *s = app_state;
-	int rc = 0;
 	uint64_t failed = 0;
 	for (unsigned i = 0; i < n_tasks; i++) {
 		struct dd_task *t = task_states[i];
-		failed += t->t.ctr.store_failed;
+		failed += t->t.ctr.store.failed;
 		free_task(t, s->cfg->srv.max_conns);
 	}
-	if (s->cfg->srv.out_dir != NULL && failed != 0) {
-		fprintf(stderr,
-			"netdedup: %" PRIu64 " stream(s) not written whole to %s (see "
-			"app_stats.output)\n",
-			failed, s->cfg->srv.out_dir);
-		rc = -1;
-	}
+	int rc = pp_store_report(
+		"netdedup", s->cfg->srv.out_dir, failed, "stream(s) not written whole");
 	free_state(s);
 	return rc;
 }

@@ -48,6 +48,7 @@ import netdedup_decode  # noqa: E402
 import netns_harness as h  # noqa: E402
 import netdedup_input  # noqa: E402
 import runner_cli  # noqa: E402
+import tier_input  # noqa: E402
 
 PREFIX = "pp41s"  # this branch's namespaces and interfaces
 SERVER_IP, CLIENT_IP, PREFIX_LEN, PORT = "198.18.41.1", "198.18.41.2", 24, 9041
@@ -60,14 +61,6 @@ RunError, stop, default_placement = h.RunError, h.stop, h.default_placement
 def network(port: str, middle: bool = False) -> contextlib.AbstractContextManager[h.Net]:
     """netdedup's namespaces and veths (runtime/stack/netns_harness.py)."""
     return h.network(LAYOUT, port, middle)
-
-
-def sha256_file(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for b in iter(lambda: f.read(1 << 20), b""):
-            h.update(b)
-    return h.hexdigest()
 
 
 def run(input_path: Path, tier: str | None, *, stack: str = "lwip", port: str = "af_packet",
@@ -110,7 +103,7 @@ def run(input_path: Path, tier: str | None, *, stack: str = "lwip", port: str = 
 def verify(out_dir: Path | None, receipts: list[dict[str, Any]], input_path: Path) -> list[dict[str, Any]]:
     """Every receipted stream restored and compared with the input."""
     assert out_dir is not None
-    want = sha256_file(input_path)
+    want = tier_input.sha256_file(input_path)
     index = netdedup_decode.scan(out_dir)
     res = []
     for r in receipts:
@@ -133,11 +126,7 @@ def verify(out_dir: Path | None, receipts: list[dict[str, Any]], input_path: Pat
 
 def check(out_dir: Path, client_json: Path, input_path: Path) -> dict[str, Any]:
     """--check: the figures of a run someone else made."""
-    lines = [ln for ln in client_json.read_text().splitlines() if ln.strip()]
-    if not lines:
-        raise RunError(f"{client_json}: empty (no client JSON line)")
-    outs = [json.loads(ln) for ln in lines]
-    fig = h.client_figures(outs)
+    fig = h.client_figures([json.loads(ln) for ln in runner_cli.client_lines(client_json)])
     streams = verify(out_dir, fig["receipts"], input_path)
     return {"kind": "measured", "input_bytes": fig["input_bytes"], "seconds": fig["seconds"],
             "mb_per_s": fig["mb_per_s"],
@@ -147,25 +136,16 @@ def check(out_dir: Path, client_json: Path, input_path: Path) -> dict[str, Any]:
 
 CLI = runner_cli.RunnerCli(
     app="netdedup", doc=__doc__, tiers=netdedup_input.TIERS, input_file=netdedup_input.input_file,
-    run=lambda path, tier, a, extra: run(
-        path, tier, stack=a.stack, port=a.port, clients=a.clients, instances=a.instances,
-        placement=a.placement, loss=a.loss, build=a.build, keep=a.keep, timeout=a.timeout,
-        extra=extra),
-    check=check, ok="restored_identical",
+    run=run, check=check, ok="restored_identical",
     summary=lambda tier, r: (
         f"netdedup {tier}: {r['input_bytes']} bytes, restored identical: "
         f"{r['restored_identical']}, {r['mb_per_s'] or 0:.1f} MB/s (measured), "
         f"stack {r['stack']} port {r['port']}"),
-    repo=REPO,
     check_help="only restore and compare what netdedup wrote to DIR (needs --input and "
                "--client-json)",
     input_help="a file to send instead of a tier",
     keep_help="keep the run's files (output, stats) under here")
 
 
-def main(argv: list[str] | None = None) -> int:
-    return runner_cli.main(CLI, argv)
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(runner_cli.main(CLI))

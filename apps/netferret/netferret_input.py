@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import argparse
 import fcntl
-import hashlib
 import io
 import json
 import os
@@ -50,7 +49,9 @@ import numpy as np
 from PIL import Image
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "runtime" / "stack"))
 from nf_pack import read_pack, write_pack  # noqa: E402,F401  (re-exported)
+from tier_input import sha256_file  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
 GENERATOR = 1  # bumped when the images change: a cached tier of another version is made again
@@ -182,14 +183,6 @@ def queries(tier: str, seed: int) -> Iterator[tuple[str, bytes]]:
         yield f"q{q:04d}-c{c:05d}.jpg", jpeg(draw(seed, tier, c, 2, q))
 
 
-def sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
-
-
 def nf_build(build: Path) -> Path:
     exe = build / "apps" / "netferret" / "nf-build"
     if not exe.is_file():
@@ -214,7 +207,7 @@ def make(tier: str, seed: int, out: Path, build: Path) -> dict:
     built = json.loads(p.stdout)
     man = {"tier": tier, "seed": seed, "generator": GENERATOR, "queries": t.queries, "images": t.images,
            "k": t.k, "categories": categories(tier), "vectors": built["vectors"],
-           "regions_mean": built["regions_mean"], "files": {f: sha256(out / f) for f in FILES}}
+           "regions_mean": built["regions_mean"], "files": {f: sha256_file(out / f) for f in FILES}}
     (out / "manifest.json").write_text(json.dumps(man, indent=1) + "\n")
     return man
 
@@ -226,7 +219,7 @@ def verify(d: Path) -> dict | None:
         if man.get("generator") != GENERATOR:
             return None
         for f in FILES:
-            if sha256(d / f) != man["files"][f]:
+            if sha256_file(d / f) != man["files"][f]:
                 return None
         return man
     except (OSError, ValueError, KeyError, TypeError):

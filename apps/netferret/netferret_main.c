@@ -185,9 +185,7 @@ nf_setup(void *cfgp, const struct pp_setup_info *info, void **app_state)
 		free_state(s);
 		return -ENOMEM;
 	}
-	const struct pp_stack_conf sc = pp_server_stack_conf(&c->srv, info);
-	if (pp_stack_open(&s->stack, &sc, err, sizeof(err)) < 0) {
-		fprintf(stderr, "netferret: %s\n", err);
+	if (pp_server_stack_open(&s->stack, &c->srv, info, "netferret") < 0) {
 		free_state(s);
 		return -EINVAL;
 	}
@@ -226,41 +224,9 @@ nf_task_init(void *app_state, unsigned instance, void **task_state)
 	return 0;
 }
 
-static void
-set_u(json_t *o, const char *k, uint64_t v)
-{
-	json_object_set_new(o, k, json_integer((json_int_t)v));
-}
-
-static void
-add_counters(void *sum, const void *add, size_t bytes)
-{
-	uint64_t *d = sum;
-	const uint64_t *a = add;
-	for (size_t i = 0; i < bytes / sizeof(uint64_t); i++)
-		d[i] += a[i];
-}
-
 _Static_assert(sizeof(struct nf_r_counters) % 8 == 0 && sizeof(struct nf_p_counters) % 8 == 0 &&
 		sizeof(struct nf_t_counters) % 8 == 0,
 	"counters are uint64_t only");
-
-/* The latency quantile q from the buckets: the bucket's upper edge. */
-static double
-hist_quantile_us(const uint64_t *h, uint64_t total, double q)
-{
-	uint64_t want = (uint64_t)(q * (double)total), seen = 0;
-	for (unsigned b = 0; b < NF_HIST_N; b++) {
-		seen += h[b];
-		if (seen > want || (seen == total && h[b] != 0)) {
-			unsigned lg = b / NF_HIST_SUB, sub = b % NF_HIST_SUB;
-			double lo = lg >= 2 ? (double)(1ull << lg) * (1.0 + sub / 4.0)
-					    : (double)(1ull << lg);
-			return (lo + (lg >= 2 ? (double)(1ull << lg) / 4.0 : 1.0)) / 1000.0;
-		}
-	}
-	return 0;
-}
 
 static void
 nf_stats(void *app_state, void *const *task_states, unsigned n_tasks, json_t *out)
@@ -273,9 +239,9 @@ nf_stats(void *app_state, void *const *task_states, unsigned n_tasks, json_t *ou
 	uint64_t lat_max_ns = 0, pivots = 0, capped = 0, warnings = 0;
 	for (unsigned i = 0; i < n_tasks; i++) {
 		const struct nf_task *k = task_states[i];
-		add_counters(&r, &k->r.ctr, sizeof(r));
-		add_counters(&p, &k->p.ctr, sizeof(p));
-		add_counters(&t, &k->t.ctr, sizeof(t));
+		pp_counters_add(&r, &k->r.ctr, sizeof(r));
+		pp_counters_add(&p, &k->p.ctr, sizeof(p));
+		pp_counters_add(&t, &k->t.ctr, sizeof(t));
 		lat_max_ns = RTE_MAX(lat_max_ns, k->t.lat_max_ns);
 		pivots += k->p.work->emd->pivots;
 		capped += k->p.work->emd->capped;
@@ -283,39 +249,36 @@ nf_stats(void *app_state, void *const *task_states, unsigned n_tasks, json_t *ou
 	}
 	json_object_set_new(out, "kind", json_string("measured"));
 	json_t *q = json_object();
-	set_u(q, "connections", r.connections);
-	set_u(q, "received", r.queries);
-	set_u(q, "answered", t.answers);
+	pp_json_set_u64(q, "connections", r.connections);
+	pp_json_set_u64(q, "received", r.queries);
+	pp_json_set_u64(q, "answered", t.answers);
 	for (int k = 0; k < NF_STATUS_N; k++)
-		set_u(q, nf_status_names[k], p.status[k]);
-	set_u(q, "too_long", r.too_long);
-	set_u(q, "bad_length", r.bad_length);
-	set_u(q, "truncated_query", r.truncated_query);
-	set_u(q, "truncated_length", r.truncated_length);
-	set_u(q, "reset_mid_query", r.reset_mid_query);
-	set_u(q, "cut_by_run_end", r.cut_by_run_end);
-	set_u(q, "idle_closed", r.idle_closed);
-	set_u(q, "end_tags", r.end_tags);
+		pp_json_set_u64(q, nf_status_names[k], p.status[k]);
+	pp_json_set_u64(q, "too_long", r.too_long);
+	pp_json_set_u64(q, "bad_length", r.bad_length);
+	pp_json_set_u64(q, "truncated_query", r.truncated_query);
+	pp_json_set_u64(q, "truncated_length", r.truncated_length);
+	pp_json_set_u64(q, "reset_mid_query", r.reset_mid_query);
+	pp_json_set_u64(q, "cut_by_run_end", r.cut_by_run_end);
+	pp_json_set_u64(q, "idle_closed", r.idle_closed);
+	pp_json_set_u64(q, "end_tags", r.end_tags);
 	json_object_set_new(out, "queries", q);
-	json_t *an = json_object();
-	set_u(an, "sent", r.answers.sent);
-	set_u(an, "not_sent_peer_gone", r.answers.peer_gone);
-	set_u(an, "not_sent_no_room", r.answers.no_room);
-	set_u(an, "errors_sent", r.error_answers_sent);
-	set_u(an, "errors_not_sent", r.error_answers_no_room);
-	set_u(an, "bytes", t.answer_bytes);
+	json_t *an = pp_receipts_json(&r.answers);
+	pp_json_set_u64(an, "errors_sent", r.error_answers_sent);
+	pp_json_set_u64(an, "errors_not_sent", r.error_answers_no_room);
+	pp_json_set_u64(an, "bytes", t.answer_bytes);
 	json_object_set_new(out, "answers", an);
-	set_u(out, "input_bytes", r.input_bytes);
-	set_u(out, "discarded_bytes", r.discarded_bytes);
-	set_u(out, "message_buffer_waits", r.msg_waits);
+	pp_json_set_u64(out, "input_bytes", r.input_bytes);
+	pp_json_set_u64(out, "discarded_bytes", r.discarded_bytes);
+	pp_json_set_u64(out, "message_buffer_waits", r.msg_waits);
 	json_t *res = json_object();
-	set_u(res, "regions", p.regions);
-	set_u(res, "vectors_examined", p.examined);
-	set_u(res, "candidate_images", p.candidates);
-	set_u(res, "results", p.results);
-	set_u(res, "emd_pivots", pivots);
-	set_u(res, "emd_pivot_cap_reached", capped);
-	set_u(res, "jpeg_warnings", warnings);
+	pp_json_set_u64(res, "regions", p.regions);
+	pp_json_set_u64(res, "vectors_examined", p.examined);
+	pp_json_set_u64(res, "candidate_images", p.candidates);
+	pp_json_set_u64(res, "results", p.results);
+	pp_json_set_u64(res, "emd_pivots", pivots);
+	pp_json_set_u64(res, "emd_pivot_cap_reached", capped);
+	pp_json_set_u64(res, "jpeg_warnings", warnings);
 	json_object_set_new(out, "work", res);
 	/* P's cycles per stage (TSC, measured around each stage of every query) */
 	json_t *st = json_object(), *cy = json_object(), *sh = json_object(), *pq = json_object();
@@ -323,7 +286,7 @@ nf_stats(void *app_state, void *const *task_states, unsigned n_tasks, json_t *ou
 	for (int k = 0; k < NF_ST_N; k++)
 		all += p.ticks[k];
 	for (int k = 0; k < NF_ST_N; k++) {
-		set_u(cy, nf_stage_names[k], p.ticks[k]);
+		pp_json_set_u64(cy, nf_stage_names[k], p.ticks[k]);
 		json_object_set_new(sh, nf_stage_names[k],
 			json_real(all ? (double)p.ticks[k] / (double)all : 0.0));
 		json_object_set_new(pq, nf_stage_names[k],
@@ -337,36 +300,27 @@ nf_stats(void *app_state, void *const *task_states, unsigned n_tasks, json_t *ou
 	json_object_set_new(st, "share", sh);
 	json_object_set_new(st, "cycles_per_query", pq);
 	json_object_set_new(out, "stages", st);
-	json_t *lat = json_object();
-	json_object_set_new(lat, "what",
-		json_string("query, R hands it to P until T has formatted its answer (measured; "
-			    "quantiles are upper edges of quarter-octave buckets)"));
-	set_u(lat, "queries", t.lat_n);
-	json_object_set_new(lat, "mean",
-		json_real(t.lat_n ? (double)t.lat_sum_ns / (double)t.lat_n / 1000.0 : 0.0));
-	json_object_set_new(lat, "p50", json_real(hist_quantile_us(t.hist, t.lat_n, 0.50)));
-	json_object_set_new(lat, "p99", json_real(hist_quantile_us(t.hist, t.lat_n, 0.99)));
-	json_object_set_new(lat, "max", json_real((double)lat_max_ns / 1000.0));
-	json_object_set_new(out, "latency_us", lat);
+	json_object_set_new(out, "latency_us",
+		pp_latency_json(&t.lat, lat_max_ns,
+			"query, R hands it to P until T has formatted its answer (measured; "
+			"quantiles are upper edges of quarter-octave buckets)",
+			"queries", (const unsigned[]){ 50, 99, 0 }));
 	json_t *db = json_object();
 	json_object_set_new(db, "path", json_string(c->db_path));
-	set_u(db, "images", s->db.n_images);
-	set_u(db, "vectors", s->db.n_vectors);
-	set_u(db, "bytes", s->db.bytes);
-	set_u(db, "lsh_tables", s->db.lsh.L);
-	set_u(db, "lsh_functions", s->db.lsh.M);
+	pp_json_set_u64(db, "images", s->db.n_images);
+	pp_json_set_u64(db, "vectors", s->db.n_vectors);
+	pp_json_set_u64(db, "bytes", s->db.bytes);
+	pp_json_set_u64(db, "lsh_tables", s->db.lsh.L);
+	pp_json_set_u64(db, "lsh_functions", s->db.lsh.M);
 	json_object_set_new(db, "lsh_w", json_real(s->db.lsh.W));
-	set_u(db, "lsh_buckets", s->db.lsh.H);
+	pp_json_set_u64(db, "lsh_buckets", s->db.lsh.H);
 	json_object_set_new(out, "db", db);
 	json_t *lim = json_object();
-	set_u(lim, "k", s->k);
-	set_u(lim, "max_query_bytes", c->max_query);
+	pp_json_set_u64(lim, "k", s->k);
+	pp_json_set_u64(lim, "max_query_bytes", c->max_query);
 	json_object_set_new(lim, "idle_timeout_s", json_real(c->idle_s));
 	json_object_set_new(out, "limits", lim);
-	json_t *sk = json_object();
-	if (s->stack != NULL)
-		pp_stack_stats(s->stack, sk);
-	json_object_set_new(out, "stack", sk);
+	pp_stack_json(out, s->stack);
 }
 
 static int

@@ -12,6 +12,7 @@
 #include "nf_db.h"
 #include "nf_query.h"
 #include "pp_server.h"
+#include "pp_server_stats.h"
 #include "pp_stack.h"
 
 struct rte_mempool;
@@ -83,13 +84,9 @@ struct nf_p_counters {
 	uint64_t ticks[NF_ST_N];
 };
 
-#define NF_HIST_SUB 4 /* latency buckets per octave */
-#define NF_HIST_N (64 * NF_HIST_SUB)
-
 struct nf_t_counters {
 	uint64_t answers, answer_bytes, no_room;
-	uint64_t hist[NF_HIST_N]; /* query latency R -> T, ns */
-	uint64_t lat_sum_ns, lat_n;
+	struct pp_latency lat; /* query latency R -> T */
 };
 
 struct nf_state;

@@ -11,17 +11,6 @@
 
 #include "nf_app.h"
 
-static unsigned
-hist_bucket(uint64_t ns)
-{
-	if (ns < 2)
-		return 0;
-	unsigned lg = 63u - (unsigned)__builtin_clzll(ns);
-	/* NF_HIST_SUB steps per octave, from the bits below the top one. */
-	unsigned sub = lg >= 2 ? (unsigned)((ns >> (lg - 2)) & (NF_HIST_SUB - 1)) : 0;
-	return lg * NF_HIST_SUB + sub;
-}
-
 uint16_t
 nf_t_tx(void *task, struct rte_mbuf **pkts, uint16_t n)
 {
@@ -52,11 +41,7 @@ nf_t_tx(void *task, struct rte_mbuf **pkts, uint16_t n)
 		c->answers++;
 		c->answer_bytes += 4 + len;
 		uint64_t ns = (uint64_t)((double)(now - d->r_tsc) * 1e9 / (double)hz);
-		c->hist[hist_bucket(ns)]++;
-		c->lat_sum_ns += ns;
-		c->lat_n++;
-		if (ns > t->t.lat_max_ns)
-			t->t.lat_max_ns = ns;
+		pp_latency_add(&c->lat, &t->t.lat_max_ns, ns);
 		/* sized for every message: never full */
 		if (rte_ring_sp_enqueue(t->answers, m) != 0)
 			break;

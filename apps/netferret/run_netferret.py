@@ -135,10 +135,7 @@ def run(tier: Path, *, stack: str = "lwip", port: str = "af_packet", clients: in
 def check(out_dir: Path, client_json: Path, tier: Path) -> dict[str, Any]:
     """--check: the comparison and figures of a run someone else made (its client wrote
     its answers where its JSON says)."""
-    lines = [ln for ln in client_json.read_text().splitlines() if ln.strip()]
-    if not lines:
-        raise RunError(f"{client_json}: empty (no client JSON line)")
-    client = json.loads(lines[-1])
+    client = json.loads(runner_cli.client_lines(client_json)[-1])
     path = Path(client.get("out") or out_dir / "answers.txt")
     res: dict[str, Any] = {"kind": "measured", "tier": json.loads((tier / "manifest.json").read_text())["tier"]}
     figures(res, client)
@@ -149,25 +146,16 @@ def check(out_dir: Path, client_json: Path, tier: Path) -> dict[str, Any]:
 CLI = runner_cli.RunnerCli(
     app="netferret", doc=__doc__, tiers=ni.TIERS,
     input_file=lambda tier, seed, cache: ni.input_file(tier, seed, cache),
-    run=lambda path, tier, a, extra: run(
-        path, stack=a.stack, port=a.port, clients=a.clients, instances=a.instances,
-        placement=a.placement, loss=a.loss, build=a.build, keep=a.keep, timeout=a.timeout,
-        extra=extra),
-    check=check, ok="matches_reference",
+    run=lambda path, _tier, **options: run(path, **options), check=check, ok="matches_reference",
     summary=lambda tier, r: (
         f"netferret {tier}: {r.get('queries')} queries, matches reference: {r['matches_reference']} "
         f"({r.get('reference_checked')} checked), {r.get('queries_per_s') or 0:.1f} queries/s, "
         f"p50 {r.get('p50_ms') or 0:.1f} ms, p99 {r.get('p99_ms') or 0:.1f} ms (measured), "
         f"precision at K {r.get('precision_at_k') or 0:.3f}, stack {r['stack']} port {r['port']}"),
-    repo=REPO,
     check_help="only compare the answers of a run someone else made (needs --input and --client-json)",
     input_help="a tier's directory (netferret_input.py) instead of --tier",
     keep_help="keep the run's files (answers, stats) under here")
 
 
-def main(argv: list[str] | None = None) -> int:
-    return runner_cli.main(CLI, argv)
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(runner_cli.main(CLI))

@@ -8,7 +8,6 @@
  * output, the figures. */
 #include <arpa/inet.h>
 #include <errno.h>
-#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -163,7 +162,7 @@ sc_setup(void *cfgp, const struct pp_setup_info *info, void **app_state)
 	s->n_instances = info->n_instances;
 	int socket = (int)info->socket_id;
 	unsigned run = n_runs++;
-	char name[RTE_MEMPOOL_NAMESIZE], err[512];
+	char name[RTE_MEMPOOL_NAMESIZE];
 	snprintf(name, sizeof(name), "sc_msg%u", run);
 	s->msg_pool = rte_pktmbuf_pool_create(name, c->msgs, 32,
 		RTE_ALIGN(sizeof(struct sc_msg), RTE_MBUF_PRIV_ALIGN),
@@ -176,9 +175,7 @@ sc_setup(void *cfgp, const struct pp_setup_info *info, void **app_state)
 		free_state(s);
 		return -ENOMEM;
 	}
-	const struct pp_stack_conf sc = pp_server_stack_conf(&c->srv, info);
-	if (pp_stack_open(&s->stack, &sc, err, sizeof(err)) < 0) {
-		fprintf(stderr, "netstreamcluster: %s\n", err);
+	if (pp_server_stack_open(&s->stack, &c->srv, info, "netstreamcluster") < 0) {
 		free_state(s);
 		return -EINVAL;
 	}
@@ -237,21 +234,6 @@ sc_task_init(void *app_state, unsigned instance, void **task_state)
 	return 0;
 }
 
-static void
-set_u(json_t *o, const char *k, uint64_t v)
-{
-	json_object_set_new(o, k, json_integer((json_int_t)v));
-}
-
-static void
-add_counters(void *sum, const void *add, size_t bytes)
-{
-	uint64_t *d = sum;
-	const uint64_t *a = add;
-	for (size_t i = 0; i < bytes / sizeof(uint64_t); i++)
-		d[i] += a[i];
-}
-
 _Static_assert(sizeof(struct sc_r_counters) % 8 == 0 && sizeof(struct sc_p_counters) % 8 == 0 &&
 		sizeof(struct sc_t_counters) % 8 == 0,
 	"counters are uint64_t only");
@@ -266,87 +248,58 @@ sc_stats(void *app_state, void *const *task_states, unsigned n_tasks, json_t *ou
 	struct sc_t_counters t = { 0 };
 	for (unsigned i = 0; i < n_tasks; i++) {
 		const struct sc_task *k = task_states[i];
-		add_counters(&r, &k->r.ctr, sizeof(r));
-		add_counters(&p, &k->p.ctr, sizeof(p));
-		add_counters(&t, &k->t.ctr, sizeof(t));
+		pp_counters_add(&r, &k->r.ctr, sizeof(r));
+		pp_counters_add(&p, &k->p.ctr, sizeof(p));
+		pp_counters_add(&t, &k->t.ctr, sizeof(t));
 	}
 	json_object_set_new(out, "kind", json_string("measured"));
-	json_t *st = json_object();
-	set_u(st, "started", r.streams_started);
-	set_u(st, "complete", r.complete);
-	set_u(st, "short", r.short_);
-	set_u(st, "reset", r.reset);
-	set_u(st, "cut_by_run_end", r.cut);
-	set_u(st, "empty", r.empty);
-	set_u(st, "bad_header_reset", r.bad_header);
-	set_u(st, "too_many_centres_reset", r.too_many_centres);
-	set_u(st, "truncated_header", r.truncated_header);
-	set_u(st, "stored", t.streams_stored);
-	set_u(st, "store_failed", t.store_failed);
-	json_object_set_new(out, "streams", st);
-	json_t *rc = json_object();
-	set_u(rc, "sent", r.receipts.sent);
-	set_u(rc, "not_sent_peer_gone", r.receipts.peer_gone);
-	set_u(rc, "not_sent_no_room", r.receipts.no_room);
-	json_object_set_new(out, "receipts", rc);
-	set_u(out, "input_bytes", r.input_bytes);
-	set_u(out, "points", r.points);
-	set_u(out, "partial_record_bytes", r.partial_record_bytes);
+	const struct pp_json_count own[] = { { "empty", r.empty },
+		{ "bad_header_reset", r.bad_header },
+		{ "too_many_centres_reset", r.too_many_centres } };
+	json_object_set_new(
+		out, "streams", pp_streams_json(&r.streams, own, RTE_DIM(own), &t.store));
+	json_object_set_new(out, "receipts", pp_receipts_json(&r.receipts));
+	pp_json_set_u64(out, "input_bytes", r.input_bytes);
+	pp_json_set_u64(out, "points", r.points);
+	pp_json_set_u64(out, "partial_record_bytes", r.partial_record_bytes);
 	json_t *ms = json_object();
-	set_u(ms, "count", r.msgs);
-	set_u(ms, "bytes_max", c->msg_bytes);
-	set_u(ms, "message_buffer_waits", r.msg_waits);
+	pp_json_set_u64(ms, "count", r.msgs);
+	pp_json_set_u64(ms, "bytes_max", c->msg_bytes);
+	pp_json_set_u64(ms, "message_buffer_waits", r.msg_waits);
 	json_object_set_new(out, "messages", ms);
 	json_t *ch = json_object();
-	set_u(ch, "clustered", p.chunks);
-	set_u(ch, "points", p.points);
-	set_u(ch, "centres", p.centres);
-	set_u(ch, "without_output", p.out_missing + t.no_output);
+	pp_json_set_u64(ch, "clustered", p.chunks);
+	pp_json_set_u64(ch, "points", p.points);
+	pp_json_set_u64(ch, "centres", p.centres);
+	pp_json_set_u64(ch, "without_output", p.out_missing + t.no_output);
 	json_object_set_new(out, "chunks", ch);
 	json_t *fi = json_object();
-	set_u(fi, "clusterings", t.finals);
-	set_u(fi, "centres_in", t.final_centres_in);
-	set_u(fi, "overflow", t.overflow);
+	pp_json_set_u64(fi, "clusterings", t.finals);
+	pp_json_set_u64(fi, "centres_in", t.final_centres_in);
+	pp_json_set_u64(fi, "overflow", t.overflow);
 	json_object_set_new(out, "final", fi);
-	json_t *o = json_object();
-	json_object_set_new(
-		o, "dir", c->srv.out_dir != NULL ? json_string(c->srv.out_dir) : json_null());
-	set_u(o, "bytes", t.out_bytes);
-	set_u(o, "files", t.files);
-	set_u(o, "open_errors", t.open_errors);
-	set_u(o, "write_errors", t.write_errors);
-	set_u(o, "sequence_gaps", t.sequence_gaps);
-	json_object_set_new(out, "output", o);
+	json_object_set_new(out, "output", pp_store_json(c->srv.out_dir, &t.store));
 	json_t *lim = json_object();
-	set_u(lim, "max_dim", c->max_dim);
-	set_u(lim, "max_chunk", c->max_chunk);
-	set_u(lim, "max_centres", c->max_centres);
-	set_u(lim, "max_k", SC_MAX_K);
+	pp_json_set_u64(lim, "max_dim", c->max_dim);
+	pp_json_set_u64(lim, "max_chunk", c->max_chunk);
+	pp_json_set_u64(lim, "max_centres", c->max_centres);
+	pp_json_set_u64(lim, "max_k", SC_MAX_K);
 	json_object_set_new(out, "limits", lim);
-	json_t *sk = json_object();
-	if (s->stack != NULL)
-		pp_stack_stats(s->stack, sk);
-	json_object_set_new(out, "stack", sk);
+	pp_stack_json(out, s->stack);
 }
 
 static int
 sc_teardown(void *app_state, void **task_states, unsigned n_tasks)
 {
 	struct sc_state *s = app_state;
-	int rc = 0;
 	uint64_t failed = 0;
 	for (unsigned i = 0; i < n_tasks; i++) {
 		struct sc_task *t = task_states[i];
-		failed += t->t.ctr.store_failed;
+		failed += t->t.ctr.store.failed;
 		free_task(t, s->cfg->srv.max_conns);
 	}
-	if (s->cfg->srv.out_dir != NULL && failed != 0) {
-		fprintf(stderr,
-			"netstreamcluster: %" PRIu64 " stream result(s) not written to %s (see "
-			"app_stats.output)\n",
-			failed, s->cfg->srv.out_dir);
-		rc = -1;
-	}
+	int rc = pp_store_report(
+		"netstreamcluster", s->cfg->srv.out_dir, failed, "stream result(s) not written");
 	free_state(s);
 	return rc;
 }

@@ -105,10 +105,7 @@ def run(input_path: Path, *, stack: str = "lwip", port: str = "af_packet", clien
 
 def check(out_dir: Path, client_json: Path, input_path: Path) -> dict[str, Any]:
     """--check: the comparison and figures of a run someone else made."""
-    lines = [ln for ln in client_json.read_text().splitlines() if ln.strip()]
-    if not lines:
-        raise RunError(f"{client_json}: empty (no client JSON line)")
-    fig = h.client_figures([json.loads(ln) for ln in lines])
+    fig = h.client_figures([json.loads(ln) for ln in runner_cli.client_lines(client_json)])
     streams = compare(out_dir, fig["receipts"], input_path)
     res = {"kind": "measured", **{k: fig[k] for k in ("input_bytes", "seconds", "mb_per_s")},
            "matches_reference": bool(streams) and all(s["matches_reference"] for s in streams),
@@ -120,24 +117,15 @@ def check(out_dir: Path, client_json: Path, input_path: Path) -> dict[str, Any]:
 CLI = runner_cli.RunnerCli(
     app="netstreamcluster", doc=__doc__, tiers=netstreamcluster_input.TIERS,
     input_file=netstreamcluster_input.input_file,
-    run=lambda path, tier, a, extra: run(
-        path, stack=a.stack, port=a.port, clients=a.clients, instances=a.instances,
-        placement=a.placement, loss=a.loss, build=a.build, keep=a.keep, timeout=a.timeout,
-        extra=extra),
-    check=check, ok="matches_reference",
+    run=lambda path, _tier, **options: run(path, **options), check=check, ok="matches_reference",
     summary=lambda tier, r: (
         f"netstreamcluster {tier}: {r['points']} points ({r['input_bytes']} bytes), "
         f"matches reference: {r['matches_reference']}, {r['mb_per_s'] or 0:.2f} MB/s, "
         f"{r['points_per_s'] or 0:.0f} points/s (measured), stack {r['stack']} port {r['port']}"),
-    repo=REPO,
     check_help="only compare what netstreamcluster wrote to DIR (needs --input and --client-json)",
     input_help="a stream file to send instead of a tier",
     keep_help="keep the run's files (results, stats) under here")
 
 
-def main(argv: list[str] | None = None) -> int:
-    return runner_cli.main(CLI, argv)
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(runner_cli.main(CLI))

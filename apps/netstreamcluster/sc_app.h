@@ -11,6 +11,7 @@
 #include <rte_mbuf.h>
 
 #include "pp_server.h"
+#include "pp_server_stats.h"
 #include "pp_stack.h"
 #include "sc_cluster.h"
 #include "sc_format.h"
@@ -86,8 +87,8 @@ struct sc_r_slot {
 };
 
 struct sc_r_counters {
-	uint64_t streams_started, complete, short_, reset, cut, empty;
-	uint64_t bad_header, too_many_centres, truncated_header;
+	struct pp_stream_counters streams;
+	uint64_t empty, bad_header, too_many_centres;
 	struct pp_receipt_counters receipts;
 	uint64_t input_bytes, points, partial_record_bytes, msgs, msg_waits;
 };
@@ -111,8 +112,8 @@ struct sc_t_slot {
 };
 
 struct sc_t_counters {
-	uint64_t streams_stored, store_failed, open_errors, write_errors, sequence_gaps;
-	uint64_t overflow, no_output, files, out_bytes, finals, final_centres_in;
+	struct pp_store_counters store; /* each stream's result file */
+	uint64_t overflow, no_output, finals, final_centres_in;
 };
 
 struct sc_state;

@@ -79,16 +79,16 @@ end_stream(struct sc_task *t, struct sc_r_slot *rs, enum sc_end status, struct r
 	struct sc_r_counters *c = &t->r.ctr;
 	switch (status) {
 	case SC_END_COMPLETE:
-		c->complete++;
+		c->streams.complete++;
 		break;
 	case SC_END_SHORT:
-		c->short_++;
+		c->streams.short_++;
 		break;
 	case SC_END_RESET:
-		c->reset++;
+		c->streams.reset++;
 		break;
 	default:
-		c->cut++;
+		c->streams.cut++;
 		break;
 	}
 	if (rs->h.points == 0)
@@ -163,7 +163,7 @@ serve_slot(struct sc_task *t, unsigned slot, struct rte_mbuf **out, unsigned roo
 			rs->chunk = 0;
 			rs->first = true;
 			rs->phase = SC_DATA;
-			t->r.ctr.streams_started++;
+			t->r.ctr.streams.started++;
 		}
 		if (rs->phase != SC_DATA)
 			break;
@@ -217,7 +217,7 @@ serve_slot(struct sc_task *t, unsigned slot, struct rte_mbuf **out, unsigned roo
 	if (!stopping && rs->phase == SC_HEADER &&
 		(c->state == PP_CONN_PEER_CLOSED || c->state == PP_CONN_RESET)) {
 		if (rs->hdr_have != 0) {
-			t->r.ctr.truncated_header++;
+			t->r.ctr.streams.truncated_header++;
 			rs->hdr_have = 0;
 		}
 		if (c->state == PP_CONN_RESET || rs->receipts_pending == 0) {

@@ -6,7 +6,6 @@
  * tells R (which sends the receipt).  The final clustering and the file
  * are per stream, not per message; their buffers were allocated at
  * start-up. */
-#include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdarg.h>
@@ -22,21 +21,6 @@
 
 static const char *const end_names[] = { "complete", "short", "reset", "cut_by_run_end",
 	"store_failed" };
-
-static bool
-write_all(int fd, const char *p, size_t len)
-{
-	while (len != 0) {
-		ssize_t w = write(fd, p, len);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return false;
-		p += w;
-		len -= (size_t)w;
-	}
-	return true;
-}
 
 /* Appends to the result's text; false when it does not fit. */
 static bool put(struct sc_task *t, size_t *at, const char *fmt, ...)
@@ -91,17 +75,17 @@ finish(struct sc_task *t, struct sc_t_slot *ts, const struct sc_msg *d, uint64_t
 	snprintf(path, sizeof(path), "%s/stream-%" PRIu64 ".json", dir, d->stream_id);
 	int fd = ok ? open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644) : -1;
 	if (fd < 0) {
-		c->open_errors++;
+		c->store.open_errors++;
 		ts->failed = true;
 		return;
 	}
-	c->files++;
-	if (!write_all(fd, t->t.json, at) || close(fd) != 0) {
-		c->write_errors++;
+	c->store.files++;
+	if (!pp_write_all(fd, t->t.json, at) || close(fd) != 0) {
+		c->store.write_errors++;
 		ts->failed = true;
 		return;
 	}
-	c->out_bytes += at;
+	c->store.bytes += at;
 }
 
 uint16_t
@@ -125,7 +109,7 @@ sc_t_tx(void *task, struct rte_mbuf **pkts, uint16_t n)
 			ts->next_point = 0;
 		}
 		if (d->first_point != ts->next_point) {
-			c->sequence_gaps++;
+			c->store.sequence_gaps++;
 			ts->failed = true;
 		}
 		ts->next_point = d->first_point + m->data_len / (4 * dim);
@@ -164,9 +148,9 @@ sc_t_tx(void *task, struct rte_mbuf **pkts, uint16_t n)
 				.status = ts->failed ? SC_END_STORE_FAILED : d->status,
 			};
 			if (ts->failed)
-				c->store_failed++;
+				c->store.failed++;
 			else
-				c->streams_stored++;
+				c->store.stored++;
 			rte_ring_sp_enqueue_elem(t->done, &done, sizeof(done));
 			__atomic_fetch_add(&t->app->streams_done, 1, __ATOMIC_RELEASE);
 		}

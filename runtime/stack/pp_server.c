@@ -2,6 +2,7 @@
 #include "pp_server.h"
 
 #include <arpa/inet.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -115,10 +116,11 @@ pp_server_opts_parse(struct pp_server_opts *o, int argc, char **argv)
 	return 2;
 }
 
-struct pp_stack_conf
-pp_server_stack_conf(const struct pp_server_opts *o, const struct pp_setup_info *info)
+int
+pp_server_stack_open(struct pp_stack **st, const struct pp_server_opts *o,
+	const struct pp_setup_info *info, const char *app)
 {
-	return (struct pp_stack_conf){
+	const struct pp_stack_conf conf = {
 		.kind = o->stack,
 		.addr = o->addr,
 		.prefix_len = o->prefix_len,
@@ -129,6 +131,12 @@ pp_server_stack_conf(const struct pp_server_opts *o, const struct pp_setup_info 
 		.socket_id = (int)info->socket_id,
 		.kernel_rcvbuf = o->kernel_rcvbuf,
 	};
+	char err[512];
+	if (pp_stack_open(st, &conf, err, sizeof(err)) < 0) {
+		fprintf(stderr, "%s: %s\n", app, err);
+		return -EINVAL;
+	}
+	return 0;
 }
 
 void

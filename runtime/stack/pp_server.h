@@ -1,13 +1,17 @@
 /* What an app that serves TCP streams in R shares with every other such app
- * (netdedup, netstreamcluster): the server's options and their parsing, the
- * pp_stack configuration they make, a receipt written back to a client, and
- * the test of a --streams run's end.  The app keeps its own protocol. */
+ * (netdedup, netstreamcluster, netferret): the server's options and their
+ * parsing, the stack they open, a receipt written back to a client, the
+ * test of a --streams run's end, and T's writes to its files.  The app
+ * keeps its own protocol; its statistics' shared parts are in
+ * pp_server_stats.h. */
 #ifndef PP_SERVER_H
 #define PP_SERVER_H
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <unistd.h>
 
 #include "pp_app.h"
 #include "pp_stack.h"
@@ -61,9 +65,10 @@ int pp_server_known_opt(int argc, char **argv, const char *const *known);
 	"                       the kernel's autotuning); 65536 holds its window\n"     \
 	"                       near Debian lwIP's 64 KiB\n"
 
-/* The pp_stack configuration of the options, for the app's setup. */
-struct pp_stack_conf pp_server_stack_conf(
-	const struct pp_server_opts *o, const struct pp_setup_info *info);
+/* The app's setup: opens the stack the options describe (*st).  0, or
+ * -EINVAL said on stderr as "APP: why". */
+int pp_server_stack_open(struct pp_stack **st, const struct pp_server_opts *o,
+	const struct pp_setup_info *info, const char *app);
 
 /* What became of the receipts R wrote back. */
 struct pp_receipt_counters {
@@ -89,5 +94,23 @@ typedef bool (*pp_server_slot_busy)(const void *task, unsigned slot);
 bool pp_server_input_ended(const struct pp_server_opts *o, uint64_t streams_done,
 	bool receipts_queued, struct pp_stack_inst *si, unsigned n_slots, pp_server_slot_busy busy,
 	const void *task, uint64_t *end_tsc);
+
+/* Writes all of buf to fd (T's file of a stream), through EINTR and short
+ * writes; false on an error. */
+static inline bool
+pp_write_all(int fd, const void *buf, size_t len)
+{
+	const char *p = buf;
+	while (len != 0) {
+		ssize_t w = write(fd, p, len);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return false;
+		p += w;
+		len -= (size_t)w;
+	}
+	return true;
+}
 
 #endif

@@ -1,9 +1,10 @@
 """The command line every TCP app's runner shares (run_netdedup.py,
-run_netstreamcluster.py): a tier or an input file, the stack and port,
-clients, instances, placement, loss, build, cache, keep, timeout, --json;
---check for a harness that ran server and client itself.  The app gives
-what differs: how to make a tier's input, run, check, the result's key
-that says the output is right, and its summary line."""
+run_netstreamcluster.py, run_netferret.py): a tier or an input file, the
+stack and port, clients, instances, placement, loss, build, cache, keep,
+timeout, --json; --check for a harness that ran server and client itself,
+and the client's JSON lines it reads.  The app gives what differs: how to
+make a tier's input, run, check, the result's key that says the output is
+right, and its summary line."""
 from __future__ import annotations
 
 import argparse
@@ -17,6 +18,8 @@ from typing import Any, Callable, Iterable
 
 from netns_harness import RunError
 
+REPO = Path(__file__).resolve().parents[2]
+
 
 @dataclass
 class RunnerCli:
@@ -24,12 +27,12 @@ class RunnerCli:
     doc: str  # the runner's docstring: first paragraph the description, the rest the epilog
     tiers: Iterable[str]
     input_file: Callable[[str, int, Path], Path]  # tier, seed, cache dir
-    # input, tier (None: a file), the parsed arguments, the app's own arguments
-    run: Callable[[Path, str | None, argparse.Namespace, list[str]], dict[str, Any]]
+    # run(input, tier (None: a file), stack=, port=, clients=, instances=, placement=,
+    # loss=, build=, keep=, timeout=, extra= (the app's own arguments))
+    run: Callable[..., dict[str, Any]]
     check: Callable[[Path, Path, Path], dict[str, Any]]  # out dir, client JSON, input
     ok: str  # the result's key that says the output is right
     summary: Callable[[str, dict[str, Any]], str]  # tier or input, result
-    repo: Path
     check_help: str
     input_help: str
     keep_help: str
@@ -52,8 +55,8 @@ def main(cli: RunnerCli, argv: list[str] | None = None) -> int:
     ap.add_argument("--instances", type=int, default=1)
     ap.add_argument("--placement", type=Path, help="placement JSON (default: contexts in turn)")
     ap.add_argument("--loss", type=float, default=0.0, help="percent random loss each way")
-    ap.add_argument("--build", type=Path, default=cli.repo / "build")
-    ap.add_argument("--cache", type=Path, default=cli.repo / "results" / "inputs",
+    ap.add_argument("--build", type=Path, default=REPO / "build")
+    ap.add_argument("--cache", type=Path, default=REPO / "results" / "inputs",
                     help="where tier inputs are made once")
     ap.add_argument("--keep", type=Path, help=cli.keep_help)
     ap.add_argument("--timeout", type=float, default=300)
@@ -87,7 +90,9 @@ def main(cli: RunnerCli, argv: list[str] | None = None) -> int:
         return 2
     path = a.input or cli.input_file(a.tier, a.seed, a.cache)
     try:
-        res = cli.run(path, a.tier, a, extra)
+        res = cli.run(path, a.tier, stack=a.stack, port=a.port, clients=a.clients,
+                      instances=a.instances, placement=a.placement, loss=a.loss, build=a.build,
+                      keep=a.keep, timeout=a.timeout, extra=extra)
         rc = 0 if res[cli.ok] else 1
     except (RunError, subprocess.TimeoutExpired, OSError) as e:
         res, rc = {"error": str(e)}, 1
@@ -97,3 +102,12 @@ def main(cli: RunnerCli, argv: list[str] | None = None) -> int:
     else:
         print(json.dumps(doc, indent=1) if "error" in res else cli.summary(doc["tier"], res))
     return rc
+
+
+def client_lines(path: Path) -> list[str]:
+    """--check: the client's JSON lines, blank ones left out; a file with
+    none is a RunError naming it."""
+    lines = [ln for ln in path.read_text().splitlines() if ln.strip()]
+    if not lines:
+        raise RunError(f"{path}: empty (no client JSON line)")
+    return lines

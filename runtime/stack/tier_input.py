@@ -1,10 +1,12 @@
 """What the TCP apps' input generators share (apps/netdedup/netdedup_input.py,
-apps/netstreamcluster/netstreamcluster_input.py): a tier's input made once
-into a cache directory, and the generator's command line.  Each generator
-writes its tier deterministically from a seed; nothing is downloaded."""
+apps/netstreamcluster/netstreamcluster_input.py, and netferret_input.py's
+digests): a tier's input made once into a cache directory, a file's
+SHA-256, and the generator's command line.  Each generator writes its tier
+deterministically from a seed; nothing is downloaded."""
 from __future__ import annotations
 
 import argparse
+import hashlib
 import sys
 from pathlib import Path
 from typing import BinaryIO, Callable, Iterable
@@ -24,6 +26,15 @@ def cached(app: str, tier: str, seed: int, cache_dir: Path, size: int, write: Wr
         write(tier, seed, f)
     tmp.replace(path)
     return path
+
+
+def sha256_file(path: Path) -> str:
+    """The file's SHA-256, hex, read 1 MiB at a time."""
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
 
 
 def main(doc: str, tiers: Iterable[str], write: Write, argv: list[str] | None = None) -> int:

@@ -204,4 +204,4 @@ def test_tiers_are_deterministic_and_checked_by_digest(build_dir: Path, nf_tier,
     db.write_bytes(bytes(raw))
     assert ni.verify(cached) is None  # the digest catches it: made again
     again = ni.input_file("test", 0, tmp_path / "cache", build_dir)
-    assert ni.verify(again) is not None and ni.sha256(again / "db.bin") == a["files"]["db.bin"]
+    assert ni.verify(again) is not None and ni.sha256_file(again / "db.bin") == a["files"]["db.bin"]
