@@ -17,9 +17,9 @@ are still the model unless --measured is given: then the dpdk backend
 the iid draws taking turns (k-th guided, k-th iid, ...) so that the
 machine's drift falls on both alike.
 
-Usage: .venv/bin/python bench/guided-search.py [--workload ipfwd-mem]
+Usage: .venv/bin/python assign/research/guided-search.py [--workload ipfwd-mem]
            [--machine ultrasparc-t2] [--instances 8] [--x 1,2,5]
-       .venv/bin/python bench/guided-search.py --measured --build build
+       .venv/bin/python assign/research/guided-search.py --measured --build build
            --machine local --workload stateful --instances 3
            --model-params params.json --n 400 --k 30 --x 2,5,10
 """
@@ -32,8 +32,8 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "assign" / "src"))
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "assign" / "src"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tests"))
 
 import harness  # noqa: E402  (tests/harness: exit quietly in a pipe)
 
