@@ -114,7 +114,7 @@ struct ac_vrule {
 /* One packet as rules see it. */
 struct ac_pkt_meta {
 	uint8_t ip_proto; /* 6 or 17 */
-	uint32_t src, dst;
+	ac_addr src, dst; /* IPv4 as ::ffff:a.b.c.d (rule_vars.h) */
 	uint16_t sport, dport;
 };
 
