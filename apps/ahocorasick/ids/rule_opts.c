@@ -32,6 +32,10 @@ ac_rule_opt_parse(struct ac_rule_opts *o, int argc, char **argv)
 		o->stateless = true;
 		return 1;
 	}
+	if (strcmp(opt, "--no-reassembly") == 0) {
+		o->no_reassembly = true;
+		return 1;
+	}
 	if (strcmp(opt, "--rules") != 0 && strcmp(opt, "--classtype") != 0 &&
 		strcmp(opt, "--vars") != 0)
 		return 0;
@@ -144,7 +148,8 @@ ac_rule_opts_build_verifier(const struct ac_rule_opts *o, const struct ac_rulese
 		fprintf(stderr, "%s\n", err);
 		return -1;
 	}
-	if (ac_verifier_build(v, rs, vars, o->stateless, err, sizeof(err)) < 0) {
+	if (ac_verifier_build(
+		    v, rs, vars, o->stateless, !o->stateless && !o->no_reassembly, err, sizeof(err)) < 0) {
 		fprintf(stderr, "%s\n", err);
 		ac_vars_free(vars);
 		return -1;

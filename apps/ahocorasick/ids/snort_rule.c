@@ -648,10 +648,7 @@ parse_option(struct ac_rule *r, const char *o, size_t n, char *err, size_t errle
 		uint8_t f;
 		if (ac_flow_parse(v, vn, &f, err, errlen) < 0)
 			return -1;
-		r->flow |= f;
-		if (f & AC_FLOW_ONLY_STREAM)
-			/* No reassembly: evaluated on each packet instead. */
-			note_unsupported(r, "flow:only_stream", strlen("flow:only_stream"));
+		r->flow |= f; /* only_stream: the verifier says whether it is exact */
 	} else if (name_is(name, name_len, "flowbits")) {
 		struct ac_fbop op;
 		if (ac_fbop_parse(v, vn, &op, err, errlen) < 0)

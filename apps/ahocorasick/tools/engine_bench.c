@@ -212,7 +212,7 @@ main(int argc, char **argv)
 			(set == 2 &&
 				(ac_vars_load(&vars, NULL, err, sizeof(err)) < 0 ||
 					ac_verifier_build(
-						&ver, &rs, &vars, false, err, sizeof(err)) < 0))) {
+						&ver, &rs, &vars, false, true, err, sizeof(err)) < 0))) {
 			fprintf(stderr, "ac_engine_bench: %s\n", err);
 			return 1;
 		}

@@ -91,7 +91,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	rs.rules = &r;
 	rs.n_rules = 1;
 	struct ac_verifier v;
-	if (ac_verifier_build(&v, &rs, &vars, false, err, sizeof(err)) == 0) {
+	if (ac_verifier_build(&v, &rs, &vars, false, false, err, sizeof(err)) == 0) {
 		struct ac_vscratch *vs = ac_vscratch_new(&v, plen);
 		uint8_t *scratch = malloc(AC_HTTP_SCRATCH(plen));
 		if (vs == NULL || scratch == NULL || v.fb_words > 64)
