@@ -390,8 +390,8 @@ scan_compact(const struct ac_dfa *d, const uint8_t *data, uint32_t len, ac_match
  * case-sensitive keyword longer than end began in an earlier chunk, whose
  * bytes are gone: reported unchecked (a candidate). */
 static uint64_t
-report_stream(const struct ac_dfa *d, uint32_t s, const uint8_t *data, uint32_t end,
-	ac_match_fn fn, void *ctx)
+report_stream(const struct ac_dfa *d, uint32_t s, const uint8_t *data, uint32_t end, ac_match_fn fn,
+	void *ctx)
 {
 	uint64_t m = 0;
 
@@ -440,14 +440,16 @@ ac_dfa_scan_stream(const struct ac_dfa *d, uint32_t *state, const uint8_t *data,
 			uint32_t t = d->delta16[s + d->cls[data[i]]];
 			s = t & ~(uint32_t)AC_OUT16;
 			if (__builtin_expect(t & AC_OUT16, 0))
-				m += report_stream(d, d->delta16[s + d->n_classes], data, i + 1, fn, ctx);
+				m += report_stream(
+					d, d->delta16[s + d->n_classes], data, i + 1, fn, ctx);
 		}
 	} else {
 		for (uint32_t i = 0; i < len; i++) {
 			uint32_t t = d->delta[s + d->cls[data[i]]];
 			s = t & ~(uint32_t)AC_OUT;
 			if (__builtin_expect(t & AC_OUT, 0))
-				m += report_stream(d, d->delta[s + d->n_classes], data, i + 1, fn, ctx);
+				m += report_stream(
+					d, d->delta[s + d->n_classes], data, i + 1, fn, ctx);
 		}
 	}
 	*state = s;

@@ -122,8 +122,8 @@ ac_engine_scan_burst(const struct ac_engine *e, struct ac_scratch *s, const uint
 }
 
 int
-ac_engine_enable_stream(struct ac_engine *e, const struct ac_keyword *kw, uint32_t n_kw, char *err,
-	size_t errlen)
+ac_engine_enable_stream(
+	struct ac_engine *e, const struct ac_keyword *kw, uint32_t n_kw, char *err, size_t errlen)
 {
 	if (e->kind == AC_ENGINE_AC)
 		return 0;

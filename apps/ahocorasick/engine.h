@@ -62,8 +62,8 @@ void ac_engine_scan_burst(const struct ac_engine *e, struct ac_scratch *s,
  * in an earlier chunk).  The ac engine reports a case-sensitive keyword
  * that began in an earlier chunk without comparing its bytes: a candidate
  * the caller checks; Hyperscan compares them.  0, or -1 with err. */
-int ac_engine_enable_stream(struct ac_engine *e, const struct ac_keyword *kw, uint32_t n_kw,
-	char *err, size_t errlen);
+int ac_engine_enable_stream(
+	struct ac_engine *e, const struct ac_keyword *kw, uint32_t n_kw, char *err, size_t errlen);
 size_t ac_engine_stream_bytes(const struct ac_engine *e);
 void ac_engine_stream_init(const struct ac_engine *e, void *state);
 uint64_t ac_engine_scan_stream(const struct ac_engine *e, struct ac_scratch *s, void *state,

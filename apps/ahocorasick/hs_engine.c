@@ -92,8 +92,8 @@ hs_engine_enable_stream(struct hs_engine *h, const struct ac_keyword *kw, uint32
 }
 
 static hs_database_t *
-compile_db(const struct ac_keyword *kw, uint32_t n_kw, enum hs_compile_mode mode,
-	bool single_match, unsigned hs_mode, char *err, size_t errlen)
+compile_db(const struct ac_keyword *kw, uint32_t n_kw, enum hs_compile_mode mode, bool single_match,
+	unsigned hs_mode, char *err, size_t errlen)
 {
 	hs_database_t *db = NULL;
 	const char **expr = calloc(n_kw ? n_kw : 1, sizeof(*expr));
@@ -267,8 +267,8 @@ hs_engine_scan_stream(const struct hs_engine *h, struct hs_engine_scratch *s, vo
 		rc = hs_reset_and_expand_stream(
 			s->work, (const char *)st->bytes, st->len, s->scratch, NULL, NULL);
 	if (rc == HS_SUCCESS)
-		rc = hs_scan_stream(s->work, (const char *)data, len, 0, s->scratch,
-			on_stream_match, &a);
+		rc = hs_scan_stream(
+			s->work, (const char *)data, len, 0, s->scratch, on_stream_match, &a);
 	size_t used = 0;
 	if (rc == HS_SUCCESS)
 		rc = hs_compress_stream(s->work, (char *)st->bytes, h->state_max, &used);

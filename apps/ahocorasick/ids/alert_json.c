@@ -21,9 +21,10 @@ ids_alert_json(const struct ac_verifier *v, const struct ids_alert *a, const cha
 		const struct ac_vrule *vr = &v->rules[a->rule];
 		const struct ac_rule *r = vr->rule;
 		alert = json_pack("{s:s, s:i, s:I, s:I, s:s, s:s, s:b}", "action",
-			blocked ? "blocked" : "allowed", "gid", 1, "signature_id", (json_int_t)r->sid,
-			"rev", (json_int_t)r->rev, "signature", r->msg ? r->msg : "", "category",
-			r->classtype, "partial", vr->partial || (a->flow & IDS_ALERT_PARTIAL) != 0);
+			blocked ? "blocked" : "allowed", "gid", 1, "signature_id",
+			(json_int_t)r->sid, "rev", (json_int_t)r->rev, "signature",
+			r->msg ? r->msg : "", "category", r->classtype, "partial",
+			vr->partial || (a->flow & IDS_ALERT_PARTIAL) != 0);
 	}
 	const char *proto = a->ip_proto == 6 ? "TCP" : a->ip_proto == 17 ? "UDP" : "IP";
 	json_t *o = json_pack("{s:s, s:s, s:s, s:i, s:s, s:i, s:s, s:b, s:o}", "timestamp", ts,

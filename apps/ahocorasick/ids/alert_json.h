@@ -11,7 +11,7 @@
 
 /* A malloc'd line without its newline, NULL when out of memory.  ts: the
  * timestamp's text. */
-char *ids_alert_json(const struct ac_verifier *v, const struct ids_alert *a, const char *ts,
-	bool blocked);
+char *ids_alert_json(
+	const struct ac_verifier *v, const struct ids_alert *a, const char *ts, bool blocked);
 
 #endif /* IDS_ALERT_JSON_H */

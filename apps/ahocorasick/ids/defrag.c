@@ -385,9 +385,20 @@ ids_defrag_add(struct ids_defrag *d, const uint8_t *frame, const struct ids_pkt 
 		ti = create(d, p, hash);
 	struct tracker *t = &d->t[ti];
 	struct ids_piece *pc = d->pieces + (size_t)ti * d->cfg.max_frags;
-	int delta = (int)t->ttl - (int)p->ttl;
-	if (d->cfg.ttl_limit && (delta > d->cfg.ttl_limit || -delta > d->cfg.ttl_limit))
-		return drop(d, ev, IDS_EV_FRAG_TTL_DELTA);
+	/* TTL insertion: a fragment far below the highest TTL of its datagram
+	 * expires before the target.  One far above it shows that everything
+	 * held so far (all of it below) was such: it goes. */
+	if (d->cfg.ttl_limit) {
+		if ((int)p->ttl + d->cfg.ttl_limit < (int)t->ttl)
+			return drop(d, ev, IDS_EV_FRAG_TTL_DELTA);
+		if ((int)p->ttl > (int)t->ttl + d->cfg.ttl_limit && (t->n_pieces || t->flags)) {
+			*ev |= 1u << IDS_EV_FRAG_TTL_DELTA;
+			d->st.events[IDS_EV_FRAG_TTL_DELTA]++;
+			clear(d, t);
+		}
+	}
+	if (p->ttl > t->ttl)
+		t->ttl = p->ttl;
 	if (!p->frag_more) {
 		if ((t->flags & GOT_LAST) && t->total != fe)
 			return drop(d, ev, IDS_EV_FRAG_OVERSIZE);

@@ -15,8 +15,9 @@
  * events.h): datagrams in flight, fragments per datagram, overlaps per
  * datagram, bytes of fragment data held (memcap, in 2 KiB blocks), the
  * timeout, a minimum TTL and a TTL delta (a fragment whose TTL is far
- * below the datagram's first never reaches the target: Ptacek-Newsham's
- * TTL insertion), and tiny non-last fragments.  Nothing is allocated
+ * below the highest of its datagram never reaches the target:
+ * Ptacek-Newsham's TTL insertion; one far above it shows that what was
+ * held was such, and it is dropped), and tiny non-last fragments.  Nothing is allocated
  * after ids_defrag_new. */
 #ifndef IDS_DEFRAG_H
 #define IDS_DEFRAG_H

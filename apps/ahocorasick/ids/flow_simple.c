@@ -116,8 +116,8 @@ track(struct rec *r, const struct flow_pkt *p)
 }
 
 static enum ids_flow_update
-simple_update(void *table, const struct flow_pkt *p, uint32_t hash, uint32_t wire_len,
-	uint64_t now, void *counters, ids_visit_fn fn, void *arg)
+simple_update(void *table, const struct flow_pkt *p, uint32_t hash, uint32_t wire_len, uint64_t now,
+	void *counters, ids_visit_fn fn, void *arg)
 {
 	struct flow_simple *f = table;
 	(void)wire_len;

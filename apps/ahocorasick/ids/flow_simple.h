@@ -15,8 +15,7 @@
 struct flow_simple;
 
 /* on_end: a flow ends (its state and key), before its record goes. */
-typedef void (*flow_simple_end_fn)(void *ctx, void *state, const struct flow_key *k,
-	uint64_t now);
+typedef void (*flow_simple_end_fn)(void *ctx, void *state, const struct flow_key *k, uint64_t now);
 
 struct flow_simple *flow_simple_new(uint32_t capacity, uint32_t state_bytes, uint64_t idle,
 	flow_simple_end_fn on_end, void *ctx);

@@ -342,12 +342,14 @@ header_value(const uint8_t *pl, uint32_t h, uint32_t end, const char *name, uint
 		const uint8_t *nl = memchr(pl + line_s, '\n', end - line_s);
 		uint32_t line_e = nl ? (uint32_t)(nl - pl) + 1 : end;
 		const uint8_t *colon = memchr(pl + line_s, ':', line_e - line_s);
-		if (colon != NULL && name_is(pl + line_s, (uint32_t)(colon - (pl + line_s)), name)) {
+		if (colon != NULL &&
+			name_is(pl + line_s, (uint32_t)(colon - (pl + line_s)), name)) {
 			uint32_t vs = (uint32_t)(colon - pl) + 1, ve = line_e;
 			while (vs < ve && (pl[vs] == ' ' || pl[vs] == '\t'))
 				vs++;
-			while (ve > vs && (pl[ve - 1] == '\n' || pl[ve - 1] == '\r' ||
-						  pl[ve - 1] == ' ' || pl[ve - 1] == '\t'))
+			while (ve > vs &&
+				(pl[ve - 1] == '\n' || pl[ve - 1] == '\r' || pl[ve - 1] == ' ' ||
+					pl[ve - 1] == '\t'))
 				ve--;
 			*n = ve - vs;
 			return pl + vs;

@@ -58,8 +58,8 @@ struct ids_task {
 	struct straddle str[MAX_STRADDLES];
 	uint32_t n_str;
 	uint32_t matched[IDS_DEDUP];
-	void (*pdu_hook)(void *ctx, const struct ac_pkt_meta *m, const uint8_t *p, uint32_t n,
-		bool gap);
+	void (*pdu_hook)(
+		void *ctx, const struct ac_pkt_meta *m, const uint8_t *p, uint32_t n, bool gap);
 	void *pdu_ctx;
 	struct ids_task_stats st;
 };
@@ -255,8 +255,8 @@ static ac_addr
 addr_of(const uint8_t *a, uint8_t family)
 {
 	if (family == 4)
-		return ac_addr_v4((uint32_t)a[0] << 24 | (uint32_t)a[1] << 16 | (uint32_t)a[2] << 8 |
-			a[3]);
+		return ac_addr_v4(
+			(uint32_t)a[0] << 24 | (uint32_t)a[1] << 16 | (uint32_t)a[2] << 8 | a[3]);
 	return ac_addr_v6(a);
 }
 
@@ -420,8 +420,8 @@ judge_raw(struct ids_task *t, uint8_t pf, uint8_t flow, uint64_t *bits, bool can
 	}
 	if (t->engine != NULL) {
 		if (!cands_ready)
-			ac_engine_scan(t->engine, t->scratch, t->pl, t->pl_len, ac_vscratch_on_match,
-				t->vs);
+			ac_engine_scan(t->engine, t->scratch, t->pl, t->pl_len,
+				ac_vscratch_on_match, t->vs);
 		scan_extra(t);
 	}
 	t->st.packets_judged++;
@@ -581,12 +581,14 @@ struct visit {
 	bool judged;   /* judged in the visit (with reassembly) */
 };
 
-/* A packet whose TTL is far below its direction's first never reaches
- * the target. */
+/* A packet whose TTL is far below the highest of its direction never
+ * reaches the target.  (One far above it shows that what came before was
+ * such: the caller drops what is held out of order.) */
 static bool
-ttl_insertion(struct ids_task *t, struct ac_flow_ext *fx, unsigned dir)
+ttl_insertion(struct ids_task *t, struct ac_flow_ext *fx, unsigned dir, bool *raised)
 {
 	uint8_t lim = t->e->cfg.ttl_limit;
+	*raised = false;
 	if (!t->e->reassembly || lim == 0)
 		return false;
 	if (!(fx->ttl_seen & (1u << dir))) {
@@ -596,7 +598,12 @@ ttl_insertion(struct ids_task *t, struct ac_flow_ext *fx, unsigned dir)
 	}
 	if ((int)t->p.ttl + lim < (int)fx->ttl[dir]) {
 		t->st.ttl_insertions++;
+		t->st.events[IDS_EV_STREAM_TTL]++;
 		return true;
+	}
+	if (t->p.ttl > fx->ttl[dir]) {
+		*raised = (int)t->p.ttl > (int)fx->ttl[dir] + lim;
+		fx->ttl[dir] = t->p.ttl;
 	}
 	return false;
 }
@@ -609,7 +616,8 @@ visit_plain(void *state, bool created, void *arg)
 	struct ids_task *t = fv->t;
 	struct ac_flow_ext *fx = fx_of(state);
 	fv->pf = ac_flow_track(fx, created, t->meta.ip_proto, t->dir, t->p.tcp_flags);
-	if (ttl_insertion(t, fx, t->dir)) {
+	bool raised;
+	if (ttl_insertion(t, fx, t->dir, &raised)) {
 		fv->rejected = true;
 		return;
 	}
@@ -667,9 +675,18 @@ visit_stream(void *state, bool created, void *arg)
 
 	fv->pf = ac_flow_track(fx, created, 6, dir, fl);
 	fv->judged = true;
-	if (ttl_insertion(t, fx, dir)) {
+	bool raised;
+	if (ttl_insertion(t, fx, dir, &raised)) {
 		fv->rejected = true;
 		return;
+	}
+	if (raised && me->slot != 0) {
+		/* What is held out of order came below this TTL: insertions. */
+		struct ids_slot *h = ids_sdir_get(e->pool, me, false, &t->st.stream, NULL);
+		if (h != NULL) {
+			h->n_pieces = 0;
+			ids_sdir_put(e->pool, h);
+		}
 	}
 	uint8_t flow = fv->pf | IDS_ALERT_TRACKED;
 	if (syn && !rst && (!me->on || fx->tcp_hs < 3))
@@ -681,7 +698,7 @@ visit_stream(void *state, bool created, void *arg)
 		flush_all(t, state, o); /* the other side spoke first */
 	}
 	struct ids_slot *s = NULL;
-	bool cands_ready = false;
+	bool cands_ready = false, raw = true;
 	uint32_t ev = 0;
 	if (t->pl_len > 0 && !rst && !syn) {
 		if (!me->on)
@@ -695,21 +712,30 @@ visit_stream(void *state, bool created, void *arg)
 			uint64_t ov = t->st.stream.overlaps;
 			uint32_t n = ids_sdir_insert(
 				e->pool, me, s, t->p.seq, t->pl, t->pl_len, &t->st.stream, &ev);
-			bool exact = t->p.seq == old && ov == t->st.stream.overlaps && n >= t->pl_len;
+			bool exact =
+				t->p.seq == old && ov == t->st.stream.overlaps && n >= t->pl_len;
 			if (n > 0) {
 				scan_chunk(t, state, dir, s, s->pdu - n, n, exact);
 				cands_ready = exact;
 			}
+			/* Only bytes the target takes as they are, in order, are
+			 * judged alone: a segment out of order, retransmitted or
+			 * overlapping may not be what the target keeps (its bytes
+			 * are judged in the PDU, as the target has them). */
+			raw = exact;
+			t->st.raw_skipped += !exact;
 		}
 	}
 	raise_events(t, ev, &t->meta, flow);
 	bool changed;
-	judge_raw(t, fv->pf, flow, bits_of(e, state), cands_ready, me, &changed);
+	if (raw)
+		judge_raw(t, fv->pf, flow, bits_of(e, state), cands_ready, me, &changed);
 	if (s != NULL) {
 		judge_straddles(t, state, dir, s);
 		uint32_t win = ids_slot_pool_cfg(e->pool)->window;
 		while (s->pdu > 0) {
-			uint32_t m = ac_http_message_len(ids_slot_data(e->pool, s) + s->hist, s->pdu);
+			uint32_t m =
+				ac_http_message_len(ids_slot_data(e->pool, s) + s->hist, s->pdu);
 			if (m == 0 && s->pdu >= win)
 				m = s->pdu;
 			if (m == 0)
@@ -803,8 +829,8 @@ ids_process(struct ids_task *t, const uint8_t *frame, uint32_t len, uint64_t now
 		struct ac_pkt_view pv;
 		ac_pkt_view_bare(&pv, bare, &t->meta, t->pl, t->pl_len, t->bits);
 		if (t->engine != NULL)
-			ac_engine_scan(t->engine, t->scratch, t->pl, t->pl_len, ac_vscratch_on_match,
-				t->vs);
+			ac_engine_scan(t->engine, t->scratch, t->pl, t->pl_len,
+				ac_vscratch_on_match, t->vs);
 		t->http.kind = AC_HTTP_NONE;
 		t->st.packets_judged++;
 		t->st.bytes_judged += t->pl_len;

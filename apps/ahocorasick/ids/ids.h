@@ -7,7 +7,11 @@
  * (defrag.h) and the datagram, once whole, goes on in its place; the flow
  * is found in the caller's flow table (ids_flow_ops) and tracked
  * (flow_ids.h); then the rules judge:
- *  - the raw packet: every rule but flow:only_stream ones;
+ *  - the raw packet: every rule but flow:only_stream ones; with reassembly,
+ *    a TCP segment only when its bytes are what the target takes as they
+ *    are (in order, overlapping nothing held): one out of order, a
+ *    retransmission or an overlap is judged in its PDU only, with the bytes
+ *    the target's policy keeps;
  *  - with reassembly, a TCP flow's bytes in each direction are put in order
  *    (stream.h) and judged again as PDUs, Snort's rebuilt packets: every
  *    rule but flow:no_stream and dsize ones (dsize fails on rebuilt packets
@@ -65,8 +69,8 @@ struct ids_flow_ops {
 	uint32_t (*hash)(void *table, const struct flow_key *k);
 	enum ids_flow_update (*update)(void *table, const struct flow_pkt *p, uint32_t hash,
 		uint32_t wire_len, uint64_t now, void *counters, ids_visit_fn fn, void *arg);
-	bool (*visit)(void *table, const struct flow_key *k, uint32_t hash, ids_visit_fn fn,
-		void *arg);
+	bool (*visit)(
+		void *table, const struct flow_key *k, uint32_t hash, ids_visit_fn fn, void *arg);
 	void (*prefetch)(void *table, uint32_t hash); /* may be NULL */
 };
 
@@ -119,8 +123,8 @@ void ids_task_free(struct ids_task *t);
  * the alerts raised by it (its own, and those of the PDUs it flushed of
  * its flow), for the verdict; *l3_off: its IP header (UINT32_MAX when it
  * was not decoded), for marking. */
-uint32_t ids_process(struct ids_task *t, const uint8_t *frame, uint32_t len, uint64_t now,
-	uint32_t *l3_off);
+uint32_t ids_process(
+	struct ids_task *t, const uint8_t *frame, uint32_t len, uint64_t now, uint32_t *l3_off);
 
 /* The table ends a flow (under its lock): the bytes it still holds are
  * judged as PDUs, its slots go back.  key: the flow's. */
@@ -136,19 +140,21 @@ void ids_task_set_pdu_hook(struct ids_task *t,
 struct ids_task_stats {
 	uint64_t packets_judged, bytes_judged;
 	uint64_t unscanned[IDS_PKT_N_STATUS];
-	uint64_t fragments_held;    /* fragments kept for a datagram not yet whole */
-	uint64_t datagrams;         /* reassembled datagrams judged */
-	uint64_t ttl_insertions;    /* packets not judged: TTL far below their direction's */
-	uint64_t candidates;        /* rules verified */
+	uint64_t fragments_held; /* fragments kept for a datagram not yet whole */
+	uint64_t datagrams;      /* reassembled datagrams judged */
+	uint64_t ttl_insertions; /* packets not judged: TTL far below their direction's */
+	uint64_t raw_skipped;    /* TCP segments not judged alone (out of order, overlapping):
+				       their bytes are judged in the PDU */
+	uint64_t candidates;     /* rules verified */
 	uint64_t alerts, packets_alerted, alerts_stream, alerts_events, alerts_at_flow_end;
 	uint64_t alerts_partial_here;
 	uint64_t pdus, pdu_bytes, pdus_rescanned, straddles, straddles_unverifiable;
-	uint64_t dedup_skipped;     /* rule judgements skipped on a PDU: matched on a raw packet */
+	uint64_t dedup_skipped; /* rule judgements skipped on a PDU: matched on a raw packet */
 	uint64_t http_requests, http_responses, extra_scans, bits_written, untracked;
 	uint64_t engine_stream_errors;
 	uint64_t events[IDS_EV_N];
-	uint64_t hist[18];          /* alerts per packet: 0, 1, 2-3, ... */
-	uint64_t *rule_alerts;      /* per verifier rule */
+	uint64_t hist[18];     /* alerts per packet: 0, 1, 2-3, ... */
+	uint64_t *rule_alerts; /* per verifier rule */
 	struct ids_stream_stats stream;
 	struct ids_http_stats http;
 };

@@ -148,8 +148,8 @@ ac_rule_opts_build_verifier(const struct ac_rule_opts *o, const struct ac_rulese
 		fprintf(stderr, "%s\n", err);
 		return -1;
 	}
-	if (ac_verifier_build(
-		    v, rs, vars, o->stateless, !o->stateless && !o->no_reassembly, err, sizeof(err)) < 0) {
+	if (ac_verifier_build(v, rs, vars, o->stateless, !o->stateless && !o->no_reassembly, err,
+		    sizeof(err)) < 0) {
 		fprintf(stderr, "%s\n", err);
 		ac_vars_free(vars);
 		return -1;

@@ -45,10 +45,10 @@ struct ac_rule_opts {
 	"                        table, no HTTP buffers; flow, flowbits, http_*,\n"       \
 	"                        file_data, byte_*, isdataat, dsize, urilen left out\n"   \
 	"                        (rules partial); the baseline the benchmark measures\n"  \
-	"                        the flow, HTTP and byte_* work against\n"               \
-	"  --no-reassembly       rules mode with flows but without IP\n"                \
-	"                        defragmentation and TCP reassembly: single packets\n"  \
-	"                        only (flow:only_stream rules partial); the baseline\n" \
+	"                        the flow, HTTP and byte_* work against\n"                \
+	"  --no-reassembly       rules mode with flows but without IP\n"                  \
+	"                        defragmentation and TCP reassembly: single packets\n"    \
+	"                        only (flow:only_stream rules partial); the baseline\n"   \
 	"                        the benchmark measures reassembly against\n"
 
 /* Same contract as pp_app.parse_opt: entries consumed (1 or 2), 0 if not a

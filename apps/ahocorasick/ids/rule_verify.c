@@ -277,7 +277,8 @@ build_fast_patterns(struct ac_verifier *v)
 			best->depth == AC_NO_VALUE && best->distance == AC_NO_VALUE &&
 			best->within == AC_NO_VALUE && best->var[0] == AC_VAR_NONE &&
 			best->var[1] == AC_VAR_NONE && best->var[2] == AC_VAR_NONE &&
-			best->var[3] == AC_VAR_NONE && (best->fp_len == 0 || best->fp_len == best->len)) {
+			best->var[3] == AC_VAR_NONE &&
+			(best->fp_len == 0 || best->fp_len == best->len)) {
 			v->rules[i].streamable = true;
 			if (best->len > v->max_streamable)
 				v->max_streamable = best->len;

@@ -162,8 +162,8 @@ struct ac_verifier {
 		uint16_t slo, shi, dlo, dhi;
 	} * always_hint[2];
 	uint32_t max_contents;
-	bool basic;   /* rules mode as before flows: see ac_verifier_build */
-	bool streams; /* rebuilt PDUs exist (reassembly): only_stream is exact */
+	bool basic;              /* rules mode as before flows: see ac_verifier_build */
+	bool streams;            /* rebuilt PDUs exist (reassembly): only_stream is exact */
 	uint32_t max_streamable; /* the longest streamable rule's content */
 	/* flowbits: state names and the words of one flow's states */
 	char **fb_names;

@@ -242,7 +242,8 @@ ids_sdir_insert(struct ids_slot_pool *p, struct ids_sdir *d, struct ids_slot *s,
 	if (rel < (int64_t)edge) {
 		/* The target has these bytes already: they stay. */
 		int64_t from = rel < 0 ? 0 : rel, to = rel + len < edge ? rel + len : edge;
-		if (from < to && memcmp(buf + from, data + (from - rel), (size_t)(to - from)) != 0) {
+		if (from < to &&
+			memcmp(buf + from, data + (from - rel), (size_t)(to - from)) != 0) {
 			*ev |= 1u << IDS_EV_STREAM_CONFLICT;
 			st->events[IDS_EV_STREAM_CONFLICT]++;
 		}

@@ -52,7 +52,7 @@ struct ids_slot {
 	uint32_t pdu;          /* the PDU at data[hist, hist + pdu) */
 	uint32_t n_pieces;     /* out-of-order pieces, offsets from the PDU's start */
 	uint32_t cand_lost;    /* the candidate set is incomplete: rescan at flush */
-	/* then: struct ids_piece pieces[max_segs]; uint64_t cand[fp_words];
+			       /* then: struct ids_piece pieces[max_segs]; uint64_t cand[fp_words];
 	 * uint8_t data[history + window] */
 };
 
@@ -65,7 +65,7 @@ struct ids_stream_cfg {
 };
 
 struct ids_stream_stats {
-	uint64_t segments;      /* TCP segments with data */
+	uint64_t segments; /* TCP segments with data */
 	uint64_t bytes_in_order;
 	uint64_t retransmitted; /* segments wholly below the in-order edge */
 	uint64_t overlaps;      /* segments that met held data */

@@ -117,12 +117,13 @@ as_ethernet(int dlt, const uint8_t *pkt, uint32_t len, uint8_t *buf, const uint8
 	case DLT_LOOP: {
 		if (len < 4)
 			return 0;
-		uint32_t af = dlt == DLT_LOOP ? (uint32_t)pkt[0] << 24 | pkt[1] << 16 | pkt[2] << 8 |
-				pkt[3]
-					      : (uint32_t)pkt[3] << 24 | pkt[2] << 16 | pkt[1] << 8 |
-				pkt[0];
+		uint32_t af = dlt == DLT_LOOP
+			? (uint32_t)pkt[0] << 24 | pkt[1] << 16 | pkt[2] << 8 | pkt[3]
+			: (uint32_t)pkt[3] << 24 | pkt[2] << 16 | pkt[1] << 8 | pkt[0];
 		skip = 4;
-		type = af == 2 ? 0x0800 : (af == 10 || af == 24 || af == 28 || af == 30) ? 0x86dd : 0;
+		type = af == 2                                           ? 0x0800
+			: (af == 10 || af == 24 || af == 28 || af == 30) ? 0x86dd
+									 : 0;
 		if (type == 0)
 			return 0;
 		break;
@@ -150,7 +151,8 @@ stats_json(struct ids_task *t, const struct ids_engine *e, uint64_t frames, uint
 	json_object_set_new(o, "frames_link_type_unhandled", json_integer((json_int_t)skipped));
 	json_object_set_new(o, "packets_judged", json_integer((json_int_t)s->packets_judged));
 	for (int r = 1; r < IDS_PKT_N_STATUS; r++)
-		json_object_set_new(un, ids_status_name[r], json_integer((json_int_t)s->unscanned[r]));
+		json_object_set_new(
+			un, ids_status_name[r], json_integer((json_int_t)s->unscanned[r]));
 	json_object_set_new(o, "packets_unscanned", un);
 	json_object_set_new(o, "fragments_held", json_integer((json_int_t)s->fragments_held));
 	json_object_set_new(o, "datagrams_reassembled", json_integer((json_int_t)s->datagrams));
@@ -172,10 +174,11 @@ stats_json(struct ids_task *t, const struct ids_engine *e, uint64_t frames, uint
 		json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "segments",
 			(json_int_t)s->stream.segments, "bytes_in_order",
 			(json_int_t)s->stream.bytes_in_order, "retransmitted",
-			(json_int_t)s->stream.retransmitted, "overlaps", (json_int_t)s->stream.overlaps,
-			"beyond_window", (json_int_t)s->stream.beyond_window, "no_slot",
-			(json_int_t)s->stream.no_slot, "shed", (json_int_t)s->stream.shed, "lost_bytes",
-			(json_int_t)s->stream.lost_bytes));
+			(json_int_t)s->stream.retransmitted, "overlaps",
+			(json_int_t)s->stream.overlaps, "beyond_window",
+			(json_int_t)s->stream.beyond_window, "no_slot",
+			(json_int_t)s->stream.no_slot, "shed", (json_int_t)s->stream.shed,
+			"lost_bytes", (json_int_t)s->stream.lost_bytes));
 	const struct ids_defrag_stats *d = ids_task_defrag_stats(t);
 	if (d != NULL)
 		json_object_set_new(o, "defrag",
