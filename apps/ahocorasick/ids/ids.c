@@ -589,7 +589,9 @@ ttl_insertion(struct ids_task *t, struct ac_flow_ext *fx, unsigned dir, bool *ra
 {
 	uint8_t lim = t->e->cfg.ttl_limit;
 	*raised = false;
-	if (!t->e->reassembly || lim == 0)
+	/* Packets with data only: a handshake often leaves with its own TTL
+	 * (GTSM's 255, SYN cookies), and a packet without data inserts nothing. */
+	if (!t->e->reassembly || lim == 0 || t->pl_len == 0)
 		return false;
 	if (!(fx->ttl_seen & (1u << dir))) {
 		fx->ttl_seen |= (uint8_t)(1u << dir);
@@ -660,6 +662,22 @@ flush_all(struct ids_task *t, void *state, unsigned dir)
 	ids_sdir_put(t->e->pool, s);
 }
 
+/* The PDUs the direction holds complete: HTTP messages, a full window. */
+static void
+flush_ready(struct ids_task *t, void *state, unsigned dir, struct ids_slot *s)
+{
+	struct ids_slot_pool *pool = t->e->pool;
+	uint32_t win = ids_slot_pool_cfg(pool)->window;
+	while (s->pdu > 0) {
+		uint32_t m = ac_http_message_len(ids_slot_data(pool, s) + s->hist, s->pdu);
+		if (m == 0 && s->pdu >= win)
+			m = s->pdu;
+		if (m == 0)
+			break;
+		flush(t, state, dir, s, m, NULL);
+	}
+}
+
 /* TCP with reassembly: everything under the flow's lock. */
 static void
 visit_stream(void *state, bool created, void *arg)
@@ -689,8 +707,11 @@ visit_stream(void *state, bool created, void *arg)
 		}
 	}
 	uint8_t flow = fv->pf | IDS_ALERT_TRACKED;
-	if (syn && !rst && (!me->on || fx->tcp_hs < 3))
+	/* A SYN starts the direction, unless it repeats the one that did. */
+	if (syn && !rst && (!me->on || (fx->tcp_hs < 3 && me->isn != t->p.seq))) {
 		sdir_start(t, state, dir, t->p.seq + 1);
+		me->isn = t->p.seq;
+	}
 	if (rst) {
 		flush_all(t, state, o);
 		flush_all(t, state, dir);
@@ -700,24 +721,40 @@ visit_stream(void *state, bool created, void *arg)
 	struct ids_slot *s = NULL;
 	bool cands_ready = false, raw = true;
 	uint32_t ev = 0;
-	if (t->pl_len > 0 && !rst && !syn) {
+	if (t->pl_len > 0 && !rst) {
+		/* Data on a SYN counts from the SYN's sequence number + 1. */
+		uint32_t seq = t->p.seq + (syn ? 1 : 0);
 		if (!me->on)
-			sdir_start(t, state, dir, t->p.seq); /* picked up mid-stream */
+			sdir_start(t, state, dir, seq); /* picked up mid-stream */
 		uint32_t lost = 0;
 		s = ids_sdir_get(e->pool, me, true, &t->st.stream, &lost);
 		if (lost != 0 && t->engine != NULL)
 			ac_engine_stream_init(t->engine, eng_of(e, state, dir));
 		if (s != NULL) {
-			uint32_t old = me->next;
-			uint64_t ov = t->st.stream.overlaps;
-			uint32_t n = ids_sdir_insert(
-				e->pool, me, s, t->p.seq, t->pl, t->pl_len, &t->st.stream, &ev);
-			bool exact =
-				t->p.seq == old && ov == t->st.stream.overlaps && n >= t->pl_len;
-			if (n > 0) {
-				scan_chunk(t, state, dir, s, s->pdu - n, n, exact);
-				cands_ready = exact;
+			uint32_t win = ids_slot_pool_cfg(e->pool)->window, done = 0;
+			bool in_order = seq == me->next, chunked = false, exact = in_order;
+			while (done < t->pl_len) {
+				uint32_t part = t->pl_len - done;
+				if (in_order && part > win - s->pdu) {
+					/* Bigger than the window's room: in pieces, each
+					 * PDU flushed as it fills (a GSO-sized segment). */
+					part = win - s->pdu;
+					chunked = true;
+				}
+				uint64_t ov = t->st.stream.overlaps;
+				uint32_t n = ids_sdir_insert(e->pool, me, s, seq + done,
+					t->pl + done, part, &t->st.stream, &ev);
+				exact &= ov == t->st.stream.overlaps && n >= part;
+				if (n > 0)
+					scan_chunk(
+						t, state, dir, s, s->pdu - n, n, exact && !chunked);
+				done += part;
+				if (!in_order)
+					break;
+				if (chunked)
+					flush_ready(t, state, dir, s);
 			}
+			cands_ready = exact && !chunked;
 			/* Only bytes the target takes as they are, in order, are
 			 * judged alone: a segment out of order, retransmitted or
 			 * overlapping may not be what the target keeps (its bytes
@@ -732,16 +769,7 @@ visit_stream(void *state, bool created, void *arg)
 		judge_raw(t, fv->pf, flow, bits_of(e, state), cands_ready, me, &changed);
 	if (s != NULL) {
 		judge_straddles(t, state, dir, s);
-		uint32_t win = ids_slot_pool_cfg(e->pool)->window;
-		while (s->pdu > 0) {
-			uint32_t m =
-				ac_http_message_len(ids_slot_data(e->pool, s) + s->hist, s->pdu);
-			if (m == 0 && s->pdu >= win)
-				m = s->pdu;
-			if (m == 0)
-				break;
-			flush(t, state, dir, s, m, NULL);
-		}
+		flush_ready(t, state, dir, s);
 		if (fin && s->pdu > 0)
 			flush(t, state, dir, s, s->pdu, NULL);
 		ids_sdir_put(e->pool, s);

@@ -43,6 +43,7 @@ struct ids_sdir {
 	uint8_t gap;    /* bytes were lost (shed, or beyond the window) */
 	uint8_t n_dedup;
 	uint8_t pad[2];
+	uint32_t isn;              /* the SYN's sequence number, when one started it */
 	uint32_t dedup[IDS_DEDUP]; /* rules matched on raw packets since the last flush */
 };
 

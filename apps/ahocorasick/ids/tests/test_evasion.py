@@ -337,3 +337,25 @@ def test_no_miss_no_false_alert(build_dir: Path, tmp_path: Path, engine: str,
     assert stats["ttl_insertions"] > 0 and stats["defrag"]["reassembled"] > 0
     assert stats["events"]["frag_overlap"] > 0 and stats["events"]["frag_ttl_delta"] > 0
     assert stats["stream"]["overlaps"] > 0 and stats["untracked"] == 0
+
+
+@pytest.mark.parametrize("engine", ["ac", "hs"])
+def test_the_app_too(build_dir: Path, file_prefix: str, tmp_path: Path, engine: str,
+                     suite: tuple[Suite, Path, Path, Path]) -> None:
+    """The DPDK app on the same frames: the same verdicts, every packet
+    accounted for."""
+    from ac_run import assert_clean, run_app
+    su, rules, vars_path, cap = suite
+    log = tmp_path / "alerts.json"
+    run = run_app(build_dir, file_prefix, tmp_path, [cap],
+                  ["--rules", str(rules), "--vars", str(vars_path), "--alert-log", str(log), *policy_args()],
+                  variant=engine)
+    assert_clean(run)
+    app = run.stats["app_stats"]
+    assert run.stats["total"]["rx_packets"] == len(su.frames)
+    lines = [json.loads(x) for x in log.read_text().splitlines()]
+    sids = {t.rule.sid for _c, t in su.cases.values()}
+    bad = check(su, alerted(lines, su, sids))
+    assert not bad, f"{len(bad)} of {len(su.cases)} cases wrong:\n" + "\n".join(bad[:40])
+    assert app["reassembly"] is True and app["defrag"]["reassembled"] > 0
+    assert app["ttl_insertions"] > 0 and app["stream"]["shed"] == 0
