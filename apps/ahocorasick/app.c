@@ -1049,6 +1049,12 @@ stats_rules(struct ac_state *st, void *const *task_states, unsigned n_tasks, jso
 	for (int r = 1; r < IDS_PKT_N_STATUS; r++)
 		json_object_set_new(
 			unscanned, ids_status_name[r], json_integer((json_int_t)sum.unscanned[r]));
+	/* not judged alone: a fragment (its datagram is, once whole), a TTL
+	 * insertion (never reaches the target) */
+	json_object_set_new(
+		unscanned, "fragment_held", json_integer((json_int_t)sum.fragments_held));
+	json_object_set_new(
+		unscanned, "ttl_insertion", json_integer((json_int_t)sum.ttl_insertions));
 	json_t *hist = histogram_json(sum.hist);
 	common_stats(st, out, "rules", scan_errors, last_error);
 	json_object_set_new(out, "vars_file",

@@ -116,7 +116,8 @@ decode_ipv6(const uint8_t *frame, uint32_t len, uint32_t o, struct ids_pkt *p)
 	uint32_t nh_byte = o + 6, off = o + 40;
 	for (int i = 0;; i++) {
 		uint32_t hl;
-		if (i == MAX_IPV6_EXT)
+		bool ext = nh == 0 || nh == 43 || nh == 60 || nh == 51 || nh == 44;
+		if (ext && i == MAX_IPV6_EXT)
 			return IDS_PKT_BAD_HEADER;
 		if (nh == 0 || nh == 43 || nh == 60) { /* hop-by-hop, routing, dest opts */
 			if (end < off + 2)
@@ -179,4 +180,12 @@ ids_decode(const uint8_t *frame, uint32_t len, struct ids_pkt *p)
 	if (type == 0x86dd)
 		return decode_ipv6(frame, len, o, p);
 	return IDS_PKT_NOT_IP;
+}
+
+enum ids_status
+ids_decode_first_fragment(const uint8_t *frame, struct ids_pkt *p)
+{
+	if (p->frag_off != 0)
+		return IDS_PKT_FRAGMENT;
+	return decode_l4(frame, p->frag_data, p->ip_end, p->proto, p);
 }

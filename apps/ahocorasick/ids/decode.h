@@ -52,4 +52,9 @@ struct ids_pkt {
  * ip_end and the fragment fields. */
 enum ids_status ids_decode(const uint8_t *frame, uint32_t len, struct ids_pkt *p);
 
+/* Without defragmentation: a first fragment's TCP or UDP header and
+ * payload as far as the fragment goes (a later fragment stays
+ * IDS_PKT_FRAGMENT). */
+enum ids_status ids_decode_first_fragment(const uint8_t *frame, struct ids_pkt *p);
+
 #endif /* IDS_DECODE_H */

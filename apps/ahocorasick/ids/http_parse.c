@@ -456,3 +456,15 @@ ac_http_message_len(const uint8_t *pl, uint32_t len)
 		return body;
 	return 0;
 }
+
+bool
+ac_http_starts_message(const uint8_t *pl, uint32_t len)
+{
+	if (len >= 9 && version_at(pl, len, 0) && pl[8] == ' ')
+		return true;
+	uint32_t i = 0;
+	while (i < len && i <= 32 && method_char(pl[i]))
+		i++;
+	return i > 0 && i <= 32 && i + 1 < len && pl[i] == ' ' && pl[i + 1] != ' ' &&
+		pl[i + 1] != '\r' && pl[i + 1] != '\n';
+}

@@ -78,6 +78,11 @@ void ac_http_parse(const uint8_t *pl, uint32_t len, bool tcp, uint8_t *scratch, 
  * that runs to the connection's end. */
 uint32_t ac_http_message_len(const uint8_t *pl, uint32_t len);
 
+/* The bytes start like an HTTP request (METHOD SP ...) or response
+ * (HTTP/d.d SP): a PDU holding other bytes is flushed before them, so that
+ * a message starts its own PDU. */
+bool ac_http_starts_message(const uint8_t *pl, uint32_t len);
+
 /* The normalised form of a URI of n bytes into out (at least n bytes),
  * using tmp (6 * n + 16 bytes); returns its length (<= n). */
 uint32_t ac_uri_normalize(const uint8_t *raw, uint32_t n, uint8_t *out, uint8_t *tmp);

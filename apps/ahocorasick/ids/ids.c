@@ -581,8 +581,9 @@ struct visit {
 	bool judged;   /* judged in the visit (with reassembly) */
 };
 
-/* A packet whose TTL is far below the highest of its direction never
- * reaches the target.  (One far above it shows that what came before was
+/* A TCP segment whose TTL is far below the highest of its direction never
+ * reaches the target (UDP datagrams are left alone: a flow of them is only
+ * a 5-tuple, which senders of other TTLs share).  (One far above it shows that what came before was
  * such: the caller drops what is held out of order.) */
 static bool
 ttl_insertion(struct ids_task *t, struct ac_flow_ext *fx, unsigned dir, bool *raised)
@@ -591,7 +592,7 @@ ttl_insertion(struct ids_task *t, struct ac_flow_ext *fx, unsigned dir, bool *ra
 	*raised = false;
 	/* Packets with data only: a handshake often leaves with its own TTL
 	 * (GTSM's 255, SYN cookies), and a packet without data inserts nothing. */
-	if (!t->e->reassembly || lim == 0 || t->pl_len == 0)
+	if (!t->e->reassembly || lim == 0 || t->pl_len == 0 || t->meta.ip_proto != 6)
 		return false;
 	if (!(fx->ttl_seen & (1u << dir))) {
 		fx->ttl_seen |= (uint8_t)(1u << dir);
@@ -733,6 +734,9 @@ visit_stream(void *state, bool created, void *arg)
 		if (s != NULL) {
 			uint32_t win = ids_slot_pool_cfg(e->pool)->window, done = 0;
 			bool in_order = seq == me->next, chunked = false, exact = in_order;
+			/* An HTTP message starts its own PDU. */
+			if (in_order && s->pdu > 0 && ac_http_starts_message(t->pl, t->pl_len))
+				flush(t, state, dir, s, s->pdu, NULL);
 			while (done < t->pl_len) {
 				uint32_t part = t->pl_len - done;
 				if (in_order && part > win - s->pdu) {
@@ -765,16 +769,30 @@ visit_stream(void *state, bool created, void *arg)
 	}
 	raise_events(t, ev, &t->meta, flow);
 	bool changed;
-	if (raw)
+	if (raw) {
 		judge_raw(t, fv->pf, flow, bits_of(e, state), cands_ready, me, &changed);
+	} else {
+		t->st.packets_judged++; /* its bytes are judged in the stream */
+		t->st.bytes_judged += t->pl_len;
+	}
+	/* A FIN right at the in-order edge takes its sequence number. */
+	bool fin_in_order = fin && me->on && t->p.seq + (syn ? 1 : 0) + t->pl_len == me->next;
 	if (s != NULL) {
 		judge_straddles(t, state, dir, s);
 		flush_ready(t, state, dir, s);
 		if (fin && s->pdu > 0)
 			flush(t, state, dir, s, s->pdu, NULL);
+		if (fin_in_order && !me->fin)
+			ids_sdir_fin(e->pool, me, s);
 		ids_sdir_put(e->pool, s);
 	} else if (fin) {
 		flush_all(t, state, dir);
+		if (fin_in_order && !me->fin) {
+			struct ids_slot *h = ids_sdir_get(e->pool, me, false, &t->st.stream, NULL);
+			ids_sdir_fin(e->pool, me, h);
+			if (h != NULL)
+				ids_sdir_put(e->pool, h);
+		}
 	}
 	t->n_str = 0;
 	if (fin)
@@ -837,6 +855,8 @@ ids_process(struct ids_task *t, const uint8_t *frame, uint32_t len, uint64_t now
 		frame = t->dgram;
 		len = n;
 		st = ids_decode(frame, len, p);
+	} else if (st == IDS_PKT_FRAGMENT) {
+		st = ids_decode_first_fragment(frame, p); /* judged as far as it goes */
 	} else if (t->defrag != NULL) {
 		ids_defrag_expire(t->defrag, now);
 	}

@@ -26,9 +26,9 @@
  *    is also found across PDU ends: the prefilter runs in streaming mode
  *    over each direction's bytes (Aho-Corasick state or Hyperscan stream
  *    kept per flow), so a keyword split at any byte is found;
- *  - packets whose TTL is more than ttl_limit below their direction's first
- *    one never reach the target (Ptacek-Newsham's TTL insertion): not
- *    judged, not reassembled.
+ *  - TCP segments with data whose TTL is more than ttl_limit below the
+ *    highest of their direction's never reach the target (Ptacek-Newsham's
+ *    TTL insertion): not judged, not reassembled.
  * With reassembly, a TCP flow's packets are judged under its bucket lock
  * (the stream must see them in order); otherwise as before, the flowbits
  * copied out and written back. */

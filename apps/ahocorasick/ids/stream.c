@@ -315,3 +315,25 @@ ids_sdir_flushed(struct ids_slot_pool *p, struct ids_sdir *d, struct ids_slot *s
 	}
 	d->base += n;
 }
+
+void
+ids_sdir_fin(struct ids_slot_pool *p, struct ids_sdir *d, struct ids_slot *s)
+{
+	d->next++;
+	d->base = d->next;
+	if (s == NULL)
+		return;
+	/* What is held out of order moves down one sequence number. */
+	uint8_t *data = ids_slot_data(p, s) + s->hist;
+	struct ids_piece *pc = ids_slot_pieces(s);
+	uint32_t k = 0, end = s->n_pieces ? pc[s->n_pieces - 1].e : 0;
+	if (end > 1)
+		memmove(data, data + 1, end - 1);
+	for (uint32_t i = 0; i < s->n_pieces; i++) {
+		if (pc[i].e <= 1)
+			continue;
+		pc[k].s = pc[i].s ? pc[i].s - 1 : 0;
+		pc[k++].e = pc[i].e - 1;
+	}
+	s->n_pieces = k;
+}

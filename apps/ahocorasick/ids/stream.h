@@ -117,4 +117,7 @@ uint32_t ids_sdir_insert(struct ids_slot_pool *p, struct ids_sdir *d, struct ids
  * cfg.history bytes kept), what follows moves to the PDU's start. */
 void ids_sdir_flushed(struct ids_slot_pool *p, struct ids_sdir *d, struct ids_slot *s, uint32_t n);
 
+/* A FIN in order (the PDU flushed): it takes one sequence number. */
+void ids_sdir_fin(struct ids_slot_pool *p, struct ids_sdir *d, struct ids_slot *s);
+
 #endif /* IDS_STREAM_H */

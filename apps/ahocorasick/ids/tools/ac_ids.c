@@ -153,7 +153,10 @@ stats_json(struct ids_task *t, const struct ids_engine *e, uint64_t frames, uint
 	for (int r = 1; r < IDS_PKT_N_STATUS; r++)
 		json_object_set_new(
 			un, ids_status_name[r], json_integer((json_int_t)s->unscanned[r]));
+	json_object_set_new(un, "fragment_held", json_integer((json_int_t)s->fragments_held));
+	json_object_set_new(un, "ttl_insertion", json_integer((json_int_t)s->ttl_insertions));
 	json_object_set_new(o, "packets_unscanned", un);
+	json_object_set_new(o, "raw_skipped", json_integer((json_int_t)s->raw_skipped));
 	json_object_set_new(o, "fragments_held", json_integer((json_int_t)s->fragments_held));
 	json_object_set_new(o, "datagrams_reassembled", json_integer((json_int_t)s->datagrams));
 	json_object_set_new(o, "ttl_insertions", json_integer((json_int_t)s->ttl_insertions));
