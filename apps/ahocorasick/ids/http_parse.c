@@ -334,8 +334,8 @@ ac_http_parse(const uint8_t *pl, uint32_t len, bool tcp, uint8_t *scratch, struc
 
 /* The value of header `name` among [h, end), or NULL; *n its length
  * (spaces around it trimmed). */
-static const uint8_t *
-header_value(const uint8_t *pl, uint32_t h, uint32_t end, const char *name, uint32_t *n)
+const uint8_t *
+ac_http_header_value(const uint8_t *pl, uint32_t h, uint32_t end, const char *name, uint32_t *n)
 {
 	uint32_t line_s = h;
 	while (line_s < end) {
@@ -434,10 +434,10 @@ ac_http_message_len(const uint8_t *pl, uint32_t len)
 	find_header_end(pl, len, h, &end, &body);
 	if (body == UINT32_MAX)
 		return 0;
-	const uint8_t *te = header_value(pl, h, end, "transfer-encoding", &n);
+	const uint8_t *te = ac_http_header_value(pl, h, end, "transfer-encoding", &n);
 	if (te != NULL && n >= 7 && name_is(te + n - 7, 7, "chunked"))
 		return chunks_end(pl, len, body);
-	const uint8_t *cl = header_value(pl, h, end, "content-length", &n);
+	const uint8_t *cl = ac_http_header_value(pl, h, end, "content-length", &n);
 	if (cl != NULL) {
 		uint64_t v = 0;
 		uint32_t k = 0;

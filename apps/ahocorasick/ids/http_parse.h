@@ -78,6 +78,11 @@ void ac_http_parse(const uint8_t *pl, uint32_t len, bool tcp, uint8_t *scratch, 
  * that runs to the connection's end. */
 uint32_t ac_http_message_len(const uint8_t *pl, uint32_t len);
 
+/* The value of header `name` (lower case) among the header lines
+ * pl[h, end), or NULL; *n its length (spaces around it trimmed). */
+const uint8_t *ac_http_header_value(
+	const uint8_t *pl, uint32_t h, uint32_t end, const char *name, uint32_t *n);
+
 /* The bytes start like an HTTP request (METHOD SP ...) or response
  * (HTTP/d.d SP): a PDU holding other bytes is flushed before them, so that
  * a message starts its own PDU. */

@@ -6,6 +6,7 @@
 
 #include "errbuf.h"
 #include "flow_key.h"
+#include "http_body.h"
 
 #define MAX_STRADDLES 64
 #define HIST_BUCKETS 18
@@ -37,6 +38,7 @@ struct ids_task {
 	void *ctx;
 	struct ids_defrag *defrag;
 	uint8_t *dgram;
+	struct ids_http_decoder *hdec; /* NULL: bodies as sent */
 	uint8_t *http_scratch;
 	struct ac_http http;
 	uint64_t *bits; /* the flowbits of a packet judged outside the lock */
@@ -194,6 +196,11 @@ ids_task_new(struct ids_engine *e, void *table, const struct ids_flow_ops *ops, 
 			ids_task_free(t);
 			return NULL;
 		}
+		if (e->cfg.http.decode &&
+			(t->hdec = ids_http_decoder_new(&e->cfg.http, err, errlen)) == NULL) {
+			ids_task_free(t);
+			return NULL;
+		}
 	}
 	return t;
 oom:
@@ -209,6 +216,7 @@ ids_task_free(struct ids_task *t)
 	ac_scratch_free(t->scratch);
 	ac_vscratch_free(t->vs);
 	ids_defrag_free(t->defrag);
+	ids_http_decoder_free(t->hdec);
 	free(t->dgram);
 	free(t->http_scratch);
 	free(t->bits);
@@ -407,6 +415,8 @@ judge_raw(struct ids_task *t, uint8_t pf, uint8_t flow, uint64_t *bits, bool can
 	struct ids_sdir *sd, bool *bits_changed)
 {
 	ac_http_parse(t->pl, t->pl_len, t->meta.ip_proto == 6, t->http_scratch, &t->http);
+	if (t->hdec != NULL)
+		ids_http_decode_body(t->hdec, &t->http, &t->st.http);
 	t->st.http_requests += t->http.kind == AC_HTTP_REQUEST;
 	t->st.http_responses += t->http.kind == AC_HTTP_RESPONSE;
 	struct ac_pkt_view pv = { .m = &t->meta,
@@ -465,6 +475,8 @@ judge_pdu(struct ids_task *t, void *state, unsigned dir, const uint8_t *p, uint3
 		t->pdu_hook(t->pdu_ctx, &m, p, n, gap);
 	uint8_t pf = dir_pf(fx_of(state), dir);
 	ac_http_parse(p, n, true, t->http_scratch, &t->http);
+	if (t->hdec != NULL)
+		ids_http_decode_body(t->hdec, &t->http, &t->st.http);
 	struct ac_pkt_view pv = { .m = &m,
 		.buf = t->http.buf,
 		.present = present_of(&t->http),

@@ -18,7 +18,7 @@ ids_opts_init(struct ids_opts *o)
 	o->frag_memcap = 4u << 20;
 	o->frag_max = 2048;
 	o->frag_timeout_s = 60;
-	o->http_max_body = 1u << 20;
+	o->http_max_body = 65536;
 	o->http_max_ratio = 100;
 }
 

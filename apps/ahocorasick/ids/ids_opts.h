@@ -49,7 +49,7 @@ struct ids_opts {
 	"  --frag-max-overlaps N a datagram with N overlaps is given up, 123:12 (default\n"   \
 	"                        0: no limit)\n"                                              \
 	"  --http-max-body B     bytes a dechunked or decompressed HTTP body is cut at\n"     \
-	"                        (default 1048576)\n"                                         \
+	"                        (default 65536, Snort's decompress_depth)\n"                 \
 	"  --http-max-ratio N    decompression stops past N bytes out per byte in\n"          \
 	"                        (default 100)\n"                                             \
 	"  --no-http-decode      leave HTTP bodies as sent (no dechunking, no gzip)\n"        \

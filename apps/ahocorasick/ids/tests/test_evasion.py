@@ -10,7 +10,11 @@ destination network each), over IPv4 and IPv6, in built frames:
     retransmissions of bytes already in order), both ways round;
   - tiny and overlapping IP fragments, and fragments out of order;
   - TTL-limited insertion segments and fragments (expiring before the
-    target).
+    target);
+  - HTTP bodies chunked (the content cut by chunk headers), gzipped,
+    deflated (zlib and raw), chunked and gzipped, in a response and in a
+    request, the content at any place; and a decompression bomb, cut at
+    the bound and counted.
 
 Each case is one flow.  The expected alerts come from what the target
 stack puts together (target_model.py, written apart from the C code, from
@@ -21,10 +25,12 @@ on every flow: no miss, no false alert.  ac-ids runs the whole suite
 from __future__ import annotations
 
 import collections
+import gzip
 import json
 import random
 import subprocess
 import sys
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -37,7 +43,8 @@ import rule_reference as ref  # noqa: E402
 import target_model as tm  # noqa: E402
 
 POLICIES = tm.POLICIES
-VARS = "ipvar HOME_NET any\nipvar EXTERNAL_NET any\nportvar HTTP_PORTS [80,8080]\n"
+VARS = ("ipvar HOME_NET any\nipvar EXTERNAL_NET any\nportvar HTTP_PORTS [80,8080]\n"
+        "portvar FILE_DATA_PORTS [$HTTP_PORTS,110,143]\n")
 CLIENT4, CLIENT6 = bytes([10, 0, 0, 1]), bytes.fromhex("20010db800ff0000" "0000000000000001")
 PREFIX = 12  # payload bytes before the attack: the attack starts at datagram offset 32
 
@@ -57,7 +64,10 @@ def policy_args() -> list[str]:
 
 
 def port_in(spec: str, vars_: dict[str, str], prefer: tuple[int, ...]) -> int | None:
-    ports = ref.resolve(spec, vars_, True)
+    try:
+        ports = ref.resolve(spec, vars_, True)
+    except (KeyError, ref.Unusable):
+        return None
     for p in prefer + tuple(range(1, 65536)):
         if p in ports:
             return p
@@ -125,6 +135,42 @@ def pick_rules(community: Path, vars_: dict[str, str]) -> list[Target]:
     return list(want.values())
 
 
+def pick_body_rules(community: Path, vars_: dict[str, str]) -> list[tuple[str, ref.Rule]]:
+    """By property: a file_data rule on responses and an http_client_body
+    rule on requests, each one plain content, nothing else to evaluate."""
+    want: dict[str, tuple[str, ref.Rule]] = {}
+    for text in ref.rule_lines(community):
+        try:
+            r = ref.parse_rule(text)
+        except ref.Unusable:
+            continue
+        cs = r.contents
+        if (r.proto != "tcp" or r.left_out or r.flowbits or r.dsize or r.urilen or r.pcres or len(cs) != 1
+                or any(isinstance(o, ref.ByteOp) for o in r.opts) or ref.disabled(r) or cs[0].negated
+                or cs[0].offset is not None or cs[0].depth is not None or cs[0].distance is not None
+                or cs[0].within is not None or not 8 <= len(cs[0].data) <= 30):
+            continue
+        if "to_client" in r.flow and cs[0].buf == ref.FILE and port_in(r.sport, vars_, (80,)) == 80:
+            want.setdefault("response", (text, r))
+        elif "to_server" in r.flow and cs[0].buf == "http_client_body" and port_in(r.dport, vars_, (80,)) == 80:
+            want.setdefault("request", (text, r))
+        if len(want) == 2:
+            break
+    assert set(want) == {"response", "request"}, f"community rules lack a kind: found {sorted(want)}"
+    return [want["response"], want["request"]]
+
+
+def chunk(body: bytes, cuts: list[int]) -> bytes:
+    """body in chunks cut at the offsets given (the chunk headers land in
+    the middle of whatever is there)."""
+    out, last = b"", 0
+    for c in sorted(set(cuts)) + [len(body)]:
+        if c > last:
+            out += b"%x\r\n" % (c - last) + body[last:c] + b"\r\n"
+            last = c
+    return out + b"0\r\n\r\n"
+
+
 def matches(rule: ref.Rule, stream: bytes) -> bool:
     """The reference's verdict on the bytes the target has, as one PDU."""
     return ref.Evaluator.payload_options(rule, ref.http_buffers(stream, True))
@@ -190,7 +236,42 @@ class Suite:
         self._add(name, t, family, k, s, None if dgram is None else dgram[20:])
 
 
-def build(targets: list[Target]) -> Suite:
+def http_cases(su: Suite, body_rules: list[tuple[str, ref.Rule]], family: int, k: int) -> None:
+    """Each HTTP body encoding with the rule's content where a plain scan
+    misses it; the expected verdict from the body as the target decodes it."""
+    for text, r in body_rules:
+        content = r.contents[0].data
+        plain = b"<html>" + b"x" * 40 + content + b"</html>" * 3
+        mid = 46 + len(content) // 2
+        encodings = {
+            "chunked": (b"Transfer-Encoding: chunked\r\n", chunk(plain, [mid, mid + 1])),
+            "gzip": (b"Content-Encoding: gzip\r\n", gzip.compress(plain, mtime=0)),
+            "deflate-zlib": (b"Content-Encoding: deflate\r\n", zlib.compress(plain)),
+            "deflate-raw": (b"Content-Encoding: deflate\r\n", zlib.compress(plain)[2:-4]),
+            "chunked-gzip": (b"Transfer-Encoding: chunked\r\nContent-Encoding: gzip\r\n",
+                             chunk(gzip.compress(plain, mtime=0), [5, 17])),
+        }
+        for name, (hdrs, wire) in encodings.items():
+            length = b"" if b"chunked" in hdrs else b"Content-Length: %d\r\n" % len(wire)
+            t = Target(text, r, b"", b"", 0, 0, 40000, 80)
+            s = su._session(t, family, k)
+            if "to_client" in r.flow:
+                s.send(0, b"GET /x HTTP/1.1\r\nHost: t\r\n\r\n")
+                msg = b"HTTP/1.1 200 OK\r\n" + hdrs + length + b"\r\n" + wire
+                for off in range(0, len(msg), 37):
+                    s.send(off, msg[off:off + 37], from_client=False)
+                seen = b"HTTP/1.1 200 OK\r\n\r\n" + plain
+            else:
+                msg = b"POST /x HTTP/1.1\r\nHost: t\r\n" + hdrs + length + b"\r\n" + wire
+                for off in range(0, len(msg), 37):
+                    s.send(off, msg[off:off + 37])
+                seen = b"POST /x HTTP/1.1\r\nHost: t\r\n\r\n" + plain
+            # a plain scan of what is sent misses it: only decoding finds it
+            assert content not in msg
+            su._add(f"http-{name}", t, family, k, s, seen)
+
+
+def build(targets: list[Target], body_rules: list[tuple[str, ref.Rule]] | None = None) -> Suite:
     su = Suite(targets)
     rng = random.Random(55)
     for family in (4, 6):
@@ -247,17 +328,21 @@ def build(targets: list[Target]) -> Suite:
                          [(32, 48, True, 1)] + [(o, o + 8, False, 64) for o in range(0, end, 8)])
                 su.frags("frag-ttl-insertion-attack", t, family, k,
                          [(32, 48, False, 1)] + [(o, o + 8, o in (32, 40), 64) for o in range(0, end, 8)])
+            if body_rules:
+                http_cases(su, body_rules, family, k)
     return su
 
 
 def alerted(log: list[dict], su: Suite, sids: set[int]) -> dict[tuple[bytes, int], set[int]]:
-    out: dict[tuple[bytes, int], set[int]] = collections.defaultdict(set)
+    """The sids alerted per case (the flow's client address and port)."""
     import ipaddress
+    out: dict[tuple[bytes, int], set[int]] = collections.defaultdict(set)
     for a in log:
-        src = ipaddress.ip_address(a["src_ip"]).packed
-        key = (src, a["src_port"])
-        if a["alert"]["signature_id"] in sids:
-            out[key].add(a["alert"]["signature_id"])
+        if a["alert"]["signature_id"] not in sids:
+            continue
+        src = (ipaddress.ip_address(a["src_ip"]).packed, a["src_port"])
+        dst = (ipaddress.ip_address(a["dest_ip"]).packed, a["dest_port"])
+        out[src if src in su.cases else dst].add(a["alert"]["signature_id"])
     return out
 
 
@@ -278,10 +363,13 @@ def suite(tmp_path_factory: pytest.TempPathFactory, shared_dir: Path) -> tuple[S
     d = tmp_path_factory.mktemp("evasion")
     vars_path = d / "vars.conf"
     vars_path.write_text(VARS)
-    targets = pick_rules(shared_dir / "data" / "snort" / "community.rules", ref.read_vars(vars_path))
+    community = shared_dir / "data" / "snort" / "community.rules"
+    targets = pick_rules(community, ref.read_vars(vars_path))
+    body_rules = pick_body_rules(community, ref.read_vars(vars_path))
     rules = d / "evasion.rules"
-    rules.write_text("".join(t.text.lstrip("# ") + "\n" for t in targets), encoding="latin-1")
-    su = build(targets)
+    rules.write_text("".join(t.text.lstrip("# ") + "\n" for t in targets)
+                     + "".join(text.lstrip("# ") + "\n" for text, _r in body_rules), encoding="latin-1")
+    su = build(targets, body_rules)
     cap = d / "evasion.pcap"
     fr.pcapgen.write_pcap(cap, su.frames)
     return su, rules, vars_path, cap
@@ -337,6 +425,7 @@ def test_no_miss_no_false_alert(build_dir: Path, tmp_path: Path, engine: str,
     assert stats["ttl_insertions"] > 0 and stats["defrag"]["reassembled"] > 0
     assert stats["events"]["frag_overlap"] > 0 and stats["events"]["frag_ttl_delta"] > 0
     assert stats["stream"]["overlaps"] > 0 and stats["untracked"] == 0
+    assert stats["http"]["dechunked"] > 0 and stats["http"]["decompressed"] > 0
 
 
 @pytest.mark.parametrize("engine", ["ac", "hs"])
@@ -347,9 +436,10 @@ def test_the_app_too(build_dir: Path, file_prefix: str, tmp_path: Path, engine: 
     from ac_run import assert_clean, run_app
     su, rules, vars_path, cap = suite
     log = tmp_path / "alerts.json"
+    # until every frame is in (a time limit would cut a loaded machine's run short)
     run = run_app(build_dir, file_prefix, tmp_path, [cap],
-                  ["--rules", str(rules), "--vars", str(vars_path), "--alert-log", str(log), *policy_args()],
-                  variant=engine)
+                  ["--rules", str(rules), "--vars", str(vars_path), "--alert-log", str(log), *policy_args(),
+                   "--packets", str(len(su.frames))], variant=engine, duration=None, timeout=300)
     assert_clean(run)
     app = run.stats["app_stats"]
     assert run.stats["total"]["rx_packets"] == len(su.frames)
@@ -359,3 +449,59 @@ def test_the_app_too(build_dir: Path, file_prefix: str, tmp_path: Path, engine: 
     assert not bad, f"{len(bad)} of {len(su.cases)} cases wrong:\n" + "\n".join(bad[:40])
     assert app["reassembly"] is True and app["defrag"]["reassembled"] > 0
     assert app["ttl_insertions"] > 0 and app["stream"]["shed"] == 0
+
+
+@pytest.mark.offline
+def test_a_decompression_bomb_is_cut_at_the_bound(build_dir: Path, tmp_path: Path,
+                                                  suite: tuple[Suite, Path, Path, Path]) -> None:
+    """A gzip body of 8 MB of zeros (8 kB sent): inflation stops at the
+    bound (bytes, or bytes out per byte in), counted; what lies beyond is
+    not seen (the bound is the trade).  Within the bounds, the same content
+    is found."""
+    _su, rules, vars_path, _cap = suite
+    text, rule = pick_body_rules(Path(rules), ref.read_vars(vars_path))[0]
+    content = rule.contents[0].data
+    frames = []
+    for cport, body in ((41000, bytes(8 << 20) + content), (41001, b"<html>" + content + bytes(2000))):
+        wire = gzip.compress(body, mtime=0)
+        s = fr.Session(CLIENT4, server(4, 3), cport, 80).handshake()
+        s.send(0, b"GET /x HTTP/1.1\r\nHost: t\r\n\r\n")
+        msg = b"HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\nContent-Length: %d\r\n\r\n" % len(wire) + wire
+        for off in range(0, len(msg), 1400):
+            s.send(off, msg[off:off + 1400], from_client=False)
+        frames += s.close().frames
+    cap = tmp_path / "bomb.pcap"
+    fr.pcapgen.write_pcap(cap, frames)
+    log, stats = ids_alerts(build_dir, rules, vars_path, cap, "hs", tmp_path,
+                            ["--stream-window", "65536"])
+    assert stats["http"]["decompression_bound_hit"] >= 1 and stats["http"]["decompressed"] >= 2
+    hit = {a["dest_port"] for a in log if a["alert"]["signature_id"] == rule.sid}
+    assert hit == {41001}, hit
+
+
+@pytest.mark.offline
+def test_a_flood_of_gapped_flows_sheds_the_oldest(build_dir: Path, tmp_path: Path,
+                                                  suite: tuple[Suite, Path, Path, Path]) -> None:
+    """500 flows each holding bytes after a hole, in a memory cap of a few
+    dozen directions: the pool never grows, the least recently used
+    directions lose their bytes (counted), and an attack split in two
+    segments after the flood is still found."""
+    su, rules, vars_path, _cap = suite
+    t = next(t for _c, t in su.cases.values() if len(t.rule.contents) == 1 and t.rule.contents[0].buf == ref.PKT)
+    frames = []
+    for i in range(500):
+        s = fr.Session(CLIENT4, server(4, 3), 30000 + i, t.dport).handshake()
+        s.send(100, b"held after a hole " * 8)
+        frames += s.frames
+    s = fr.Session(CLIENT4, server(4, 3), 29999, t.dport).handshake()
+    cut = (t.a0 + t.a1) // 2
+    s.send(0, t.payload[:cut]).send(cut, t.payload[cut:])
+    frames += s.close().frames
+    cap = tmp_path / "flood.pcap"
+    fr.pcapgen.write_pcap(cap, frames)
+    log, stats = ids_alerts(build_dir, rules, vars_path, cap, "ac", tmp_path,
+                            ["--stream-window", "1024", "--stream-memcap", "65536"])
+    slots = stats["stream_pool"]["slots"]
+    assert 10 <= slots <= 40 and stats["stream_pool"]["bytes"] <= 65536
+    assert stats["stream"]["shed"] >= 500 - slots and stats["stream"]["no_slot"] == 0
+    assert [a["src_port"] for a in log if a["alert"]["signature_id"] == t.rule.sid] == [29999]

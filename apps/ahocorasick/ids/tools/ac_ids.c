@@ -182,6 +182,13 @@ stats_json(struct ids_task *t, const struct ids_engine *e, uint64_t frames, uint
 			(json_int_t)s->stream.beyond_window, "no_slot",
 			(json_int_t)s->stream.no_slot, "shed", (json_int_t)s->stream.shed,
 			"lost_bytes", (json_int_t)s->stream.lost_bytes));
+	json_object_set_new(o, "http",
+		json_pack("{s:I, s:I, s:I, s:I, s:I, s:I}", "requests",
+			(json_int_t)s->http_requests, "responses", (json_int_t)s->http_responses,
+			"dechunked", (json_int_t)s->http.dechunked, "decompressed",
+			(json_int_t)s->http.decompressed, "decode_errors",
+			(json_int_t)s->http.decode_errors, "decompression_bound_hit",
+			(json_int_t)s->http.bound_hit));
 	const struct ids_defrag_stats *d = ids_task_defrag_stats(t);
 	if (d != NULL)
 		json_object_set_new(o, "defrag",
