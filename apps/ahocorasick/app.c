@@ -1304,7 +1304,10 @@ ac_options_check(const void *cfgp)
 {
 	const struct ac_cfg *cfg = cfgp;
 	bool rules = cfg->mode == MODE_RULES;
+	char dflt[4096];
 
+	if (cfg->rules.rules_path == NULL && ac_default_rules(dflt, sizeof(dflt)) == NULL)
+		return -1; /* said why: give --rules or set PIPEPLACE_RULES */
 	if (rules && cfg->scan_all_frames) {
 		fprintf(stderr,
 			"ahocorasick: --scan-all-frames is for --mode keywords only (rules "

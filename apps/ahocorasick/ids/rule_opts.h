@@ -14,7 +14,7 @@
 /* Holds pointers into argv only (nothing to free), so the app's set-up can
  * run again on the same options (the runtime's --serve mode). */
 struct ac_rule_opts {
-	const char *rules_path;    /* NULL: AC_DEFAULT_RULES */
+	const char *rules_path;    /* NULL: ac_default_rules() */
 	const char *classtype_arg; /* --classtype value as given, NULL if none */
 	bool dos;
 	bool enabled_only;
@@ -27,7 +27,12 @@ struct ac_rule_opts {
 };
 
 #define AC_RULE_OPTS_USAGE                                                                \
-	"  --rules FILE          Snort rules file (default: " AC_DEFAULT_RULES ")\n"      \
+	"  --rules FILE          Snort rules file; default: $PIPEPLACE_RULES if set, else\n" \
+	"                        " AC_RULES_INSTALLED "\n"                                  \
+	"                        (where the install puts it), else, for a binary in a\n"   \
+	"                        build tree, ../shared/data/snort/community.rules beside\n" \
+	"                        the source tree (found from the binary's own place);\n"  \
+	"                        none of them: exit status 2\n"                             \
 	"  --classtype A,B,...   only rules of these classtypes\n"                        \
 	"  --dos                 the paper's set: attempted-dos,denial-of-service,\n"     \
 	"                        successful-dos (same as --classtype with those)\n"       \
@@ -50,6 +55,10 @@ struct ac_rule_opts {
 	"                        defragmentation and TCP reassembly: single packets\n"    \
 	"                        only (flow:only_stream rules partial); the baseline\n"   \
 	"                        the benchmark measures reassembly against\n"
+
+/* The rules file when --rules is not given (see --help), into buf; NULL
+ * when there is none (why printed: give --rules or PIPEPLACE_RULES). */
+const char *ac_default_rules(char *buf, size_t size);
 
 /* Same contract as pp_app.parse_opt: entries consumed (1 or 2), 0 if not a
  * rule option, -1 on a bad value (error printed). */

@@ -449,3 +449,27 @@ def test_bad_vars_file_line_is_named(build_dir: Path, file_prefix: str, tmp_path
     run = run_app(build_dir, file_prefix, tmp_path, [src], ["--vars", str(v)])
     assert run.returncode != 0
     assert f"{v}:2: bad variable name" in run.stderr, run.stderr[-3000:]
+
+
+def test_a_deployed_binary_finds_its_rules_or_says_which_option(build_dir: Path, shared_dir: Path,
+                                                                  tmp_path: Path) -> None:
+    """No path of the build machine inside: a copy of the binary away from
+    its build tree finds no rules and exits 2 naming --rules and
+    PIPEPLACE_RULES; PIPEPLACE_RULES gives them; in its build tree it finds
+    ../shared beside the source tree."""
+    src = tool(build_dir, "ac-rules")
+    assert str(shared_dir).encode() not in src.read_bytes()
+    copy = tmp_path / "ac-rules"
+    copy.write_bytes(src.read_bytes())
+    copy.chmod(0o755)
+    env = {k: v for k, v in __import__("os").environ.items() if k != "PIPEPLACE_RULES"}
+    r = subprocess.run([str(copy)], capture_output=True, text=True, env=env)
+    assert r.returncode == 2 and "--rules FILE" in r.stderr and "PIPEPLACE_RULES" in r.stderr, r.stderr
+    rules = shared_dir / "data" / "snort" / "community.rules"
+    r = subprocess.run([str(copy)], capture_output=True, text=True, env={**env, "PIPEPLACE_RULES": str(rules)})
+    assert r.returncode == 0 and str(rules) in r.stderr
+    r = subprocess.run([str(copy)], capture_output=True, text=True,
+                       env={**env, "PIPEPLACE_RULES": str(tmp_path / "none.rules")})
+    assert r.returncode == 2 and "PIPEPLACE_RULES" in r.stderr and "none.rules" in r.stderr
+    r = subprocess.run([str(src)], capture_output=True, text=True, env=env)
+    assert r.returncode == 0 and "community.rules" in r.stderr
