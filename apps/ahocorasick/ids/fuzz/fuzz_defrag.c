@@ -91,7 +91,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	for (size_t i = 2; i + 5 <= size && n < MAX_FRAGS; i += 5, n++) {
 		uint32_t off = ((uint32_t)(data[i] << 8 | data[i + 1]) % 2048) * 8;
 		uint32_t len = data[i + 2] + 1u, fl = data[i + 3];
-		int more = fl & 1;
+		int more = (fl & 1) || off == 0; /* offset 0 and no more: not a fragment */
 		uint8_t ttl = (fl & 6) == 6 ? 1 : 64;
 		uint32_t id = (fl >> 3) & 1;
 		fr[n].off = off;
