@@ -269,6 +269,12 @@ def reassembly_sections(a: argparse.Namespace, exe: Path, rules: Path, out: dict
     return rcost, flood_ratio, st
 
 
+def reassembly_line(rcost: dict[int, float], flood_ratio: float, st: dict) -> str:
+    return (f"reassembly: cost 64/512/1500B = {rcost[64]:.2f}/{rcost[512]:.2f}/{rcost[1500]:.2f}x; "
+            f"flood/clean P rate = {flood_ratio:.2f} (memory cap {st['memcap_bytes']} bytes, shed {st['shed']}) "
+            "(goals: cost at 1500 B <= 1.5x, flood >= 0.5x)")
+
+
 @harness.broken_pipe_safe
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
@@ -328,9 +334,7 @@ def main() -> int:
                           "flood_over_clean_p_rate": flood_ratio}
         if a.json:
             a.json.write_text(json.dumps(out, indent=1))
-        print(f"reassembly: cost 64/512/1500B = {rcost[64]:.2f}/{rcost[512]:.2f}/{rcost[1500]:.2f}x; "
-              f"flood/clean P rate = {flood_ratio:.2f} (memory cap {st['memcap_bytes']} bytes, shed "
-              f"{st['shed']}) (goals: cost at 1500 B <= 1.5x, flood >= 0.5x)")
+        print(reassembly_line(rcost, flood_ratio, st))
         return 0
     rng = random.Random(1)
     with tempfile.TemporaryDirectory(prefix="acbench") as td:
@@ -506,9 +510,7 @@ def main() -> int:
     if icost:
         print(f"(flow+HTTP+byte_* cost in instructions per packet, under callgrind: "
               f"{icost[64]:.2f}/{icost[512]:.2f}/{icost[1500]:.2f}x)")
-    print(f"reassembly: cost 64/512/1500B = {rcost[64]:.2f}/{rcost[512]:.2f}/{rcost[1500]:.2f}x; flood/clean P rate = "
-          f"{flood_ratio:.2f} (memory cap {st['memcap_bytes']} bytes, shed {st['shed']}) "
-          "(goals: cost at 1500 B <= 1.5x, flood >= 0.5x)")
+    print(reassembly_line(rcost, flood_ratio, st))
     return 0
 
 

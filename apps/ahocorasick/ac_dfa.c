@@ -289,22 +289,31 @@ done:
 	return d;
 }
 
-/* Outputs of state s, ending at data[end - 1]. */
-static uint64_t
-report(const struct ac_dfa *d, uint32_t s, const uint8_t *data, uint32_t end, ac_match_fn fn,
-	void *ctx)
+/* Outputs of state s, ending at data[end - 1].  chunk: a streaming scan,
+ * where a case-sensitive keyword longer than end began in an earlier chunk
+ * whose bytes are gone: it is reported unchecked (a candidate). */
+static inline uint64_t
+report_in(const struct ac_dfa *d, uint32_t s, const uint8_t *data, uint32_t end, ac_match_fn fn,
+	void *ctx, bool chunk)
 {
 	uint64_t m = 0;
 
 	for (uint32_t j = d->out_off[s]; j < d->out_off[s + 1]; j++) {
 		uint32_t k = d->out_kw[j], len = d->kw_len[k];
-		if (!d->kw_nocase[k] &&
+		if (!d->kw_nocase[k] && (!chunk || len <= end) &&
 			memcmp(data + end - len, d->kw_bytes + d->kw_off[k], len) != 0)
 			continue;
 		fn(ctx, k, end);
 		m++;
 	}
 	return m;
+}
+
+static uint64_t
+report(const struct ac_dfa *d, uint32_t s, const uint8_t *data, uint32_t end, ac_match_fn fn,
+	void *ctx)
+{
+	return report_in(d, s, data, end, fn, ctx, false);
 }
 
 /* The scan loops, once per entry width.  scan_from: data[i, len) from row
@@ -386,24 +395,11 @@ scan_compact(const struct ac_dfa *d, const uint8_t *data, uint32_t len, ac_match
 	return m;
 }
 
-/* Streaming: the outputs of state s at data[end - 1] of a chunk; a
- * case-sensitive keyword longer than end began in an earlier chunk, whose
- * bytes are gone: reported unchecked (a candidate). */
 static uint64_t
 report_stream(const struct ac_dfa *d, uint32_t s, const uint8_t *data, uint32_t end, ac_match_fn fn,
 	void *ctx)
 {
-	uint64_t m = 0;
-
-	for (uint32_t j = d->out_off[s]; j < d->out_off[s + 1]; j++) {
-		uint32_t k = d->out_kw[j], len = d->kw_len[k];
-		if (!d->kw_nocase[k] && len <= end &&
-			memcmp(data + end - len, d->kw_bytes + d->kw_off[k], len) != 0)
-			continue;
-		fn(ctx, k, end);
-		m++;
-	}
-	return m;
+	return report_in(d, s, data, end, fn, ctx, true);
 }
 
 /* One step of the compact layout from state s on class c. */

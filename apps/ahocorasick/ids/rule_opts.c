@@ -128,7 +128,8 @@ ac_default_rules(char *buf, size_t size)
 				break;
 			*slash = '\0';
 			char probe[4400];
-			snprintf(probe, sizeof(probe), "%s/../shared/data/snort/community.rules", exe);
+			snprintf(probe, sizeof(probe), "%s/../shared/data/snort/community.rules",
+				exe);
 			if (up >= 2 && access(probe, R_OK) == 0 && realpath(probe, buf) != NULL &&
 				strlen(buf) < size)
 				return buf;

@@ -26,34 +26,34 @@ struct ac_rule_opts {
 	bool no_reassembly;    /* --no-reassembly: flows, no defragmentation or streams */
 };
 
-#define AC_RULE_OPTS_USAGE                                                                \
+#define AC_RULE_OPTS_USAGE                                                                   \
 	"  --rules FILE          Snort rules file; default: $PIPEPLACE_RULES if set, else\n" \
-	"                        " AC_RULES_INSTALLED "\n"                                  \
-	"                        (where the install puts it), else, for a binary in a\n"   \
-	"                        build tree, ../shared/data/snort/community.rules beside\n" \
-	"                        the source tree (found from the binary's own place);\n"  \
-	"                        none of them: exit status 2\n"                             \
-	"  --classtype A,B,...   only rules of these classtypes\n"                        \
-	"  --dos                 the paper's set: attempted-dos,denial-of-service,\n"     \
-	"                        successful-dos (same as --classtype with those)\n"       \
-	"  --enabled-only        ignore rules shipped commented out (\"# alert ...\");\n" \
-	"                        by default they are used, as in the paper's set\n"       \
-	"  --list-skipped        print every malformed rule (keywords mode: also\n"       \
-	"                        rules without content, ignored negated contents)\n"      \
-	"                        as FILE:LINE: sid N: reason (stderr)\n"                  \
-	"  --vars FILE           rules mode: header variables, Snort-style lines\n"       \
-	"                        'ipvar|portvar|var NAME VALUE' (defaults below)\n"       \
-	"  --list-unsupported    rules mode: print every rule evaluated without\n"        \
-	"                        options it uses (partial) or disabled, and why, as\n"    \
-	"                        FILE:LINE: sid N: partial|disabled: reason (stderr)\n"   \
-	"  --stateless           rules mode as it was before flow state: no flow\n"       \
-	"                        table, no HTTP buffers; flow, flowbits, http_*,\n"       \
-	"                        file_data, byte_*, isdataat, dsize, urilen left out\n"   \
-	"                        (rules partial); the baseline the benchmark measures\n"  \
-	"                        the flow, HTTP and byte_* work against\n"                \
-	"  --no-reassembly       rules mode with flows but without IP\n"                  \
-	"                        defragmentation and TCP reassembly: single packets\n"    \
-	"                        only (flow:only_stream rules partial); the baseline\n"   \
+	"                        " AC_RULES_INSTALLED "\n"                                   \
+	"                        (where the install puts it), else, for a binary in a\n"     \
+	"                        build tree, ../shared/data/snort/community.rules beside\n"  \
+	"                        the source tree (found from the binary's own place);\n"     \
+	"                        none of them: exit status 2\n"                              \
+	"  --classtype A,B,...   only rules of these classtypes\n"                           \
+	"  --dos                 the paper's set: attempted-dos,denial-of-service,\n"        \
+	"                        successful-dos (same as --classtype with those)\n"          \
+	"  --enabled-only        ignore rules shipped commented out (\"# alert ...\");\n"    \
+	"                        by default they are used, as in the paper's set\n"          \
+	"  --list-skipped        print every malformed rule (keywords mode: also\n"          \
+	"                        rules without content, ignored negated contents)\n"         \
+	"                        as FILE:LINE: sid N: reason (stderr)\n"                     \
+	"  --vars FILE           rules mode: header variables, Snort-style lines\n"          \
+	"                        'ipvar|portvar|var NAME VALUE' (defaults below)\n"          \
+	"  --list-unsupported    rules mode: print every rule evaluated without\n"           \
+	"                        options it uses (partial) or disabled, and why, as\n"       \
+	"                        FILE:LINE: sid N: partial|disabled: reason (stderr)\n"      \
+	"  --stateless           rules mode as it was before flow state: no flow\n"          \
+	"                        table, no HTTP buffers; flow, flowbits, http_*,\n"          \
+	"                        file_data, byte_*, isdataat, dsize, urilen left out\n"      \
+	"                        (rules partial); the baseline the benchmark measures\n"     \
+	"                        the flow, HTTP and byte_* work against\n"                   \
+	"  --no-reassembly       rules mode with flows but without IP\n"                     \
+	"                        defragmentation and TCP reassembly: single packets\n"       \
+	"                        only (flow:only_stream rules partial); the baseline\n"      \
 	"                        the benchmark measures reassembly against\n"
 
 /* The rules file when --rules is not given (see --help), into buf; NULL

@@ -13,54 +13,11 @@
 
 #include "decode.h"
 #include "defrag.h"
+#include "frag_frame.h"
 
 #define MAX_FRAGS 200
 
 static uint8_t frame[2048], out[IDS_DEFRAG_MAX_FRAME];
-
-static uint32_t
-build(int v6, uint32_t id, uint32_t off, uint32_t len, int more, uint8_t ttl, uint8_t fill)
-{
-	uint32_t o = 14;
-	memset(frame, 0, 14);
-	if (!v6) {
-		frame[12] = 0x08;
-		uint8_t *ip = frame + o;
-		memset(ip, 0, 20);
-		ip[0] = 0x45;
-		ip[2] = (uint8_t)((20 + len) >> 8);
-		ip[3] = (uint8_t)(20 + len);
-		ip[5] = (uint8_t)id;
-		uint16_t fo = (uint16_t)(off / 8 | (more ? 0x2000 : 0));
-		ip[6] = (uint8_t)(fo >> 8);
-		ip[7] = (uint8_t)fo;
-		ip[8] = ttl;
-		ip[9] = 253;
-		ip[12] = ip[16] = 10;
-		ip[19] = 2;
-		o += 20;
-	} else {
-		frame[12] = 0x86;
-		frame[13] = 0xdd;
-		uint8_t *ip = frame + o;
-		memset(ip, 0, 48);
-		ip[0] = 0x60;
-		ip[4] = (uint8_t)((8 + len) >> 8);
-		ip[5] = (uint8_t)(8 + len);
-		ip[6] = 44;
-		ip[7] = ttl;
-		ip[8] = ip[24] = 0x20;
-		ip[39] = 2;
-		ip[40] = 253;
-		uint16_t fo = (uint16_t)(off | (more ? 1 : 0));
-		ip[42] = (uint8_t)(fo >> 8);
-		ip[43] = (uint8_t)fo;
-		ip[47] = (uint8_t)id;
-		o += 48;
-	}
-	memset(frame + o, fill, len);
-	return o + len;
-}
 
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -97,7 +54,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		fr[n].off = off;
 		fr[n].end = more ? (off + len) & ~7u : off + len;
 		fr[n].id = id;
-		uint32_t flen = build(v6, id, off, len, more, ttl, (uint8_t)n);
+		uint32_t flen =
+			frag_frame(frame, v6 ? 6 : 4, id, off, more, (uint8_t)n, len, ttl, 253);
 		struct ids_pkt p;
 		if (ids_decode(frame, flen, &p) != IDS_PKT_FRAGMENT)
 			abort();

@@ -35,7 +35,9 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();
 	struct ids_stream_stats st = { 0 };
 	struct ids_sdir d = { .on = 1, .policy = (uint8_t)(data[0] % IDS_POLICY_N) };
-	struct { uint32_t s, e; } seg[MAX_OPS];
+	struct {
+		uint32_t s, e;
+	} seg[MAX_OPS];
 	uint32_t n = 0, flushed = 0, old_pdu_end = 0;
 	memset(known, 0, sizeof(known));
 	struct ids_slot *s = ids_sdir_get(p, &d, true, &st, NULL);

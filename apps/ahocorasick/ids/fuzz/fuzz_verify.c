@@ -96,7 +96,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		uint8_t *scratch = malloc(AC_HTTP_SCRATCH(plen));
 		if (vs == NULL || scratch == NULL || v.fb_words > 64)
 			abort();
-		struct ac_pkt_meta m = { 6, ac_addr_v4(0x0a000001), ac_addr_v4(0x0a000002), 1234, 80 };
+		struct ac_pkt_meta m = { 6, ac_addr_v4(0x0a000001), ac_addr_v4(0x0a000002), 1234,
+			80 };
 		if (r.proto == AC_PROTO_UDP)
 			m.ip_proto = 17;
 		/* the flow state from the payload's length: every combination */

@@ -11,67 +11,14 @@
 #include "check.h"
 #include "decode.h"
 #include "defrag.h"
+#include "frag_frame.h"
 
 static uint8_t frame_buf[2048];
 
-/* One fragment: Ethernet, IPv4 or IPv6 (+ fragment header), proto 17's
- * header absent (the data is what the test compares), len bytes of c. */
 static uint32_t
 fragment(int family, uint32_t id, uint32_t off, bool more, char c, uint32_t len, uint8_t ttl)
 {
-	uint8_t *f = frame_buf;
-	memset(f, 0, 14);
-	uint32_t o = 14;
-	if (family == 4) {
-		f[12] = 0x08;
-		uint8_t *ip = f + o;
-		memset(ip, 0, 20);
-		ip[0] = 0x45;
-		ip[2] = (uint8_t)((20 + len) >> 8);
-		ip[3] = (uint8_t)(20 + len);
-		ip[4] = (uint8_t)(id >> 8);
-		ip[5] = (uint8_t)id;
-		uint16_t fo = (uint16_t)(off / 8 | (more ? 0x2000 : 0));
-		ip[6] = (uint8_t)(fo >> 8);
-		ip[7] = (uint8_t)fo;
-		ip[8] = ttl;
-		ip[9] = 17;
-		ip[12] = 198;
-		ip[13] = 18;
-		ip[15] = 1;
-		ip[16] = 198;
-		ip[17] = 18;
-		ip[19] = 2;
-		o += 20;
-	} else {
-		f[12] = 0x86;
-		f[13] = 0xdd;
-		uint8_t *ip = f + o;
-		memset(ip, 0, 48);
-		ip[0] = 0x60;
-		ip[4] = (uint8_t)((8 + len) >> 8);
-		ip[5] = (uint8_t)(8 + len);
-		ip[6] = 44;
-		ip[7] = ttl;
-		ip[8] = 0x20;
-		ip[9] = 0x01;
-		ip[10] = 0x0d;
-		ip[11] = 0xb8;
-		ip[23] = 1;
-		memcpy(ip + 24, ip + 8, 16);
-		ip[39] = 2;
-		ip[40] = 17;
-		uint16_t fo = (uint16_t)(off | (more ? 1 : 0));
-		ip[42] = (uint8_t)(fo >> 8);
-		ip[43] = (uint8_t)fo;
-		ip[44] = (uint8_t)(id >> 24);
-		ip[45] = (uint8_t)(id >> 16);
-		ip[46] = (uint8_t)(id >> 8);
-		ip[47] = (uint8_t)id;
-		o += 48;
-	}
-	memset(f + o, c, len);
-	return o + len;
+	return frag_frame(frame_buf, family, id, off, more, (uint8_t)c, len, ttl, 17);
 }
 
 static uint8_t out[IDS_DEFRAG_MAX_FRAME];
