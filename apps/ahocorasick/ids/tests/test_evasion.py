@@ -505,3 +505,29 @@ def test_a_flood_of_gapped_flows_sheds_the_oldest(build_dir: Path, tmp_path: Pat
     assert 10 <= slots <= 40 and stats["stream_pool"]["bytes"] <= 65536
     assert stats["stream"]["shed"] >= 500 - slots and stats["stream"]["no_slot"] == 0
     assert [a["src_port"] for a in log if a["alert"]["signature_id"] == t.rule.sid] == [29999]
+
+
+@pytest.mark.offline
+def test_ipv6_home_net_and_decoder_alerts(build_dir: Path, tmp_path: Path,
+                                          suite: tuple[Suite, Path, Path, Path]) -> None:
+    """$HOME_NET with an IPv6 prefix holds IPv6 hosts only (an IPv4 prefix,
+    IPv4 ones only); --decoder-alerts raises the events as Snort's gid 123
+    alerts (the suite's overlapping fragments: 123:8)."""
+    su, _rules, _vars, cap = suite
+    rules = tmp_path / "home.rules"
+    rules.write_text('alert tcp any any -> $HOME_NET any (msg:"to home"; content:"HOMEWARD"; sid:9001;)\n')
+    vars_path = tmp_path / "home.conf"
+    vars_path.write_text("ipvar HOME_NET [2001:db8:3::/48,198.18.4.0/24]\nipvar EXTERNAL_NET any\n")
+    frames = []
+    for k in (3, 4):
+        for family in (4, 6):
+            s = fr.Session(CLIENT4 if family == 4 else CLIENT6, server(family, k), 33000 + 2 * k + family, 80)
+            frames += s.handshake().send(0, b"xx HOMEWARD yy").close().frames
+    home = tmp_path / "home.pcap"
+    fr.pcapgen.write_pcap(home, frames)
+    log, _stats = ids_alerts(build_dir, rules, vars_path, home, "ac", tmp_path)
+    assert sorted({a["dest_ip"] for a in log}) == ["198.18.4.2", "2001:db8:3::2"]
+    log, stats = ids_alerts(build_dir, rules, vars_path, cap, "ac", tmp_path, ["--decoder-alerts"])
+    events = collections.Counter((a["alert"]["gid"], a["alert"]["signature_id"]) for a in log)
+    assert events[(123, 8)] == stats["events"]["frag_overlap"] > 0
+    assert all(a["alert"]["category"] == "decoder-event" for a in log if a["alert"]["gid"] == 123)
