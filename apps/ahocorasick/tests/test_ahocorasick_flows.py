@@ -447,8 +447,10 @@ def test_flow_edges_with_reassembly(build_dir: Path, file_prefix: str, tmp_path:
     ev = ref.Evaluator([ref.parse_rule(t) for t in ref.rule_lines(rules)], ref.read_vars(vars_), streams=True)
     want_raw = reference_alerts(ev, cap)
     log = tmp_path / "alerts.json"
+    n = sum(1 for _ in RawPcapReader(str(cap)))
     run = run_app(build_dir, file_prefix, tmp_path, [cap],
-                  ["--rules", str(rules), "--vars", str(vars_), "--alert-log", str(log)], variant=engine)
+                  ["--rules", str(rules), "--vars", str(vars_), "--alert-log", str(log), "--packets", str(n)],
+                  variant=engine, duration=None, timeout=300)
     assert_clean(run)
     app = run.stats["app_stats"]
     got = with_stream(log)

@@ -180,9 +180,10 @@ def test_with_reassembly_the_app_is_the_engine(build_dir: Path, file_prefix: str
     rules_file, vars_file, _ = community
     joined, _want = shared_joined
     log = tmp_path / "alerts.json"
+    n = len(read_frames(joined))  # every frame in, however loaded the machine
     run = run_app(build_dir, file_prefix, tmp_path, [joined],
-                  ["--rules", str(rules_file), "--vars", str(vars_file), "--alert-log", str(log), "--top", "0"],
-                  variant=engine)
+                  ["--rules", str(rules_file), "--vars", str(vars_file), "--alert-log", str(log), "--top", "0",
+                   "--packets", str(n)], variant=engine, duration=None, timeout=600)
     assert_clean(run)
     app = run.stats["app_stats"]
     got, want = with_stream(log), ids_alerts(build_dir, rules_file, vars_file, joined, engine, tmp_path)
