@@ -7,6 +7,7 @@
 #include <zlib.h>
 
 #include "errbuf.h"
+#include "hex.h"
 
 struct ids_http_decoder {
 	struct ids_http_limits lim;
@@ -54,15 +55,6 @@ ids_http_decoder_free(struct ids_http_decoder *d)
 	free(d);
 }
 
-static int
-hexv(uint8_t c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	c |= 0x20;
-	return c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
-}
-
 /* The chunks' data of in[0, n) into out (at most cap bytes); as far as the
  * bytes go.  Returns the bytes written; *bad: the first size line is not
  * one. */
@@ -74,8 +66,8 @@ dechunk(const uint8_t *in, uint32_t n, uint8_t *out, uint32_t cap, bool *bad, bo
 	for (int k = 0; i < n; k++) {
 		uint64_t size = 0;
 		uint32_t d = 0;
-		while (i < n && hexv(in[i]) >= 0 && d < 9) {
-			size = size << 4 | (uint64_t)hexv(in[i++]);
+		while (i < n && ac_hex_digit(in[i]) >= 0 && d < 9) {
+			size = size << 4 | (uint64_t)ac_hex_digit(in[i++]);
 			d++;
 		}
 		if (d == 0 || d == 9) {

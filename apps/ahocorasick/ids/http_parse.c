@@ -1,19 +1,9 @@
 /* HTTP request/response buffers of one payload (see http_parse.h). */
 #include "http_parse.h"
 
-#include <string.h>
+#include "hex.h"
 
-static int
-hexval(uint8_t c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
+#include <string.h>
 
 /* %HH and %uHHHH (below 0x100) to bytes; returns the length written. */
 static uint32_t
@@ -23,17 +13,19 @@ percent_decode(const uint8_t *s, uint32_t n, uint8_t *out)
 	for (uint32_t i = 0; i < n;) {
 		if (s[i] == '%') {
 			if (i + 5 < n && (s[i + 1] == 'u' || s[i + 1] == 'U') &&
-				hexval(s[i + 2]) >= 0 && hexval(s[i + 3]) >= 0 &&
-				hexval(s[i + 4]) >= 0 && hexval(s[i + 5]) >= 0) {
-				int v = hexval(s[i + 2]) << 12 | hexval(s[i + 3]) << 8 |
-					hexval(s[i + 4]) << 4 | hexval(s[i + 5]);
+				ac_hex_digit(s[i + 2]) >= 0 && ac_hex_digit(s[i + 3]) >= 0 &&
+				ac_hex_digit(s[i + 4]) >= 0 && ac_hex_digit(s[i + 5]) >= 0) {
+				int v = ac_hex_digit(s[i + 2]) << 12 | ac_hex_digit(s[i + 3]) << 8 |
+					ac_hex_digit(s[i + 4]) << 4 | ac_hex_digit(s[i + 5]);
 				if (v < 0x100) {
 					out[o++] = (uint8_t)v;
 					i += 6;
 					continue;
 				}
-			} else if (i + 2 < n && hexval(s[i + 1]) >= 0 && hexval(s[i + 2]) >= 0) {
-				out[o++] = (uint8_t)(hexval(s[i + 1]) << 4 | hexval(s[i + 2]));
+			} else if (i + 2 < n && ac_hex_digit(s[i + 1]) >= 0 &&
+				ac_hex_digit(s[i + 2]) >= 0) {
+				out[o++] = (uint8_t)(ac_hex_digit(s[i + 1]) << 4 |
+					ac_hex_digit(s[i + 2]));
 				i += 3;
 				continue;
 			}
@@ -367,8 +359,8 @@ chunks_end(const uint8_t *pl, uint32_t len, uint32_t i)
 	for (int guard = 0; guard < 100000; guard++) {
 		uint64_t size = 0;
 		uint32_t d = 0;
-		while (i < len && hexval(pl[i]) >= 0 && d < 9) {
-			size = size << 4 | (uint64_t)hexval(pl[i++]);
+		while (i < len && ac_hex_digit(pl[i]) >= 0 && d < 9) {
+			size = size << 4 | (uint64_t)ac_hex_digit(pl[i++]);
 			d++;
 		}
 		if (d == 0 || d == 9)
