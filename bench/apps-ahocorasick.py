@@ -37,10 +37,24 @@
    --baseline BUILD, section 4 also runs that build's rules mode (the code
    before flows: "today's" rules mode) in the same rounds, and prints this
    build's cost against it.
+5. The cost of reassembly: rules mode (the default: IP defragmentation,
+   TCP reassembly, PDU judging) against --no-reassembly, hs, whole set,
+   P cycles per packet (CPU clock) over TCP flows of in-order segments
+   (64 flows, handshakes, random payload) at 64, 512 and 1500 bytes, runs
+   interleaved (fewest of at least 5), each run reading the capture once
+   (--packets: a replay would repeat sequence numbers).  Goal at 1500 B:
+   at most 1.5x.
+6. A flood: 20,000 flows each a SYN then a segment after a hole (held:
+   a slot each), 512-byte frames, under a 4 MiB stream memory cap: the pool stays at the cap
+   (slots in use never above it; the oldest shed, counted) and the P rate
+   against the clean in-order flows of section 5 at 512 bytes (goal: at
+   least 0.5x).
+   The last line is then
+   reassembly: cost 64/512/1500B = A.AA/B.BB/C.CCx; flood/clean P rate = D.DD (memory cap E bytes, shed F)
 
 Usage: bench/apps-ahocorasick.py [--build DIR] [--duration S] [--repeat N]
                               [--engine-seconds S] [--json FILE] [--skip-sizes]
-                              [--instructions] [--baseline BUILD]
+                              [--instructions] [--baseline BUILD] [--reassembly-only]
 Needs a release build with -Dparts including runtime,ahocorasick (default
 $PIPEPLACE_BUILD or ./build).  Standard library only.
 """
@@ -82,14 +96,52 @@ def frame(rng: random.Random, size: int) -> bytes:
     return eth + ip + udp + payload
 
 
+def tcp_frame(src: int, sport: int, seq: int, flags: int, payload: bytes) -> bytes:
+    """Ethernet/IPv4/TCP from 10.x.y.z:sport to 192.168.0.1:80."""
+    ip_len = 20 + 20 + len(payload)
+    eth = bytes.fromhex("020000000002" "020000000001") + struct.pack("!H", 0x0800)
+    ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, ip_len, 0, 0x4000, 64, 6, 0,
+                     (0x0A000000 | src).to_bytes(4, "big"), bytes([192, 168, 0, 1]))
+    tcp = struct.pack("!HHIIBBHHH", sport, 80, seq & 0xFFFFFFFF, 1, 5 << 4, flags, 65535, 0, 0)
+    return eth + ip + tcp + payload
+
+
+def tcp_flows(rng: random.Random, size: int, n_flows: int, n_frames: int) -> list[bytes]:
+    """n_flows TCP flows, each a SYN then in-order data segments of frames of
+    size - 4 bytes (random payload), round robin: n_frames frames in all."""
+    out = [tcp_frame(f, 40000 + f, 1000, 0x02, b"") for f in range(n_flows)]
+    seq = [1001] * n_flows
+    plen = size - 4 - 54
+    while len(out) < n_frames:
+        f = len(out) % n_flows
+        payload = bytes(rng.randrange(32, 127) if rng.random() < 0.75 else rng.randrange(256)
+                        for _ in range(plen))
+        out.append(tcp_frame(f, 40000 + f, seq[f], 0x18, payload))
+        seq[f] += plen
+    return out
+
+
+def flood_flows(rng: random.Random, n_flows: int) -> list[bytes]:
+    """n_flows flows, each a SYN then one 512-byte segment after a hole of
+    100 bytes (held out of order: a slot each)."""
+    plen = 512 - 4 - 54
+    out = []
+    for f in range(n_flows):
+        src, sport = f % 65536, 1024 + f // 65536
+        out += [tcp_frame(src, sport, 1000, 0x02, b""), tcp_frame(src, sport, 1001 + 100, 0x18, rng.randbytes(plen))]
+    return out
+
+
 def run_app(exe: Path, tmp: Path, pcap: Path, n_frames: int, duration: float,
-            engine: str, set_args: list[str]) -> dict:
-    # One instance, R and T sharing a context, P on its own.
+            engine: str, set_args: list[str], once: bool = False) -> dict:
+    # One instance, R and T sharing a context, P on its own; once: the capture
+    # read once (--packets), else replayed for --duration.
     r = harness.run_app(exe, f"acbench{uuid.uuid4().hex[:8]}", tmp,
                         [f"net_pcap0,rx_pcap={pcap},infinite_rx=1", "net_null0"],
                         harness.placement("ahocorasick", 1, variant=engine),
-                        ["--warmup", "0.5", "--mbufs", str(n_frames + 8192), *set_args],
-                        duration=duration, timeout=duration + 120)
+                        ["--mbufs", str(n_frames + 8192), *set_args]
+                        + (["--packets", str(n_frames)] if once else ["--warmup", "0.5"]),
+                        duration=None if once else duration, timeout=duration + 120)
     if r.rc != 0 or r.stats is None:
         sys.exit(f"apps-ahocorasick: {' '.join(r.cmd)} failed ({r.rc}):\n{r.stderr[-2000:]}")
     s = r.stats
@@ -110,7 +162,8 @@ def run_app(exe: Path, tmp: Path, pcap: Path, n_frames: int, duration: float,
             "matches_per_packet": hits / scanned if scanned else 0.0,
             "keywords": app["keywords"] if app["mode"] == "keywords" else app["fast_patterns"],
             "engine_scan_errors": app["engine_scan_errors"],
-            "accounting_ok": s["accounting_ok"]}
+            "accounting_ok": s["accounting_ok"],
+            "stream": app.get("stream")}
 
 
 def p_instructions(exe: Path, tmp: Path, pcap: Path, engine: str, args: list[str], packets: int = 2048) -> float:
@@ -158,6 +211,70 @@ def check_build(build: Path) -> None:
                   f"representative", file=sys.stderr)
 
 
+def reassembly_sections(a: argparse.Namespace, exe: Path, rules: Path, out: dict) -> tuple[dict[int, float], float, dict]:
+    """Sections 5 and 6: reassembly's cost, and the flood."""
+    rounds5 = max(a.repeat, 5)
+    print("\n5. Cost of reassembly: P task cycles per packet (CPU clock), hs, whole set, 64 TCP flows of\n"
+          f"   in-order segments, rules mode (reassembly) and --no-reassembly interleaved, fewest of {rounds5}")
+    print(f"   {'size':>5} {'reassembly':>11} {'--no-reassembly':>16} {'cost':>6} {'PDUs/pkt':>9}")
+    rcost: dict[int, float] = {}
+    clean512 = None
+    rng = random.Random(2)
+    with tempfile.TemporaryDirectory(prefix="acbench") as td:
+        tmp = Path(td)
+        n5 = max(a.packets, 8192)
+        for size in SIZES:
+            pcap = tmp / f"tcp{size}.pcap"
+            harness.write_pcap(pcap, tcp_flows(rng, size, 64, n5))
+            runs5: dict[str, list[dict]] = {"on": [], "off": []}
+            for _ in range(rounds5):
+                for name, extra in (("on", []), ("off", ["--no-reassembly"])):
+                    r = run_app(exe, tmp, pcap, n5, a.duration, "hs",
+                                ["--mode", "rules", "--rules", str(rules), "--measure-cpu", *extra], once=True)
+                    if r["engine_scan_errors"] or not r["accounting_ok"]:
+                        sys.exit(f"apps-ahocorasick: run not clean: {r}")
+                    runs5[name].append(r)
+            on = min(runs5["on"], key=lambda r: r["p_cpu_cycles_per_packet"])
+            off = min(runs5["off"], key=lambda r: r["p_cpu_cycles_per_packet"])
+            rcost[size] = on["p_cpu_cycles_per_packet"] / off["p_cpu_cycles_per_packet"]
+            out["p_task"][f"{size}/tcp/reassembly/hs"] = on
+            out["p_task"][f"{size}/tcp/no-reassembly/hs"] = off
+            if size == 512:
+                clean512 = on
+            print(f"   {size:>5} {on['p_cpu_cycles_per_packet']:>11.0f} {off['p_cpu_cycles_per_packet']:>16.0f} "
+                  f"{rcost[size]:>5.2f}x {on['stream']['pdus'] / n5:>9.3f}", flush=True)
+        print("\n6. Flood: 20000 flows (a SYN, then a 512-byte segment after a hole), stream memory cap\n"
+              "   4 MiB (--stream-memcap 4194304); P rate against the clean flows of 5 at 512 bytes")
+        nf = 20000
+        pcap = tmp / "flood.pcap"
+        harness.write_pcap(pcap, flood_flows(rng, nf))
+        floods = []
+        for _ in range(rounds5):
+            r = run_app(exe, tmp, pcap, 2 * nf, a.duration, "hs",
+                        ["--mode", "rules", "--rules", str(rules), "--measure-cpu", "--stream-memcap", "4194304",
+                         "--max-flows", "65536"], once=True)
+            if r["engine_scan_errors"] or not r["accounting_ok"]:
+                sys.exit(f"apps-ahocorasick: run not clean: {r}")
+            floods.append(r)
+        fl = min(floods, key=lambda r: r["p_cpu_cycles_per_packet"])
+        st = fl["stream"]
+        flood_ratio = clean512["p_cpu_cycles_per_packet"] / fl["p_cpu_cycles_per_packet"]
+        out["p_task"]["512/flood/hs"] = fl
+        print(f"   flood {fl['p_cpu_cycles_per_packet']:.0f} cyc/pkt, clean {clean512['p_cpu_cycles_per_packet']:.0f}: "
+              f"flood/clean P rate {flood_ratio:.2f}; memory cap {st['memcap_bytes']} bytes in {st['slots']} slots, "
+              f"{st['slots_in_use']} in use at the end, {st['shed']} shed ({st['lost_bytes']} bytes lost), "
+              f"no slot {st['no_slot']}")
+        if st["slots_in_use"] > st["slots"]:
+            sys.exit("apps-ahocorasick: the stream pool grew past its cap")
+    return rcost, flood_ratio, st
+
+
+def reassembly_line(rcost: dict[int, float], flood_ratio: float, st: dict) -> str:
+    return (f"reassembly: cost 64/512/1500B = {rcost[64]:.2f}/{rcost[512]:.2f}/{rcost[1500]:.2f}x; "
+            f"flood/clean P rate = {flood_ratio:.2f} (memory cap {st['memcap_bytes']} bytes, shed {st['shed']}) "
+            "(goals: cost at 1500 B <= 1.5x, flood >= 0.5x)")
+
+
 @harness.broken_pipe_safe
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
@@ -177,6 +294,8 @@ def main() -> int:
     ap.add_argument("--baseline", type=Path,
                     help="another build (e.g. of the code before flows) whose rules mode section 4 "
                          "also measures, in the same rounds")
+    ap.add_argument("--reassembly-only", action="store_true",
+                    help="run sections 5 and 6 alone (reassembly's cost, the flood)")
     ap.add_argument("--instructions", action="store_true",
                     help="section 4 also counts instructions per packet under callgrind "
                          "(valgrind; minutes)")
@@ -209,6 +328,14 @@ def main() -> int:
 
     out: dict = {"kind": "measured", "duration_s": a.duration, "repeat": a.repeat,
                  "p_task": {}, "engines": None}
+    if a.reassembly_only:
+        rcost, flood_ratio, st = reassembly_sections(a, exe, rules, out)
+        out["summary"] = {"kind": "measured", "reassembly_cost": {str(k): v for k, v in rcost.items()},
+                          "flood_over_clean_p_rate": flood_ratio}
+        if a.json:
+            a.json.write_text(json.dumps(out, indent=1))
+        print(reassembly_line(rcost, flood_ratio, st))
+        return 0
     rng = random.Random(1)
     with tempfile.TemporaryDirectory(prefix="acbench") as td:
         tmp = Path(td)
@@ -366,10 +493,13 @@ def main() -> int:
                     out["p_task"][f"{size}/all/instructions"]["baseline"] = oi
                     bline += f"; {oi:.0f} instructions/pkt: {fi / oi:.2f}x"
                 print(bline, flush=True)
+    rcost, flood_ratio, st = reassembly_sections(a, exe, rules, out)
     out["summary"] = {"kind": "measured", "hs_over_ac_rules_whole_1500": hs_ac,
                       "hs_rules_over_keywords_whole_1500": hs_rk, "hs_engine_fp_whole_gbps": fp_hs,
                       "flow_http_byte_cost": {str(k): v for k, v in cost.items()},
-                      "flow_http_byte_cost_instructions": {str(k): v for k, v in icost.items()}}
+                      "flow_http_byte_cost_instructions": {str(k): v for k, v in icost.items()},
+                      "reassembly_cost": {str(k): v for k, v in rcost.items()},
+                      "flood_over_clean_p_rate": flood_ratio}
     if a.json:
         a.json.write_text(json.dumps(out, indent=1))
     print("\n(all figures measured in this run; goals: hs/ac rules >= 3, hs rules/keywords >= 10, "
@@ -380,6 +510,7 @@ def main() -> int:
     if icost:
         print(f"(flow+HTTP+byte_* cost in instructions per packet, under callgrind: "
               f"{icost[64]:.2f}/{icost[512]:.2f}/{icost[1500]:.2f}x)")
+    print(reassembly_line(rcost, flood_ratio, st))
     return 0
 
 

@@ -289,22 +289,31 @@ done:
 	return d;
 }
 
-/* Outputs of state s, ending at data[end - 1]. */
-static uint64_t
-report(const struct ac_dfa *d, uint32_t s, const uint8_t *data, uint32_t end, ac_match_fn fn,
-	void *ctx)
+/* Outputs of state s, ending at data[end - 1].  chunk: a streaming scan,
+ * where a case-sensitive keyword longer than end began in an earlier chunk
+ * whose bytes are gone: it is reported unchecked (a candidate). */
+static inline uint64_t
+report_in(const struct ac_dfa *d, uint32_t s, const uint8_t *data, uint32_t end, ac_match_fn fn,
+	void *ctx, bool chunk)
 {
 	uint64_t m = 0;
 
 	for (uint32_t j = d->out_off[s]; j < d->out_off[s + 1]; j++) {
 		uint32_t k = d->out_kw[j], len = d->kw_len[k];
-		if (!d->kw_nocase[k] &&
+		if (!d->kw_nocase[k] && (!chunk || len <= end) &&
 			memcmp(data + end - len, d->kw_bytes + d->kw_off[k], len) != 0)
 			continue;
 		fn(ctx, k, end);
 		m++;
 	}
 	return m;
+}
+
+static uint64_t
+report(const struct ac_dfa *d, uint32_t s, const uint8_t *data, uint32_t end, ac_match_fn fn,
+	void *ctx)
+{
+	return report_in(d, s, data, end, fn, ctx, false);
 }
 
 /* The scan loops, once per entry width.  scan_from: data[i, len) from row
@@ -383,6 +392,63 @@ scan_compact(const struct ac_dfa *d, const uint8_t *data, uint32_t len, ac_match
 		if (__builtin_expect(d->out_off[s + 1] != d->out_off[s], 0))
 			m += report(d, s, data, i + 1, fn, ctx);
 	}
+	return m;
+}
+
+static uint64_t
+report_stream(const struct ac_dfa *d, uint32_t s, const uint8_t *data, uint32_t end, ac_match_fn fn,
+	void *ctx)
+{
+	return report_in(d, s, data, end, fn, ctx, true);
+}
+
+/* One step of the compact layout from state s on class c. */
+static inline uint32_t
+compact_next(const struct ac_dfa *d, uint32_t s, uint8_t c)
+{
+	for (;;) {
+		if (s == 0)
+			return d->c_root[c];
+		uint32_t j = d->c_first[s], e = d->c_first[s + 1];
+		while (j < e && d->c_label[j] != c)
+			j++;
+		if (j < e)
+			return d->c_next[j];
+		s = d->c_fail[s];
+	}
+}
+
+uint64_t
+ac_dfa_scan_stream(const struct ac_dfa *d, uint32_t *state, const uint8_t *data, uint32_t len,
+	ac_match_fn fn, void *ctx)
+{
+	uint32_t s = *state;
+	uint64_t m = 0;
+
+	if (d->compact) {
+		for (uint32_t i = 0; i < len; i++) {
+			s = compact_next(d, s, d->cls[data[i]]);
+			if (__builtin_expect(d->out_off[s + 1] != d->out_off[s], 0))
+				m += report_stream(d, s, data, i + 1, fn, ctx);
+		}
+	} else if (d->delta16 != NULL) {
+		for (uint32_t i = 0; i < len; i++) {
+			uint32_t t = d->delta16[s + d->cls[data[i]]];
+			s = t & ~(uint32_t)AC_OUT16;
+			if (__builtin_expect(t & AC_OUT16, 0))
+				m += report_stream(
+					d, d->delta16[s + d->n_classes], data, i + 1, fn, ctx);
+		}
+	} else {
+		for (uint32_t i = 0; i < len; i++) {
+			uint32_t t = d->delta[s + d->cls[data[i]]];
+			s = t & ~(uint32_t)AC_OUT;
+			if (__builtin_expect(t & AC_OUT, 0))
+				m += report_stream(
+					d, d->delta[s + d->n_classes], data, i + 1, fn, ctx);
+		}
+	}
+	*state = s;
 	return m;
 }
 

@@ -45,6 +45,12 @@ size_t ac_dfa_full_bytes(const struct ac_dfa *d);
 void ac_dfa_free(struct ac_dfa *d);
 uint64_t ac_dfa_scan(
 	const struct ac_dfa *d, const uint8_t *data, uint32_t len, ac_match_fn fn, void *ctx);
+/* Streaming: *state (0 at a stream's start) carries the automaton across
+ * chunks of one stream; end offsets are relative to this chunk's data.  A
+ * case-sensitive keyword that began in an earlier chunk is reported
+ * without comparing its bytes (a candidate; the verifier decides). */
+uint64_t ac_dfa_scan_stream(const struct ac_dfa *d, uint32_t *state, const uint8_t *data,
+	uint32_t len, ac_match_fn fn, void *ctx);
 /* n buffers, scanned two at a time in lockstep; matches[i] per buffer. */
 void ac_dfa_scan_burst(const struct ac_dfa *d, const uint8_t *const *data, const uint32_t *len,
 	unsigned n, ac_match_fn fn, void *ctx, uint64_t *matches);

@@ -2,13 +2,16 @@
  * happen only here, never on a P task. */
 #include "alert_log.h"
 
+#include <stdlib.h>
+
 #include <arpa/inet.h>
 #include <errno.h>
 #include <signal.h>
 #include <string.h>
 #include <time.h>
 
-#include <jansson.h>
+#include "alert_json.h"
+
 #include <rte_cycles.h>
 #include <rte_errno.h>
 
@@ -18,38 +21,14 @@
 static void
 write_rec(struct ac_alert_log *l, const struct ac_alert_rec *a)
 {
-	const struct ac_vrule *vr = &l->v->rules[a->rule];
-	const struct ac_rule *r = vr->rule;
-	char ts[64], src[INET_ADDRSTRLEN], dst[INET_ADDRSTRLEN];
+	char ts[64];
 	int64_t ns = l->ns0 + (int64_t)((double)(int64_t)(a->tsc - l->tsc0) * 1e9 / (double)l->hz);
 	time_t sec = (time_t)(ns / 1000000000);
 	struct tm tm;
 	gmtime_r(&sec, &tm);
 	size_t n = strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%S", &tm);
 	snprintf(ts + n, sizeof(ts) - n, ".%06ld+0000", (long)(ns % 1000000000) / 1000);
-	struct in_addr ia;
-	ia.s_addr = htonl(a->src);
-	inet_ntop(AF_INET, &ia, src, sizeof(src));
-	ia.s_addr = htonl(a->dst);
-	inet_ntop(AF_INET, &ia, dst, sizeof(dst));
-	json_t *o = json_pack("{s:s, s:s, s:s, s:i, s:s, s:i, s:s, s:{s:s, s:i, s:I, s:I, s:s, "
-			      "s:s, s:b}}",
-		"timestamp", ts, "event_type", "alert", "src_ip", src, "src_port", a->sport,
-		"dest_ip", dst, "dest_port", a->dport, "proto", a->ip_proto == 6 ? "TCP" : "UDP",
-		"alert", "action", a->action ? "blocked" : "allowed", "gid", 1, "signature_id",
-		(json_int_t)r->sid, "rev", (json_int_t)r->rev, "signature", r->msg ? r->msg : "",
-		"category", r->classtype, "partial",
-		vr->partial || (a->flow & AC_ALERT_PARTIAL) != 0);
-	if (o != NULL && (a->flow & (AC_ALERT_TRACKED | AC_ALERT_UNTRACKED)) != 0) {
-		/* The flow's side and state, as the rule's flow option saw them. */
-		json_object_set_new(o, "direction",
-			json_string(a->flow & AC_PF_FROM_CLIENT ? "to_server" : "to_client"));
-		json_object_set_new(o, "flow_state",
-			json_string(a->flow & AC_ALERT_UNTRACKED      ? "untracked"
-					: a->flow & AC_PF_ESTABLISHED ? "established"
-								      : "not_established"));
-	}
-	char *s = o ? json_dumps(o, JSON_COMPACT) : NULL;
+	char *s = ids_alert_json(l->v, &a->a, ts, a->action != 0);
 	if (s != NULL && fprintf(l->f, "%s\n", s) > 0)
 		__atomic_fetch_add(&l->written, 1, __ATOMIC_RELAXED);
 	else {
@@ -58,7 +37,6 @@ write_rec(struct ac_alert_log *l, const struct ac_alert_rec *a)
 		__atomic_fetch_add(&l->write_errs, 1, __ATOMIC_RELAXED);
 	}
 	free(s);
-	json_decref(o);
 }
 
 static unsigned

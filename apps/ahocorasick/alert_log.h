@@ -13,25 +13,18 @@
 
 #include <rte_ring.h>
 
+#include "ids.h"
 #include "rule_verify.h"
 
 #define AC_ALERT_RING 8192 /* records per task ring */
 #define AC_ALERT_MAX_TASKS 1024
 
+/* 64 bytes: the engine's alert (ids.h), when, and the action taken. */
 struct ac_alert_rec {
+	struct ids_alert a;
 	uint64_t tsc;
-	uint32_t rule; /* index into ac_verifier.rules */
-	uint32_t src, dst;
-	uint16_t sport, dport;
-	uint8_t ip_proto;
 	uint8_t action; /* 0 allowed, 1 blocked (--on-alert drop) */
-	uint8_t flow;   /* AC_PF_*, AC_ALERT_*; 0: --stateless */
-	uint8_t pad[5];
 };
-
-#define AC_ALERT_TRACKED 0x80   /* the packet's flow is in the flow table */
-#define AC_ALERT_UNTRACKED 0x40 /* the table was full: judged as a new flow's first packet */
-#define AC_ALERT_PARTIAL 0x20   /* partial on this packet (ac_vrule.mail_file_data) */
 
 struct ac_alert_log {
 	const struct ac_verifier *v;

@@ -1,12 +1,14 @@
-/* ahocorasick P stage on the L4 payload of each IPv4 TCP/UDP packet.
- * --mode rules (default): each packet's flow is looked up in the flow table
- * shared by the instances (runtime/flow, flow_ids.h: client/server side,
- * handshake, flowbits), its HTTP buffers are parsed (http_parse.h), one
- * fast pattern per Snort rule prefilters, the candidate rules are verified
- * in full (rule_verify.h), alerts are counted per sid and logged
- * (alert_log.h).  --mode keywords (the paper's
- * benchmark): every occurrence of every content keyword, counted per
- * keyword and per packet.  Then forward, drop or mark (see README.md). */
+/* ahocorasick P stage.
+ * --mode rules (default): rules mode's engine (ids/ids.h) judges each frame:
+ * IPv4 and IPv6 defragmentation, the flow in the table the instances share
+ * (runtime/flow; client/server side, handshake, flowbits, and each TCP
+ * direction's reassembly), the HTTP buffers, one fast pattern per Snort
+ * rule as prefilter, every candidate rule verified in full on the packet
+ * and on the PDUs rebuilt from its stream; alerts are counted per sid and
+ * logged (alert_log.h).  --mode keywords (the paper's benchmark): every
+ * occurrence of every content keyword, counted per keyword and per packet.
+ * Then forward, drop or mark (see README.md).  This file is the pipeline's
+ * hooks: options, set-up, the P stage's loop, statistics. */
 #include "app.h"
 
 #include <errno.h>
@@ -17,9 +19,12 @@
 #include <time.h>
 
 #include <jansson.h>
+#include <rte_common.h>
 #include <rte_cycles.h>
 #include <rte_errno.h>
 #include <rte_ip.h>
+#include <rte_launch.h>
+#include <rte_lcore.h>
 #include <rte_malloc.h>
 #include <rte_mbuf.h>
 #include <rte_prefetch.h>
@@ -30,11 +35,11 @@
 #include "flow_ids.h"
 #include "flow_key.h"
 #include "flow_table.h"
-#include "http_parse.h"
+#include "ids.h"
+#include "ids_opts.h"
 #include "payload.h"
 #include "rule_opts.h"
 #include "keyword_set.h"
-
 #define HIST_BUCKETS 18    /* matches per packet: 0, 1, 2-3, 4-7, ... , >= 2^16 */
 #define LINEAR_BYTES 65536 /* multi-segment packets are copied here to scan */
 #define DEFAULT_TOP 20
@@ -70,6 +75,8 @@ struct ac_cfg {
 	bool measure_cpu;
 	double flow_timeout_s;
 	bool flow_timeout_set;
+	struct ids_opts ids; /* rules mode's reassembly */
+	bool ids_init;       /* ids holds its defaults */
 };
 
 static const char *const layout_names[] = { "auto", "full", "compact" };
@@ -90,6 +97,11 @@ struct ac_state {
 	struct flow_table *flows; /* rules mode without --stateless */
 	double flow_timeout_s;
 	unsigned n_instances;
+	struct ids_engine *ids; /* rules mode */
+	struct ids_target_policy tp;
+	bool ended;                                /* the flows left at the end were judged */
+	struct ac_task *tasks[AC_ALERT_MAX_TASKS]; /* rules mode, for the end */
+	unsigned n_tasks;
 };
 
 struct ac_task {
@@ -113,29 +125,15 @@ struct ac_task {
 	uint64_t copied;       /* multi-segment packets linearised */
 	uint64_t short_chains; /* of which segments hold < pkt_len bytes */
 	uint64_t hist[HIST_BUCKETS];
-	/* rules mode */
-	const struct ac_verifier *ver;
-	struct ac_vscratch *vs;
-	uint64_t *rule_alerts; /* per verifier rule */
-	struct rte_ring *alert_ring;
-	uint64_t alerts, packets_alerted, alerts_logged_enq, alerts_log_dropped;
-	uint64_t candidates; /* rules verified */
+	/* rules mode: the engine's task (its counters are there) */
+	struct ids_task *ids;
 	bool rules_mode;
-	/* flows and HTTP (rules mode without --stateless) */
+	struct rte_ring *alert_ring;
+	uint64_t alerts_logged_enq, alerts_log_dropped;
 	struct flow_table *flows;
-	struct flow_counters fc;
+	struct flow_counters fc; /* the flow table's end hook finds the task from it */
 	uint32_t sweep_cursor;
-	uint32_t fb_words;
-	uint64_t *bits; /* the current packet's flowbits */
-	uint8_t *http_scratch;
-	struct ac_http http;
-	uint64_t http_requests, http_responses, extra_scans, bits_written, untracked;
-	/* the packet being judged (alert callback) */
-	const struct ac_pkt_meta *cur;
-	uint8_t cur_action;
-	uint8_t cur_flow;             /* ac_alert_rec.flow */
-	bool cur_response;            /* the packet is an HTTP response */
-	uint64_t alerts_partial_here; /* alerts partial on their packet only */
+	uint8_t cur_action; /* 1: the packet judged is dropped (--on-alert drop) */
 	bool measure_cpu;
 	uint64_t cpu_ns; /* --measure-cpu: thread CPU time in the process step */
 } __rte_cache_aligned;
@@ -147,10 +145,15 @@ static const char ac_usage[] =
 	"  variants: ac (classic Aho-Corasick DFA, the paper's; default), hs (Hyperscan),\n"
 	"            hs-literal (Hyperscan's literal API: Hyperscan 5.4 fails some\n"
 	"            scans with it, counted in engine_scan_errors; see README)\n"
-	"  --mode M              rules (default): flows tracked in a table shared by\n"
-	"                        the instances (flow, flowbits), HTTP buffers parsed\n"
-	"                        per packet, one fast pattern per rule prefilters,\n"
-	"                        candidate rules are verified in full (contents with\n"
+	"  --mode M              rules (default): IPv4 and IPv6 fragments put back\n"
+	"                        together and each TCP direction reassembled, overlaps\n"
+	"                        resolved by the target's policy (--target-policy);\n"
+	"                        flows tracked in a table shared by the instances\n"
+	"                        (flow, flowbits, streams), HTTP buffers parsed per\n"
+	"                        packet and per PDU, bodies dechunked and inflated,\n"
+	"                        one fast pattern per rule prefilters (streaming over\n"
+	"                        each direction's bytes), candidate rules are\n"
+	"                        verified in full on packets and PDUs (contents with\n"
 	"                        their buffers and positions, pcre with every flag,\n"
 	"                        byte_test/jump/extract, isdataat, dsize, urilen,\n"
 	"                        protocol, addresses, ports), alerts per sid;\n"
@@ -185,9 +188,9 @@ static const char ac_usage[] =
 	"                        keyword_match); mark: forward, and set the IPv4 DSCP\n"
 	"                        of packets with a match (header checksum updated)\n"
 	"  --mark-dscp N         DSCP written by --verdict mark, 0..63 (default 1)\n"
-	"  --scan-all-frames     scan the whole frame of packets that are not IPv4\n"
-	"                        TCP/UDP or are truncated (default: forward them\n"
-	"                        unscanned, counted by reason)\n"
+	"  --scan-all-frames     keywords mode: scan the whole frame of packets that\n"
+	"                        are not IPv4 TCP/UDP or are truncated (default:\n"
+	"                        forward them unscanned, counted by reason)\n"
 	"  --top N               keywords (rules mode: sids) listed in the statistics,\n"
 	"                        most hits first (default 20; 0: none)\n"
 	"  --measure-cpu         time each P task's process step with its thread's CPU\n"
@@ -225,7 +228,13 @@ ac_parse_opt(void *cfgp, int argc, char **argv)
 	const char *o = argv[0];
 	unsigned x;
 
+	if (!cfg->ids_init) {
+		ids_opts_init(&cfg->ids);
+		cfg->ids_init = true;
+	}
 	int n = ac_rule_opt_parse(&cfg->rules, argc, argv);
+	if (n == 0)
+		n = ids_opt_parse(&cfg->ids, argc, argv);
 	if (n != 0)
 		return n;
 	if (strcmp(o, "--scan-all-frames") == 0) {
@@ -317,21 +326,87 @@ now_s(void)
 	return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
+/* runtime/flow's table behind the engine's flow operations (ids.h). */
+struct rt_visit {
+	ids_visit_fn fn;
+	void *arg;
+};
+
+static void
+rt_visit_cb(struct flow_record *r, void *ext, bool created, void *arg)
+{
+	struct rt_visit *v = arg;
+	(void)r;
+	v->fn(ext, created, v->arg);
+}
+
+static uint32_t
+rt_hash(void *table, const struct flow_key *k)
+{
+	return flow_hash(&((struct flow_table *)table)->hasher, k);
+}
+
+static enum ids_flow_update
+rt_update(void *table, const struct flow_pkt *p, uint32_t hash, uint32_t wire_len, uint64_t now,
+	void *counters, ids_visit_fn fn, void *arg)
+{
+	struct rt_visit v = { fn, arg };
+	switch (flow_table_update_visit(table, p, hash, wire_len, now, counters, rt_visit_cb, &v)) {
+	case FLOW_UPDATE_HIT:
+		return IDS_FLOW_HIT;
+	case FLOW_UPDATE_CREATED:
+		return IDS_FLOW_CREATED;
+	default:
+		return IDS_FLOW_UNTRACKED;
+	}
+}
+
+static bool
+rt_visit(void *table, const struct flow_key *k, uint32_t hash, ids_visit_fn fn, void *arg)
+{
+	struct rt_visit v = { fn, arg };
+	return flow_table_visit(table, k, hash, rt_visit_cb, &v);
+}
+
+static void
+rt_prefetch(void *table, uint32_t hash)
+{
+	flow_table_prefetch_bucket(table, hash);
+}
+
+static const struct ids_flow_ops rt_flow_ops = {
+	.hash = rt_hash,
+	.update = rt_update,
+	.visit = rt_visit,
+	.prefetch = rt_prefetch,
+};
+
+static void *
+ext_of_record(const struct flow_table *ft, const struct flow_record *r)
+{
+	return ft->ext + (size_t)(r - ft->pool) * ft->ext_size;
+}
+
+/* The table ends a flow (TCP end, idle, evicted), under its bucket lock,
+ * on the task whose lookup or sweep found it: what its streams still hold
+ * is judged there (ids.h). */
 static void
 ids_flow_end(
 	const struct flow_record *r, enum flow_end_reason why, struct flow_counters *c, void *arg)
 {
-	/* Nothing to export: the table counts the end (c->ended) and takes
-	 * the record back. */
-	(void)r;
+	struct ac_state *st = arg;
+	struct ac_task *t = container_of(c, struct ac_task, fc);
 	(void)why;
-	(void)c;
-	(void)arg;
+	uint8_t action = t->cur_action;
+	t->cur_action = 0; /* not this packet's alerts */
+	ids_flow_ended(t->ids, ext_of_record(st->flows, r), &r->key, r->last_tsc);
+	t->cur_action = action;
 }
 
 /* The flow table shared by the instances: keyed SipHash (a random key:
  * flows cannot be aimed at one bucket), an extension area per record for
- * flow_ids.h's state and the flowbits. */
+ * the engine's state of the flow (ids.h: flow_ids.h's, the streams', the
+ * flowbits). */
 static int
 ids_flows_create(struct ac_state *st, const struct ac_cfg *cfg, char *err, size_t errlen)
 {
@@ -339,7 +414,7 @@ ids_flows_create(struct ac_state *st, const struct ac_cfg *cfg, char *err, size_
 	if (flow_hasher_init(&hasher, "keyed", NULL, err, errlen) < 0)
 		return -1;
 	double idle_s = cfg->flow_timeout_set ? cfg->flow_timeout_s : DEFAULT_FLOW_TIMEOUT_S;
-	uint32_t ext = (uint32_t)(sizeof(struct ac_flow_ext) + 8 * (size_t)st->ver.fb_words);
+	uint32_t ext = ids_engine_state_bytes(st->ids);
 	uint32_t cap = cfg->max_flows ? (uint32_t)cfg->max_flows : DEFAULT_MAX_FLOWS;
 	st->flows = flow_table_create_ext(cap, (uint64_t)(idle_s * (double)rte_get_tsc_hz()),
 		&hasher, (int)st->socket_id, ext);
@@ -348,14 +423,29 @@ ids_flows_create(struct ac_state *st, const struct ac_cfg *cfg, char *err, size_
 			cap, (unsigned)sizeof(struct flow_record), ext, rte_strerror(rte_errno));
 		return -1;
 	}
-	flow_table_set_end_hook(st->flows, 0, ids_flow_end, NULL);
+	flow_table_set_end_hook(st->flows, 0, ids_flow_end, st);
 	st->flow_timeout_s = idle_s;
 	fprintf(stderr,
-		"ahocorasick: flow table: %u records (+%u bytes each for state and %u flowbits "
-		"states), idle timeout %g s, keyed hash\n",
+		"ahocorasick: flow table: %u records (+%u bytes each for state, streams and %u "
+		"flowbits states), idle timeout %g s, keyed hash\n",
 		cap, ext, st->ver.n_fb_names, idle_s);
 	return 0;
 }
+
+static void
+state_free(struct ac_state *st)
+{
+	flow_table_free(st->flows);
+	ids_engine_free(st->ids);
+	ids_target_policy_free(&st->tp);
+	ac_engine_free(st->engine);
+	ac_verifier_free(&st->ver);
+	ac_vars_free(&st->vars);
+	ac_ruleset_free(&st->rs);
+	free(st);
+}
+
+static int64_t ac_options_check(const void *cfgp);
 
 static int
 ac_setup(void *cfgp, const struct pp_setup_info *info, void **app_state)
@@ -366,33 +456,18 @@ ac_setup(void *cfgp, const struct pp_setup_info *info, void **app_state)
 
 	if (st == NULL)
 		return -ENOMEM;
+	if (!cfg->ids_init) {
+		ids_opts_init(&cfg->ids);
+		cfg->ids_init = true;
+	}
 	st->cfg = cfg;
 	st->socket_id = info->socket_id;
 	st->kind = AC_ENGINE_AC;
+	ids_target_policy_init(&st->tp);
 	if (info->variant != NULL)
 		st->kind = (enum ac_engine_kind)ac_engine_kind_parse(info->variant);
 	bool rules = cfg->mode == MODE_RULES;
-	if (rules && cfg->scan_all_frames) {
-		fprintf(stderr,
-			"ahocorasick: --scan-all-frames is for --mode keywords only (rules "
-			"need the IPv4 TCP/UDP header)\n");
-		free(st);
-		return -EINVAL;
-	}
-	if (!rules &&
-		(cfg->alert_log != NULL || cfg->rules.vars_path != NULL ||
-			cfg->rules.list_unsupported || cfg->rules.stateless || cfg->max_flows ||
-			cfg->flow_timeout_set)) {
-		fprintf(stderr,
-			"ahocorasick: --alert-log, --vars, --list-unsupported, --stateless, "
-			"--max-flows and --flow-timeout are for --mode rules only\n");
-		free(st);
-		return -EINVAL;
-	}
-	if (cfg->rules.stateless && (cfg->max_flows || cfg->flow_timeout_set)) {
-		fprintf(stderr,
-			"ahocorasick: --max-flows and --flow-timeout need flows; --stateless has "
-			"none\n");
+	if (ac_options_check(cfg) < 0) {
 		free(st);
 		return -EINVAL;
 	}
@@ -428,30 +503,34 @@ ac_setup(void *cfgp, const struct pp_setup_info *info, void **app_state)
 	st->build_s = now_s() - t0;
 	if (st->engine == NULL && !(rules && st->ver.n_fp == 0)) {
 		fprintf(stderr, "ahocorasick: %s\n", err);
-		ac_verifier_free(&st->ver);
-		ac_vars_free(&st->vars);
-		ac_ruleset_free(&st->rs);
-		free(st);
+		state_free(st);
 		return -EINVAL;
 	}
 	st->n_instances = info->n_instances;
-	if (rules && !cfg->rules.stateless && ids_flows_create(st, cfg, err, sizeof(err)) < 0) {
-		fprintf(stderr, "ahocorasick: %s\n", err);
-		ac_engine_free(st->engine);
-		ac_verifier_free(&st->ver);
-		ac_vars_free(&st->vars);
-		ac_ruleset_free(&st->rs);
-		free(st);
-		return -EINVAL;
+	if (rules) {
+		struct ids_engine_cfg c = { .ver = &st->ver,
+			.engine = st->engine,
+			.flows = !cfg->rules.stateless,
+			.reassembly = !cfg->rules.stateless && !cfg->rules.no_reassembly };
+		if (ids_opts_apply(&cfg->ids, &st->vars, (double)rte_get_tsc_hz(), &st->tp, &c, err,
+			    sizeof(err)) < 0 ||
+			(st->ids = ids_engine_new(&c, err, sizeof(err))) == NULL ||
+			(c.flows && ids_flows_create(st, cfg, err, sizeof(err)) < 0)) {
+			fprintf(stderr, "ahocorasick: %s\n", err);
+			state_free(st);
+			return -EINVAL;
+		}
+		const struct ids_slot_pool *pool = ids_engine_pool(st->ids);
+		if (pool != NULL)
+			fprintf(stderr,
+				"ahocorasick: reassembly: %u stream slots of %u bytes' window "
+				"(%zu bytes, the memory cap), %u target policies (default %s)\n",
+				ids_slot_pool_slots(pool), ids_slot_pool_cfg(pool)->window,
+				ids_slot_pool_bytes(pool), st->tp.n, ids_policy_name[st->tp.dflt]);
 	}
 	if (rules && cfg->alert_log != NULL) {
 		if (ac_alert_log_start(&st->log, cfg->alert_log, &st->ver) < 0) {
-			flow_table_free(st->flows);
-			ac_engine_free(st->engine);
-			ac_verifier_free(&st->ver);
-			ac_vars_free(&st->vars);
-			ac_ruleset_free(&st->rs);
-			free(st);
+			state_free(st);
 			return -EINVAL;
 		}
 		st->log_on = true;
@@ -474,6 +553,9 @@ ac_setup(void *cfgp, const struct pp_setup_info *info, void **app_state)
 	return 0;
 }
 
+static void on_ids_alert(void *ctx, const struct ids_alert *a);
+static void end_flows(struct ac_state *st);
+
 static int
 ac_task_init(void *app_state, unsigned instance, void **task_state)
 {
@@ -485,49 +567,41 @@ ac_task_init(void *app_state, unsigned instance, void **task_state)
 	if (t == NULL)
 		return -ENOMEM;
 	t->rules_mode = st->cfg->mode == MODE_RULES;
-	t->kw_hits = rte_zmalloc_socket("ac_kw_hits",
-		(t->rules_mode ? st->ver.n_rules : st->rs.n_keywords) * sizeof(uint64_t) + 8,
-		RTE_CACHE_LINE_SIZE, (int)st->socket_id);
-	t->rule_alerts = t->kw_hits;
 	t->linear = rte_malloc_socket(
 		"ac_linear", LINEAR_BYTES, RTE_CACHE_LINE_SIZE, (int)st->socket_id);
-	/* One scratch per P task: Hyperscan scratch must not be shared. */
 	strcpy(err, "out of memory");
-	if (st->engine != NULL)
-		t->scratch = ac_scratch_new(st->engine, err, sizeof(err));
-	bool need_http = false;
 	if (t->rules_mode) {
-		t->ver = &st->ver;
-		t->vs = ac_vscratch_new(&st->ver, LINEAR_BYTES);
+		t->flows = st->flows;
+		t->ids = ids_task_new(st->ids, st->flows, &rt_flow_ops, &t->fc, on_ids_alert, t,
+			err, sizeof(err));
 		if (st->log_on)
 			t->alert_ring = ac_alert_log_ring(&st->log, instance, (int)st->socket_id);
-		t->fb_words = st->ver.fb_words;
-		t->bits = rte_zmalloc_socket("ac_bits", 8 * (size_t)(t->fb_words + 1),
-			RTE_CACHE_LINE_SIZE, (int)st->socket_id);
-		need_http = !st->cfg->rules.stateless;
-		if (need_http)
-			t->http_scratch =
-				rte_malloc_socket("ac_http", AC_HTTP_SCRATCH(LINEAR_BYTES),
-					RTE_CACHE_LINE_SIZE, (int)st->socket_id);
-		t->flows = st->flows;
 		/* Instances start their sweeps apart so they rarely meet on a lock. */
 		t->sweep_cursor = st->n_instances
 			? (uint32_t)(((uint64_t)instance * FLOW_TABLE_BUCKETS) / st->n_instances)
 			: 0;
+	} else {
+		t->kw_hits =
+			rte_zmalloc_socket("ac_kw_hits", st->rs.n_keywords * sizeof(uint64_t) + 8,
+				RTE_CACHE_LINE_SIZE, (int)st->socket_id);
+		/* One scratch per P task: Hyperscan scratch must not be shared. */
+		t->scratch = ac_scratch_new(st->engine, err, sizeof(err));
 	}
-	if (t->kw_hits == NULL || t->linear == NULL || (st->engine != NULL && t->scratch == NULL) ||
-		(t->rules_mode && (t->vs == NULL || t->bits == NULL)) ||
-		(need_http && t->http_scratch == NULL) || (st->log_on && t->alert_ring == NULL)) {
-		fprintf(stderr, "ahocorasick: instance %u: %s\n", instance,
-			st->engine != NULL && t->scratch == NULL ? err : "out of memory");
+	if (t->linear == NULL || (t->rules_mode && t->ids == NULL) ||
+		(!t->rules_mode && (t->kw_hits == NULL || t->scratch == NULL)) ||
+		(st->log_on && t->alert_ring == NULL) || instance >= AC_ALERT_MAX_TASKS) {
+		fprintf(stderr, "ahocorasick: instance %u: %s\n", instance, err);
+		ids_task_free(t->ids);
 		ac_scratch_free(t->scratch);
-		ac_vscratch_free(t->vs);
-		rte_free(t->bits);
-		rte_free(t->http_scratch);
 		rte_free(t->kw_hits);
 		rte_free(t->linear);
 		rte_free(t);
 		return -ENOMEM;
+	}
+	if (t->rules_mode) {
+		st->tasks[instance] = t;
+		if (instance + 1 > st->n_tasks)
+			st->n_tasks = instance + 1;
 	}
 	t->engine = st->engine;
 	t->verdict = st->cfg->verdict;
@@ -553,11 +627,20 @@ hist_bucket(uint64_t m)
 	return b < HIST_BUCKETS ? b : HIST_BUCKETS - 1;
 }
 
+/* The packet's DSCP: IPv4 (header checksum updated) or IPv6 (traffic
+ * class), ECN bits kept. */
 static void
 mark(struct rte_mbuf *m, uint32_t l3_off, uint8_t dscp)
 {
 	if (rte_pktmbuf_data_len(m) < l3_off + sizeof(struct rte_ipv4_hdr))
 		return; /* header not in the first segment: never with IPv4 found */
+	uint8_t *v6 = rte_pktmbuf_mtod_offset(m, uint8_t *, l3_off);
+	if (v6[0] >> 4 == 6) {
+		uint8_t tc = (uint8_t)(dscp << 2 | ((v6[1] >> 4) & 3));
+		v6[0] = (uint8_t)(0x60 | tc >> 4);
+		v6[1] = (uint8_t)((tc & 15) << 4 | (v6[1] & 15));
+		return;
+	}
 	struct rte_ipv4_hdr *ip = rte_pktmbuf_mtod_offset(m, struct rte_ipv4_hdr *, l3_off);
 	if (rte_pktmbuf_data_len(m) < l3_off + rte_ipv4_hdr_len(ip))
 		return;
@@ -610,157 +693,29 @@ linearise(const struct rte_mbuf *m, uint8_t *buf, uint64_t *short_chains)
 	return n;
 }
 
-/* The addresses, ports and protocol of a packet ac_find_payload accepted. */
+/* The engine's alert: onto the task's ring for the log (a full ring drops
+ * the record and counts it, never blocks). */
 static void
-packet_meta(const uint8_t *frame, const struct ac_payload *pl, struct ac_pkt_meta *m)
-{
-	const struct rte_ipv4_hdr *ip = (const struct rte_ipv4_hdr *)(frame + pl->l3_off);
-	const uint8_t *l4 = frame + pl->l4_off;
-
-	m->ip_proto = ip->next_proto_id;
-	m->src = rte_be_to_cpu_32(ip->src_addr);
-	m->dst = rte_be_to_cpu_32(ip->dst_addr);
-	m->sport = (uint16_t)(l4[0] << 8 | l4[1]);
-	m->dport = (uint16_t)(l4[2] << 8 | l4[3]);
-}
-
-static void
-on_alert(void *ctx, uint32_t rule)
+on_ids_alert(void *ctx, const struct ids_alert *a)
 {
 	struct ac_task *t = ctx;
-
-	t->rule_alerts[rule]++;
-	if (t->alert_ring == NULL) {
-		t->alerts_partial_here += t->ver->rules[rule].mail_file_data && !t->cur_response;
+	if (t->alert_ring == NULL)
 		return;
-	}
-	const struct ac_pkt_meta *m = t->cur;
-	struct ac_alert_rec a = {
-		.tsc = rte_rdtsc(),
-		.rule = rule,
-		.src = m->src,
-		.dst = m->dst,
-		.sport = m->sport,
-		.dport = m->dport,
-		.ip_proto = m->ip_proto,
-		.action = t->cur_action,
-		.flow = t->cur_flow,
-	};
-	if (t->ver->rules[rule].mail_file_data && !t->cur_response) {
-		a.flow |= AC_ALERT_PARTIAL;
-		t->alerts_partial_here++;
-	}
-	if (rte_ring_sp_enqueue_elem(t->alert_ring, &a, sizeof(a)) == 0)
+	struct ac_alert_rec r = { .a = *a, .tsc = rte_rdtsc(), .action = t->cur_action };
+	if (rte_ring_sp_enqueue_elem(t->alert_ring, &r, sizeof(r)) == 0)
 		t->alerts_logged_enq++;
 	else
 		t->alerts_log_dropped++;
 }
 
-/* What the flow table's visitor needs of the packet, and what it gives back. */
-struct flow_visit {
-	uint8_t ip_proto, dir, tcp_flags;
-	uint8_t pf;
-	uint64_t *bits;
-	uint32_t words;
-};
-
-/* Under the bucket lock: track the packet, copy the flowbits out. */
-static void
-flow_visit_packet(struct flow_record *r, void *ext, bool created, void *arg)
-{
-	struct flow_visit *fv = arg;
-	struct ac_flow_ext *x = ext;
-	(void)r;
-	fv->pf = ac_flow_track(x, created, fv->ip_proto, fv->dir, fv->tcp_flags);
-	memcpy(fv->bits, x->bits, 8 * (size_t)fv->words);
-}
-
-/* Under the bucket lock: the packet's flowbits changes go back to its flow. */
-static void
-flow_visit_store(struct flow_record *r, void *ext, bool created, void *arg)
-{
-	struct flow_visit *fv = arg;
-	struct ac_flow_ext *x = ext;
-	(void)r;
-	(void)created;
-	memcpy(x->bits, fv->bits, 8 * (size_t)fv->words);
-}
-
-/* The packet's flow key and its hash (the flow table's keyed hash). */
-static void
-packet_flow_key(const struct ac_task *t, const uint8_t *frame, const struct ac_payload *pl,
-	const struct ac_pkt_meta *m, struct flow_pkt *fp, uint32_t *hash)
-{
-	const struct rte_ipv4_hdr *ip = (const struct rte_ipv4_hdr *)(frame + pl->l3_off);
-	uint8_t flags = m->ip_proto == 6 ? frame[pl->l4_off + 13] : 0;
-
-	flow_pkt_from_ipv4(fp, (const uint8_t *)&ip->src_addr, (const uint8_t *)&ip->dst_addr,
-		m->ip_proto, m->sport, m->dport, pl->vlan, flags);
-	*hash = flow_hash(&t->flows->hasher, &fp->key);
-}
-
-/* The packet's flow: its state as rules see it (AC_PF_*) and its flowbits
- * in t->bits; t->cur_flow for the alert log. */
-static uint8_t
-packet_flow(struct ac_task *t, const struct ac_payload *pl, const struct ac_pkt_meta *m,
-	uint64_t now, const struct flow_pkt *fp, uint32_t hash)
-{
-	struct flow_visit fv = { m->ip_proto, fp->dir, fp->tcp_flags, 0, t->bits, t->fb_words };
-
-	if (flow_table_update_visit(t->flows, fp, hash, pl->len, now, &t->fc, flow_visit_packet,
-		    &fv) == FLOW_UPDATE_FULL) {
-		/* Not tracked: judged as the first packet of a new flow. */
-		struct ac_flow_ext x = { 0 };
-		t->untracked++;
-		memset(t->bits, 0, 8 * (size_t)t->fb_words);
-		t->cur_flow = AC_ALERT_UNTRACKED;
-		return ac_flow_track(&x, true, m->ip_proto, fp->dir, fp->tcp_flags);
-	}
-	t->cur_flow = AC_ALERT_TRACKED;
-	return fv.pf;
-}
-
-/* What a burst's first pass finds of a one-segment packet, so that the
- * second finds its flow's bucket and record in the cache. */
-struct pre_pkt {
-	bool done; /* found here (segmented packets are left to the second pass) */
-	enum ac_payload_status st;
-	struct ac_payload pl;
-	struct ac_pkt_meta meta;
-	struct flow_pkt fp;
-	uint32_t hash;
-};
-
-/* Rules mode: flow, HTTP buffers, prefilter, verify, judge; one packet at
- * a time. */
+/* Rules mode: each frame through the engine, then the verdict. */
 static void
 process_rules(struct ac_task *t, struct rte_mbuf **pkts, uint16_t n, uint8_t *verdict)
 {
-	uint64_t now = 0;
-	struct pre_pkt pre[PP_BURST];
+	uint64_t now = rte_rdtsc();
 
-	if (t->flows != NULL) {
-		now = rte_rdtsc();
+	if (t->flows != NULL)
 		flow_table_sweep(t->flows, &t->sweep_cursor, SWEEP_PER_BURST, now, &t->fc);
-		/* First pass: each packet's flow key and hash, its bucket
-		 * prefetched; then the records at those buckets' heads. */
-		for (uint16_t i = 0; i < n; i++) {
-			struct pre_pkt *q = &pre[i];
-			const uint8_t *frame = rte_pktmbuf_mtod(pkts[i], const uint8_t *);
-			q->done = pkts[i]->next == NULL;
-			if (!q->done)
-				continue;
-			q->st = ac_find_payload(frame, rte_pktmbuf_data_len(pkts[i]), &q->pl);
-			if (q->st != AC_PL_OK)
-				continue;
-			packet_meta(frame, &q->pl, &q->meta);
-			packet_flow_key(t, frame, &q->pl, &q->meta, &q->fp, &q->hash);
-			flow_table_prefetch_bucket(t->flows, q->hash);
-		}
-		for (uint16_t i = 0; i < n; i++)
-			if (pre[i].done && pre[i].st == AC_PL_OK)
-				flow_table_prefetch_head(t->flows, pre[i].hash);
-	}
 	for (uint16_t i = 0; i < n; i++) {
 		struct rte_mbuf *m = pkts[i];
 		if (i + 1 < n)
@@ -768,85 +723,21 @@ process_rules(struct ac_task *t, struct rte_mbuf **pkts, uint16_t n, uint8_t *ve
 		verdict[i] = PP_VERDICT_FORWARD;
 		const uint8_t *frame = rte_pktmbuf_mtod(m, const uint8_t *);
 		uint32_t flen = rte_pktmbuf_data_len(m);
-		struct pre_pkt *q = &pre[i], own;
-		if (t->flows == NULL || !q->done) {
-			if (unlikely(m->next != NULL)) {
-				flen = linearise(m, t->linear, &t->short_chains);
-				frame = t->linear;
-				t->copied++;
-			}
-			q = &own;
-			q->st = ac_find_payload(frame, flen, &q->pl);
-			if (q->st == AC_PL_OK) {
-				packet_meta(frame, &q->pl, &q->meta);
-				if (t->flows != NULL)
-					packet_flow_key(
-						t, frame, &q->pl, &q->meta, &q->fp, &q->hash);
-			}
+		if (unlikely(m->next != NULL)) {
+			flen = linearise(m, t->linear, &t->short_chains);
+			frame = t->linear;
+			t->copied++;
 		}
-		if (q->st != AC_PL_OK) {
-			t->unscanned[q->st]++;
-			continue;
-		}
-		t->scanned++;
-		const struct ac_payload pl = q->pl;
-		struct ac_pkt_meta meta = q->meta;
-		const uint8_t *data = frame + pl.off;
-		struct ac_span bare[AC_BUF_N];
-		struct ac_pkt_view pv;
-		const struct flow_pkt *fp = &q->fp;
-		uint32_t hash = q->hash;
-		t->cur_flow = 0;
-		t->cur_response = false;
-		if (t->flows != NULL) {
-			uint8_t pf = packet_flow(t, &pl, &meta, now, fp, hash);
-			ac_http_parse(data, pl.len, meta.ip_proto == 6, t->http_scratch, &t->http);
-			t->http_requests += t->http.kind == AC_HTTP_REQUEST;
-			t->http_responses += t->http.kind == AC_HTTP_RESPONSE;
-			pv = (struct ac_pkt_view){
-				.m = &meta, .buf = t->http.buf, .pf = pf, .bits = t->bits
-			};
-			for (int b = 0; b < AC_BUF_N; b++)
-				pv.present |= (uint32_t)t->http.buf[b].present << b;
-			t->cur_flow |= pf;
-			t->cur_response = t->http.kind == AC_HTTP_RESPONSE;
-		} else {
-			ac_pkt_view_bare(&pv, bare, &meta, data, pl.len, t->bits);
-		}
-		if (t->engine != NULL) {
-			ac_engine_scan(
-				t->engine, t->scratch, data, pl.len, ac_vscratch_on_match, t->vs);
-			/* Buffers that are not one slice of the payload (a
-			 * normalised URI, headers without their Cookie lines)
-			 * are scanned too: a fast pattern in them stays a
-			 * necessary condition. */
-			for (uint32_t ns = t->flows != NULL ? t->http.not_slices : 0; ns != 0;
-				ns &= ns - 1) {
-				const struct ac_span *b = &t->http.buf[__builtin_ctz(ns)];
-				ac_engine_scan(t->engine, t->scratch, b->p, b->len,
-					ac_vscratch_on_match, t->vs);
-				t->extra_scans++;
-			}
-		}
-		t->candidates += t->vs->n_cand;
-		t->bytes_scanned += pl.len;
-		t->cur = &meta;
+		uint32_t l3;
 		t->cur_action = t->verdict == VERDICT_DROP;
-		uint32_t a = ac_verify_candidates(t->ver, t->vs, &pv, on_alert, t);
-		if (pv.bits_changed && (t->cur_flow & AC_ALERT_TRACKED)) {
-			struct flow_visit fv = { .bits = t->bits, .words = t->fb_words };
-			flow_table_visit(t->flows, &fp->key, hash, flow_visit_store, &fv);
-			t->bits_written++;
-		}
-		t->hist[hist_bucket(a)]++;
+		uint32_t a = ids_process(t->ids, frame, flen, now, &l3);
+		t->cur_action = 0;
 		if (a == 0)
 			continue;
-		t->alerts += a;
-		t->packets_alerted++;
 		if (t->verdict == VERDICT_DROP) {
 			verdict[i] = 2; /* rule_alert */
-		} else if (t->verdict == VERDICT_MARK) {
-			mark(m, pl.l3_off, t->mark_dscp);
+		} else if (t->verdict == VERDICT_MARK && l3 != UINT32_MAX && frame != t->linear) {
+			mark(m, l3, t->mark_dscp);
 			t->marked++;
 		}
 	}
@@ -1030,41 +921,91 @@ common_stats(const struct ac_state *st, json_t *out, const char *mode, uint64_t 
 	json_object_set_new(out, "rule_set", json_string(st->set_name));
 }
 
+/* After the run (every worker stopped): the flows still in the table end
+ * (Snort flushes its streams at shutdown), judged on the first task. */
+struct end_walk {
+	struct ac_state *st;
+	struct ac_task *t;
+	uint64_t now;
+};
+
+static void
+end_one(const struct flow_record *r, void *arg)
+{
+	struct end_walk *w = arg;
+	ids_flow_ended(w->t->ids, ext_of_record(w->st->flows, r), &r->key, w->now);
+}
+
+static void
+end_flows(struct ac_state *st)
+{
+	unsigned lc;
+	if (st->ended || st->flows == NULL || st->n_tasks == 0 || st->tasks[0] == NULL)
+		return;
+	RTE_LCORE_FOREACH_WORKER(lc)
+	if (rte_eal_get_lcore_state(lc) == RUNNING)
+		return; /* a snapshot while the run goes on */
+	struct end_walk w = { st, st->tasks[0], rte_rdtsc() };
+	flow_table_foreach(st->flows, end_one, &w);
+	st->ended = true;
+}
+
+static json_t *
+events_json(const uint64_t *ev)
+{
+	json_t *o = json_object();
+	for (int k = 0; k < IDS_EV_N; k++)
+		json_object_set_new(o, ids_event_info[k].name, json_integer((json_int_t)ev[k]));
+	return o;
+}
+
 static void
 stats_rules(struct ac_state *st, void *const *task_states, unsigned n_tasks, json_t *out)
 {
 	const struct ac_verifier *v = &st->ver;
-	struct ac_task sum = { 0 };
+	struct ids_task_stats sum = { 0 };
+	struct ids_defrag_stats ds = { 0 };
 	struct flow_counters fc = { 0 };
+	struct ac_task tsum = { 0 };
 	uint64_t scan_errors = 0, pcre_errors = 0, noalert = 0, budget = 0, cpu_ns = 0;
 	int last_error = 0;
 	struct id_count *per = calloc(v->n_rules + 1, sizeof(*per));
 	json_t *per_task = json_array();
 
+	end_flows(st);
 	if (st->log_on)
 		ac_alert_log_drain(&st->log, 2000);
 	for (unsigned i = 0; i < n_tasks; i++) {
 		const struct ac_task *t = task_states[i];
 		if (t == NULL)
 			continue;
-		sum.scanned += t->scanned;
-		for (int r = 0; r < AC_PL_N_STATUS; r++)
-			sum.unscanned[r] += t->unscanned[r];
-		sum.bytes_scanned += t->bytes_scanned;
-		sum.alerts += t->alerts;
-		sum.packets_alerted += t->packets_alerted;
-		sum.marked += t->marked;
-		sum.copied += t->copied;
-		sum.short_chains += t->short_chains;
-		sum.candidates += t->candidates;
-		sum.alerts_logged_enq += t->alerts_logged_enq;
-		sum.alerts_log_dropped += t->alerts_log_dropped;
-		sum.http_requests += t->http_requests;
-		sum.http_responses += t->http_responses;
-		sum.extra_scans += t->extra_scans;
-		sum.bits_written += t->bits_written;
-		sum.untracked += t->untracked;
-		sum.alerts_partial_here += t->alerts_partial_here;
+		const struct ids_task_stats *s = ids_task_stats(t->ids);
+		uint64_t *a = (uint64_t *)&sum, *b = (uint64_t *)s;
+		/* every counter but the per-rule array: plain uint64_t fields */
+		for (size_t k = 0; k < offsetof(struct ids_task_stats, rule_alerts) / 8; k++)
+			a[k] += b[k];
+		a = (uint64_t *)&sum.stream;
+		b = (uint64_t *)&s->stream;
+		for (size_t k = 0; k < sizeof(sum.stream) / 8; k++)
+			a[k] += b[k];
+		a = (uint64_t *)&sum.http;
+		b = (uint64_t *)&s->http;
+		for (size_t k = 0; k < sizeof(sum.http) / 8; k++)
+			a[k] += b[k];
+		const struct ids_defrag_stats *d = ids_task_defrag_stats(t->ids);
+		if (d != NULL) {
+			a = (uint64_t *)&ds;
+			b = (uint64_t *)d;
+			for (size_t k = 0; k < sizeof(ds) / 8; k++)
+				a[k] = k * 8 == offsetof(struct ids_defrag_stats, bytes_held_max)
+					? RTE_MAX(a[k], b[k])
+					: a[k] + b[k];
+		}
+		tsum.marked += t->marked;
+		tsum.copied += t->copied;
+		tsum.short_chains += t->short_chains;
+		tsum.alerts_logged_enq += t->alerts_logged_enq;
+		tsum.alerts_log_dropped += t->alerts_log_dropped;
 		fc.lookups += t->fc.lookups;
 		fc.hits += t->fc.hits;
 		fc.created += t->fc.created;
@@ -1073,18 +1014,17 @@ stats_rules(struct ac_state *st, void *const *task_states, unsigned n_tasks, jso
 		fc.table_full += t->fc.table_full;
 		for (int e = 0; e < 6; e++)
 			fc.ended[e] += t->fc.ended[e];
-		noalert += t->vs->noalert_matches;
-		budget += t->vs->budget_exceeded;
-		if (t->scratch != NULL)
-			scan_errors += ac_scratch_errors(t->scratch, &last_error);
-		pcre_errors += t->vs->pcre_errors;
-		for (int b = 0; b < HIST_BUCKETS; b++)
-			sum.hist[b] += t->hist[b];
+		const struct ac_vscratch *vs = ids_task_vscratch(t->ids);
+		noalert += vs->noalert_matches;
+		budget += vs->budget_exceeded;
+		pcre_errors += vs->pcre_errors;
+		if (ids_task_scratch(t->ids) != NULL)
+			scan_errors += ac_scratch_errors(ids_task_scratch(t->ids), &last_error);
 		for (uint32_t r = 0; per != NULL && r < v->n_rules; r++)
-			per[r].n += t->rule_alerts[r];
+			per[r].n += s->rule_alerts[r];
 		json_t *tj = json_pack("{s:I, s:I, s:I, s:I}", "instance", (json_int_t)t->instance,
-			"packets_scanned", (json_int_t)t->scanned, "bytes_scanned",
-			(json_int_t)t->bytes_scanned, "alerts", (json_int_t)t->alerts);
+			"packets_scanned", (json_int_t)s->packets_judged, "bytes_scanned",
+			(json_int_t)s->bytes_judged, "alerts", (json_int_t)s->alerts);
 		cpu_json(t, tj, &cpu_ns);
 		json_array_append_new(per_task, tj);
 	}
@@ -1103,7 +1043,6 @@ stats_rules(struct ac_state *st, void *const *task_states, unsigned n_tasks, jso
 	json_t *top = json_array();
 	unsigned want = st->cfg->top ? st->cfg->top - 1 : DEFAULT_TOP;
 	if (per != NULL) {
-		/* Remember each rule's msg before sorting. */
 		qsort(per, v->n_rules, sizeof(*per), count_cmp);
 		for (uint32_t j = 0; j < v->n_rules && j < want && per[j].n > 0; j++)
 			json_array_append_new(top,
@@ -1111,7 +1050,16 @@ stats_rules(struct ac_state *st, void *const *task_states, unsigned n_tasks, jso
 					(json_int_t)per[j].n));
 	}
 	free(per);
-	json_t *unscanned = unscanned_json(&sum);
+	json_t *unscanned = json_object();
+	for (int r = 1; r < IDS_PKT_N_STATUS; r++)
+		json_object_set_new(
+			unscanned, ids_status_name[r], json_integer((json_int_t)sum.unscanned[r]));
+	/* not judged alone: a fragment (its datagram is, once whole), a TTL
+	 * insertion (never reaches the target) */
+	json_object_set_new(
+		unscanned, "fragment_held", json_integer((json_int_t)sum.fragments_held));
+	json_object_set_new(
+		unscanned, "ttl_insertion", json_integer((json_int_t)sum.ttl_insertions));
 	json_t *hist = histogram_json(sum.hist);
 	common_stats(st, out, "rules", scan_errors, last_error);
 	json_object_set_new(out, "vars_file",
@@ -1132,24 +1080,24 @@ stats_rules(struct ac_state *st, void *const *task_states, unsigned n_tasks, jso
 	json_object_set_new(out, "pcres", json_integer(v->n_pcre));
 	json_object_set_new(out, "pcre_errors", json_integer((json_int_t)pcre_errors));
 	json_object_set_new(out, "on_alert", json_string(on_alert_names[st->cfg->verdict]));
-	json_object_set_new(out, "packets_scanned", json_integer((json_int_t)sum.scanned));
+	json_object_set_new(out, "packets_scanned", json_integer((json_int_t)sum.packets_judged));
 	json_object_set_new(out, "packets_unscanned", unscanned);
-	json_object_set_new(out, "packets_linearised", json_integer((json_int_t)sum.copied));
+	json_object_set_new(out, "packets_linearised", json_integer((json_int_t)tsum.copied));
 	json_object_set_new(out, "packets_segments_short_of_pkt_len",
-		json_integer((json_int_t)sum.short_chains));
-	json_object_set_new(out, "bytes_scanned", json_integer((json_int_t)sum.bytes_scanned));
+		json_integer((json_int_t)tsum.short_chains));
+	json_object_set_new(out, "bytes_scanned", json_integer((json_int_t)sum.bytes_judged));
 	json_object_set_new(out, "fast_pattern_hits", json_integer((json_int_t)sum.candidates));
 	json_object_set_new(out, "alerts", json_integer((json_int_t)sum.alerts));
 	json_object_set_new(out, "packets_alerted", json_integer((json_int_t)sum.packets_alerted));
-	json_object_set_new(out, "packets_marked", json_integer((json_int_t)sum.marked));
+	json_object_set_new(out, "packets_marked", json_integer((json_int_t)tsum.marked));
 	json_object_set_new(out, "alerts_by_sid", by_sid);
 	json_object_set_new(out, "top_sids", top);
 	json_object_set_new(out, "alerts_per_packet_histogram", hist);
 	json_object_set_new(out, "alert_log", st->log_on ? json_string(st->log.path) : json_null());
 	json_object_set_new(
-		out, "alerts_log_enqueued", json_integer((json_int_t)sum.alerts_logged_enq));
+		out, "alerts_log_enqueued", json_integer((json_int_t)tsum.alerts_logged_enq));
 	json_object_set_new(
-		out, "alerts_log_dropped", json_integer((json_int_t)sum.alerts_log_dropped));
+		out, "alerts_log_dropped", json_integer((json_int_t)tsum.alerts_log_dropped));
 	json_object_set_new(out, "alerts_logged",
 		json_integer((json_int_t)__atomic_load_n(&st->log.written, __ATOMIC_RELAXED)));
 	json_object_set_new(out, "stateless", json_boolean(st->cfg->rules.stateless));
@@ -1175,9 +1123,55 @@ stats_rules(struct ac_state *st, void *const *task_states, unsigned n_tasks, jso
 				ended, "untracked", (json_int_t)sum.untracked,
 				"flowbits_written_back", (json_int_t)sum.bits_written));
 		json_object_set_new(out, "http",
-			json_pack("{s:I, s:I, s:I}", "requests", (json_int_t)sum.http_requests,
-				"responses", (json_int_t)sum.http_responses, "extra_buffer_scans",
-				(json_int_t)sum.extra_scans));
+			json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "requests",
+				(json_int_t)sum.http_requests, "responses",
+				(json_int_t)sum.http_responses, "extra_buffer_scans",
+				(json_int_t)sum.extra_scans, "dechunked",
+				(json_int_t)sum.http.dechunked, "decompressed",
+				(json_int_t)sum.http.decompressed, "decode_errors",
+				(json_int_t)sum.http.decode_errors, "decompression_bound_hit",
+				(json_int_t)sum.http.bound_hit));
+	}
+	const struct ids_slot_pool *pool = ids_engine_pool(st->ids);
+	json_object_set_new(out, "reassembly", json_boolean(pool != NULL));
+	if (pool != NULL) {
+		json_object_set_new(out, "stream",
+			json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, "
+				  "s:I, s:I, s:I, s:I, s:I, s:I}",
+				"memcap_bytes", (json_int_t)ids_slot_pool_bytes(pool), "slots",
+				(json_int_t)ids_slot_pool_slots(pool), "slots_in_use",
+				(json_int_t)ids_slot_pool_in_use(pool), "window",
+				(json_int_t)ids_slot_pool_cfg(pool)->window, "segments",
+				(json_int_t)sum.stream.segments, "bytes_in_order",
+				(json_int_t)sum.stream.bytes_in_order, "retransmitted",
+				(json_int_t)sum.stream.retransmitted, "overlaps",
+				(json_int_t)sum.stream.overlaps, "beyond_window",
+				(json_int_t)sum.stream.beyond_window, "no_slot",
+				(json_int_t)sum.stream.no_slot, "shed", (json_int_t)sum.stream.shed,
+				"lost_bytes", (json_int_t)sum.stream.lost_bytes, "pdus",
+				(json_int_t)sum.pdus, "pdu_bytes", (json_int_t)sum.pdu_bytes,
+				"pdus_rescanned", (json_int_t)sum.pdus_rescanned, "straddles",
+				(json_int_t)sum.straddles, "dedup_skipped",
+				(json_int_t)sum.dedup_skipped, "alerts_stream",
+				(json_int_t)sum.alerts_stream));
+		json_object_set_new(out, "defrag",
+			json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "fragments",
+				(json_int_t)ds.fragments, "reassembled", (json_int_t)ds.reassembled,
+				"fragments_held", (json_int_t)sum.fragments_held, "timeouts",
+				(json_int_t)ds.timeouts, "evicted_full",
+				(json_int_t)ds.evicted_full, "evicted_memcap",
+				(json_int_t)ds.evicted_memcap, "dropped", (json_int_t)ds.dropped,
+				"datagrams_bad", (json_int_t)ds.datagrams_bad, "bytes_held_max",
+				(json_int_t)ds.bytes_held_max));
+		json_object_set_new(
+			out, "ttl_insertions", json_integer((json_int_t)sum.ttl_insertions));
+		json_object_set_new(out, "events", events_json(sum.events));
+		json_object_set_new(
+			out, "alerts_events", json_integer((json_int_t)sum.alerts_events));
+		json_object_set_new(out, "alerts_at_flow_end",
+			json_integer((json_int_t)sum.alerts_at_flow_end));
+		json_object_set_new(
+			out, "target_policy_default", json_string(ids_policy_name[st->tp.dflt]));
 	}
 	json_object_set_new(out, "tasks", per_task);
 }
@@ -1285,14 +1279,16 @@ ac_teardown(void *app_state, void **task_states, unsigned n_tasks)
 	struct ac_state *st = app_state;
 	int rc = 0;
 
+	if (st != NULL)
+		end_flows(st); /* when no statistics were asked for */
+	if (st != NULL && st->log_on)
+		rc = ac_alert_log_stop(&st->log);
 	for (unsigned i = 0; i < n_tasks; i++) {
 		struct ac_task *t = task_states[i];
 		if (t == NULL)
 			continue;
+		ids_task_free(t->ids);
 		ac_scratch_free(t->scratch);
-		ac_vscratch_free(t->vs);
-		rte_free(t->bits);
-		rte_free(t->http_scratch);
 		rte_free(t->kw_hits);
 		rte_free(t->linear);
 		rte_free(t);
@@ -1300,14 +1296,7 @@ ac_teardown(void *app_state, void **task_states, unsigned n_tasks)
 	}
 	if (st == NULL)
 		return 0;
-	if (st->log_on)
-		rc = ac_alert_log_stop(&st->log);
-	flow_table_free(st->flows);
-	ac_verifier_free(&st->ver);
-	ac_vars_free(&st->vars);
-	ac_engine_free(st->engine);
-	ac_ruleset_free(&st->rs);
-	free(st);
+	state_free(st);
 	return rc;
 }
 
@@ -1320,17 +1309,39 @@ ac_options_check(const void *cfgp)
 {
 	const struct ac_cfg *cfg = cfgp;
 	bool rules = cfg->mode == MODE_RULES;
+	char dflt[4096];
 
+	if (cfg->rules.rules_path == NULL && ac_default_rules(dflt, sizeof(dflt)) == NULL)
+		return -1; /* said why: give --rules or set PIPEPLACE_RULES */
 	if (rules && cfg->scan_all_frames) {
-		fprintf(stderr, "ahocorasick: --scan-all-frames is for --mode keywords only\n");
+		fprintf(stderr,
+			"ahocorasick: --scan-all-frames is for --mode keywords only (rules "
+			"need the IP TCP/UDP header)\n");
 		return -1;
 	}
 	if (!rules &&
 		(cfg->alert_log != NULL || cfg->rules.vars_path != NULL ||
-			cfg->rules.list_unsupported)) {
+			cfg->rules.list_unsupported || cfg->rules.stateless ||
+			cfg->rules.no_reassembly || cfg->max_flows || cfg->flow_timeout_set ||
+			cfg->ids.any)) {
 		fprintf(stderr,
-			"ahocorasick: --alert-log, --vars and --list-unsupported are "
-			"for --mode rules only\n");
+			"ahocorasick: --alert-log, --vars, --list-unsupported, --stateless, "
+			"--no-reassembly, --max-flows, --flow-timeout and the reassembly options "
+			"are for --mode rules only\n");
+		return -1;
+	}
+	if (cfg->rules.stateless && (cfg->max_flows || cfg->flow_timeout_set)) {
+		fprintf(stderr,
+			"ahocorasick: --max-flows and --flow-timeout need flows; "
+			"--stateless has none\n");
+		return -1;
+	}
+	if ((cfg->rules.stateless || cfg->rules.no_reassembly) && cfg->ids.any) {
+		fprintf(stderr,
+			"ahocorasick: the reassembly options (--target-policy, --stream-*, "
+			"--frag-*, --http-*, --ttl-limit, --decoder-alerts) need reassembly; "
+			"%s has none\n",
+			cfg->rules.stateless ? "--stateless" : "--no-reassembly");
 		return -1;
 	}
 	return 0;

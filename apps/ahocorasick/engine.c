@@ -121,6 +121,40 @@ ac_engine_scan_burst(const struct ac_engine *e, struct ac_scratch *s, const uint
 		matches[i] = hs_engine_scan(e->hs, s->hs, data[i], len[i], fn, ctx);
 }
 
+int
+ac_engine_enable_stream(
+	struct ac_engine *e, const struct ac_keyword *kw, uint32_t n_kw, char *err, size_t errlen)
+{
+	if (e->kind == AC_ENGINE_AC)
+		return 0;
+	return hs_engine_enable_stream(e->hs, kw, n_kw,
+		e->kind == AC_ENGINE_HS ? HS_COMPILE_REGEX : HS_COMPILE_LITERAL, err, errlen);
+}
+
+size_t
+ac_engine_stream_bytes(const struct ac_engine *e)
+{
+	return e->kind == AC_ENGINE_AC ? 8 : (hs_engine_stream_bytes(e->hs) + 7) & ~(size_t)7;
+}
+
+void
+ac_engine_stream_init(const struct ac_engine *e, void *state)
+{
+	if (e->kind == AC_ENGINE_AC)
+		*(uint32_t *)state = 0;
+	else
+		hs_engine_stream_init(state);
+}
+
+uint64_t
+ac_engine_scan_stream(const struct ac_engine *e, struct ac_scratch *s, void *state,
+	const uint8_t *data, uint32_t len, ac_match_fn fn, void *ctx)
+{
+	if (e->kind == AC_ENGINE_AC)
+		return ac_dfa_scan_stream(e->dfa, (uint32_t *)state, data, len, fn, ctx);
+	return hs_engine_scan_stream(e->hs, s->hs, state, data, len, fn, ctx);
+}
+
 uint64_t
 ac_scratch_errors(const struct ac_scratch *s, int *last_error)
 {

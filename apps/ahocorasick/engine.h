@@ -53,6 +53,22 @@ void ac_engine_scan_burst(const struct ac_engine *e, struct ac_scratch *s,
 	const uint8_t *const *data, const uint32_t *len, unsigned n, ac_match_fn fn, void *ctx,
 	uint64_t *matches);
 
+/* Streaming (rules mode's TCP reassembly): the matcher's state between
+ * the chunks of one byte stream, ac_engine_stream_bytes(e) bytes (8-byte
+ * aligned) the caller keeps per stream: the automaton's state for ac, a
+ * compressed Hyperscan stream (hs_engine.h) for hs.  Enable before the
+ * scratches are made.  A keyword across chunks is found; end offsets are
+ * relative to the chunk (smaller than the keyword's length when it began
+ * in an earlier chunk).  The ac engine reports a case-sensitive keyword
+ * that began in an earlier chunk without comparing its bytes: a candidate
+ * the caller checks; Hyperscan compares them.  0, or -1 with err. */
+int ac_engine_enable_stream(
+	struct ac_engine *e, const struct ac_keyword *kw, uint32_t n_kw, char *err, size_t errlen);
+size_t ac_engine_stream_bytes(const struct ac_engine *e);
+void ac_engine_stream_init(const struct ac_engine *e, void *state);
+uint64_t ac_engine_scan_stream(const struct ac_engine *e, struct ac_scratch *s, void *state,
+	const uint8_t *data, uint32_t len, ac_match_fn fn, void *ctx);
+
 /* Scans on this scratch that failed and stopped early (Hyperscan errors;
  * always 0 for AC), and the last error code. */
 uint64_t ac_scratch_errors(const struct ac_scratch *s, int *last_error);

@@ -10,12 +10,23 @@
 
 struct hs_engine {
 	hs_database_t *db;
+	hs_database_t *sdb; /* streaming mode, NULL unless asked for */
+	size_t state_max;   /* bytes of a compressed stream */
 };
 
 struct hs_engine_scratch {
 	hs_scratch_t *scratch;
-	uint64_t errors; /* hs_scan calls that failed */
+	hs_stream_t *work; /* a stream expanded from, and compressed back to, each caller's state */
+	uint64_t errors;   /* hs_scan calls that failed */
 	int last_error;
+};
+
+/* A stream's state as the caller keeps it: the stream offset (to make end
+ * offsets chunk-relative), then hs_compress_stream's bytes. */
+struct hs_state {
+	uint64_t offset;
+	uint32_t len; /* compressed bytes; 0: a fresh stream */
+	uint8_t bytes[];
 };
 
 /* Carries the caller's callback through hs_scan's. */
@@ -45,11 +56,46 @@ escape_literal(const uint8_t *b, uint32_t len)
 	return p;
 }
 
+static hs_database_t *compile_db(const struct ac_keyword *kw, uint32_t n_kw,
+	enum hs_compile_mode mode, bool single_match, unsigned hs_mode, char *err, size_t errlen);
+
 struct hs_engine *
 hs_engine_build(const struct ac_keyword *kw, uint32_t n_kw, enum hs_compile_mode mode,
 	bool single_match, char *err, size_t errlen)
 {
 	struct hs_engine *h = calloc(1, sizeof(*h));
+	if (h == NULL) {
+		ac_set_err(err, errlen, "out of memory building the Hyperscan database");
+		return NULL;
+	}
+	h->db = compile_db(kw, n_kw, mode, single_match, HS_MODE_BLOCK, err, errlen);
+	if (h->db == NULL) {
+		free(h);
+		return NULL;
+	}
+	return h;
+}
+
+int
+hs_engine_enable_stream(struct hs_engine *h, const struct ac_keyword *kw, uint32_t n_kw,
+	enum hs_compile_mode mode, char *err, size_t errlen)
+{
+	h->sdb = compile_db(kw, n_kw, mode, false, HS_MODE_STREAM, err, errlen);
+	if (h->sdb == NULL)
+		return -1;
+	size_t ss = 0;
+	hs_stream_size(h->sdb, &ss);
+	/* hs_compress_stream's output is never above the stream's size plus
+	 * its own header; measured, the compressed state is about half. */
+	h->state_max = ss + 64;
+	return 0;
+}
+
+static hs_database_t *
+compile_db(const struct ac_keyword *kw, uint32_t n_kw, enum hs_compile_mode mode, bool single_match,
+	unsigned hs_mode, char *err, size_t errlen)
+{
+	hs_database_t *db = NULL;
 	const char **expr = calloc(n_kw ? n_kw : 1, sizeof(*expr));
 	unsigned *flags = malloc((n_kw ? n_kw : 1) * sizeof(*flags));
 	unsigned *ids = malloc((n_kw ? n_kw : 1) * sizeof(*ids));
@@ -57,7 +103,7 @@ hs_engine_build(const struct ac_keyword *kw, uint32_t n_kw, enum hs_compile_mode
 	hs_compile_error_t *cerr = NULL;
 	hs_error_t rc;
 
-	if (h == NULL || expr == NULL || flags == NULL || ids == NULL || lens == NULL) {
+	if (expr == NULL || flags == NULL || ids == NULL || lens == NULL) {
 		ac_set_err(err, errlen, "out of memory building the Hyperscan database");
 		goto fail;
 	}
@@ -78,10 +124,9 @@ hs_engine_build(const struct ac_keyword *kw, uint32_t n_kw, enum hs_compile_mode
 		ids[k] = k;
 	}
 	if (mode == HS_COMPILE_LITERAL)
-		rc = hs_compile_lit_multi(
-			expr, flags, ids, lens, n_kw, HS_MODE_BLOCK, NULL, &h->db, &cerr);
+		rc = hs_compile_lit_multi(expr, flags, ids, lens, n_kw, hs_mode, NULL, &db, &cerr);
 	else
-		rc = hs_compile_multi(expr, flags, ids, n_kw, HS_MODE_BLOCK, NULL, &h->db, &cerr);
+		rc = hs_compile_multi(expr, flags, ids, n_kw, hs_mode, NULL, &db, &cerr);
 	if (rc != HS_SUCCESS) {
 		ac_set_err(err, errlen, "Hyperscan rejected keyword %d: %s",
 			cerr ? cerr->expression : -1, cerr ? cerr->message : "unknown error");
@@ -90,8 +135,7 @@ hs_engine_build(const struct ac_keyword *kw, uint32_t n_kw, enum hs_compile_mode
 	}
 	goto done;
 fail:
-	hs_engine_free(h);
-	h = NULL;
+	db = NULL;
 done:
 	for (uint32_t k = 0; mode == HS_COMPILE_REGEX && expr != NULL && k < n_kw; k++)
 		free((char *)expr[k]);
@@ -99,7 +143,7 @@ done:
 	free(flags);
 	free(ids);
 	free(lens);
-	return h;
+	return db;
 }
 
 void
@@ -108,6 +152,7 @@ hs_engine_free(struct hs_engine *h)
 	if (h == NULL)
 		return;
 	hs_free_database(h->db);
+	hs_free_database(h->sdb);
 	free(h);
 }
 
@@ -120,9 +165,12 @@ hs_engine_scratch_new(const struct hs_engine *h, char *err, size_t errlen)
 		ac_set_err(err, errlen, "out of memory for Hyperscan scratch");
 		return NULL;
 	}
-	if (hs_alloc_scratch(h->db, &s->scratch) != HS_SUCCESS) {
+	if (hs_alloc_scratch(h->db, &s->scratch) != HS_SUCCESS ||
+		(h->sdb != NULL &&
+			(hs_alloc_scratch(h->sdb, &s->scratch) != HS_SUCCESS ||
+				hs_open_stream(h->sdb, 0, &s->work) != HS_SUCCESS))) {
 		ac_set_err(err, errlen, "hs_alloc_scratch failed");
-		free(s);
+		hs_engine_scratch_free(s);
 		return NULL;
 	}
 	return s;
@@ -133,6 +181,8 @@ hs_engine_scratch_free(struct hs_engine_scratch *s)
 {
 	if (s == NULL)
 		return;
+	if (s->work != NULL)
+		hs_close_stream(s->work, s->scratch, NULL, NULL);
 	hs_free_scratch(s->scratch);
 	free(s);
 }
@@ -164,6 +214,74 @@ hs_engine_scan(const struct hs_engine *h, struct hs_engine_scratch *s, const uin
 		s->errors++;
 		s->last_error = rc;
 	}
+	return a.matches;
+}
+
+size_t
+hs_engine_stream_bytes(const struct hs_engine *h)
+{
+	return h->sdb ? sizeof(struct hs_state) + h->state_max : 0;
+}
+
+void
+hs_engine_stream_init(void *state)
+{
+	struct hs_state *st = state;
+	st->offset = 0;
+	st->len = 0;
+}
+
+/* Relative end offsets for the caller. */
+struct hs_stream_adapter {
+	ac_match_fn fn;
+	void *ctx;
+	uint64_t base, matches;
+};
+
+static int
+on_stream_match(
+	unsigned id, unsigned long long from, unsigned long long to, unsigned flags, void *ctx)
+{
+	struct hs_stream_adapter *a = ctx;
+
+	(void)from;
+	(void)flags;
+	a->fn(a->ctx, id, (uint32_t)(to - a->base));
+	a->matches++;
+	return 0;
+}
+
+uint64_t
+hs_engine_scan_stream(const struct hs_engine *h, struct hs_engine_scratch *s, void *state,
+	const uint8_t *data, uint32_t len, ac_match_fn fn, void *ctx)
+{
+	struct hs_state *st = state;
+	struct hs_stream_adapter a = { fn, ctx, st->offset, 0 };
+	hs_error_t rc;
+
+	if (len == 0)
+		return 0;
+	if (st->len == 0)
+		rc = hs_reset_stream(s->work, 0, s->scratch, NULL, NULL);
+	else
+		rc = hs_reset_and_expand_stream(
+			s->work, (const char *)st->bytes, st->len, s->scratch, NULL, NULL);
+	if (rc == HS_SUCCESS)
+		rc = hs_scan_stream(
+			s->work, (const char *)data, len, 0, s->scratch, on_stream_match, &a);
+	size_t used = 0;
+	if (rc == HS_SUCCESS)
+		rc = hs_compress_stream(s->work, (char *)st->bytes, h->state_max, &used);
+	st->offset += len;
+	if (__builtin_expect(rc != HS_SUCCESS, 0)) {
+		/* The stream starts afresh: a keyword across this point may
+		 * be missed, and the failure is counted. */
+		s->errors++;
+		s->last_error = rc;
+		st->len = 0;
+		return a.matches;
+	}
+	st->len = (uint32_t)used;
 	return a.matches;
 }
 

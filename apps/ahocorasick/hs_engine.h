@@ -36,6 +36,19 @@ void hs_engine_scratch_free(struct hs_engine_scratch *s);
 uint64_t hs_engine_scan(const struct hs_engine *h, struct hs_engine_scratch *s, const uint8_t *data,
 	uint32_t len, ac_match_fn fn, void *ctx);
 size_t hs_engine_size(const struct hs_engine *h);
+/* Streaming mode beside block mode (rules mode's reassembly): a second
+ * database of the same keywords (no single-match flag).  Scratches made
+ * afterwards serve both.  0, or -1 with err. */
+int hs_engine_enable_stream(struct hs_engine *h, const struct ac_keyword *kw, uint32_t n_kw,
+	enum hs_compile_mode mode, char *err, size_t errlen);
+/* Bytes of a stream's state kept by the caller (0: streaming not enabled):
+ * hs_compress_stream's form, expanded into the scratch's one working
+ * stream for each chunk and compressed back, so no stream is allocated
+ * per flow. */
+size_t hs_engine_stream_bytes(const struct hs_engine *h);
+void hs_engine_stream_init(void *state);
+uint64_t hs_engine_scan_stream(const struct hs_engine *h, struct hs_engine_scratch *s, void *state,
+	const uint8_t *data, uint32_t len, ac_match_fn fn, void *ctx);
 /* Failed hs_scan calls on this scratch, and the last error code. */
 uint64_t hs_engine_scan_errors(const struct hs_engine_scratch *s, int *last);
 

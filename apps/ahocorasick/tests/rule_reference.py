@@ -437,8 +437,23 @@ def split_list(s: str) -> list[str]:
     return parts
 
 
+V4 = 0xFFFF << 32  # IPv4 addresses are IPv4-mapped IPv6 ones (::ffff:a.b.c.d)
+
+
+def addr_int(packed: bytes) -> int:
+    """An address as rules compare it: IPv6 as is, IPv4 IPv4-mapped."""
+    x = int.from_bytes(packed, "big")
+    return V4 | x if len(packed) == 4 else x
+
+
+def addr_str(x: int) -> str:
+    if x >> 32 == 0xFFFF:
+        return str(ipaddress.IPv4Address(x & 0xFFFFFFFF))
+    return str(ipaddress.IPv6Address(x))
+
+
 def resolve(text: str, vars_: dict[str, str], port: bool) -> NetSet:
-    top = 65535 if port else 2**32 - 1
+    top = 65535 if port else 2**128 - 1
 
     def atoms(s: str, neg: bool, out: NetSet) -> None:
         s = s.strip()
@@ -467,7 +482,8 @@ def resolve(text: str, vars_: dict[str, str], port: bool) -> NetSet:
                 rg = (int(s), int(s))
         else:
             n = ipaddress.ip_network(s, strict=False)
-            rg = (int(n.network_address), int(n.broadcast_address))
+            off = V4 if n.version == 4 else 0
+            rg = (off | int(n.network_address), off | int(n.broadcast_address))
         (out.neg if neg else out.pos).append(rg)
 
     ns = NetSet()
@@ -500,8 +516,10 @@ class Packet:
 
 
 def payload_of(frame: bytes) -> Packet | None:
-    """IPv4 TCP/UDP behind Ethernet and up to two VLAN tags; None otherwise
-    (or truncated, fragment other than the first, bad header lengths)."""
+    """IPv4 or IPv6 TCP/UDP behind Ethernet and up to two VLAN tags (IPv6
+    hop-by-hop, routing, destination options, authentication and atomic
+    fragment headers walked); None otherwise (truncated, a fragment other
+    than the first, bad header lengths, a jumbogram)."""
     off = 12
     if len(frame) < 14:
         return None
@@ -515,21 +533,53 @@ def payload_of(frame: bytes) -> Packet | None:
         if tags == 1:
             vlan = struct.unpack_from("!H", frame, off - 2)[0] & 0x0FFF
         et = struct.unpack_from("!H", frame, off)[0]
-    if et != 0x0800:
-        return None
     l3 = off + 2
-    if len(frame) < l3 + 20 or frame[l3] >> 4 != 4:
+    if et == 0x0800:
+        if len(frame) < l3 + 20 or frame[l3] >> 4 != 4:
+            return None
+        ihl = (frame[l3] & 15) * 4
+        total = struct.unpack_from("!H", frame, l3 + 2)[0]
+        frag = struct.unpack_from("!H", frame, l3 + 6)[0]
+        proto = frame[l3 + 9]
+        if ihl < 20 or total < ihl or l3 + total > len(frame):
+            return None
+        if frag & 0x1FFF:
+            return None
+        l4, end = l3 + ihl, l3 + total
+        src, dst = addr_int(frame[l3 + 12:l3 + 16]), addr_int(frame[l3 + 16:l3 + 20])
+    elif et == 0x86DD:
+        if len(frame) < l3 + 40 or frame[l3] >> 4 != 6:
+            return None
+        plen = struct.unpack_from("!H", frame, l3 + 4)[0]
+        end = l3 + 40 + plen
+        if plen == 0 or end > len(frame):
+            return None
+        proto, l4 = frame[l3 + 6], l3 + 40
+        for k in range(9):
+            if proto not in (0, 43, 60, 51, 44):
+                break
+            if k == 8:
+                return None  # more than 8 extension headers
+            if proto in (0, 43, 60, 51):
+                if end < l4 + 2:
+                    return None
+                hl = (frame[l4 + 1] + 1) * 8 if proto != 51 else (frame[l4 + 1] + 2) * 4
+            else:
+                fo = struct.unpack_from("!H", frame, l4 + 2)[0] if end >= l4 + 8 else 0
+                if end < l4 + 8 or fo & 0xFFF8:
+                    return None  # not a first fragment (a first one is judged as far as it goes)
+                if fo & 1:
+                    proto, l4 = frame[l4], l4 + 8
+                    break
+                hl = 8
+            if end < l4 + hl:
+                return None
+            proto, l4 = frame[l4], l4 + hl
+        src, dst = addr_int(frame[l3 + 8:l3 + 24]), addr_int(frame[l3 + 24:l3 + 40])
+    else:
         return None
-    ihl = (frame[l3] & 15) * 4
-    total = struct.unpack_from("!H", frame, l3 + 2)[0]
-    frag = struct.unpack_from("!H", frame, l3 + 6)[0]
-    proto = frame[l3 + 9]
-    if ihl < 20 or total < ihl or l3 + total > len(frame):
+    if proto not in (6, 17):
         return None
-    if proto not in (6, 17) or frag & 0x1FFF:
-        return None
-    l4 = l3 + ihl
-    end = l3 + total
     flags = 0
     if proto == 6:
         if end < l4 + 20:
@@ -543,7 +593,6 @@ def payload_of(frame: bytes) -> Packet | None:
         if end < l4 + 8:
             return None
         start = l4 + 8
-    src, dst = struct.unpack_from("!II", frame, l3 + 12)
     sport, dport = struct.unpack_from("!HH", frame, l4)
     return Packet(proto, src, dst, sport, dport, frame[start:end], vlan, flags)
 
@@ -725,7 +774,15 @@ SYN, ACK, RST, FIN = 0x02, 0x10, 0x04, 0x01
 
 
 class Evaluator:
-    def __init__(self, rules: list[Rule], vars_: dict[str, str]) -> None:
+    def __init__(self, rules: list[Rule], vars_: dict[str, str], streams: bool = False) -> None:
+        """streams: the app reassembles (its default): flow:only_stream
+        rules judge rebuilt PDUs only, exactly (not partial), and never a
+        packet; without (--no-reassembly), they are judged on each packet,
+        partial."""
+        self.streams = streams
+        for r in rules:
+            if streams and "flow:only_stream" in r.left_out:
+                r.left_out.discard("flow:only_stream")
         self.rules = [r for r in rules if not disabled(r)]
         self.sets = [(resolve(r.src, vars_, False), resolve(r.sport, vars_, True),
                       resolve(r.dst, vars_, False), resolve(r.dport, vars_, True)) for r in self.rules]
@@ -956,6 +1013,8 @@ class Evaluator:
         out = []
         for i in self.order:
             if self.proto[i] not in (0, p.proto):
+                continue
+            if self.streams and "only_stream" in self.rules[i].flow:
                 continue
             # cheap necessary condition first: each plain content occurs in its buffer
             ok = True

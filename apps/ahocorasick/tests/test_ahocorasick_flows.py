@@ -1,8 +1,12 @@
 """Rules mode with flows, end to end: built TCP and UDP sessions whose packets
 sit just inside and just outside every flow, flowbits, byte_*, isdataat,
-dsize, urilen and HTTP buffer condition go through the app, and its alerts,
-with their direction, flow state and partial flag, must equal those of
-rule_reference.py (written apart from the C code) exactly, for both engines.
+dsize, urilen and HTTP buffer condition go through the app on single
+packets (--no-reassembly), and its alerts, with their direction, flow state
+and partial flag, must equal those of rule_reference.py (written apart from
+the C code) exactly, for both engines; with reassembly (the default), the
+alerts on packets are the same (every segment of these sessions is in
+order), flow:only_stream rules alert on the PDUs only, and the alerts on
+PDUs are ac-ids's.
 A few alerts are also checked by hand, so that the reference is held to
 the README's words too.  Then captures of broken sessions (no handshake,
 overlapping and repeated segments, truncated HTTP, cut frames) go through
@@ -207,7 +211,7 @@ def sessions() -> list[bytes]:
 
 
 def ip(x: int) -> str:
-    return ".".join(str(x >> s & 255) for s in (24, 16, 8, 0))
+    return ref.addr_str(x)
 
 
 def reference_alerts(ev: ref.Evaluator, pcap: Path) -> collections.Counter[Alert]:
@@ -304,8 +308,8 @@ def test_flow_edges_equal_reference(build_dir: Path, file_prefix: str, tmp_path:
     rules, vars_, cap, want = edge
     log = tmp_path / "alerts.json"
     run = run_app(build_dir, file_prefix, tmp_path, [cap],
-                  ["--rules", str(rules), "--vars", str(vars_), "--alert-log", str(log), "--list-unsupported"]
-                  + (["--measure-cpu"] if engine == "hs" else []), variant=engine)
+                  ["--rules", str(rules), "--vars", str(vars_), "--alert-log", str(log), "--list-unsupported",
+                   "--no-reassembly"] + (["--measure-cpu"] if engine == "hs" else []), variant=engine)
     assert_clean(run)
     app = run.stats["app_stats"]
     # --measure-cpu: the P thread's CPU time in its process step, per task and summed
@@ -393,7 +397,8 @@ def test_broken_sessions_every_packet_accounted(build_dir: Path, file_prefix: st
         want = reference_alerts(ev, cap)
         log = tmp_path / f"{rules.stem}.json"
         run = run_app(build_dir, file_prefix, tmp_path, [cap],
-                      ["--rules", str(rules), "--vars", str(vars_), "--alert-log", str(log)], variant="hs")
+                      ["--rules", str(rules), "--vars", str(vars_), "--alert-log", str(log), "--no-reassembly"],
+                      variant="hs")
         assert_clean(run)
         s, app = run.stats, run.stats["app_stats"]
         assert s["accounting_ok"] is True and s["total"]["rx_packets"] == len(frames)
@@ -426,3 +431,39 @@ def test_stateless_is_rules_mode_without_flows(build_dir: Path, file_prefix: str
     hellos = sum(1 for f in sessions() if (p := ref.payload_of(f)) is not None and b"hello" in p.payload)
     assert sum(1 for x in lines if x["alert"]["signature_id"] == 2003) == hellos
     assert "rules mode (--stateless):" in run.stderr
+
+
+@pytest.mark.parametrize("engine", ["ac", "hs"])
+def test_flow_edges_with_reassembly(build_dir: Path, file_prefix: str, tmp_path: Path, engine: str,
+                                    edge: tuple[Path, Path, Path, collections.Counter[Alert]]) -> None:
+    """The default: the same sessions with TCP reassembly.  Every segment is
+    in order, so each packet is judged as before, except that
+    flow:only_stream rules (now exact, not partial) judge PDUs only; the
+    PDUs add the alerts of what packets split (a request's header in its
+    second packet), never again one a packet of the PDU raised, never a
+    no_stream or dsize rule; and they are ac-ids's."""
+    from test_ahocorasick_rules import ids_alerts, with_stream
+    rules, vars_, cap, _ = edge
+    ev = ref.Evaluator([ref.parse_rule(t) for t in ref.rule_lines(rules)], ref.read_vars(vars_), streams=True)
+    want_raw = reference_alerts(ev, cap)
+    log = tmp_path / "alerts.json"
+    n = sum(1 for _ in RawPcapReader(str(cap)))
+    run = run_app(build_dir, file_prefix, tmp_path, [cap],
+                  ["--rules", str(rules), "--vars", str(vars_), "--alert-log", str(log), "--packets", str(n)],
+                  variant=engine, duration=None, timeout=300)
+    assert_clean(run)
+    app = run.stats["app_stats"]
+    got = with_stream(log)
+    raw = collections.Counter({a[1:10]: n for a, n in got.items() if not a[10]})
+    assert raw == want_raw, (f"app-only: {dict(raw - want_raw)}", f"reference-only: {dict(want_raw - raw)}")
+    pdu = collections.Counter()
+    for a, n in got.items():
+        if a[10]:
+            pdu[a[1]] += n
+    assert pdu[2007] >= 2 and not any(a[9] for a in got if a[1] == 2007)  # only_stream: on PDUs, exact
+    assert pdu[2076] == 1  # the header in the request's second packet: its PDU has it
+    assert pdu[2006] == pdu[2052] == pdu[2053] == 0  # no_stream, dsize: packets only
+    assert pdu[2001] == 0  # "hello" alerted on its packet: not again on the PDU
+    assert app["rules_partial_by_option"] == {"byte_test/dce": 1, "file_data/mail": 1}
+    assert app["stream"]["dedup_skipped"] > 0 and app["ttl_insertions"] == 0
+    assert got == ids_alerts(build_dir, rules, vars_, cap, engine, tmp_path)

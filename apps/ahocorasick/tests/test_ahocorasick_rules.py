@@ -1,14 +1,18 @@
 """Rules mode end to end, under whatever build PIPEPLACE_BUILD points at.
 
-The app's alerts are checked against rule_reference.py, a brute-force
-evaluator written apart from the C code (every rule on every packet, with
-flows and flowbits carried from packet to packet), for both engines: on
-every shared capture joined into one (those holding TCP sessions and HTTP
-among them) with the community rules, and on generated traffic with planted
-matches for the position modifiers' edge cases (the flow, flowbits, HTTP
-and byte_* edges are in test_ahocorasick_flows.py).  Then every shared
-capture goes through the app in rules mode with every packet accounted
-for, and the parser's errors are checked."""
+The app's alerts on single packets (--no-reassembly) are checked against
+rule_reference.py, a brute-force evaluator written apart from the C code
+(every rule on every packet, with flows and flowbits carried from packet to
+packet), for both engines: on every shared capture joined into one (those
+holding TCP sessions and HTTP among them, IPv6 too) with the community
+rules, and on generated traffic with planted matches for the position
+modifiers' edge cases (the flow, flowbits, HTTP and byte_* edges are in
+test_ahocorasick_flows.py).  With reassembly (the default) the app must
+raise exactly the alerts of ac-ids (the engine without DPDK, which the
+evasion suite and the tshark comparison hold to account: ids/tests/) on
+the same captures.  Then every shared capture goes through the app in
+rules mode with every packet accounted for, and the parser's errors are
+checked."""
 from __future__ import annotations
 
 import collections
@@ -26,14 +30,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "tools"))
 import pcapgen  # noqa: E402
 import rule_reference as ref  # noqa: E402
 
-RULES = ["--mode", "rules"]
+RULES = ["--mode", "rules", "--no-reassembly"]
 VARS = COMMUNITY_VARS
 # (sid, src, sport, dst, dport, proto, direction, flow_state, partial)
 Alert = tuple[int, str, int, str, int, str, str, str, bool]
 
 
 def ip(x: int) -> str:
-    return ".".join(str(x >> s & 255) for s in (24, 16, 8, 0))
+    return ref.addr_str(x)
 
 
 def reference_alerts(ev: ref.Evaluator, files: list[Path]) -> collections.Counter[Alert]:
@@ -143,6 +147,52 @@ def test_alerts_equal_reference_on_shared_captures(build_dir: Path, file_prefix:
     assert app["alerts"] == sum(want.values()) == app["alerts_logged"]
     assert app["alerts_log_dropped"] == 0 and app["pcre_errors"] == 0 and app["verify_budget_exceeded"] == 0
     assert app["flows"]["untracked"] == 0 and app["flows"]["ended"]["tcp_end"] > 5
+
+
+def ids_alerts(build_dir: Path, rules: Path, vars_: Path, cap: Path, engine: str,
+               tmp: Path) -> collections.Counter[tuple]:
+    """ac-ids's alerts (no flow or fragment timeout: the app's clock is
+    not the capture's)."""
+    log = tmp / f"ids-{engine}.json"
+    subprocess.run([str(tool(build_dir, "ac-ids")), "--rules", str(rules), "--vars", str(vars_), "--engine",
+                    engine, "--alerts", str(log), "--flow-timeout", "0", "--frag-timeout", "86400",
+                    str(cap)], check=True, capture_output=True, timeout=600)
+    return with_stream(log)
+
+
+def with_stream(log: Path) -> collections.Counter[tuple]:
+    out: collections.Counter[tuple] = collections.Counter()
+    for line in log.read_text().splitlines():
+        e = json.loads(line)
+        out[(e["alert"]["gid"], e["alert"]["signature_id"], e["src_ip"], e["src_port"], e["dest_ip"],
+             e["dest_port"], e["proto"], e.get("direction"), e.get("flow_state"), e["alert"]["partial"],
+             e["stream"])] += 1
+    return out
+
+
+@pytest.mark.parametrize("engine", ["ac", "hs"])
+def test_with_reassembly_the_app_is_the_engine(build_dir: Path, file_prefix: str, tmp_path: Path,
+                                                community: tuple[Path, Path, list[ref.Rule]],
+                                                shared_joined: tuple[Path, collections.Counter[Alert]],
+                                                engine: str) -> None:
+    """The default (defragmentation, TCP reassembly): the app's alerts are
+    ac-ids's, on packets and on rebuilt PDUs alike."""
+    rules_file, vars_file, _ = community
+    joined, _want = shared_joined
+    log = tmp_path / "alerts.json"
+    n = len(read_frames(joined))  # every frame in, however loaded the machine
+    run = run_app(build_dir, file_prefix, tmp_path, [joined],
+                  ["--rules", str(rules_file), "--vars", str(vars_file), "--alert-log", str(log), "--top", "0",
+                   "--packets", str(n)], variant=engine, duration=None, timeout=600)
+    assert_clean(run)
+    app = run.stats["app_stats"]
+    got, want = with_stream(log), ids_alerts(build_dir, rules_file, vars_file, joined, engine, tmp_path)
+    assert got == want, (f"app-only: {dict(got - want)}", f"ac-ids-only: {dict(want - got)}")
+    assert sum(got.values()) > 100
+    # the PDUs were judged too (what they found had been found on their packets)
+    assert app["reassembly"] is True and app["stream"]["pdus"] > 50 and app["stream"]["shed"] == 0
+    assert app["stream"]["dedup_skipped"] > 0
+    assert app["alerts_log_dropped"] == 0
 
 
 # --- planted edge cases ---------------------------------------------------------------
@@ -360,10 +410,16 @@ def test_rules_the_app_cannot_evaluate_are_listed(build_dir: Path, file_prefix: 
     rules = tmp_path / "r.rules"
     rules.write_text('alert tcp any any -> any any (content:"ok"; sid:1;)\n' + rule + "\n")
     src = small_capture(tmp_path / "small.pcap")
-    run = run_app(build_dir, file_prefix, tmp_path, [src], ["--rules", str(rules), "--list-unsupported"])
+    # flow:only_stream is partial only without reassembly (with it, exact)
+    extra = ["--no-reassembly"] if "only_stream" in rule else []
+    run = run_app(build_dir, file_prefix, tmp_path, [src], ["--rules", str(rules), "--list-unsupported", *extra])
     assert_clean(run)
     assert f"{rules}:2: {message}" in run.stderr, run.stderr[-3000:]
     assert "rules mode: 1 rules enabled" in run.stderr or "rules mode: 2 rules enabled" in run.stderr
+    if extra:
+        run = run_app(build_dir, file_prefix, tmp_path, [src], ["--rules", str(rules), "--list-unsupported"])
+        assert_clean(run)
+        assert f"{rules}:2:" not in run.stderr and run.stats["app_stats"]["rules_partial"] == 0
 
 
 @pytest.mark.parametrize("args, message", [
@@ -394,3 +450,27 @@ def test_bad_vars_file_line_is_named(build_dir: Path, file_prefix: str, tmp_path
     run = run_app(build_dir, file_prefix, tmp_path, [src], ["--vars", str(v)])
     assert run.returncode != 0
     assert f"{v}:2: bad variable name" in run.stderr, run.stderr[-3000:]
+
+
+def test_a_deployed_binary_finds_its_rules_or_says_which_option(build_dir: Path, shared_dir: Path,
+                                                                  tmp_path: Path) -> None:
+    """No path of the build machine inside: a copy of the binary away from
+    its build tree finds no rules and exits 2 naming --rules and
+    PIPEPLACE_RULES; PIPEPLACE_RULES gives them; in its build tree it finds
+    ../shared beside the source tree."""
+    src = tool(build_dir, "ac-rules")
+    assert str(shared_dir).encode() not in src.read_bytes()
+    copy = tmp_path / "ac-rules"
+    copy.write_bytes(src.read_bytes())
+    copy.chmod(0o755)
+    env = {k: v for k, v in __import__("os").environ.items() if k != "PIPEPLACE_RULES"}
+    r = subprocess.run([str(copy)], capture_output=True, text=True, env=env)
+    assert r.returncode == 2 and "--rules FILE" in r.stderr and "PIPEPLACE_RULES" in r.stderr, r.stderr
+    rules = shared_dir / "data" / "snort" / "community.rules"
+    r = subprocess.run([str(copy)], capture_output=True, text=True, env={**env, "PIPEPLACE_RULES": str(rules)})
+    assert r.returncode == 0 and str(rules) in r.stderr
+    r = subprocess.run([str(copy)], capture_output=True, text=True,
+                       env={**env, "PIPEPLACE_RULES": str(tmp_path / "none.rules")})
+    assert r.returncode == 2 and "PIPEPLACE_RULES" in r.stderr and "none.rules" in r.stderr
+    r = subprocess.run([str(src)], capture_output=True, text=True, env=env)
+    assert r.returncode == 0 and "community.rules" in r.stderr

@@ -3,6 +3,7 @@
  * prefixes and suffixes of others, self-overlapping ones ("aaa"), the same
  * bytes with and without nocase, case variants of case-sensitive keywords
  * (which must not match), NUL and 0xff bytes. */
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -314,6 +315,112 @@ test_hs_literal_regression(const char *path)
 	ac_rule_free(&r);
 }
 
+/* Streaming: payloads cut in random chunks (1-byte ones among them) and
+ * scanned chunk after chunk with the state carried find, at their
+ * absolute end offsets, what the naive search finds in the whole: exactly
+ * for Hyperscan; for the automaton (both layouts) the same plus only
+ * case-sensitive keywords that began in an earlier chunk (reported
+ * unchecked: candidates). */
+struct abs_ctx {
+	struct match_list *l;
+	uint32_t base;
+	uint32_t *chunk_of; /* absolute end -> the chunk's start */
+};
+
+static void
+collect_abs(void *ctx, uint32_t kw, uint32_t end)
+{
+	struct abs_ctx *c = ctx;
+	collect(c->l, kw, c->base + end);
+}
+
+static void
+stream_round(uint32_t n_kw_want, int wide, uint64_t *total)
+{
+	struct ac_keyword kw[256];
+	uint32_t n_kw = make_keywords(kw, n_kw_want, wide);
+	char err[256];
+	struct ac_engine *e[3] = {
+		ac_engine_build_opt(AC_ENGINE_AC, kw, n_kw, false, 0, err, sizeof(err)),
+		ac_engine_build_opt(AC_ENGINE_AC, kw, n_kw, false, 1, err, sizeof(err)),
+		ac_engine_build_opt(AC_ENGINE_HS, kw, n_kw, false, 0, err, sizeof(err)),
+	};
+	struct ac_scratch *sc[3];
+	for (int k = 0; k < 3; k++) {
+		CHECK(e[k] != NULL &&
+				ac_engine_enable_stream(e[k], kw, n_kw, err, sizeof(err)) == 0,
+			"stream build: %s", err);
+		sc[k] = ac_scratch_new(e[k], err, sizeof(err));
+		CHECK(sc[k] != NULL, "scratch: %s", err);
+	}
+	uint8_t d[2048];
+	uint32_t starts[2048];
+	for (int p = 0; p < 40; p++) {
+		uint32_t len = 1 + rnd(sizeof(d));
+		plant(d, len, kw, n_kw, wide);
+		struct match_list want = { 0 };
+		naive(kw, n_kw, d, len, &want);
+		/* chunk starts: every byte's chunk */
+		uint32_t at = 0;
+		while (at < len) {
+			uint32_t n = rnd(4) == 0 ? 1 : 1 + rnd(64);
+			for (uint32_t i = at; i < at + n && i < len; i++)
+				starts[i] = at;
+			at += n;
+		}
+		for (int k = 0; k < 3; k++) {
+			struct match_list got = { 0 };
+			uint64_t state[512] = { 0 };
+			CHECK(ac_engine_stream_bytes(e[k]) <= sizeof(state),
+				"stream state of %zu bytes", ac_engine_stream_bytes(e[k]));
+			ac_engine_stream_init(e[k], state);
+			struct abs_ctx c = { &got, 0, starts };
+			for (uint32_t i = 0; i < len;) {
+				uint32_t j = i;
+				while (j < len && starts[j] == i)
+					j++;
+				c.base = i;
+				ac_engine_scan_stream(
+					e[k], sc[k], state, d + i, j - i, collect_abs, &c);
+				i = j;
+			}
+			sort_matches(&want);
+			sort_matches(&got);
+			/* every naive match is there; an extra one only as said above */
+			size_t w = 0, extra_bad = 0;
+			for (size_t g = 0; g < got.n; g++) {
+				if (w < want.n && want.m[w].kw == got.m[g].kw &&
+					want.m[w].end == got.m[g].end) {
+					w++;
+					continue;
+				}
+				const struct ac_keyword *q = &kw[got.m[g].kw];
+				uint32_t end = got.m[g].end;
+				bool ok = k < 2 && !q->nocase && end >= q->len &&
+					end - q->len < starts[end - 1];
+				extra_bad += !ok;
+			}
+			CHECK(w == want.n && extra_bad == 0,
+				"%s stream: %zu of %zu naive matches, %zu bad extra (len %u)",
+				k == 0           ? "ac full"
+					: k == 1 ? "ac compact"
+						 : "hs",
+				w, want.n, extra_bad, len);
+			if (k == 2)
+				CHECK(got.n == want.n, "hs stream: exactly the naive matches");
+			*total += want.n;
+			free(got.m);
+		}
+		free(want.m);
+	}
+	for (int k = 0; k < 3; k++) {
+		ac_scratch_free(sc[k]);
+		ac_engine_free(e[k]);
+	}
+	for (uint32_t k = 0; k < n_kw; k++)
+		free(kw[k].bytes);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -328,6 +435,11 @@ main(int argc, char **argv)
 		run_round(round % 2 ? 120 : 12, 0, 60, &total);
 	for (int round = 0; round < 6; round++)
 		run_round(200, 1, 60, &total);
+	uint64_t stream_total = 0;
+	for (int round = 0; round < 6; round++)
+		stream_round(round % 2 ? 120 : 20, round >= 4, &stream_total);
+	CHECK(stream_total > 1000, "only %llu matches in the streaming rounds",
+		(unsigned long long)stream_total);
 	CHECK(widths_seen[2] > 0 && widths_seen[4] > 0,
 		"both AC table widths exercised: 16-bit %u rounds, 32-bit %u rounds",
 		widths_seen[2], widths_seen[4]);

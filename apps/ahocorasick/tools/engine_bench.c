@@ -211,8 +211,8 @@ main(int argc, char **argv)
 			    &rs, err, sizeof(err)) < 0 ||
 			(set == 2 &&
 				(ac_vars_load(&vars, NULL, err, sizeof(err)) < 0 ||
-					ac_verifier_build(
-						&ver, &rs, &vars, false, err, sizeof(err)) < 0))) {
+					ac_verifier_build(&ver, &rs, &vars, false, true, err,
+						sizeof(err)) < 0))) {
 			fprintf(stderr, "ac_engine_bench: %s\n", err);
 			return 1;
 		}

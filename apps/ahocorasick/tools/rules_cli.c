@@ -45,7 +45,8 @@ main(int argc, char **argv)
 	}
 	/* --vars or --list-unsupported: load as rules mode does and print
 	 * its summary (and its list). */
-	bool rules_mode = o.vars_path != NULL || o.list_unsupported || o.stateless;
+	bool rules_mode =
+		o.vars_path != NULL || o.list_unsupported || o.stateless || o.no_reassembly;
 	o.keep_all = rules_mode;
 	if (ac_rule_opts_load(&o, &rs) < 0)
 		return 2; /* the rules (or --vars) file the command line names is wrong */

@@ -109,12 +109,19 @@ struct ac_vrule {
 	 * on a packet that is not an HTTP response are partial (mail's
 	 * file_data is decoded MIME in Snort, the payload as sent here). */
 	bool mail_file_data;
+	/* With reassembly (ids.h): flow:only_stream judges rebuilt PDUs only;
+	 * flow:no_stream and dsize raw packets only. */
+	bool stream_only, packet_only;
+	/* Its only payload option is one plain content in pkt_data (no
+	 * position, nothing else), which is its fast pattern: an occurrence
+	 * anywhere in a direction's bytes is a match, across PDU ends too. */
+	bool streamable;
 };
 
 /* One packet as rules see it. */
 struct ac_pkt_meta {
 	uint8_t ip_proto; /* 6 or 17 */
-	uint32_t src, dst;
+	ac_addr src, dst; /* IPv4 as ::ffff:a.b.c.d (rule_vars.h) */
 	uint16_t sport, dport;
 };
 
@@ -125,6 +132,14 @@ struct ac_pkt_view {
 	uint8_t pf;                /* AC_PF_* */
 	uint64_t *bits;            /* the flow's flowbits (fb_words), changed in place */
 	bool bits_changed;
+	/* With reassembly (ids.h): a rebuilt PDU (else a raw packet); rules
+	 * not to judge again (matched on its raw packets); and where to note
+	 * the rules that matched (the first matched_cap of them). */
+	bool stream;
+	const uint32_t *skip;
+	uint32_t n_skip, n_skipped;
+	uint32_t *matched;
+	uint32_t n_matched, matched_cap;
 };
 
 struct ac_verifier {
@@ -147,7 +162,9 @@ struct ac_verifier {
 		uint16_t slo, shi, dlo, dhi;
 	} * always_hint[2];
 	uint32_t max_contents;
-	bool basic; /* rules mode as before flows: see ac_verifier_build */
+	bool basic;              /* rules mode as before flows: see ac_verifier_build */
+	bool streams;            /* rebuilt PDUs exist (reassembly): only_stream is exact */
+	uint32_t max_streamable; /* the longest streamable rule's content */
 	/* flowbits: state names and the words of one flow's states */
 	char **fb_names;
 	uint32_t n_fb_names;
@@ -186,8 +203,10 @@ struct ac_vscratch {
  * every buffer is the payload, and flow, flowbits, byte_*, isdataat,
  * dsize, urilen, http_* buffers, file_data, pcre flags other than i s m x
  * A B and modifiers naming variables are left out.  0, or -1 with err. */
+/* streams: reassembly judges rebuilt PDUs (flow:only_stream exact);
+ * without, only_stream rules are judged on each packet (partial). */
 int ac_verifier_build(struct ac_verifier *v, const struct ac_ruleset *rs,
-	const struct ac_vars *vars, bool basic, char *err, size_t errlen);
+	const struct ac_vars *vars, bool basic, bool streams, char *err, size_t errlen);
 void ac_verifier_free(struct ac_verifier *v);
 /* One line: rules enabled, partial, disabled, fast patterns. */
 void ac_verifier_print_summary(const struct ac_verifier *v, FILE *out);
@@ -199,6 +218,8 @@ void ac_vscratch_free(struct ac_vscratch *s);
 
 /* The prefilter engine's callback: ctx is the ac_vscratch. */
 void ac_vscratch_on_match(void *ctx, uint32_t fp, uint32_t end);
+/* Fast patterns found another way: the bits of a bitmap over them. */
+void ac_vscratch_add_bitmap(struct ac_vscratch *s, const uint64_t *bm, uint32_t words);
 
 /* Does rule r (index into v->rules) match this packet?  A match applies
  * its flowbits changes to pv->bits.  Rules with flowbits must be judged in

@@ -270,6 +270,19 @@ build_fast_patterns(struct ac_verifier *v)
 				}
 			continue;
 		}
+		/* The fast pattern is the rule's whole and only payload option. */
+		if (v->streams && r->n_contents == 1 && vr->n_o == 1 && vr->n_p == 0 &&
+			vr->n_b == 0 && !vr->has_dsize && !vr->has_urilen && !best->negated &&
+			best->buf == AC_BUF_PKT && best->offset == AC_NO_VALUE &&
+			best->depth == AC_NO_VALUE && best->distance == AC_NO_VALUE &&
+			best->within == AC_NO_VALUE && best->var[0] == AC_VAR_NONE &&
+			best->var[1] == AC_VAR_NONE && best->var[2] == AC_VAR_NONE &&
+			best->var[3] == AC_VAR_NONE &&
+			(best->fp_len == 0 || best->fp_len == best->len)) {
+			v->rules[i].streamable = true;
+			if (best->len > v->max_streamable)
+				v->max_streamable = best->len;
+		}
 		struct ac_keyword *kw = &all[n++];
 		kw->bytes = best->bytes + best->fp_off;
 		kw->len = best->fp_len ? best->fp_len : best->len;
@@ -577,7 +590,7 @@ reads_file_data(const struct ac_vrule *vr)
 
 int
 ac_verifier_build(struct ac_verifier *v, const struct ac_ruleset *rs, const struct ac_vars *vars,
-	bool basic, char *err, size_t errlen)
+	bool basic, bool streams, char *err, size_t errlen)
 {
 	char why[512], left[AC_UNSUPPORTED_MAX + 128];
 	bool *pcre_kept = NULL;
@@ -586,6 +599,7 @@ ac_verifier_build(struct ac_verifier *v, const struct ac_ruleset *rs, const stru
 	init_lower();
 	memset(v, 0, sizeof(*v));
 	v->basic = basic;
+	v->streams = streams && !basic;
 	v->rules = calloc(rs->n_rules ? rs->n_rules : 1, sizeof(*v->rules));
 	if (v->rules == NULL)
 		goto oom;
@@ -656,6 +670,13 @@ ac_verifier_build(struct ac_verifier *v, const struct ac_ruleset *rs, const stru
 				0) {
 				vrule_free(vr);
 				goto oom;
+			}
+			if ((r->flow & AC_FLOW_ONLY_STREAM) && !v->streams)
+				/* No rebuilt PDUs: judged on each packet instead. */
+				add_reason(left, sizeof(left), "flow:only_stream");
+			if (v->streams) {
+				vr->stream_only = (r->flow & AC_FLOW_ONLY_STREAM) != 0;
+				vr->packet_only = (r->flow & AC_FLOW_NO_STREAM) || r->has_dsize;
 			}
 			if (basic) {
 				if (r->flow)
@@ -836,6 +857,17 @@ ac_vscratch_on_match(void *ctx, uint32_t fp, uint32_t end)
 		return;
 	s->seen[fp >> 6] |= bit;
 	s->cand[s->n_cand++] = fp;
+}
+
+void
+ac_vscratch_add_bitmap(struct ac_vscratch *s, const uint64_t *bm, uint32_t words)
+{
+	for (uint32_t w = 0; w < words; w++)
+		for (uint64_t x = bm[w] & ~s->seen[w]; x != 0; x &= x - 1) {
+			uint32_t fp = w * 64 + (uint32_t)__builtin_ctzll(x);
+			s->seen[w] |= 1ull << (fp & 63);
+			s->cand[s->n_cand++] = fp;
+		}
 }
 
 /* --- evaluation ---------------------------------------------------------- */
@@ -1074,6 +1106,13 @@ ac_verify_rule(
 {
 	const struct ac_vrule *vr = &v->rules[r];
 
+	if (pv->stream ? vr->packet_only : vr->stream_only)
+		return false;
+	for (uint32_t i = 0; i < pv->n_skip; i++)
+		if (pv->skip[i] == r) {
+			pv->n_skipped++;
+			return false;
+		}
 	/* The cheapest tests first: one compare each. */
 	if ((vr->proto == AC_PROTO_TCP && pv->m->ip_proto != 6) ||
 		(vr->proto == AC_PROTO_UDP && pv->m->ip_proto != 17))
@@ -1110,6 +1149,8 @@ ac_verify_rule(
 		fb_change(&vr->fb_change[i], pv->bits, v->fb_words);
 		pv->bits_changed = true;
 	}
+	if (pv->n_matched < pv->matched_cap)
+		pv->matched[pv->n_matched++] = r;
 	return true;
 }
 

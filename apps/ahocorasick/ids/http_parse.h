@@ -48,6 +48,20 @@ struct ac_http {
 	uint32_t not_slices;
 };
 
+/* Body decoding (dechunking, gzip and deflate) and its bounds against
+ * decompression bombs. */
+struct ids_http_limits {
+	bool decode;          /* dechunk and decompress bodies */
+	uint32_t max_decoded; /* bytes of a decoded body, at most */
+	uint32_t max_ratio;   /* decoded bytes per encoded byte, at most */
+};
+struct ids_http_stats {
+	uint64_t dechunked;     /* bodies taken out of their chunks */
+	uint64_t decompressed;  /* gzip or deflate bodies inflated */
+	uint64_t decode_errors; /* bodies that did not decode (left as sent) */
+	uint64_t bound_hit;     /* inflation stopped at a bound (bytes or ratio) */
+};
+
 /* Bytes of scratch ac_http_parse needs for a payload of len bytes. */
 #define AC_HTTP_SCRATCH(len) (9 * (size_t)(len) + 64)
 
@@ -55,6 +69,24 @@ struct ac_http {
  * payload).  scratch: AC_HTTP_SCRATCH(len) bytes; the buffers may point
  * into it until the next call. */
 void ac_http_parse(const uint8_t *pl, uint32_t len, bool tcp, uint8_t *scratch, struct ac_http *h);
+
+/* Protocol-aware flushing: the length of the HTTP message the bytes start
+ * with, once it is all there (request or status line, headers, then a
+ * body of Content-Length bytes or chunks up to the last one's trailer; a
+ * request without either ends at its headers, as a 1xx, 204 or 304
+ * response); 0 when it is not all there, is not HTTP, or is a response
+ * that runs to the connection's end. */
+uint32_t ac_http_message_len(const uint8_t *pl, uint32_t len);
+
+/* The value of header `name` (lower case) among the header lines
+ * pl[h, end), or NULL; *n its length (spaces around it trimmed). */
+const uint8_t *ac_http_header_value(
+	const uint8_t *pl, uint32_t h, uint32_t end, const char *name, uint32_t *n);
+
+/* The bytes start like an HTTP request (METHOD SP ...) or response
+ * (HTTP/d.d SP): a PDU holding other bytes is flushed before them, so that
+ * a message starts its own PDU. */
+bool ac_http_starts_message(const uint8_t *pl, uint32_t len);
 
 /* The normalised form of a URI of n bytes into out (at least n bytes),
  * using tmp (6 * n + 16 bytes); returns its length (<= n). */

@@ -168,8 +168,21 @@ ac_vars_free(struct ac_vars *vars)
 	memset(vars, 0, sizeof(*vars));
 }
 
+const char *
+ac_addr_str(ac_addr a, char *buf, size_t size)
+{
+	if (ac_addr_is_v4(a)) {
+		struct in_addr ia = { .s_addr = htonl((uint32_t)a) };
+		return inet_ntop(AF_INET, &ia, buf, (socklen_t)size);
+	}
+	struct in6_addr i6;
+	for (int i = 15; i >= 0; i--, a >>= 8)
+		i6.s6_addr[i] = (uint8_t)a;
+	return inet_ntop(AF_INET6, &i6, buf, (socklen_t)size);
+}
+
 static int
-push_range(struct ac_range **a, uint32_t *n, uint32_t lo, uint32_t hi)
+push_range(struct ac_range **a, uint32_t *n, ac_addr lo, ac_addr hi)
 {
 	struct ac_range *na = realloc(*a, (*n + 1) * sizeof(*na));
 	if (na == NULL)
@@ -193,7 +206,7 @@ static int parse_elem(struct parse_ctx *c, const char *s, size_t n, bool negated
 
 /* A single address[/bits] or port[:port]. */
 static int
-parse_atom(struct parse_ctx *c, const char *s, size_t n, uint32_t *lo, uint32_t *hi)
+parse_atom(struct parse_ctx *c, const char *s, size_t n, ac_addr *lo, ac_addr *hi)
 {
 	char buf[64];
 	if (n == 0 || n >= sizeof(buf))
@@ -228,19 +241,29 @@ parse_atom(struct parse_ctx *c, const char *s, size_t n, uint32_t *lo, uint32_t 
 		return 0;
 	}
 	char *slash = strchr(buf, '/');
-	long bits = 32;
+	bool v6 = strchr(buf, ':') != NULL;
+	long bits = v6 ? 128 : 32;
 	if (slash != NULL) {
 		char *e;
 		*slash = '\0';
 		bits = strtol(slash + 1, &e, 10);
-		if (*e || e == slash + 1 || bits < 0 || bits > 32)
+		if (*e || e == slash + 1 || bits < 0 || bits > (v6 ? 128 : 32))
 			goto bad;
 	}
-	struct in_addr ia;
-	if (inet_pton(AF_INET, buf, &ia) != 1)
-		goto bad;
-	uint32_t a = ntohl(ia.s_addr);
-	uint32_t mask = bits == 0 ? 0 : ~0u << (32 - bits);
+	ac_addr a;
+	if (v6) {
+		struct in6_addr i6;
+		if (inet_pton(AF_INET6, buf, &i6) != 1)
+			goto bad;
+		a = ac_addr_v6(i6.s6_addr);
+	} else {
+		struct in_addr ia;
+		if (inet_pton(AF_INET, buf, &ia) != 1)
+			goto bad;
+		a = ac_addr_v4(ntohl(ia.s_addr));
+		bits += 96;
+	}
+	ac_addr mask = bits == 0 ? 0 : ~(ac_addr)0 << (128 - bits);
 	*lo = a & mask;
 	*hi = (a & mask) | ~mask;
 	return 0;
@@ -332,10 +355,10 @@ parse_elem(struct parse_ctx *c, const char *s, size_t n, bool negated, struct ac
 			(int)n, s, c->field);
 		return -1;
 	}
-	uint32_t lo, hi;
+	ac_addr lo, hi;
 	if (n == 3 && memcmp(s, "any", 3) == 0) {
 		lo = 0;
-		hi = c->is_port ? 65535 : UINT32_MAX;
+		hi = c->is_port ? 65535 : ~(ac_addr)0;
 	} else if (parse_atom(c, s, n, &lo, &hi) < 0) {
 		return -1;
 	}
@@ -355,7 +378,7 @@ ac_netset_parse(struct ac_netset *set, const char *text, bool is_port, const str
 		return -1;
 	}
 	/* "any" among the positives: every value. */
-	uint32_t top = is_port ? 65535 : UINT32_MAX;
+	ac_addr top = is_port ? 65535 : ~(ac_addr)0;
 	for (uint32_t i = 0; i < set->n_pos; i++)
 		if (set->pos[i].lo == 0 && set->pos[i].hi == top) {
 			free(set->pos);

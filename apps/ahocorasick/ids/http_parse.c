@@ -1,19 +1,9 @@
 /* HTTP request/response buffers of one payload (see http_parse.h). */
 #include "http_parse.h"
 
-#include <string.h>
+#include "hex.h"
 
-static int
-hexval(uint8_t c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
+#include <string.h>
 
 /* %HH and %uHHHH (below 0x100) to bytes; returns the length written. */
 static uint32_t
@@ -23,17 +13,19 @@ percent_decode(const uint8_t *s, uint32_t n, uint8_t *out)
 	for (uint32_t i = 0; i < n;) {
 		if (s[i] == '%') {
 			if (i + 5 < n && (s[i + 1] == 'u' || s[i + 1] == 'U') &&
-				hexval(s[i + 2]) >= 0 && hexval(s[i + 3]) >= 0 &&
-				hexval(s[i + 4]) >= 0 && hexval(s[i + 5]) >= 0) {
-				int v = hexval(s[i + 2]) << 12 | hexval(s[i + 3]) << 8 |
-					hexval(s[i + 4]) << 4 | hexval(s[i + 5]);
+				ac_hex_digit(s[i + 2]) >= 0 && ac_hex_digit(s[i + 3]) >= 0 &&
+				ac_hex_digit(s[i + 4]) >= 0 && ac_hex_digit(s[i + 5]) >= 0) {
+				int v = ac_hex_digit(s[i + 2]) << 12 | ac_hex_digit(s[i + 3]) << 8 |
+					ac_hex_digit(s[i + 4]) << 4 | ac_hex_digit(s[i + 5]);
 				if (v < 0x100) {
 					out[o++] = (uint8_t)v;
 					i += 6;
 					continue;
 				}
-			} else if (i + 2 < n && hexval(s[i + 1]) >= 0 && hexval(s[i + 2]) >= 0) {
-				out[o++] = (uint8_t)(hexval(s[i + 1]) << 4 | hexval(s[i + 2]));
+			} else if (i + 2 < n && ac_hex_digit(s[i + 1]) >= 0 &&
+				ac_hex_digit(s[i + 2]) >= 0) {
+				out[o++] = (uint8_t)(ac_hex_digit(s[i + 1]) << 4 |
+					ac_hex_digit(s[i + 2]));
 				i += 3;
 				continue;
 			}
@@ -330,4 +322,141 @@ ac_http_parse(const uint8_t *pl, uint32_t len, bool tcp, uint8_t *scratch, struc
 	memset(h, 0, sizeof(*h));
 	h->buf[AC_BUF_PKT] = (struct ac_span){ pl, len, true };
 	h->buf[AC_BUF_FILE] = h->buf[AC_BUF_PKT];
+}
+
+/* The value of header `name` among [h, end), or NULL; *n its length
+ * (spaces around it trimmed). */
+const uint8_t *
+ac_http_header_value(const uint8_t *pl, uint32_t h, uint32_t end, const char *name, uint32_t *n)
+{
+	uint32_t line_s = h;
+	while (line_s < end) {
+		const uint8_t *nl = memchr(pl + line_s, '\n', end - line_s);
+		uint32_t line_e = nl ? (uint32_t)(nl - pl) + 1 : end;
+		const uint8_t *colon = memchr(pl + line_s, ':', line_e - line_s);
+		if (colon != NULL &&
+			name_is(pl + line_s, (uint32_t)(colon - (pl + line_s)), name)) {
+			uint32_t vs = (uint32_t)(colon - pl) + 1, ve = line_e;
+			while (vs < ve && (pl[vs] == ' ' || pl[vs] == '\t'))
+				vs++;
+			while (ve > vs &&
+				(pl[ve - 1] == '\n' || pl[ve - 1] == '\r' || pl[ve - 1] == ' ' ||
+					pl[ve - 1] == '\t'))
+				ve--;
+			*n = ve - vs;
+			return pl + vs;
+		}
+		line_s = line_e;
+	}
+	return NULL;
+}
+
+/* Where the chunks starting at i end (after the last chunk's trailer), or
+ * 0 when they run past len or are malformed. */
+static uint32_t
+chunks_end(const uint8_t *pl, uint32_t len, uint32_t i)
+{
+	for (int guard = 0; guard < 100000; guard++) {
+		uint64_t size = 0;
+		uint32_t d = 0;
+		while (i < len && ac_hex_digit(pl[i]) >= 0 && d < 9) {
+			size = size << 4 | (uint64_t)ac_hex_digit(pl[i++]);
+			d++;
+		}
+		if (d == 0 || d == 9)
+			return 0;
+		const uint8_t *nl = i < len ? memchr(pl + i, '\n', len - i) : NULL;
+		if (nl == NULL)
+			return 0;
+		i = (uint32_t)(nl - pl) + 1; /* past the size line (and any extension) */
+		if (size == 0) {
+			uint32_t end, body;
+			find_header_end(pl, len, i, &end, &body);
+			return body == UINT32_MAX ? 0 : body;
+		}
+		if (size > len - i)
+			return 0;
+		i += (uint32_t)size;
+		uint32_t e = eol_at(pl, len, i);
+		if (e == 0)
+			return 0;
+		i += e;
+	}
+	return 0;
+}
+
+uint32_t
+ac_http_message_len(const uint8_t *pl, uint32_t len)
+{
+	if (len < 12 || !method_char(pl[0]))
+		return 0;
+	bool resp = false;
+	uint32_t h;
+	if (pl[0] == 'H' && version_at(pl, len, 0) && pl[8] == ' ' && digit(pl[9]) &&
+		digit(pl[10]) && digit(pl[11])) {
+		uint32_t i = 12, e;
+		if ((e = eol_at(pl, len, i)) == 0) {
+			if (pl[i] != ' ')
+				return 0;
+			while (i < len && pl[i] != '\n')
+				i++;
+			if (i >= len)
+				return 0;
+			e = 1;
+		}
+		h = i + e;
+		resp = true;
+	} else {
+		uint32_t i = 0;
+		while (i < len && i <= 32 && method_char(pl[i]))
+			i++;
+		if (i == 0 || i > 32 || i >= len || pl[i] != ' ')
+			return 0;
+		uint32_t u0 = ++i;
+		while (i < len && pl[i] != ' ' && pl[i] != '\r' && pl[i] != '\n')
+			i++;
+		if (i == u0 || i >= len || pl[i] != ' ' || !version_at(pl, len, i + 1))
+			return 0;
+		uint32_t e = eol_at(pl, len, i + 9);
+		if (e == 0)
+			return 0;
+		h = i + 9 + e;
+	}
+	uint32_t end, body, n;
+	find_header_end(pl, len, h, &end, &body);
+	if (body == UINT32_MAX)
+		return 0;
+	const uint8_t *te = ac_http_header_value(pl, h, end, "transfer-encoding", &n);
+	if (te != NULL && n >= 7 && name_is(te + n - 7, 7, "chunked"))
+		return chunks_end(pl, len, body);
+	const uint8_t *cl = ac_http_header_value(pl, h, end, "content-length", &n);
+	if (cl != NULL) {
+		uint64_t v = 0;
+		uint32_t k = 0;
+		while (k < n && digit(cl[k]) && v < (1ull << 40))
+			v = v * 10 + (uint64_t)(cl[k++] - '0');
+		if (k == 0 || k != n)
+			return 0;
+		return v <= len - body ? body + (uint32_t)v : 0;
+	}
+	if (!resp)
+		return body;
+	/* A response without a length: no body for 1xx, 204 and 304, else
+	 * it runs to the connection's end. */
+	if (pl[9] == '1' || (pl[9] == '2' && pl[10] == '0' && pl[11] == '4') ||
+		(pl[9] == '3' && pl[10] == '0' && pl[11] == '4'))
+		return body;
+	return 0;
+}
+
+bool
+ac_http_starts_message(const uint8_t *pl, uint32_t len)
+{
+	if (len >= 9 && version_at(pl, len, 0) && pl[8] == ' ')
+		return true;
+	uint32_t i = 0;
+	while (i < len && i <= 32 && method_char(pl[i]))
+		i++;
+	return i > 0 && i <= 32 && i + 1 < len && pl[i] == ' ' && pl[i + 1] != ' ' &&
+		pl[i + 1] != '\r' && pl[i + 1] != '\n';
 }

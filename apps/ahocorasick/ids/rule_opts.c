@@ -32,6 +32,10 @@ ac_rule_opt_parse(struct ac_rule_opts *o, int argc, char **argv)
 		o->stateless = true;
 		return 1;
 	}
+	if (strcmp(opt, "--no-reassembly") == 0) {
+		o->no_reassembly = true;
+		return 1;
+	}
 	if (strcmp(opt, "--rules") != 0 && strcmp(opt, "--classtype") != 0 &&
 		strcmp(opt, "--vars") != 0)
 		return 0;
@@ -96,6 +100,51 @@ ac_rule_opts_set_name(const struct ac_rule_opts *o, char *buf, size_t size)
 	return buf;
 }
 
+const char *
+ac_default_rules(char *buf, size_t size)
+{
+	const char *env = getenv("PIPEPLACE_RULES");
+	if (env != NULL && env[0] != '\0') {
+		if (access(env, R_OK) == 0) {
+			snprintf(buf, size, "%s", env);
+			return buf;
+		}
+		fprintf(stderr, "PIPEPLACE_RULES='%s': cannot read it: %s\n", env, strerror(errno));
+		return NULL;
+	}
+	if (access(AC_RULES_INSTALLED, R_OK) == 0) {
+		snprintf(buf, size, "%s", AC_RULES_INSTALLED);
+		return buf;
+	}
+	/* A binary in a build tree (BUILD/apps/ahocorasick[/...]/prog): the
+	 * shared data beside the source tree holding BUILD. */
+	char exe[4096];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n > 0) {
+		exe[n] = '\0';
+		for (int up = 0; up < 6; up++) {
+			char *slash = strrchr(exe, '/');
+			if (slash == NULL)
+				break;
+			*slash = '\0';
+			char probe[4400];
+			snprintf(probe, sizeof(probe), "%s/../shared/data/snort/community.rules",
+				exe);
+			if (up >= 2 && access(probe, R_OK) == 0 && realpath(probe, buf) != NULL &&
+				strlen(buf) < size)
+				return buf;
+			snprintf(probe, sizeof(probe), "%s/meson.build", exe);
+			if (up >= 2 && access(probe, R_OK) == 0)
+				break; /* the source tree's root: no further */
+		}
+	}
+	fprintf(stderr,
+		"no rules file: give --rules FILE or set PIPEPLACE_RULES (looked in "
+		"%s and beside a build tree)\n",
+		AC_RULES_INSTALLED);
+	return NULL;
+}
+
 int
 ac_rule_opts_load(const struct ac_rule_opts *o, struct ac_ruleset *rs)
 {
@@ -103,7 +152,10 @@ ac_rule_opts_load(const struct ac_rule_opts *o, struct ac_ruleset *rs)
 	struct ac_filter f = { NULL, 0, o->enabled_only, o->keep_all };
 	char err[512], name[512];
 	char *list = NULL;
-	const char *path = o->rules_path ? o->rules_path : AC_DEFAULT_RULES;
+	char dflt[4096];
+	const char *path = o->rules_path ? o->rules_path : ac_default_rules(dflt, sizeof(dflt));
+	if (path == NULL)
+		return -1;
 
 	if (o->classtype_arg != NULL) {
 		list = strdup(o->classtype_arg);
@@ -144,7 +196,8 @@ ac_rule_opts_build_verifier(const struct ac_rule_opts *o, const struct ac_rulese
 		fprintf(stderr, "%s\n", err);
 		return -1;
 	}
-	if (ac_verifier_build(v, rs, vars, o->stateless, err, sizeof(err)) < 0) {
+	if (ac_verifier_build(v, rs, vars, o->stateless, !o->stateless && !o->no_reassembly, err,
+		    sizeof(err)) < 0) {
 		fprintf(stderr, "%s\n", err);
 		ac_vars_free(vars);
 		return -1;

@@ -2,6 +2,7 @@
  * keyword matching needs). */
 #include "snort_rule.h"
 #include "errbuf.h"
+#include "hex.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -56,18 +57,6 @@ is_space(char c)
 	return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\v' || c == '\f';
 }
 
-static int
-hex_val(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 /* Decode a content value: [!] "text|hex|text" (quotes mandatory). */
 static int
 parse_content(const char *v, size_t n, struct ac_content *c, char *err, size_t errlen)
@@ -120,11 +109,12 @@ parse_content(const char *v, size_t n, struct ac_content *c, char *err, size_t e
 						ac_excerpt(v, n, ex, sizeof(ex)));
 					return -1;
 				}
-			} else if (hex_val(ch) >= 0) {
+			} else if (ac_hex_digit((uint8_t)ch) >= 0) {
 				if (hi < 0) {
-					hi = hex_val(ch);
+					hi = ac_hex_digit((uint8_t)ch);
 				} else {
-					c->bytes[c->len++] = (uint8_t)(hi << 4 | hex_val(ch));
+					c->bytes[c->len++] =
+						(uint8_t)(hi << 4 | ac_hex_digit((uint8_t)ch));
 					hi = -1;
 				}
 			} else {
@@ -648,10 +638,7 @@ parse_option(struct ac_rule *r, const char *o, size_t n, char *err, size_t errle
 		uint8_t f;
 		if (ac_flow_parse(v, vn, &f, err, errlen) < 0)
 			return -1;
-		r->flow |= f;
-		if (f & AC_FLOW_ONLY_STREAM)
-			/* No reassembly: evaluated on each packet instead. */
-			note_unsupported(r, "flow:only_stream", strlen("flow:only_stream"));
+		r->flow |= f; /* only_stream: the verifier says whether it is exact */
 	} else if (name_is(name, name_len, "flowbits")) {
 		struct ac_fbop op;
 		if (ac_fbop_parse(v, vn, &op, err, errlen) < 0)

@@ -3,8 +3,11 @@
  *
  * A vars file holds Snort-style lines "ipvar NAME VALUE", "portvar NAME
  * VALUE" or "var NAME VALUE"; '#' starts a comment.  Values are Snort's
- * syntax: any, a number or IPv4 address[/bits], a port range lo:hi, :hi or
- * lo:, a list [a,b,...], !negation, and $OTHER variables.  A name not in the
+ * syntax: any, a number, an IPv4 or IPv6 address[/bits], a port range
+ * lo:hi, :hi or lo:, a list [a,b,...], !negation, and $OTHER variables.
+ * Addresses are 128-bit numbers, an IPv4 address as its IPv4-mapped IPv6
+ * one (::ffff:a.b.c.d), so an IPv4 prefix never holds an IPv6 address and
+ * "any" holds both.  A name not in the
  * file keeps its default (ac_vars_default_text, printed by --help). */
 #ifndef AC_RULE_VARS_H
 #define AC_RULE_VARS_H
@@ -23,11 +26,39 @@ struct ac_vars {
 	unsigned n;
 };
 
+/* An address: IPv6 in host order, IPv4 as ::ffff:a.b.c.d. */
+typedef unsigned __int128 ac_addr;
+
+static inline ac_addr
+ac_addr_v4(uint32_t a)
+{
+	return (ac_addr)0xffff << 32 | a;
+}
+
+/* From 16 bytes in network order. */
+static inline ac_addr
+ac_addr_v6(const uint8_t b[16])
+{
+	ac_addr a = 0;
+	for (int i = 0; i < 16; i++)
+		a = a << 8 | b[i];
+	return a;
+}
+
+static inline bool
+ac_addr_is_v4(ac_addr a)
+{
+	return (a >> 32) == 0xffff;
+}
+
+/* Its text form ("10.0.0.1", "2001:db8::1"); buf of 46 bytes or more. */
+const char *ac_addr_str(ac_addr a, char *buf, size_t size);
+
 /* A set of addresses (or ports): inclusive ranges.  A value is in the set
  * when it is in some positive range (or there is none: "any") and in no
  * negated range.  An empty set with none_match never matches ("!any"). */
 struct ac_range {
-	uint32_t lo, hi;
+	ac_addr lo, hi;
 };
 struct ac_netset {
 	struct ac_range *pos, *neg;
@@ -50,7 +81,7 @@ int ac_netset_parse(struct ac_netset *set, const char *text, bool is_port,
 void ac_netset_free(struct ac_netset *set);
 
 static inline bool
-ac_netset_has(const struct ac_netset *s, uint32_t x)
+ac_netset_has(const struct ac_netset *s, ac_addr x)
 {
 	if (s->none_match)
 		return false;

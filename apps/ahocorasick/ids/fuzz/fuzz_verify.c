@@ -91,12 +91,13 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	rs.rules = &r;
 	rs.n_rules = 1;
 	struct ac_verifier v;
-	if (ac_verifier_build(&v, &rs, &vars, false, err, sizeof(err)) == 0) {
+	if (ac_verifier_build(&v, &rs, &vars, false, false, err, sizeof(err)) == 0) {
 		struct ac_vscratch *vs = ac_vscratch_new(&v, plen);
 		uint8_t *scratch = malloc(AC_HTTP_SCRATCH(plen));
 		if (vs == NULL || scratch == NULL || v.fb_words > 64)
 			abort();
-		struct ac_pkt_meta m = { 6, 0x0a000001, 0x0a000002, 1234, 80 };
+		struct ac_pkt_meta m = { 6, ac_addr_v4(0x0a000001), ac_addr_v4(0x0a000002), 1234,
+			80 };
 		if (r.proto == AC_PROTO_UDP)
 			m.ip_proto = 17;
 		/* the flow state from the payload's length: every combination */

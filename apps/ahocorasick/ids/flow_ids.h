@@ -11,7 +11,8 @@
  * was not seen is never established.  A UDP flow is established from the
  * first packet of the second direction on.  The table ends a TCP flow at a
  * RST, or once both sides have sent a FIN (that packet still belongs to
- * it); a later packet of the same 5-tuple starts a new flow. */
+ * it); a later packet of the same 5-tuple starts a new flow.  The flow's
+ * flowbits and stream state follow this struct in the record (ids.c). */
 #ifndef AC_FLOW_IDS_H
 #define AC_FLOW_IDS_H
 
@@ -29,8 +30,9 @@ struct ac_flow_ext {
 	uint8_t client_dir; /* the key direction (flow_pkt.dir) of the client's packets */
 	uint8_t tcp_hs;     /* 0 none, 1 SYN seen, 2 SYN+ACK after it, 3 established */
 	uint8_t udp_seen;   /* bit 0: a packet from the client, bit 1: from the server */
-	uint8_t pad[5];
-	uint64_t bits[]; /* flowbits */
+	uint8_t ttl_seen;   /* bit d: ttl[d] is key direction d's first TTL (ids.h) */
+	uint8_t ttl[2];
+	uint8_t pad[2];
 };
 
 /* Account one packet of the flow (dir: its key direction) and return the
