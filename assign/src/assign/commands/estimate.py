@@ -127,7 +127,6 @@ def optimum_section(args: argparse.Namespace, values: list[float]) -> dict:
     from ..evt.optimum import optimum_of_means
     from ..run_sample import describe_cost, measurement_cost, run_optimum, run_sample
     from ..store import Store
-    from .best import gap_line
     from ..evt.estimate import _fmt
 
     with Store(args.db, readonly=True) as store:
@@ -163,6 +162,8 @@ def optimum_section(args: argparse.Namespace, values: list[float]) -> dict:
     if out["optimum_mean"].get("leading"):  # a mean of the run's values: modelled on the model backend
         out["optimum_mean"]["leading"]["kind"] = run.kind
     if chosen is not None:
+        from .best import gap_line  # `assign best`'s module imports the searchers: only where a selection was made
+
         gap = opt.gap_pct(chosen["mean"])
         hi = (100.0 * (opt.ci_high - chosen["ci_low"]) / opt.ci_high
               if opt.ci_high is not None and chosen.get("ci_low") is not None and opt.ci_high != float("inf")

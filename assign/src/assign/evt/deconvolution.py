@@ -41,9 +41,8 @@ import math
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy.special import ndtr
-
 from .calibration import lr_factor
+from .special import ndtr  # scipy.special.ndtr without scipy's import (special.py)
 
 W = 6.5                     # half-width of a point's window, in its noise sds
 M = 32                      # cells per window

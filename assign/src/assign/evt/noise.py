@@ -39,11 +39,11 @@ class Noise:
         """Chi-square interval of the CV (normal noise), or None without data."""
         if self.df <= 0:
             return None
-        from scipy.special import chdtri  # inverse survival function of chi-square
+        from .special import chi2_isf  # scipy.special.chdtri without scipy's import
 
         a = (1.0 - confidence) / 2.0
-        return (self.cv * math.sqrt(self.df / chdtri(self.df, a)),
-                self.cv * math.sqrt(self.df / chdtri(self.df, 1.0 - a)))
+        return (self.cv * math.sqrt(self.df / chi2_isf(self.df, a)),
+                self.cv * math.sqrt(self.df / chi2_isf(self.df, 1.0 - a)))
 
     def to_dict(self) -> dict[str, Any]:
         ci = self.interval()
