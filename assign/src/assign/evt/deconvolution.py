@@ -79,20 +79,26 @@ class TailSet:
 
 
 def _cells(lo: np.ndarray, hi: np.ndarray, u0: float, a: np.ndarray, alpha: np.ndarray,
-           exp_scale: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+           exp_scale: np.ndarray | None = None, shared: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """log mass and position of M cells spanning [lo, hi] (shape (P, K)), for
     the tail above u0 with end point u0 + a and shape alpha (P,), or, with
     exp_scale (P,), the exponential tail (the xi = 0 limit).  Returns arrays
-    (P, K, M)."""
-    e = lo[..., None] + (hi - lo)[..., None] * _GRID
-    d = e - u0
+    (P, K, M).  shared: every point has the same end point, and lo and hi are
+    (1, K): the cells' edges are computed once (the same numbers)."""
+    e = (hi - lo)[..., None] * _GRID
+    e += lo[..., None]
+    d = np.subtract(e, u0, out=e)
     if exp_scale is None:
-        aa, al = a[:, None, None], alpha[:, None, None]
-        r = np.clip(1.0 - d / aa, 0.0, 1.0)
+        aa, al = (a[:1] if shared else a)[:, None, None], alpha[:, None, None]
+        r = np.divide(d, aa)
+        np.subtract(1.0, r, out=r)
+        np.clip(r, 0.0, 1.0, out=r)
         with np.errstate(divide="ignore"):
-            log_s = al * np.log(r)
+            log_r = np.log(r)
+        log_s = al * log_r
         s = np.exp(log_s)
-        tail_int = aa / (al + 1.0) * (s * r)      # int_d^a S
+        tail_int = s * r
+        tail_int *= aa / (al + 1.0)      # int_d^a S
     else:
         sc = exp_scale[:, None, None]
         log_s = -d / sc
@@ -100,13 +106,24 @@ def _cells(lo: np.ndarray, hi: np.ndarray, u0: float, a: np.ndarray, alpha: np.n
         tail_int = sc * s
     s0, s1 = s[..., :-1], s[..., 1:]
     with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
-        mass = s0 * -np.expm1(log_s[..., 1:] - log_s[..., :-1])
-        mass = np.where(s0 > 0, mass, 0.0)
+        mass = np.subtract(log_s[..., 1:], log_s[..., :-1])
+        np.expm1(mass, out=mass)
+        np.negative(mass, out=mass)
+        mass *= s0
+        mass[~(s0 > 0)] = 0.0
         d0, d1 = d[..., :-1], d[..., 1:]
-        mom = d0 * s0 - d1 * s1 + (tail_int[..., :-1] - tail_int[..., 1:])
-        pos = np.where(mass > 1e-300, mom / np.where(mass > 1e-300, mass, 1.0), 0.5 * (d0 + d1))
+        mom = d0 * s0
+        mom -= d1 * s1
+        mom += np.subtract(tail_int[..., :-1], tail_int[..., 1:])
+        big = mass > 1e-300
+        pos = np.divide(mom, mass, out=mom, where=big)
+        mid = d0 + d1
+        mid *= 0.5
+        pos = np.where(big, pos, mid)
         log_mass = np.log(mass)
-    return log_mass, u0 + np.clip(pos, d0, d1)
+        np.clip(pos, d0, d1, out=pos)
+    pos += u0
+    return log_mass, pos
 
 
 def _loglik_block(data: TailSet, tau: np.ndarray, alpha: np.ndarray, exp_scale: np.ndarray | None) -> np.ndarray:
@@ -114,17 +131,19 @@ def _loglik_block(data: TailSet, tau: np.ndarray, alpha: np.ndarray, exp_scale: 
     u0 = data.u0
     p = tau.size
     x, sd = data.xbar[None, :], data.sd[None, :]
+    # one end point for the whole block (a profile over the shape): its cells' edges computed once
+    shared = exp_scale is None and p > 1 and bool(np.all(tau == tau[0]))
     if exp_scale is None:
         a = tau - u0
-        top = tau[:, None]
-        h = np.minimum(sd / 4.0, a[:, None] / 4.0)
+        top = tau[:1, None] if shared else tau[:, None]
+        h = np.minimum(sd / 4.0, (a[:1] if shared else a)[:, None] / 4.0)
         lo = np.clip(np.minimum(x - W * sd, top - h), u0, top)
         hi = np.clip(np.maximum(x + W * sd, u0 + h), u0, top)
     else:
         a = np.full(p, np.inf)
         lo = np.broadcast_to(np.maximum(x - W * sd, u0), (p, data.k))
         hi = np.broadcast_to(np.maximum(x + W * sd, u0 + sd / 4.0), (p, data.k))
-    log_mass, pos = _cells(lo, hi, u0, a, alpha, exp_scale)
+    log_mass, pos = _cells(lo, hi, u0, a, alpha, exp_scale, shared)
     z = (x[..., None] - pos) / sd[..., None]
     lg = log_mass - 0.5 * z * z
     mx = lg.max(axis=2)
