@@ -263,6 +263,7 @@ class DeconvolutionFit:
     status: str                       # ok | unbounded
     u0: float
     profile_points: list[tuple[float, float]] = field(default_factory=list)
+    beyond_reach: bool = False        # the upper end lies beyond `reach`: not searched for (ci_high infinite)
 
     @property
     def xi(self) -> float | None:
@@ -303,8 +304,11 @@ def _root(f, a: float, b: float, tol: float) -> float:
     return 0.5 * (a + b)
 
 
-def fit(data: TailSet, confidence: float = 0.95, calibrate: bool = True) -> DeconvolutionFit:
-    """Maximum likelihood end point of the means, and its profile-likelihood interval."""
+def fit(data: TailSet, confidence: float = 0.95, calibrate: bool = True, reach: float = math.inf
+        ) -> DeconvolutionFit:
+    """Maximum likelihood end point of the means, and its profile-likelihood interval.  reach: the
+    interval's upper end is not looked for beyond it (optimum.py's REACH: an end that far out is
+    reported as none); ci_high is then infinite and beyond_reach true."""
     from statistics import NormalDist
 
     u0 = data.u0
@@ -355,12 +359,16 @@ def fit(data: TailSet, confidence: float = 0.95, calibrate: bool = True) -> Deco
     ci_low = low_end if g(low_end) >= 0 else _root(g, low_end, tau_hat, span * 1e-5)
     ci_high = math.inf
     status = "ok"
+    beyond = False
     if l_exp >= target:
         status = "unbounded"
     else:
         guess[:] = [alpha_hat]
         hi, step = tau_hat, span * 0.05
         for _ in range(80):
+            if hi > reach:  # the profile is still above the cut there: the end lies beyond the reach
+                beyond = True
+                break
             nxt = hi + step
             if g(nxt) < 0:
                 ci_high = _root(g, hi, nxt, span * 1e-5)
@@ -369,4 +377,4 @@ def fit(data: TailSet, confidence: float = 0.95, calibrate: bool = True) -> Deco
         else:
             status = "unbounded"
     return DeconvolutionFit(tau_hat, ci_low, ci_high, alpha_hat, l_max, l_exp, cut, factor, status, u0,
-                            list(zip(grid.tolist(), pv.tolist())))
+                            list(zip(grid.tolist(), pv.tolist())), beyond)

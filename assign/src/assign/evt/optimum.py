@@ -38,6 +38,16 @@ TAIL_FRACTION = 0.05    # the paper's cap: at most 5% of the sample above the th
 # atom); in between the atom's fit gives the estimate and the interval reaches as far as the continuous one's
 DISCRETE_TOP = 0.02
 SEEN_TOP = 0.25
+# The reach of a fitted tail (assign/EVT.md, "An upper end beyond the reach"): an interval's upper end further
+# above the highest measurement than REACH times the width of the tail the fit rests on (the highest measurement
+# less the tail's threshold) is not a bound the data give but the fitted shape extrapolating where nothing was
+# measured: a thin, nearly exponential tail whose exponential limit lies just outside the cut crosses it
+# hundreds of times the optimum away (7,024,484 with an upper end of 487,494,655 on the T2's model at a
+# million draws; 380 times it on a discrete space with such a tail, tests/test_optimum_reach.py).  Such an
+# end is reported as none: the interval is one-sided, and says why.  Legitimate upper ends lie within a few
+# widths (one on the T2 at 5000 draws; at most 4.8 in 60 runs of the known-end-point cases at 1-5% noise),
+# the absurd ones thousands (3,900 on the T2 above, 5,000 on the 60,165-placement space for stateful at 1%).
+REACH = 20.0
 
 METHODS = {
     "every-placement": "every distinct placement was drawn: the largest placement mean, each mean pooling all "
@@ -80,9 +90,15 @@ class RunSample:
         return self.first if self.paper is None else self.paper()
 
     def groups(self) -> dict[int, list[float]]:
+        """draw -> its further measurements, in order; computed once for the repeats the sample holds (the
+        estimate and the certificate both read it: 50,000 repetitions at a million draws)."""
+        memo = self.__dict__.get("_groups")
+        if memo is not None and memo[0] is self.repeats and memo[1] == len(self.repeats):
+            return memo[2]
         out: dict[int, list[float]] = {}
         for i, v in self.repeats:
             out.setdefault(int(i), []).append(float(v))
+        self.__dict__["_groups"] = (self.repeats, len(self.repeats), out)
         return out
 
 
@@ -227,9 +243,13 @@ def _noiseless(first, best: float, leading, base, confidence: float) -> OptimumM
             msgs.append(f"the interval is one-sided: with the shape on its boundary the fit's upper end "
                         f"({high:,.0f}) says nothing of placements better than those drawn")
             high = math.inf
-        return OptimumMean(est.upb, low, high, method="paper-upb", status=est.status, leading=leading,
-                           messages=msgs, diagnostics={"paper": {"status": est.status, "ci_low": est.upb_ci_low}},
-                           **base)
+        status, diag = est.status, {"paper": {"status": est.status, "ci_low": est.upb_ci_low}}
+        reach = best + REACH * (best - est.threshold)
+        if math.isfinite(high) and high > reach:
+            status = _beyond_reach(high, reach, best, est.threshold, status, msgs, diag)
+            high = math.inf
+        return OptimumMean(est.upb, low, high, method="paper-upb", status=status, leading=leading,
+                           messages=msgs, diagnostics=diag, **base)
     if est is not None:
         why = "; ".join(est.messages[:1]) or est.status
     return OptimumMean(best, best, math.inf, method="paper-upb", status="unbounded", leading=leading,
@@ -300,15 +320,21 @@ def _deconvolution(idx, first, groups, noise: Noise, leading, base, confidence, 
     share = repeated_share(placements, tail)
     atom = share is not None and share >= DISCRETE_TOP
     data = TailSet((xbar - u0) / span, sd1 / np.sqrt(m) / span, 1.0 + 0.0 * t, sd1 / span, n, atom)
-    f = fit(data, confidence)
+    # the highest of what was measured: every first value, and the mean of every re-measured draw
+    means = _draw_means(idx, first, groups) if means is None else means
+    top = max(float(first.max()), max((m for m, _ in means.values()), default=-math.inf))
+    reach = top + REACH * (top - t)  # REACH: an upper end beyond it is none
+    f = fit(data, confidence, reach=(reach - u0) / span)
     widened = None
     if atom and share < SEEN_TOP and f.tau is not None:
-        c = fit(replace(data, atom=False), confidence)
+        c = fit(replace(data, atom=False), confidence, reach=(reach - u0) / span)
         c_low = c.ci_low if c.ci_low is not None else f.ci_low
         if c.ci_high > f.ci_high or c_low < f.ci_low:
             widened = (c_low, c.ci_high)
+            if c.ci_high > f.ci_high:
+                f.beyond_reach = c.beyond_reach
             f.ci_low, f.ci_high = min(f.ci_low, c_low), max(f.ci_high, c.ci_high)
-            if math.isinf(f.ci_high):
+            if math.isinf(f.ci_high) and not f.beyond_reach:
                 f.status = "unbounded"
     back = lambda v: None if v is None else (v if math.isinf(v) else u0 + span * v)  # noqa: E731
     f.tau, f.ci_low, f.ci_high, f.u0 = back(f.tau), back(f.ci_low), back(f.ci_high), u0
@@ -328,9 +354,6 @@ def _deconvolution(idx, first, groups, noise: Noise, leading, base, confidence, 
             "continuous_interval": None if widened is None else [back(widened[0]), back(widened[1])]}
     status, ci_high = f.status, f.ci_high
     tau, ci_low = f.tau, f.ci_low
-    # the highest of what was measured: every first value, and the mean of every re-measured draw
-    means = _draw_means(idx, first, groups) if means is None else means
-    top = max(float(first.max()), max((m for m, _ in means.values()), default=-math.inf))
     whole = ci_low is not None and ci_low > top
     if leading is not None and tau is not None and tau > top and (whole or atom):
         # the fitted end point lies above every value measured (a first value or a re-measured mean) and
@@ -377,6 +400,9 @@ def _deconvolution(idx, first, groups, noise: Noise, leading, base, confidence, 
                     f"point, so the tail's shape is not identified; the interval's upper end is the paper's "
                     f"single-value UPB interval's (the end of the noisy values lies above every mean). Less noise "
                     f"(a longer window) narrows it")
+    if tau is not None and ci_high is not None and (f.beyond_reach or math.isfinite(ci_high) and ci_high > reach):
+        status = _beyond_reach(ci_high if math.isfinite(ci_high) else None, reach, top, t, status, msgs, diag)
+        ci_high = math.inf
     if tau is not None and ci_high is not None and any(v for v in groups.values()):
         # mu* is at least every placement's mean: the interval reaches as high as the re-measured placements'
         # means may lie, and the estimate is not below what one of them surely has (the fit alone fell short
@@ -401,6 +427,21 @@ def _deconvolution(idx, first, groups, noise: Noise, leading, base, confidence, 
             tau = lb
     return OptimumMean(tau, ci_low, ci_high, method="deconvolution-pot", status=status, leading=leading,
                        messages=msgs, diagnostics=diag, **base)
+
+
+def _beyond_reach(high: float | None, reach: float, top: float, t: float, status: str, msgs: list[str],
+                  diag: dict) -> str:
+    """An upper end beyond REACH: said, kept in the diagnostics, the interval one-sided; the status
+    `unbounded` where it was `ok` (an `extrapolated` or `noise_dominated` estimate keeps its own)."""
+    from .estimate import _fmt
+
+    where = "the fit's upper end" + (f" ({_fmt(high)})" if high is not None else "")
+    msgs.append(f"{where} lies more than {REACH:g} times the width of the measured tail ({_fmt(top - t)}, from "
+                f"its threshold to the highest measurement) above the highest measurement ({_fmt(top)}), beyond "
+                f"{_fmt(reach)}: the fitted shape extrapolating where nothing was measured, not a bound the data "
+                f"give; the interval is one-sided (assign/EVT.md, \"An upper end beyond the reach\")")
+    diag.update(fitted_ci_high=high, reach=reach)
+    return "unbounded" if status == "ok" else status
 
 
 def _remeasured_bounds(draw_means: dict[int, tuple[float, int]], cv: float, confidence: float
