@@ -236,7 +236,7 @@ def fit(ex: Exceedances, confidence: float = 0.95, calibrate: bool = True) -> Gp
         def root_neg(cut: float, lo: float, hi: float) -> float:
             return _refine_root(lambda v: neg(v) - cut, lo, hi, _points(k, 3))
     else:
-        neg, pos, max_neg, root_neg = binned.neg, binned.pos, binned.max_neg, binned.root_neg
+        neg, pos, max_neg = binned.neg, binned.pos, binned.max_neg
 
     grid_ll = neg(_S_GRID)
     i = int(np.argmax(grid_ll))
@@ -291,8 +291,12 @@ def fit(ex: Exceedances, confidence: float = 0.95, calibrate: bool = True) -> Gp
         sg, lg = np.insert(_S_GRID, at, s_best), np.insert(grid_ll, at, l_best)
     else:
         sg, lg = _S_GRID, grid_ll
-    low, high = _interval(ex, sg, lg, cut, l_inf, root_neg)
-    wilks = (low, high) if factor == 1.0 else _interval(ex, sg, lg, l_best - half, l_inf, root_neg)
+    if binned is None:
+        low, high = _interval(ex, sg, lg, cut, l_inf, root_neg)
+        wilks = (low, high) if factor == 1.0 else _interval(ex, sg, lg, l_best - half, l_inf, root_neg)
+    else:  # both intervals' ends placed at once
+        ends = binned.intervals(ex, sg, lg, [cut] if factor == 1.0 else [cut, l_best - half], l_inf)
+        (low, high), wilks = ends[0], ends[-1]
     return GpdFit(ex=ex, xi=float(xi), sigma=float(sigma), loglik=float(l_best - k * log_scale),
                   upb=upb, upb_ci_low=low, upb_ci_high=high, on_boundary=bool(on_boundary),
                   confidence=confidence, s_hat=s_best, cut=float(cut), cut_factor=float(factor),
@@ -419,27 +423,73 @@ class BinnedProfile:
         xi = (self.count * np.log1p(theta * self.my) + self._series(self.c_pos, w)).sum(axis=1) / self.k
         return (-self.k * (np.log(xi) - lt + 1.0 + xi)).reshape(np.shape(log_theta))
 
-    def root_neg(self, cut: float, lo: float, hi: float) -> float:
-        """The s in [lo, hi] where L*(s) = cut (L* - cut changes sign over [lo, hi]): Newton steps kept
-        inside the bracket (halved where a step leaves it), to 1e-12."""
-        f_lo = float(self.neg(lo)) - cut
-        s = 0.5 * (lo + hi)
+    def _neg_slopes(self, s: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(L*, dL*/ds) at each s."""
+        t, dt = self._t(s, derivative=True)
+        d = np.exp(s)
+        a = 1.0 + d
+        log_a = np.log1p(d)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            interior = t <= 1.0
+            ll = np.where(interior, -self.k * (log_a + np.log(t) + 1.0 - t), -self.k * log_a)
+            slope = np.where(interior, -self.k * d * (1.0 / a + dt / t - dt), -self.k * d / a)
+        return ll, slope
+
+    def roots_neg(self, cut: np.ndarray, lo: np.ndarray, hi: np.ndarray, f_lo: np.ndarray, f_hi: np.ndarray
+                  ) -> np.ndarray:
+        """The s in each [lo, hi] where L*(s) = cut, given L* - cut at both ends (opposite signs): from the
+        secant's point, Newton steps kept inside each bracket (halved where a step leaves it), to 1e-12;
+        all the brackets at once."""
+        lo, hi, f_lo = lo.astype(float), hi.astype(float), f_lo.astype(float)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            s = lo - f_lo * (hi - lo) / (f_hi - f_lo)
+        s = np.where((lo < s) & (s < hi), s, 0.5 * (lo + hi))
+        out = np.full(s.size, np.nan)
+        active = np.arange(s.size)
         for _ in range(200):
-            f, g = self.neg_slope(s)
-            f -= cut
-            if f == 0.0:
-                return s
-            if (f > 0.0) == (f_lo > 0.0):
-                lo, f_lo = s, f
-            else:
-                hi = s
-            nxt = s - f / g if g != 0.0 and math.isfinite(g) else math.nan
-            if not (lo < nxt < hi):
-                nxt = 0.5 * (lo + hi)
-            if abs(nxt - s) <= _NEWTON_TOL or hi - lo <= _NEWTON_TOL:
-                return nxt
-            s = nxt
-        return s
+            ll, g = self._neg_slopes(s[active])
+            f = ll - cut[active]
+            same = (f > 0.0) == (f_lo[active] > 0.0)
+            lo[active] = np.where(same, s[active], lo[active])
+            f_lo[active] = np.where(same, f, f_lo[active])
+            hi[active] = np.where(same, hi[active], s[active])
+            with np.errstate(divide="ignore", invalid="ignore"):
+                nxt = s[active] - f / g
+            inside = (lo[active] < nxt) & (nxt < hi[active]) & np.isfinite(nxt)
+            nxt = np.where(inside, nxt, 0.5 * (lo[active] + hi[active]))
+            done = (np.abs(nxt - s[active]) <= _NEWTON_TOL) | (hi[active] - lo[active] <= _NEWTON_TOL) | (f == 0.0)
+            s[active] = np.where(f == 0.0, s[active], nxt)
+            out[active[done]] = s[active[done]]
+            active = active[~done]
+            if active.size == 0:
+                break
+        out[active] = s[active]
+        return out
+
+    def intervals(self, ex: Exceedances, grid_s: np.ndarray, grid_ll: np.ndarray, cuts: list[float],
+                  l_inf: float) -> list[tuple[float | None, float]]:
+        """_interval's (low, high) for each cut, their ends placed together (roots_neg)."""
+        problems: list[tuple[int, int, float, int]] = []     # (which cut, which end, cut, grid index below)
+        ends: list[list] = []
+        for c, cut in enumerate(cuts):
+            inside = np.flatnonzero(grid_ll >= cut)
+            if inside.size == 0:
+                ends.append([None, np.inf])  # every finite end point is rejected (a clearly positive shape)
+                continue
+            lo_i, hi_i = int(inside[0]), int(inside[-1])
+            end = [ex.xmax if lo_i == 0 else None, np.inf]  # the sample maximum itself cannot be excluded
+            if lo_i > 0:
+                problems.append((c, 0, cut, lo_i - 1))
+            if not (l_inf >= cut or hi_i == grid_s.size - 1):
+                problems.append((c, 1, cut, hi_i))
+            ends.append(end)
+        if problems:
+            at = np.array([p[3] for p in problems])
+            cut = np.array([p[2] for p in problems])
+            roots = self.roots_neg(cut, grid_s[at], grid_s[at + 1], grid_ll[at] - cut, grid_ll[at + 1] - cut)
+            for (c, which, _, _), r in zip(problems, roots.tolist()):
+                ends[c][which] = ex.upb_of_s(r)
+        return [(lo, hi) for lo, hi in ends]
 
     def max_neg(self, lo: float, hi: float) -> tuple[float, float]:
         """The maximum of L* on [lo, hi] (a grid point's neighbours): the zero of its slope by secant
