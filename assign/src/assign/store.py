@@ -573,7 +573,15 @@ class Store:
             "SELECT 1 FROM workers WHERE run_id=? AND flagged IS NOT NULL LIMIT 1", (run_id,)).fetchone())
 
     def _counts(self, run_id: int) -> tuple[int, int]:
-        """(successful, failed) measurements of a run, through the indexes (a failure's value is NULL)."""
+        """(successful, failed) measurements of a run, through the indexes (a failure's value is NULL);
+        remembered by a read-only store."""
+        memo = self.__dict__.setdefault("_count_memo", {})
+        if self.readonly and run_id in memo:
+            return memo[run_id]
+        memo[run_id] = out = self._count(run_id)
+        return out
+
+    def _count(self, run_id: int) -> tuple[int, int]:
         failed = int(self.db.execute("SELECT COUNT(*) FROM measurements WHERE run_id=? AND value IS NULL",
                                      (run_id,)).fetchone()[0])
         if self.db.execute("SELECT COUNT(*) FROM runs").fetchone()[0] == 1:
@@ -585,7 +593,15 @@ class Store:
 
     def value_summary(self, run_id: int) -> tuple[int, float, float] | None:
         """(count, smallest, largest) of the values `values` gives, without reading them; None where the
-        value index cannot give them (`_fast_values`) or the run holds none."""
+        value index cannot give them (`_fast_values`) or the run holds none.  A read-only store
+        remembers it (what it holds does not change under one command)."""
+        memo = self.__dict__.setdefault("_summaries", {})
+        if self.readonly and run_id in memo:
+            return memo[run_id]
+        memo[run_id] = out = self._value_summary(run_id)
+        return out
+
+    def _value_summary(self, run_id: int) -> tuple[int, float, float] | None:
         if not self._fast_values(run_id):
             return None
         n, _ = self._counts(run_id)

@@ -228,10 +228,15 @@ def loglik(data: TailSet, tau, alpha) -> np.ndarray:
     """Log-likelihood at paired (tau, alpha) points, broadcast together."""
     tau, alpha = np.broadcast_arrays(np.asarray(tau, dtype=float), np.asarray(alpha, dtype=float))
     shape = tau.shape
+    # a grid of end points (rows) by shapes: blocks within a row share the row's end point and its cells'
+    # edges (_loglik_block); each point's value does not depend on the block it is computed in
+    row = shape[-1] if tau.ndim >= 2 and bool(np.all(tau == tau[..., :1])) else tau.size
     tau, alpha = tau.ravel(), alpha.ravel()
     out = np.empty(tau.size)
-    for i in range(0, tau.size, _BLOCK):
-        out[i:i + _BLOCK] = _loglik_block(data, tau[i:i + _BLOCK], alpha[i:i + _BLOCK], None)
+    for r in range(0, tau.size, row):
+        for i in range(r, r + row, _BLOCK):
+            j = min(i + _BLOCK, r + row)
+            out[i:j] = _loglik_block(data, tau[i:j], alpha[i:j], None)
     return out.reshape(shape)
 
 

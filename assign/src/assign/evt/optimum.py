@@ -96,8 +96,15 @@ class RunSample:
         if memo is not None and memo[0] is self.repeats and memo[1] == len(self.repeats):
             return memo[2]
         out: dict[int, list[float]] = {}
-        for i, v in self.repeats:
-            out.setdefault(int(i), []).append(float(v))
+        if self.repeats:
+            # by draw in order of first appearance, each draw's values in order (a stable sort by draw)
+            rows = np.array(self.repeats, dtype=float).reshape(-1, 2)
+            draws = rows[:, 0].astype(np.int64)
+            order = np.argsort(draws, kind="stable")
+            starts = np.flatnonzero(np.concatenate([[True], np.diff(draws[order]) != 0]))
+            values = np.split(rows[order, 1], starts[1:])
+            for j in np.argsort(order[starts], kind="stable").tolist():
+                out[int(draws[order[starts[j]]])] = values[j].tolist()
         self.__dict__["_groups"] = (self.repeats, len(self.repeats), out)
         return out
 
