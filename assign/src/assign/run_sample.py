@@ -161,7 +161,7 @@ class Placement(Found):
     def mean(self) -> float:
         m = self.__dict__.get("_mean")
         if m is None or m[0] != len(self.values):
-            m = self.__dict__["_mean"] = (len(self.values), Found.mean.fget(self))
+            m = self.__dict__["_mean"] = (len(self.values), float(Found.mean.fget(self)))
         return m[1]
 
 
@@ -189,7 +189,18 @@ def found_placements(store: Store, run: Run, sample: RunSample | None = None) ->
             key = tuple(a)
             f = groups.setdefault(key, Placement(key, [], "search"))
             f.values.append(v)
-    return list(groups.values())
+    found = list(groups.values())
+    # every mean at once, over the placements with one count of values (numpy sums a row of a 2-D array as
+    # it sums a 1-D one: the means certify's np.mean gives)
+    by_count: dict[int, list[Placement]] = {}
+    for f in found:
+        if f.values:
+            by_count.setdefault(len(f.values), []).append(f)
+    for count, fs in by_count.items():
+        means = np.mean(np.array([f.values for f in fs], dtype=float).reshape(len(fs), count), axis=1)
+        for f, m in zip(fs, means.tolist()):
+            f.__dict__["_mean"] = (count, m)
+    return found
 
 
 def run_optimum(store: Store, run: Run, confidence: float = 0.95, limit: int | None = None,

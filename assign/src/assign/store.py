@@ -880,14 +880,17 @@ class Store:
 
     def assignments(self, run_id: int, idx: Sequence[int]) -> dict[int, list[int]]:
         """The placements (PU os_index per task) of the given draws."""
-        out: dict[int, list[int]] = {}
+        draws: list[int] = []
+        texts: list[str] = []
         want = sorted({int(i) for i in idx})
         for i in range(0, len(want), 500):
             chunk = want[i:i + 500]
             for j, a in self.db.execute(f"SELECT idx, assignment FROM measurements WHERE run_id=? AND idx IN "
                                         f"({','.join('?' * len(chunk))})", (run_id, *chunk)):
-                out[int(j)] = json.loads(a)
-        return out
+                draws.append(int(j))
+                texts.append(a)
+        # one JSON document for all of them: a decoder call per placement costs more than the lists
+        return dict(zip(draws, json.loads("[" + ",".join(texts) + "]")))
 
     # selections (assign best) ------------------------------------------------
     def add_selection(self, run_id: int, params: dict) -> int:
