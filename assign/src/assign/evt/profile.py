@@ -85,18 +85,23 @@ class Exceedances:
         return float(np.log((upb - self.xmax) / self.scale))
 
 
+def _log_1m(y: np.ndarray, r: np.ndarray, d: np.ndarray, a: np.ndarray) -> np.ndarray:
+    """log(1 - y/a) for a = 1 + d (a column) and y with r = 1 - y taken from the data: log1p where y/a is
+    small (large a), log((d + r)/a) near the maximum, where it keeps the precision of d."""
+    z = y / a
+    small = z < 0.5
+    out = np.log1p(-z, where=small, out=np.empty_like(z))
+    np.log((d + r) / a, where=~small, out=out)
+    return out
+
+
 def profile_neg(ex: Exceedances, s: np.ndarray | float) -> tuple[np.ndarray, np.ndarray]:
     """Closed-form profile log-likelihood (rescaled data) and T at s = log(d).
     Returns (L*, T), arrays shaped like s."""
     s_arr = np.atleast_1d(np.asarray(s, dtype=float))
     d = np.exp(s_arr)[:, None]
     a = 1.0 + d
-    z = ex.y / a
-    # log(1 - y/a): log1p where y/a is small (large a), (d + r)/a near the max.
-    small = z < 0.5
-    lg = np.log1p(-z, where=small, out=np.empty_like(z))
-    np.log((d + ex.r) / a, where=~small, out=lg)
-    t = -lg.mean(axis=1)
+    t = -_log_1m(ex.y, ex.r, d, a).mean(axis=1)
     k = ex.k
     log_a = np.log1p(d[:, 0])
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -385,10 +390,7 @@ class BinnedProfile:
     def _t(self, s: np.ndarray, derivative: bool = False):
         d = np.exp(s)[:, None]
         a = 1.0 + d
-        z = self.my / a
-        small = z < 0.5
-        lead = np.log1p(-z, where=small, out=np.empty_like(z))
-        np.log((d + self.mr) / a, where=~small, out=lead)
+        lead = _log_1m(self.my, self.mr, d, a)
         w = 1.0 / (d + self.mr)
         t = -(self.count * lead + self._series(self.c_neg, w)).sum(axis=1) / self.k
         if not derivative:
