@@ -2,15 +2,23 @@
 its draws' first values, every further measurement of them (planned noise
 repetitions and selection rounds), and which distinct placement each draw is
 (for every draw where the space is small enough for the sample to hold all
-of it; for the tail's draws always)."""
+of it; for the tail's draws always).  Where the store has its value index
+(store.py, VALUE_INDEX), `tail_sample` reads only what the estimates use (the
+run's size, its top draws, its re-measured draws, and the top of its values
+for the paper's estimate), and `sample_top` that top alone: the same
+estimates as from every draw (tests/test_estimate_top.py), without reading a
+million rows."""
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .counting import count_assignments, orbit_keys
-from .evt.optimum import RunSample
+from .counting import count_assignments, orbit_hashes
+from .evt.certificate import Found
+from .evt.optimum import MAX_TAIL, TAIL_FRACTION, RunSample
+from .evt.top import SampleTop, top_size
 from .topology import Topology
 
 if TYPE_CHECKING:
@@ -34,14 +42,19 @@ def run_sample(store: Store, run: Run, limit: int | None = None, purposes: tuple
         rows = rows[:limit]
     idx = np.array([i for i, _ in rows], dtype=np.int64)
     first = np.array([v for _, v in rows], dtype=float)
-    reps = [(r.idx, r.value) for r in store.repeats(run.id)
-            if r.status == "ok" and r.purpose in purposes and (limit is None or r.draws <= limit)]
+    reps = store.repeat_values(run.id, purposes, limit)
+    return _sample(store, run, idx, first, reps)
+
+
+def _sample(store: Store, run: Run, idx: np.ndarray, first: np.ndarray, reps: list, size: int | None = None,
+            paper=None) -> RunSample:
     injected = run.params.get("noise_rel_sd") if run.kind == "modelled" else None
     try:
         topo = Topology.from_json(run.topology)
-        size = count_assignments(topo, _n_tasks(run), run.allow_colocate)
+        space = count_assignments(topo, _n_tasks(run), run.allow_colocate)
     except (KeyError, TypeError, ValueError):  # a store whose topology this version cannot read
-        return RunSample(idx, first, reps, injected_cv=float(injected) if injected is not None else None)
+        return RunSample(idx, first, reps, injected_cv=float(injected) if injected is not None else None,
+                         size=size, paper=paper)
 
     def placements(pos: np.ndarray) -> np.ndarray:
         lut = np.full(int(topo.os_index.max()) + 1, -1, dtype=np.int64)
@@ -49,15 +62,81 @@ def run_sample(store: Store, run: Run, limit: int | None = None, purposes: tuple
         draws = idx[np.asarray(pos, dtype=np.int64)]
         where = store.assignments(run.id, draws.tolist())
         ctx = lut[np.array([where[int(i)] for i in draws], dtype=np.int64)].reshape(len(draws), -1)
+        # the distinct placement by its orbit's two-word hash (as orbit_keys tells them apart, a hundred
+        # times faster: counting.py), numbered in order of appearance
         codes: dict[tuple, int] = {}
-        return np.array([codes.setdefault(k, len(codes)) for k in orbit_keys(topo, ctx)], dtype=np.int64)
+        return np.array([codes.setdefault(k, len(codes)) for k in map(tuple, orbit_hashes(topo, ctx).tolist())],
+                        dtype=np.int64)
 
     def orbits() -> np.ndarray:
         return placements(np.arange(idx.size))
 
-    return RunSample(idx, first, reps, space_size=size if size <= idx.size else None,
-                     orbits=orbits if size <= idx.size else None,
-                     injected_cv=float(injected) if injected is not None else None, placements=placements)
+    whole = size is None and space <= idx.size  # every draw read, and perhaps every placement drawn
+    return RunSample(idx, first, reps, space_size=space if whole else None, orbits=orbits if whole else None,
+                     injected_cv=float(injected) if injected is not None else None, placements=placements,
+                     size=size, paper=paper)
+
+
+def sample_top(store: Store, run: Run, threshold: float | None = None,
+               max_tail_fraction: float = TAIL_FRACTION) -> SampleTop | None:
+    """The top of the run's values that the paper's estimate reads (evt/top.py; with a threshold,
+    every value above it too), through the store's value index; None where the store cannot give it
+    (no value index, flagged cluster workers) or the values are not what the estimate takes (a
+    negative or infinite one, all equal): the caller reads them all, as before."""
+    summary = store.value_summary(run.id)
+    if summary is None:
+        return None
+    n, low, high = summary
+    if not (0.0 <= low < high < math.inf):
+        return None  # estimate() names the offending value from the whole sample
+    above = 0 if threshold is None else store.count_above(run.id, threshold)
+    top = store.top_values(run.id, top_size(n, max_tail_fraction, above + 1))
+    return SampleTop(top[::-1].copy(), n)
+
+
+def tail_sample(store: Store, run: Run, paper: SampleTop | None = None,
+                purposes: tuple[str, ...] = ("noise", "select")) -> RunSample | None:
+    """The run as the optimum of means reads it (run_sample's, all of it), but only its top draws (at
+    least the largest MAX_TAIL + 1 first values, with every draw tied with the last of them, and as
+    many more as found_placements reads) and its re-measured draws, with its size and the top of its
+    values (`paper`, or read when the paper's estimate needs it); None where the value index cannot
+    serve (sample_top) or where the sample may hold every placement of a small space (that estimate
+    reads every draw)."""
+    summary = store.value_summary(run.id)
+    if summary is None:
+        return None
+    n, low, high = summary
+    if not (0.0 <= low < high < math.inf):
+        return None
+    try:
+        space = count_assignments(Topology.from_json(run.topology), 3 * run.instances, run.allow_colocate)
+    except (KeyError, TypeError, ValueError):
+        space = None
+    if space is not None and space <= n:
+        return None
+    reps = store.repeat_values(run.id, purposes)
+    remeasured = sorted({int(i) for i, _ in reps})
+    m = min(n, MAX_TAIL + 1 + TOP_SINGLE_DRAWS + len(remeasured))
+    at_least = float(store.top_values(run.id, m)[-1])
+    idx, first = store.top_draws(run.id, at_least)
+    have = set(idx.tolist())
+    more = store.draw_values(run.id, [i for i in remeasured if i not in have])
+    if more:
+        idx = np.concatenate([idx, np.array(list(more), dtype=np.int64)])
+        first = np.concatenate([first, np.array(list(more.values()), dtype=float)])
+        order = np.argsort(idx, kind="stable")
+        idx, first = idx[order], first[order]
+    cached: list[SampleTop] = [paper] if paper is not None else []
+
+    def paper_values() -> SampleTop:
+        if not cached:
+            top = sample_top(store, run)
+            if top is None:  # the store changed under us: read every value
+                raise RuntimeError(f"{store.path}: the value index went away while the run was read")
+            cached.append(top)
+        return cached[0]
+
+    return _sample(store, run, idx, first, reps, size=n, paper=paper_values)
 
 
 def measurement_cost(store: Store, run: Run) -> dict:
@@ -81,15 +160,26 @@ def describe_cost(cost: dict) -> str:
             f"{cost['total']:,} measurements")
 
 
+class Placement(Found):
+    """A Found whose mean is computed once for its values (certify reads it for every bound it takes:
+    a dozen times for each of thousands of placements)."""
+
+    @property
+    def mean(self) -> float:
+        m = self.__dict__.get("_mean")
+        if m is None or m[0] != len(self.values):
+            m = self.__dict__["_mean"] = (len(self.values), float(Found.mean.fget(self)))
+        return m[1]
+
+
 TOP_SINGLE_DRAWS = 100  # draws measured once that the certificate holds against its interval (the highest)
 
 
 def found_placements(store: Store, run: Run, sample: RunSample | None = None) -> list:
     """Every placement of the run measured more than once (a draw with its repetitions and selection
     rounds; a search's placement with all its measurements), the highest draws measured once and the
-    baselines measured, by the contexts each was measured on (evt/certificate.py).  `sample`: the run as run_sample read it."""
-    from .evt.certificate import Found
-
+    baselines measured, by the contexts each was measured on (evt/certificate.py).  `sample`: the run as
+    run_sample read it."""
     sample = sample if sample is not None else run_sample(store, run)
     reps = sample.groups()
     pos = {int(i): p for p, i in enumerate(sample.idx.tolist())}
@@ -100,17 +190,28 @@ def found_placements(store: Store, run: Run, sample: RunSample | None = None) ->
     groups: dict[tuple, Found] = {}
     for i in want:
         key = tuple(where[i])
-        f = groups.setdefault(key, Found(key, [], "draw"))
+        f = groups.setdefault(key, Placement(key, [], "draw"))
         f.values += [float(sample.first[pos[i]]), *reps.get(i, ())]
     for _, _, a, _, _, v, status in store.search_values(run.id):
         if status == "ok":
             key = tuple(a)
-            f = groups.setdefault(key, Found(key, [], "search"))
+            f = groups.setdefault(key, Placement(key, [], "search"))
             f.values.append(v)
     for a, v in store.baseline_values(run.id):  # the baselines measured (Linux-like, one core): placements too
         key = tuple(a)
-        groups.setdefault(key, Found(key, [], "baseline")).values.append(v)
-    return list(groups.values())
+        groups.setdefault(key, Placement(key, [], "baseline")).values.append(v)
+    found = list(groups.values())
+    # every mean at once, over the placements with one count of values (numpy sums a row of a 2-D array as
+    # it sums a 1-D one: the means certify's np.mean gives)
+    by_count: dict[int, list[Placement]] = {}
+    for f in found:
+        if f.values:
+            by_count.setdefault(len(f.values), []).append(f)
+    for count, fs in by_count.items():
+        means = np.mean(np.array([f.values for f in fs], dtype=float).reshape(len(fs), count), axis=1)
+        for f, m in zip(fs, means.tolist()):
+            f.__dict__["_mean"] = (count, m)
+    return found
 
 
 def run_optimum(store: Store, run: Run, confidence: float = 0.95, limit: int | None = None,
@@ -123,7 +224,8 @@ def run_optimum(store: Store, run: Run, confidence: float = 0.95, limit: int | N
     from .evt.noise import estimate_noise
     from .evt.optimum import OptimumMean, optimum_of_means
 
-    sample = sample if sample is not None else run_sample(store, run, limit)
+    if sample is None:
+        sample = (tail_sample(store, run) if limit is None else None) or run_sample(store, run, limit)
     searches = [r for _, _, _, r in store.searches(run.id) if r is not None] if limit is None else []
     try:
         iid = optimum_of_means(sample, confidence)
@@ -132,7 +234,7 @@ def run_optimum(store: Store, run: Run, confidence: float = 0.95, limit: int | N
             raise
         # too few draws for the sample's estimate: a converged search may still certify the top
         noise = estimate_noise(sample.groups(), sample.injected_cv)
-        iid = OptimumMean(None, None, None, noise, None, "no_sample_estimate", confidence, int(sample.idx.size),
+        iid = OptimumMean(None, None, None, noise, None, "no_sample_estimate", confidence, sample.n_draws,
                           len(sample.repeats), messages=[f"no estimate from the sample: {e}"])
     if limit is not None:
         return iid

@@ -30,6 +30,7 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
+import weakref
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -254,6 +255,18 @@ SCHEMA_VERSION = 6  # PRAGMA user_version; 0: written before it was recorded (th
 # a measurement of an unflagged worker (not a correlated subquery: SQLite evaluates it once a query)
 _UNFLAGGED = ("(worker IS NULL OR worker NOT IN "
               "(SELECT address FROM workers WHERE run_id={run} AND flagged IS NOT NULL))")
+# The value index: a run's values in order of size, so that `assign estimate` reads only the top of a run (the
+# paper's 5%) and its size, not a million rows (bench/assign.sh).  An index, not a schema change: a store
+# without it is read as before (a read-only store opened since before it existed), and an older assign
+# keeps it up to date.  Kept up to date by SQLite on every insert, except in bulk: each commit of a batch
+# (4096 model draws) rewrites a page of the index for nearly every row, so that maintaining it through a
+# sample of a million draws cost more than the sample itself (+19 s of CPU, measured); a writer that inserts
+# more than BULK_ROWS and an eighth of what the table held drops it, and every writable store creates it
+# when it is closed, collected or the interpreter exits (one sort: about 2 s for a million rows), so only a
+# killed writer leaves a store without it, until the next writer ends.
+VALUE_INDEX = "measurements_value"
+_VALUE_INDEX_SQL = f"CREATE INDEX IF NOT EXISTS {VALUE_INDEX} ON measurements (run_id, value, idx)"
+BULK_ROWS = 4096
 
 
 def _check_header(path: str) -> None:
@@ -281,6 +294,18 @@ def _check_header(path: str) -> None:
     if page < 512 or size % page or (header_valid and size < page * pages):
         raise StoreError(f"results database {path} is truncated or damaged: {size} bytes, its header says "
                          f"{pages} pages of {page} bytes ({pages * page} bytes)")
+
+
+def _finish(db: sqlite3.Connection, writable: bool) -> None:
+    """Close a store's connection; a writable one first creates the value index if it lacks it."""
+    try:
+        if writable:
+            with db:
+                db.execute(_VALUE_INDEX_SQL)
+    except sqlite3.Error:  # the index only speeds reading: a store that cannot take it is read without
+        pass
+    finally:
+        db.close()
 
 
 def _now() -> str:
@@ -338,6 +363,9 @@ class Store:
         is not one, is truncated, or was written by a newer schema is refused
         before anything is written to it."""
         self.path = path
+        self.readonly = readonly
+        self._inserted = 0                # rows this writer has inserted into measurements
+        self._rows_at_open: int | None = None
         exists = os.path.exists(path) and os.path.getsize(path) > 0
         if readonly and not os.path.exists(path):
             raise StoreError(f"results database {path} does not exist")
@@ -391,6 +419,9 @@ class Store:
             # nor, below 6, searches
             self._searches = bool(self.db.execute(
                 "SELECT 1 FROM sqlite_master WHERE type='table' AND name='searches'").fetchone())
+            self._value_index = bool(self.db.execute(
+                "SELECT 1 FROM sqlite_master WHERE type='index' AND name=?", (VALUE_INDEX,)).fetchone())
+            self._finish = weakref.finalize(self, _finish, self.db, not readonly)
         except StoreError:
             self.db.close()
             raise
@@ -410,7 +441,21 @@ class Store:
         return any(r[1] == column for r in self.db.execute(f"PRAGMA table_info({table})"))
 
     def close(self) -> None:
-        self.db.close()
+        """Close; a writable store first creates the value index if it lacks it (VALUE_INDEX).  A store
+        not closed is finished so when collected or when the interpreter exits."""
+        self._finish()
+
+    def _before_insert(self, rows: int) -> None:
+        """Drop the value index ahead of a bulk insert (VALUE_INDEX: it is created again on close)."""
+        self._inserted += rows
+        if not self._value_index or self._inserted < BULK_ROWS:
+            return
+        if self._rows_at_open is None:
+            self._rows_at_open = int(self.db.execute("SELECT COUNT(*) FROM measurements").fetchone()[0])
+        if self._inserted >= self._rows_at_open / 8:
+            with self.db:
+                self.db.execute(f"DROP INDEX IF EXISTS {VALUE_INDEX}")
+            self._value_index = False
 
     def __enter__(self) -> "Store":
         return self
@@ -475,6 +520,7 @@ class Store:
         """Store (idx, assignment, value, status, reason, extra) rows in one transaction."""
         now = _now()
         dumps, compact = json.dumps, _COMPACT.encode
+        self._before_insert(len(rows))
         with self.db:
             self.db.executemany(
                 "INSERT INTO measurements (run_id, idx, assignment, value, status, reason, extra, measured_at) "
@@ -493,6 +539,8 @@ class Store:
         """Store (idx, assignment JSON, value, status, reason, extra JSON) rows in one
         transaction; `worker`: the cluster worker that measured them."""
         now = _now()
+        rows = list(rows)
+        self._before_insert(len(rows))
         with self.db:
             self.db.executemany(
                 "INSERT INTO measurements (run_id, idx, assignment, value, status, reason, extra, measured_at, "
@@ -502,12 +550,101 @@ class Store:
     def progress(self, run_id: int) -> tuple[int, int, int, float | None]:
         """(next idx, ok count, failed count, best value) of a run; the counts and
         the best leave out the values of flagged workers (next idx does not)."""
+        if self._fast_values(run_id):  # through the indexes, without reading the rows
+            nxt = self.db.execute("SELECT COALESCE(MAX(idx) + 1, 0) FROM measurements WHERE run_id=?",
+                                  (run_id,)).fetchone()[0]
+            ok, failed = self._counts(run_id)
+            best = self.db.execute("SELECT MAX(value) FROM measurements WHERE run_id=?", (run_id,)).fetchone()[0]
+            return int(nxt), ok, failed, best
         keep = self._unflagged(run_id)
         nxt, ok, failed, best = self.db.execute(
             f"SELECT COALESCE(MAX(idx) + 1, 0), SUM(status='ok' AND {keep}), "
             f"SUM(status='failed' AND {keep}), MAX(CASE WHEN {keep} THEN value END) "
             "FROM measurements WHERE run_id=?", (run_id,)).fetchone()
         return int(nxt), int(ok or 0), int(failed or 0), best
+
+    # reading through the value index (VALUE_INDEX) -------------------------
+    def _fast_values(self, run_id: int) -> bool:
+        """Whether the run's values can be read through the value index: the store has it, and no
+        worker of the run is flagged (their values are left out, which the index cannot do)."""
+        if not self._value_index:
+            return False
+        return not (self._workers and self.db.execute(
+            "SELECT 1 FROM workers WHERE run_id=? AND flagged IS NOT NULL LIMIT 1", (run_id,)).fetchone())
+
+    def _counts(self, run_id: int) -> tuple[int, int]:
+        """(successful, failed) measurements of a run, through the indexes (a failure's value is NULL);
+        remembered by a read-only store."""
+        memo = self.__dict__.setdefault("_count_memo", {})
+        if self.readonly and run_id in memo:
+            return memo[run_id]
+        memo[run_id] = out = self._count(run_id)
+        return out
+
+    def _count(self, run_id: int) -> tuple[int, int]:
+        failed = int(self.db.execute("SELECT COUNT(*) FROM measurements WHERE run_id=? AND value IS NULL",
+                                     (run_id,)).fetchone()[0])
+        if self.db.execute("SELECT COUNT(*) FROM runs").fetchone()[0] == 1:
+            # the table holds this run alone: SQLite counts a whole b-tree page by page, a range row by row
+            total = int(self.db.execute("SELECT COUNT(*) FROM measurements").fetchone()[0])
+            return total - failed, failed
+        return int(self.db.execute("SELECT COUNT(*) FROM measurements WHERE run_id=? AND value IS NOT NULL",
+                                   (run_id,)).fetchone()[0]), failed
+
+    def value_summary(self, run_id: int) -> tuple[int, float, float] | None:
+        """(count, smallest, largest) of the values `values` gives, without reading them; None where the
+        value index cannot give them (`_fast_values`) or the run holds none.  A read-only store
+        remembers it (what it holds does not change under one command)."""
+        memo = self.__dict__.setdefault("_summaries", {})
+        if self.readonly and run_id in memo:
+            return memo[run_id]
+        memo[run_id] = out = self._value_summary(run_id)
+        return out
+
+    def _value_summary(self, run_id: int) -> tuple[int, float, float] | None:
+        if not self._fast_values(run_id):
+            return None
+        n, _ = self._counts(run_id)
+        if n == 0:
+            return None
+        lo = self.db.execute("SELECT MIN(value) FROM measurements WHERE run_id=?", (run_id,)).fetchone()[0]
+        hi = self.db.execute("SELECT MAX(value) FROM measurements WHERE run_id=?", (run_id,)).fetchone()[0]
+        return n, float(lo), float(hi)
+
+    def top_values(self, run_id: int, m: int):
+        """The m largest of the values `values` gives, largest first (a numpy array); only where
+        value_summary gives a summary."""
+        import numpy as np
+
+        rows = self.db.execute("SELECT value FROM measurements WHERE run_id=? AND value IS NOT NULL "
+                               "ORDER BY value DESC LIMIT ?", (run_id, int(m))).fetchall()
+        return np.array(rows, dtype=float).reshape(-1)
+
+    def count_above(self, run_id: int, threshold: float) -> int:
+        """How many of the values `values` gives exceed `threshold` (through the value index)."""
+        return int(self.db.execute("SELECT COUNT(*) FROM measurements WHERE run_id=? AND value > ?",
+                                   (run_id, float(threshold))).fetchone()[0])
+
+    def draw_values(self, run_id: int, idx: Sequence[int]) -> dict[int, float]:
+        """The first (successful) values of the given draws, those of flagged workers left out."""
+        out: dict[int, float] = {}
+        want = sorted({int(i) for i in idx})
+        keep = self._unflagged(run_id)
+        for i in range(0, len(want), 500):
+            chunk = want[i:i + 500]
+            out.update(self.db.execute(f"SELECT idx, value FROM measurements WHERE run_id=? AND status='ok' AND "
+                                       f"{keep} AND idx IN ({','.join('?' * len(chunk))})", (run_id, *chunk)))
+        return out
+
+    def top_draws(self, run_id: int, at_least: float):
+        """(draws, values) of the values `values` gives that are at least `at_least`, in draw order
+        (numpy arrays); only where value_summary gives a summary."""
+        import numpy as np
+
+        rows = self.db.execute("SELECT idx, value FROM measurements WHERE run_id=? AND value >= ? ORDER BY idx",
+                               (run_id, float(at_least))).fetchall()
+        a = np.array(rows, dtype=float).reshape(-1, 2)
+        return a[:, 0].astype(np.int64), a[:, 1].copy()
 
     def values(self, run_id: int, limit: int | None = None) -> list[float]:
         """Successful values in draw order (failures are never values), without
@@ -523,7 +660,8 @@ class Store:
 
     def excluded_count(self, run_id: int) -> int:
         """Successful values left out because their worker is flagged."""
-        if not self._workers:
+        if not self._workers or not self.db.execute(
+                "SELECT 1 FROM workers WHERE run_id=? AND flagged IS NOT NULL LIMIT 1", (run_id,)).fetchone():
             return 0
         return int(self.db.execute(f"SELECT COUNT(*) FROM measurements WHERE run_id=? AND status='ok' AND NOT "
                                    f"{self._unflagged(run_id)}", (run_id,)).fetchone()[0])
@@ -725,6 +863,21 @@ class Store:
         return [Repeat(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], json.loads(r[9] or "{}"))
                 for r in self.db.execute(q + " ORDER BY seq", params)]
 
+    def repeat_values(self, run_id: int, purposes: Sequence[str], max_draws: int | None = None
+                      ) -> list[tuple[int, float]]:
+        """(draw, value) of the run's successful repeated measurements of these purposes, in order,
+        those of flagged cluster workers left out; `max_draws`: only those made while the run held at
+        most that many draws.  What `repeats` gives, without the rows' backend data."""
+        if not self._repeats or not purposes:
+            return []
+        q = (f"SELECT idx, value FROM repeats WHERE run_id=? AND status='ok' AND {self._unflagged(run_id)} "
+             f"AND purpose IN ({','.join('?' * len(purposes))})")
+        params: list = [run_id, *purposes]
+        if max_draws is not None:
+            q += " AND draws <= ?"
+            params.append(int(max_draws))
+        return self.db.execute(q + " ORDER BY seq", params).fetchall()
+
     def measurement(self, run_id: int, idx: int) -> Measurement | None:
         r = self.db.execute("SELECT idx, assignment, value, status, reason, extra FROM measurements "
                             "WHERE run_id=? AND idx=?", (run_id, idx)).fetchone()
@@ -732,14 +885,17 @@ class Store:
 
     def assignments(self, run_id: int, idx: Sequence[int]) -> dict[int, list[int]]:
         """The placements (PU os_index per task) of the given draws."""
-        out: dict[int, list[int]] = {}
+        draws: list[int] = []
+        texts: list[str] = []
         want = sorted({int(i) for i in idx})
         for i in range(0, len(want), 500):
             chunk = want[i:i + 500]
             for j, a in self.db.execute(f"SELECT idx, assignment FROM measurements WHERE run_id=? AND idx IN "
                                         f"({','.join('?' * len(chunk))})", (run_id, *chunk)):
-                out[int(j)] = json.loads(a)
-        return out
+                draws.append(int(j))
+                texts.append(a)
+        # one JSON document for all of them: a decoder call per placement costs more than the lists
+        return dict(zip(draws, json.loads("[" + ",".join(texts) + "]")))
 
     # selections (assign best) ------------------------------------------------
     def add_selection(self, run_id: int, params: dict) -> int:

@@ -101,7 +101,7 @@ def read_values(args: argparse.Namespace) -> tuple[list[float], str, str, int, l
         if args.sitting is not None:
             raise ValueError("--sitting goes with --db, not with --csv")
         return (*load_values(args), [])
-    from ..sittings import split
+    from ..run_sample import sample_top
     from ..store import Store
 
     with Store(args.db, readonly=True) as store:
@@ -109,8 +109,13 @@ def read_values(args: argparse.Namespace) -> tuple[list[float], str, str, int, l
         if run.kind != "measured":
             if args.sitting is not None:
                 raise ValueError(f"--sitting: {args.db} run {run.id} is modelled: it has no sittings")
-            _, values = run_values(store, args)
+            # the top of the values, all the paper's estimate reads, through the store's value index
+            values = sample_top(store, run, args.threshold)
+            if values is None:  # a store without it: every value
+                _, values = run_values(store, args)
             return values, run.kind, f"{args.db} run {run.id}", store.excluded_count(run.id), []
+        from ..sittings import split
+
         groups = split(store, run.id)
         excluded = store.excluded_count(run.id)
     # the sittings partition the values in draw order
@@ -120,19 +125,24 @@ def read_values(args: argparse.Namespace) -> tuple[list[float], str, str, int, l
     return values, run.kind, f"{args.db} run {run.id}", excluded, groups
 
 
-def optimum_section(args: argparse.Namespace, values: list[float]) -> dict:
+def optimum_section(args: argparse.Namespace, values) -> dict:
     """The optimum of placement means of the run (or of --sitting's draws), the chosen
-    placement and its gap, the cost: JSON keys and the text lines that lead the output."""
+    placement and its gap, the cost: JSON keys and the text lines that lead the output.
+    values: read_values's (a list, or the top of a modelled run's values)."""
     from ..evt import EstimateError
     from ..evt.optimum import optimum_of_means
-    from ..run_sample import describe_cost, measurement_cost, run_optimum, run_sample
+    from ..evt.top import SampleTop
+    from ..run_sample import describe_cost, measurement_cost, run_optimum, run_sample, tail_sample
     from ..store import Store
-    from .best import gap_line
     from ..evt.estimate import _fmt
 
     with Store(args.db, readonly=True) as store:
         run = store.run(args.run)
-        sample = run_sample(store, run)
+        # only the draws the estimates read, where the store's value index gives them (run_sample.py)
+        sample = None if args.sitting is not None else \
+            tail_sample(store, run, values if isinstance(values, SampleTop) else None)
+        if sample is None:
+            sample = run_sample(store, run)
         cost = measurement_cost(store, run)
         chosen = None
         for sid, _, result in store.selections(run.id):
@@ -163,6 +173,8 @@ def optimum_section(args: argparse.Namespace, values: list[float]) -> dict:
     if out["optimum_mean"].get("leading"):  # a mean of the run's values: modelled on the model backend
         out["optimum_mean"]["leading"]["kind"] = run.kind
     if chosen is not None:
+        from .best import gap_line  # `assign best`'s module imports the searchers: only where a selection was made
+
         gap = opt.gap_pct(chosen["mean"])
         hi = (100.0 * (opt.ci_high - chosen["ci_low"]) / opt.ci_high
               if opt.ci_high is not None and chosen.get("ci_low") is not None and opt.ci_high != float("inf")

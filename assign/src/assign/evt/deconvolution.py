@@ -41,9 +41,8 @@ import math
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy.special import ndtr
-
 from .calibration import lr_factor
+from .special import ndtr  # scipy.special.ndtr without scipy's import (special.py)
 
 W = 6.5                     # half-width of a point's window, in its noise sds
 M = 32                      # cells per window
@@ -52,7 +51,7 @@ ALPHA_MIN, ALPHA_MAX = 1.0, 2.0e4   # xi >= -1, as the paper's fit; mass piled a
 _LOG_ALPHA = np.linspace(math.log(ALPHA_MIN), math.log(ALPHA_MAX), 20)
 _GRID = np.linspace(0.0, 1.0, M + 1)
 _LOG_SQRT_2PI = 0.5 * math.log(2.0 * math.pi)
-_BLOCK = 96                 # (tau, alpha) pairs evaluated per array operation
+_BLOCK = 16                 # (tau, alpha) pairs evaluated per array operation (about 1 MB an array at k = 250)
 # shares of the tail's mass at tau itself, profiled out (None: none)
 ATOM_WEIGHTS: np.ndarray | None = np.array([0.0, 0.005, 0.01, 0.02, 0.04, 0.07, 0.1, 0.15, 0.22, 0.3, 0.4, 0.5,
                                              0.62, 0.75, 0.87, 0.95, 1.0])
@@ -79,35 +78,87 @@ class TailSet:
         return self.t - U0_SDS * self.sd1
 
 
+class _Scratch:
+    """Arrays reused from one evaluation to the next, by name and shape: allocated afresh, each costs a
+    page fault per 4 KiB when glibc returns the freed ones to the system, a third of the likelihood's
+    time (measured: 1,000 faults an evaluation).  fit() empties it when it ends."""
+
+    def __init__(self) -> None:
+        self.arrays: dict[tuple, np.ndarray] = {}
+
+    def __call__(self, name: str, shape: tuple[int, ...]) -> np.ndarray:
+        a = self.arrays.get((name, shape))
+        if a is None:
+            if len(self.arrays) > 96:  # shapes of another tail set: start afresh
+                self.arrays.clear()
+            a = self.arrays[(name, shape)] = np.empty(shape)
+        return a
+
+    def clear(self) -> None:
+        self.arrays.clear()
+
+
+_SCRATCH = _Scratch()
+
+
 def _cells(lo: np.ndarray, hi: np.ndarray, u0: float, a: np.ndarray, alpha: np.ndarray,
-           exp_scale: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+           exp_scale: np.ndarray | None = None, shared: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """log mass and position of M cells spanning [lo, hi] (shape (P, K)), for
     the tail above u0 with end point u0 + a and shape alpha (P,), or, with
     exp_scale (P,), the exponential tail (the xi = 0 limit).  Returns arrays
-    (P, K, M)."""
-    e = lo[..., None] + (hi - lo)[..., None] * _GRID
-    d = e - u0
-    if exp_scale is None:
-        aa, al = a[:, None, None], alpha[:, None, None]
-        r = np.clip(1.0 - d / aa, 0.0, 1.0)
-        with np.errstate(divide="ignore"):
-            log_s = al * np.log(r)
-        s = np.exp(log_s)
-        tail_int = aa / (al + 1.0) * (s * r)      # int_d^a S
-    else:
-        sc = exp_scale[:, None, None]
-        log_s = -d / sc
-        s = np.exp(log_s)
-        tail_int = sc * s
-    s0, s1 = s[..., :-1], s[..., 1:]
+    (P, K, M), the scratch's (valid until the next call with their shapes).
+    shared: every point has the same end point, and lo and hi are (1, K): the
+    cells' edges are computed once (the same numbers)."""
+    ws = _SCRATCH
+    edges = lo.shape + (M + 1,)
+    full = (alpha.size, lo.shape[1], M + 1)
+    cells = (alpha.size, lo.shape[1], M)
+    e = np.multiply((hi - lo)[..., None], _GRID, out=ws("e", edges))
+    e += lo[..., None]
+    d = np.subtract(e, u0, out=e)
     with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
-        mass = s0 * -np.expm1(log_s[..., 1:] - log_s[..., :-1])
-        mass = np.where(s0 > 0, mass, 0.0)
-        d0, d1 = d[..., :-1], d[..., 1:]
-        mom = d0 * s0 - d1 * s1 + (tail_int[..., :-1] - tail_int[..., 1:])
-        pos = np.where(mass > 1e-300, mom / np.where(mass > 1e-300, mass, 1.0), 0.5 * (d0 + d1))
-        log_mass = np.log(mass)
-    return log_mass, u0 + np.clip(pos, d0, d1)
+        if exp_scale is None:
+            aa, al = (a[:1] if shared else a)[:, None, None], alpha[:, None, None]
+            r = np.divide(d, aa, out=ws("r", edges))
+            np.subtract(1.0, r, out=r)
+            np.clip(r, 0.0, 1.0, out=r)
+            log_r = np.log(r, out=ws("log_r", edges))
+            log_s = np.multiply(al, log_r, out=ws("log_s", full))
+            s = np.exp(log_s, out=ws("s", full))
+            tail_int = np.multiply(s, r, out=ws("tail_int", full))
+            tail_int *= aa / (al + 1.0)      # int_d^a S
+        else:
+            sc = exp_scale[:, None, None]
+            log_s = np.negative(d, out=ws("log_s", full))
+            log_s /= sc
+            s = np.exp(log_s, out=ws("s", full))
+            tail_int = np.multiply(sc, s, out=ws("tail_int", full))
+        s0, s1 = s[..., :-1], s[..., 1:]
+        mass = np.subtract(log_s[..., 1:], log_s[..., :-1], out=ws("mass", cells))
+        np.expm1(mass, out=mass)
+        np.negative(mass, out=mass)
+        mass *= s0
+        mass[~(s0 > 0)] = 0.0
+        d0, d1 = ws("d0", d.shape[:-1] + (M,)), ws("d1", d.shape[:-1] + (M,))  # the cells' edges, contiguous
+        np.copyto(d0, d[..., :-1])
+        np.copyto(d1, d[..., 1:])
+        mom = np.multiply(d0, s0, out=ws("mom", cells))
+        tmp = np.multiply(d1, s1, out=ws("tmp", cells))
+        mom -= tmp
+        mom += np.subtract(tail_int[..., :-1], tail_int[..., 1:], out=tmp)
+        nil = ~(mass > 1e-300)
+        pos = np.divide(mom, mass, out=mom)
+        mid = np.add(d0, d1, out=ws("mid", d0.shape))
+        mid *= 0.5
+        # the midpoint where the mass is nil (np.where(big, pos, mid), without a new array: putmask takes
+        # mid's values by flat index modulo its size, i.e. by cell where mid is one row of edges)
+        np.putmask(pos, nil, mid)
+        log_mass = np.log(mass, out=ws("log_mass", cells))
+        # np.clip(pos, d0, d1) as maximum then minimum against contiguous edges: the same numbers
+        np.maximum(pos, d0, out=pos)
+        np.minimum(pos, d1, out=pos)
+    pos += u0
+    return log_mass, pos
 
 
 def _loglik_block(data: TailSet, tau: np.ndarray, alpha: np.ndarray, exp_scale: np.ndarray | None) -> np.ndarray:
@@ -115,24 +166,30 @@ def _loglik_block(data: TailSet, tau: np.ndarray, alpha: np.ndarray, exp_scale: 
     u0 = data.u0
     p = tau.size
     x, sd = data.xbar[None, :], data.sd[None, :]
+    # one end point for the whole block (a profile over the shape): its cells' edges computed once
+    shared = exp_scale is None and p > 1 and bool(np.all(tau == tau[0]))
     if exp_scale is None:
         a = tau - u0
-        top = tau[:, None]
-        h = np.minimum(sd / 4.0, a[:, None] / 4.0)
+        top = tau[:1, None] if shared else tau[:, None]
+        h = np.minimum(sd / 4.0, (a[:1] if shared else a)[:, None] / 4.0)
         lo = np.clip(np.minimum(x - W * sd, top - h), u0, top)
         hi = np.clip(np.maximum(x + W * sd, u0 + h), u0, top)
     else:
         a = np.full(p, np.inf)
         lo = np.broadcast_to(np.maximum(x - W * sd, u0), (p, data.k))
         hi = np.broadcast_to(np.maximum(x + W * sd, u0 + sd / 4.0), (p, data.k))
-    log_mass, pos = _cells(lo, hi, u0, a, alpha, exp_scale)
-    z = (x[..., None] - pos) / sd[..., None]
-    lg = log_mass - 0.5 * z * z
+    log_mass, pos = _cells(lo, hi, u0, a, alpha, exp_scale, shared)
+    z = np.subtract(x[..., None], pos, out=pos)
+    z /= sd[..., None]
+    z *= z
+    z *= 0.5                                  # (z z) / 2 = (z / 2) z exactly
+    lg = np.subtract(log_mass, z, out=log_mass)
     mx = lg.max(axis=2)
     finite = np.isfinite(mx)
     mxs = np.where(finite, mx, 0.0)
+    lg -= mxs[..., None]
     with np.errstate(divide="ignore"):
-        lf = np.where(finite, mxs + np.log(np.exp(lg - mxs[..., None]).sum(axis=2)), -np.inf)
+        lf = np.where(finite, mxs + np.log(np.exp(lg, out=lg).sum(axis=2)), -np.inf)
     lf = lf - np.log(data.sd)[None, :] - _LOG_SQRT_2PI
     # q = P(first measurement > t | mu > u0)
     t, s1 = data.t, data.sd1
@@ -171,10 +228,15 @@ def loglik(data: TailSet, tau, alpha) -> np.ndarray:
     """Log-likelihood at paired (tau, alpha) points, broadcast together."""
     tau, alpha = np.broadcast_arrays(np.asarray(tau, dtype=float), np.asarray(alpha, dtype=float))
     shape = tau.shape
+    # a grid of end points (rows) by shapes: blocks within a row share the row's end point and its cells'
+    # edges (_loglik_block); each point's value does not depend on the block it is computed in
+    row = shape[-1] if tau.ndim >= 2 and bool(np.all(tau == tau[..., :1])) else tau.size
     tau, alpha = tau.ravel(), alpha.ravel()
     out = np.empty(tau.size)
-    for i in range(0, tau.size, _BLOCK):
-        out[i:i + _BLOCK] = _loglik_block(data, tau[i:i + _BLOCK], alpha[i:i + _BLOCK], None)
+    for r in range(0, tau.size, row):
+        for i in range(r, r + row, _BLOCK):
+            j = min(i + _BLOCK, r + row)
+            out[i:j] = _loglik_block(data, tau[i:j], alpha[i:j], None)
     return out.reshape(shape)
 
 
@@ -245,6 +307,7 @@ class DeconvolutionFit:
     status: str                       # ok | unbounded
     u0: float
     profile_points: list[tuple[float, float]] = field(default_factory=list)
+    beyond_reach: bool = False        # the upper end lies beyond `reach`: not searched for (ci_high infinite)
 
     @property
     def xi(self) -> float | None:
@@ -285,8 +348,18 @@ def _root(f, a: float, b: float, tol: float) -> float:
     return 0.5 * (a + b)
 
 
-def fit(data: TailSet, confidence: float = 0.95, calibrate: bool = True) -> DeconvolutionFit:
-    """Maximum likelihood end point of the means, and its profile-likelihood interval."""
+def fit(data: TailSet, confidence: float = 0.95, calibrate: bool = True, reach: float = math.inf
+        ) -> DeconvolutionFit:
+    """Maximum likelihood end point of the means, and its profile-likelihood interval.  reach: the
+    interval's upper end is not looked for beyond it (optimum.py's REACH: an end that far out is
+    reported as none); ci_high is then infinite and beyond_reach true."""
+    try:
+        return _fit(data, confidence, calibrate, reach)
+    finally:
+        _SCRATCH.clear()
+
+
+def _fit(data: TailSet, confidence: float, calibrate: bool, reach: float) -> DeconvolutionFit:
     from statistics import NormalDist
 
     u0 = data.u0
@@ -337,12 +410,16 @@ def fit(data: TailSet, confidence: float = 0.95, calibrate: bool = True) -> Deco
     ci_low = low_end if g(low_end) >= 0 else _root(g, low_end, tau_hat, span * 1e-5)
     ci_high = math.inf
     status = "ok"
+    beyond = False
     if l_exp >= target:
         status = "unbounded"
     else:
         guess[:] = [alpha_hat]
         hi, step = tau_hat, span * 0.05
         for _ in range(80):
+            if hi > reach:  # the profile is still above the cut there: the end lies beyond the reach
+                beyond = True
+                break
             nxt = hi + step
             if g(nxt) < 0:
                 ci_high = _root(g, hi, nxt, span * 1e-5)
@@ -351,4 +428,4 @@ def fit(data: TailSet, confidence: float = 0.95, calibrate: bool = True) -> Deco
         else:
             status = "unbounded"
     return DeconvolutionFit(tau_hat, ci_low, ci_high, alpha_hat, l_max, l_exp, cut, factor, status, u0,
-                            list(zip(grid.tolist(), pv.tolist())))
+                            list(zip(grid.tolist(), pv.tolist())), beyond)

@@ -16,6 +16,7 @@ from .endpoint_np import fraga_alves_neves
 from .errors import EstimateError
 from .gof import ad_critical
 from .profile import GpdFit, loglik_exponential
+from .top import SampleTop
 from .validate import check_options, check_size, check_threshold, check_values
 
 STATUSES = ("ok", "unbounded", "xi_boundary", "poor_fit")
@@ -138,23 +139,30 @@ def mean_excess_linearity(sorted_values: np.ndarray, u: float) -> float | None:
     return float(c * c) if np.isfinite(c) else None
 
 
-def estimate(values: Sequence[float], threshold: float | None = None, confidence: float = 0.95,
+def estimate(values: Sequence[float] | SampleTop, threshold: float | None = None, confidence: float = 0.95,
              max_tail_fraction: float = 0.05, *, cross_checks: bool = True) -> Estimate:
     """EVT estimate of the upper end point of the distribution of `values`.
 
+    values: the sample, or its top (top.py: the same estimate from the values it reads).
     threshold: None chooses u automatically (threshold.py); a number overrides.
     cross_checks: False skips the scipy refit (the slowest part, diagnostics only).
     Raises EstimateError for input it cannot work with.
     """
     check_options(confidence, max_tail_fraction)
-    x = np.sort(check_values(values))
-    n = x.size
+    if isinstance(values, SampleTop):
+        if not values.covers(max_tail_fraction, threshold):
+            raise ValueError(f"the top of the sample holds {values.values.size} of its {values.n} values: "
+                             f"fewer than the estimate reads")
+        x, n = np.asarray(values.values, dtype=float), values.n
+    else:
+        x = np.sort(check_values(values))
+        n = x.size
     messages: list[str] = []
     diagnostics: dict[str, Any] = {}
 
     if threshold is None:
         check_size(n, max_tail_fraction)
-        candidates = candidate_thresholds(x, max_tail_fraction)
+        candidates = candidate_thresholds(x, max_tail_fraction, n)
         if not candidates:
             raise EstimateError(
                 f"too few distinct values at the top of the sample: no threshold under the "
@@ -169,7 +177,7 @@ def estimate(values: Sequence[float], threshold: float | None = None, confidence
         neighbours = [done[j] for j in (chosen - 1, chosen + 1) if 0 <= j < len(done) and done[j] is not None]
         diagnostics["candidates"] = [c.to_dict() for c in done if c is not None]
     else:
-        check_threshold(x, threshold)
+        check_threshold(x, threshold, n)
         cand = evaluate(x, float(threshold), confidence)
         rule = "given"
         k = cand.fit.ex.k

@@ -39,11 +39,11 @@ class Noise:
         """Chi-square interval of the CV (normal noise), or None without data."""
         if self.df <= 0:
             return None
-        from scipy.special import chdtri  # inverse survival function of chi-square
+        from .special import chi2_isf  # scipy.special.chdtri without scipy's import
 
         a = (1.0 - confidence) / 2.0
-        return (self.cv * math.sqrt(self.df / chdtri(self.df, a)),
-                self.cv * math.sqrt(self.df / chdtri(self.df, 1.0 - a)))
+        return (self.cv * math.sqrt(self.df / chi2_isf(self.df, a)),
+                self.cv * math.sqrt(self.df / chi2_isf(self.df, 1.0 - a)))
 
     def to_dict(self) -> dict[str, Any]:
         ci = self.interval()
@@ -68,20 +68,29 @@ def estimate_noise(groups: Iterable[Iterable[float]] | Mapping[Any, Iterable[flo
     one placement's repetitions, its first value left out)."""
     if isinstance(groups, Mapping):
         groups = groups.values()
+    groups = [g if isinstance(g, (list, tuple)) else list(g) for g in groups]
+    # each placement's mean and relative deviations over every placement of one count at once (numpy sums a
+    # row of a 2-D array as it sums a 1-D one: the same numbers as one placement at a time), the squares
+    # summed and pooled in the placements' order
+    by_size: dict[int, list[int]] = {}
+    for j, g in enumerate(groups):
+        if len(g) >= 2:
+            by_size.setdefault(len(g), []).append(j)
+    squares: dict[int, float] = {}
+    for size, js in by_size.items():
+        v = np.array([groups[j] for j in js], dtype=float).reshape(len(js), size)
+        m = np.mean(v, axis=1)
+        keep = m > 0
+        rel = v[keep] / m[keep][:, None] - 1.0
+        squares.update(zip(np.asarray(js)[keep].tolist(), (float(r @ r) for r in rel)))
     ss = 0.0
     df = placements = reps = 0
-    for g in groups:
-        v = np.asarray(list(g), dtype=float)
-        if v.size < 2:
-            continue
-        m = float(v.mean())
-        if not m > 0:
-            continue
-        rel = v / m - 1.0
-        ss += float(rel @ rel)
-        df += v.size - 1
-        placements += 1
-        reps += v.size
+    for j, g in enumerate(groups):
+        if j in squares:
+            ss += squares[j]
+            df += len(g) - 1
+            placements += 1
+            reps += len(g)
     cv = math.sqrt(ss / df) if df > 0 else 0.0
     if cv < NO_NOISE_CV:  # rounding of equal values, not noise (a model without noise)
         cv = 0.0

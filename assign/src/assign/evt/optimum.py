@@ -38,6 +38,16 @@ TAIL_FRACTION = 0.05    # the paper's cap: at most 5% of the sample above the th
 # atom); in between the atom's fit gives the estimate and the interval reaches as far as the continuous one's
 DISCRETE_TOP = 0.02
 SEEN_TOP = 0.25
+# The reach of a fitted tail (assign/EVT.md, "An upper end beyond the reach"): an interval's upper end further
+# above the highest measurement than REACH times the width of the tail the fit rests on (the highest measurement
+# less the tail's threshold) is not a bound the data give but the fitted shape extrapolating where nothing was
+# measured: a thin, nearly exponential tail whose exponential limit lies just outside the cut crosses it
+# hundreds of times the optimum away (7,024,484 with an upper end of 487,494,655 on the T2's model at a
+# million draws; 380 times it on a discrete space with such a tail, tests/test_optimum_reach.py).  Such an
+# end is reported as none: the interval is one-sided, and says why.  Legitimate upper ends lie within a few
+# widths (one on the T2 at 5000 draws; at most 4.8 in 60 runs of the known-end-point cases at 1-5% noise),
+# the absurd ones thousands (3,900 on the T2 above, 5,000 on the 60,165-placement space for stateful at 1%).
+REACH = 20.0
 
 METHODS = {
     "every-placement": "every distinct placement was drawn: the largest placement mean, each mean pooling all "
@@ -66,11 +76,36 @@ class RunSample:
     # distinct-placement ids of the draws at these positions (equal ids: the same placement), on demand;
     # None where the draws' placements are unknown
     placements: Callable[[np.ndarray], np.ndarray] | None = None
+    # where idx and first hold only the run's top draws and its re-measured ones (run_sample.tail_sample):
+    # how many draws the run holds, and the top of its first values for the paper's estimate (evt/top.py)
+    size: int | None = None
+    paper: Callable[[], Any] | None = None
+
+    @property
+    def n_draws(self) -> int:
+        return int(self.idx.size) if self.size is None else int(self.size)
+
+    def paper_values(self):
+        """What the paper's estimate of the first values reads: the first values, or their top."""
+        return self.first if self.paper is None else self.paper()
 
     def groups(self) -> dict[int, list[float]]:
+        """draw -> its further measurements, in order; computed once for the repeats the sample holds (the
+        estimate and the certificate both read it: 50,000 repetitions at a million draws)."""
+        memo = self.__dict__.get("_groups")
+        if memo is not None and memo[0] is self.repeats and memo[1] == len(self.repeats):
+            return memo[2]
         out: dict[int, list[float]] = {}
-        for i, v in self.repeats:
-            out.setdefault(int(i), []).append(float(v))
+        if self.repeats:
+            # by draw in order of first appearance, each draw's values in order (a stable sort by draw)
+            rows = np.array(self.repeats, dtype=float).reshape(-1, 2)
+            draws = rows[:, 0].astype(np.int64)
+            order = np.argsort(draws, kind="stable")
+            starts = np.flatnonzero(np.concatenate([[True], np.diff(draws[order]) != 0]))
+            values = np.split(rows[order, 1], starts[1:])
+            for j in np.argsort(order[starts], kind="stable").tolist():
+                out[int(draws[order[starts[j]]])] = values[j].tolist()
+        self.__dict__["_groups"] = (self.repeats, len(self.repeats), out)
         return out
 
 
@@ -133,18 +168,28 @@ class OptimumMean:
         return "\n".join(lines)
 
 
-def _leading(idx: np.ndarray, first: np.ndarray, groups: dict[int, list[float]], cv: float) -> dict | None:
+def _draw_means(idx: np.ndarray, first: np.ndarray, groups: dict[int, list[float]]) -> dict[int, tuple[float, int]]:
+    """draw -> (mean of its first value and its repetitions, how many) of every re-measured draw the
+    sample holds, in the order of groups: np.mean of each, taken over all draws of one count at once
+    (the same numbers: numpy sums each row of a 2-D array as it sums a 1-D one)."""
+    pos = {int(i): p for p, i in enumerate(idx.tolist())} if groups else {}
+    by_count: dict[int, list[int]] = {}
+    for i, vals in groups.items():
+        if vals and i in pos:
+            by_count.setdefault(1 + len(vals), []).append(i)
+    means: dict[int, float] = {}
+    for count, draws in by_count.items():
+        rows = np.array([[float(first[pos[i]]), *groups[i]] for i in draws], dtype=float).reshape(len(draws), count)
+        means.update(zip(draws, np.mean(rows, axis=1).tolist()))
+    return {i: (means[i], 1 + len(groups[i])) for i in groups if i in means}
+
+
+def _leading(means: dict[int, tuple[float, int]], cv: float) -> dict | None:
     """The draw with the highest mean among those measured more than once."""
     best = None
-    pos = {int(i): p for p, i in enumerate(idx.tolist())} if groups else {}
-    for i, vals in groups.items():
-        p = pos.get(i)
-        if p is None:
-            continue
-        allv = [float(first[p])] + vals
-        m = float(np.mean(allv))
+    for i, (m, count) in means.items():
         if best is None or m > best["mean"]:
-            best = {"draw": i, "mean": m, "measurements": len(allv), "sd_of_mean": cv * m / math.sqrt(len(allv)),
+            best = {"draw": i, "mean": m, "measurements": count, "sd_of_mean": cv * m / math.sqrt(count),
                     "kind": "measured"}
     return best
 
@@ -152,11 +197,12 @@ def _leading(idx: np.ndarray, first: np.ndarray, groups: dict[int, list[float]],
 def optimum_of_means(sample: RunSample, confidence: float = 0.95) -> OptimumMean:
     """The estimate of mu*, its interval and the noise it rests on."""
     check_options(confidence, TAIL_FRACTION)
-    first = check_values(sample.first)
+    # the top of a run was checked whole where it was read (run_sample.tail_sample)
+    first = check_values(sample.first) if sample.size is None else np.asarray(sample.first, dtype=float)
     idx = np.asarray(sample.idx, dtype=np.int64)
-    n = first.size
-    if idx.size != n:
-        raise EstimateError(f"{idx.size} draw numbers for {n} values")
+    n = sample.n_draws
+    if idx.size != first.size:
+        raise EstimateError(f"{idx.size} draw numbers for {first.size} values")
     groups = sample.groups()
     noise = estimate_noise(groups, sample.injected_cv)
     reps = sum(len(v) for v in groups.values())
@@ -166,17 +212,19 @@ def optimum_of_means(sample: RunSample, confidence: float = 0.95) -> OptimumMean
                            messages=["the noise is not measured yet: no placement holds two repetitions "
                                      "(`assign sample` plans them, --repeat-every; a run stored before they "
                                      "existed gets them when it is sampled again)"], **base)
-    leading = _leading(idx, first, groups, noise.cv)
+    means = _draw_means(idx, first, groups)
+    leading = _leading(means, noise.cv)
     if sample.space_size is not None and sample.orbits is not None and sample.space_size <= n:
         orbit = np.asarray(sample.orbits())
         if np.unique(orbit).size == sample.space_size:
             return _every_placement(idx, first, groups, orbit, noise, leading, base)
     if noise.cv == 0.0:
-        return _noiseless(first, leading, base, confidence)
-    return _deconvolution(idx, first, groups, noise, leading, base, confidence, sample.placements)
+        return _noiseless(sample.paper_values(), float(first.max()), leading, base, confidence)
+    return _deconvolution(idx, first, groups, noise, leading, base, confidence, sample.placements, n,
+                          sample.paper_values, means)
 
 
-def _noiseless(first: np.ndarray, leading, base, confidence: float) -> OptimumMean:
+def _noiseless(first, best: float, leading, base, confidence: float) -> OptimumMean:
     """No noise measured: a value is its placement's mean, so the paper's UPB is the optimum of
     means, its interval starting at the best value; where the paper's fit gives none (a discrete
     tail, ties at the best), the best value is still a placement's mean: a lower bound, with no
@@ -184,7 +232,6 @@ def _noiseless(first: np.ndarray, leading, base, confidence: float) -> OptimumMe
     from .errors import EstimateError
     from .estimate import estimate
 
-    best = float(first.max())
     try:
         est = estimate(first, confidence=confidence, cross_checks=False)
     except EstimateError as e:
@@ -203,9 +250,13 @@ def _noiseless(first: np.ndarray, leading, base, confidence: float) -> OptimumMe
             msgs.append(f"the interval is one-sided: with the shape on its boundary the fit's upper end "
                         f"({high:,.0f}) says nothing of placements better than those drawn")
             high = math.inf
-        return OptimumMean(est.upb, low, high, method="paper-upb", status=est.status, leading=leading,
-                           messages=msgs, diagnostics={"paper": {"status": est.status, "ci_low": est.upb_ci_low}},
-                           **base)
+        status, diag = est.status, {"paper": {"status": est.status, "ci_low": est.upb_ci_low}}
+        reach = best + REACH * (best - est.threshold)
+        if math.isfinite(high) and high > reach:
+            status = _beyond_reach(high, reach, best, est.threshold, status, msgs, diag)
+            high = math.inf
+        return OptimumMean(est.upb, low, high, method="paper-upb", status=status, leading=leading,
+                           messages=msgs, diagnostics=diag, **base)
     if est is not None:
         why = "; ".join(est.messages[:1]) or est.status
     return OptimumMean(best, best, math.inf, method="paper-upb", status="unbounded", leading=leading,
@@ -248,10 +299,13 @@ def repeated_share(placements: Callable[[np.ndarray], np.ndarray] | None, tail: 
     return float(np.mean(counts[inverse] > 1))
 
 
-def _deconvolution(idx, first, groups, noise: Noise, leading, base, confidence, placements=None) -> OptimumMean:
+def _deconvolution(idx, first, groups, noise: Noise, leading, base, confidence, placements=None,
+                   n: int | None = None, paper_values=None, means=None) -> OptimumMean:
+    """n: the draws of the run (first may hold only its top and its re-measured draws); paper_values:
+    what the paper's estimate reads (first by default); means: _draw_means's."""
     from .deconvolution import U0_SDS, TailSet, fit
 
-    n = first.size
+    n = first.size if n is None else n
     check_size(n, TAIL_FRACTION)
     k = min(MAX_TAIL, int(math.floor(TAIL_FRACTION * n)))
     order = np.argsort(first, kind="stable")
@@ -273,15 +327,21 @@ def _deconvolution(idx, first, groups, noise: Noise, leading, base, confidence, 
     share = repeated_share(placements, tail)
     atom = share is not None and share >= DISCRETE_TOP
     data = TailSet((xbar - u0) / span, sd1 / np.sqrt(m) / span, 1.0 + 0.0 * t, sd1 / span, n, atom)
-    f = fit(data, confidence)
+    # the highest of what was measured: every first value, and the mean of every re-measured draw
+    means = _draw_means(idx, first, groups) if means is None else means
+    top = max(float(first.max()), max((m for m, _ in means.values()), default=-math.inf))
+    reach = top + REACH * (top - t)  # REACH: an upper end beyond it is none
+    f = fit(data, confidence, reach=(reach - u0) / span)
     widened = None
     if atom and share < SEEN_TOP and f.tau is not None:
-        c = fit(replace(data, atom=False), confidence)
+        c = fit(replace(data, atom=False), confidence, reach=(reach - u0) / span)
         c_low = c.ci_low if c.ci_low is not None else f.ci_low
         if c.ci_high > f.ci_high or c_low < f.ci_low:
             widened = (c_low, c.ci_high)
+            if c.ci_high > f.ci_high:
+                f.beyond_reach = c.beyond_reach
             f.ci_low, f.ci_high = min(f.ci_low, c_low), max(f.ci_high, c.ci_high)
-            if math.isinf(f.ci_high):
+            if math.isinf(f.ci_high) and not f.beyond_reach:
                 f.status = "unbounded"
     back = lambda v: None if v is None else (v if math.isinf(v) else u0 + span * v)  # noqa: E731
     f.tau, f.ci_low, f.ci_high, f.u0 = back(f.tau), back(f.ci_low), back(f.ci_high), u0
@@ -301,10 +361,6 @@ def _deconvolution(idx, first, groups, noise: Noise, leading, base, confidence, 
             "continuous_interval": None if widened is None else [back(widened[0]), back(widened[1])]}
     status, ci_high = f.status, f.ci_high
     tau, ci_low = f.tau, f.ci_low
-    # the highest of what was measured: every first value, and the mean of every re-measured draw
-    pos = {int(i): p for p, i in enumerate(idx.tolist())}
-    top = max(float(first.max()), max((float(np.mean([first[pos[i]], *v])) for i, v in groups.items()
-                                       if v and i in pos), default=-math.inf))
     whole = ci_low is not None and ci_low > top
     if leading is not None and tau is not None and tau > top and (whole or atom):
         # the fitted end point lies above every value measured (a first value or a re-measured mean) and
@@ -320,7 +376,7 @@ def _deconvolution(idx, first, groups, noise: Noise, leading, base, confidence, 
         #   interval stays the fit's.
         diag.update(fitted_end_point=f.tau, highest_measurement=top)
         if whole:
-            lb, _ = _remeasured_bounds(idx, first, groups, noise.cv, confidence)
+            lb, _ = _remeasured_bounds(means, noise.cv, confidence)
             diag["fitted_ci_low"] = f.ci_low
             msgs.append(f"the fitted end point ({f.tau:,.0f}) and its whole interval lie above everything "
                         f"measured (highest {top:,.0f}, a first value or a re-measured mean): the tail's shape "
@@ -341,7 +397,7 @@ def _deconvolution(idx, first, groups, noise: Noise, leading, base, confidence, 
         # noise and its shape is not identified. There the fit sits at its shape bound and its interval fell
         # short of the end point in simulation (assign/EVT.md, "Validation"), so the upper end becomes the
         # paper's single-value UPB interval's: the end of the noisy values lies above every mean.
-        paper_high = _paper_upper(first, confidence)
+        paper_high = _paper_upper(first if paper_values is None else paper_values(), confidence)
         diag["threshold_above_end_sds"] = (t - f.tau) / sd1
         diag["paper_upb_ci_high"] = paper_high
         ci_high = max(f.ci_high, paper_high) if f.ci_high is not None else paper_high
@@ -351,11 +407,14 @@ def _deconvolution(idx, first, groups, noise: Noise, leading, base, confidence, 
                     f"point, so the tail's shape is not identified; the interval's upper end is the paper's "
                     f"single-value UPB interval's (the end of the noisy values lies above every mean). Less noise "
                     f"(a longer window) narrows it")
+    if tau is not None and ci_high is not None and (f.beyond_reach or math.isfinite(ci_high) and ci_high > reach):
+        status = _beyond_reach(ci_high if math.isfinite(ci_high) else None, reach, top, t, status, msgs, diag)
+        ci_high = math.inf
     if tau is not None and ci_high is not None and any(v for v in groups.values()):
         # mu* is at least every placement's mean: the interval reaches as high as the re-measured placements'
         # means may lie, and the estimate is not below what one of them surely has (the fit alone fell short
         # on discrete tails whose best placements are a few, at 1% noise: assign/EVT.md, "Validation")
-        lb, ub = _remeasured_bounds(idx, first, groups, noise.cv, confidence)
+        lb, ub = _remeasured_bounds(means, noise.cv, confidence)
         diag["remeasured_bounds"] = [lb, ub]
         if ub > ci_high:
             msgs.append(f"the fit's interval ended below where a re-measured placement's mean may lie "
@@ -377,17 +436,32 @@ def _deconvolution(idx, first, groups, noise: Noise, leading, base, confidence, 
                        messages=msgs, diagnostics=diag, **base)
 
 
-def _remeasured_bounds(idx, first, groups, cv: float, confidence: float) -> tuple[float, float]:
+def _beyond_reach(high: float | None, reach: float, top: float, t: float, status: str, msgs: list[str],
+                  diag: dict) -> str:
+    """An upper end beyond REACH: said, kept in the diagnostics, the interval one-sided; the status
+    `unbounded` where it was `ok` (an `extrapolated` or `noise_dominated` estimate keeps its own)."""
+    from .estimate import _fmt
+
+    where = "the fit's upper end" + (f" ({_fmt(high)})" if high is not None else "")
+    msgs.append(f"{where} lies more than {REACH:g} times the width of the measured tail ({_fmt(top - t)}, from "
+                f"its threshold to the highest measurement) above the highest measurement ({_fmt(top)}), beyond "
+                f"{_fmt(reach)}: the fitted shape extrapolating where nothing was measured, not a bound the data "
+                f"give; the interval is one-sided (assign/EVT.md, \"An upper end beyond the reach\")")
+    diag.update(fitted_ci_high=high, reach=reach)
+    return "unbounded" if status == "ok" else status
+
+
+def _remeasured_bounds(draw_means: dict[int, tuple[float, int]], cv: float, confidence: float
+                       ) -> tuple[float, float]:
     """The largest lower and upper confidence bounds of a re-measured placement's mean, simultaneous
     over all of them (Bonferroni): mu* is at least every placement's mean."""
-    pos = {int(i): p for p, i in enumerate(np.asarray(idx).tolist())}
-    means = [(float(np.mean([first[pos[i]], *v])), 1 + len(v)) for i, v in groups.items() if v and i in pos]
+    means = list(draw_means.values())
     z = NormalDist().inv_cdf(1.0 - (1.0 - confidence) / (2.0 * max(1, len(means))))
     return (max(m - z * cv * m / math.sqrt(k) for m, k in means),
             max(m + z * cv * m / math.sqrt(k) for m, k in means))
 
 
-def _paper_upper(first: np.ndarray, confidence: float) -> float:
+def _paper_upper(first, confidence: float) -> float:
     """The upper end of the paper's UPB interval on the single values (infinite where it gives none)."""
     from .errors import EstimateError
     from .estimate import estimate

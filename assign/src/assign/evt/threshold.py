@@ -37,16 +37,17 @@ def mean_excess(sorted_values: np.ndarray, thresholds: np.ndarray) -> np.ndarray
     return np.where(count > 0, e, np.nan)
 
 
-def candidate_thresholds(sorted_values: np.ndarray, max_tail_fraction: float) -> list[float]:
+def candidate_thresholds(sorted_values: np.ndarray, max_tail_fraction: float, n: int | None = None) -> list[float]:
     """Candidate thresholds, lowest first, each leaving at least
-    MIN_EXCEEDANCES values above it and at most max_tail_fraction of n."""
+    MIN_EXCEEDANCES values above it and at most max_tail_fraction of n.
+    n: the sample's size where sorted_values is its top (evt/top.py)."""
     xs = sorted_values
-    n = xs.size
+    n = xs.size if n is None else n
     k_max = math.floor(max_tail_fraction * n)
     out: list[float] = []
     k = float(k_max)
     while round(k) >= MIN_EXCEEDANCES:
-        u = float(xs[n - int(round(k)) - 1])
+        u = float(xs[xs.size - int(round(k)) - 1])
         if np.count_nonzero(xs > u) >= MIN_EXCEEDANCES and (not out or u > out[-1]):
             out.append(u)
         k *= CANDIDATE_RATIO

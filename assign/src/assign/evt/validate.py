@@ -55,13 +55,15 @@ def check_size(n: int, max_tail_fraction: float) -> None:
             f"{max_tail_fraction:.0%} of the sample holds {MIN_EXCEEDANCES} exceedances")
 
 
-def check_threshold(x: np.ndarray, threshold: float) -> None:
+def check_threshold(x: np.ndarray, threshold: float, n: int | None = None) -> None:
+    """x: the sample, or its top holding every value above the threshold; n: the sample's size."""
     if not (isinstance(threshold, (int, float)) and math.isfinite(threshold)):
         raise EstimateError(f"threshold must be a finite number, got {threshold!r}")
     k = int(np.count_nonzero(x > threshold))
     if k < MIN_EXCEEDANCES:
         raise EstimateError(f"threshold {threshold!r} leaves {k} value(s) above it; "
                             f"at least {MIN_EXCEEDANCES} are needed for a GPD fit")
-    if 2 * k >= x.size:
-        raise EstimateError(f"threshold {threshold!r} leaves {k} of {x.size} values above it: "
+    n = x.size if n is None else n
+    if 2 * k >= n:
+        raise EstimateError(f"threshold {threshold!r} leaves {k} of {n} values above it: "
                             "a threshold must sit in the upper tail (under half the sample above it)")
