@@ -81,28 +81,46 @@ def leading_placements(sample: RunSample, assignments: dict[int, list[int]], m: 
             for k in ranked]
 
 
-def found_candidates(store: Store, run: Run, m: int) -> list[Candidate]:
-    """The m placements with the highest means that the run's searches measured FOUND_MIN_VALUES times
-    or more (all their measurements pooled, selection rounds included)."""
+def found_candidates(store: Store, run: Run, m: int, min_values: int = FOUND_MIN_VALUES
+                     ) -> tuple[list[Candidate], int]:
+    """The placements each finished search ended on and found best (the first k), then the m with the
+    highest means that the run's searches measured min_values times or more (all their measurements
+    pooled, selection rounds included; without noise one value is the mean); (candidates, k)."""
     groups: dict[tuple, list] = {}
     for sid, _, a, _, _, v, status in store.search_values(run.id):
         if status == "ok":
             g = groups.setdefault(tuple(a), [sid, []])
             g[1].append(v)
-    pool = [(sum(v) / len(v), len(v), sid, list(a)) for a, (sid, v) in groups.items() if len(v) >= FOUND_MIN_VALUES]
-    pool.sort(key=lambda t: (-t[0], t[2], t[3]))
-    return [Candidate(None, a, mean, n, search=sid) for mean, n, sid, a in pool[:m]]
+
+    def cand(a: tuple) -> Candidate:
+        sid, v = groups[a]
+        return Candidate(None, list(a), sum(v) / len(v), len(v), search=sid)
+
+    ends = []
+    for _, _, _, result in store.searches(run.id):
+        for which in ("final", "best"):
+            a = tuple((result or {}).get(which, {}).get("contexts", ()))
+            if a in groups and a not in ends:
+                ends.append(a)
+    pool = [a for a, (_, v) in groups.items() if len(v) >= min_values and a not in ends]
+    pool.sort(key=lambda a: (-sum(groups[a][1]) / len(groups[a][1]), groups[a][0], a))
+    return [cand(a) for a in ends] + [cand(a) for a in pool[:m]], len(ends)
 
 
-def merge_candidates(drawn: list[Candidate], found: list[Candidate], m: int) -> list[Candidate]:
-    """The m best by mean of both lists, each placement (its contexts) once: a drawn one first."""
+def merge_candidates(drawn: list[Candidate], found: list[Candidate], m: int, ends: int = 0) -> list[Candidate]:
+    """The m best by mean of both lists, each placement (its contexts) once, a drawn one first; the
+    first `ends` of found (where the searches ended) always among them."""
     out: list[Candidate] = []
     seen: set[tuple] = set()
-    for c in sorted(drawn + found, key=lambda c: (-c.mean, c.draw is None)):
+    for c in found[:ends]:
         if tuple(c.contexts) not in seen:
             seen.add(tuple(c.contexts))
             out.append(c)
-    return out[:m]
+    for c in sorted(drawn + found[ends:], key=lambda c: (-c.mean, c.draw is None)):
+        if tuple(c.contexts) not in seen and len(out) < m:
+            seen.add(tuple(c.contexts))
+            out.append(c)
+    return out
 
 
 def mean_interval(values: list[float], confidence: float) -> tuple[float, float, float]:
@@ -291,7 +309,11 @@ def _choose(store, run, backend, settings: Settings, sample, draws: int, conf: f
     m = settings.candidates or DEFAULT_CANDIDATES
     orbit_of = sample.orbits() if sample.orbits is not None else None
     assignments = store.assignments(run.id, sample.idx.tolist())
-    cands = merge_candidates(leading_placements(sample, assignments, m, orbit_of), found_candidates(store, run, m), m)
+    noiseless = before is not None and before.noise.known and before.noise.cv == 0.0
+    found, ends = found_candidates(store, run, m, 1 if noiseless else FOUND_MIN_VALUES)
+    # where the searches ended always compete (the certificate rests on the last one's final placement)
+    cands = merge_candidates(leading_placements(sample, assignments, m, orbit_of), found, m,
+                             ends=min(ends, max(0, m - 1)))
     label = "modelled" if run.kind == "modelled" else "measured"
     if len(cands) < 2:
         c = cands[0]

@@ -15,19 +15,23 @@ simultaneous over the placements measured twice or more (Bonferroni).
   that measured lower bound and the upper end is unknown.
 * The last search that converged (search/local.py: no neighbour of its
   final placement is better by more than its resolution r; it started from
-  everything measured before it) gives an upper end of its own: the upper confidence bound of its final placement's mean (every
-  measurement of it, the selection's included), times 1 + r.  It rests on the search having reached the top: a local optimum
-  at resolution r within r of the global one.  On the T2's model, where the
-  sample's extrapolation fell 4-11% short, this held in every seed of
-  bench/search.py's rows (assign/notes/2026-11-28-search.md); a local
-  search without the surrogate's guidance, which stops lower, fails it, so
-  the upper end is also never below the sample's unrefuted one.  Only
-  searches that start from a prediction of the whole space's top certify
-  (CERTIFYING: the surrogate's and the model's); `--sampler local`
-  converged 9% below the T2's optimum in bench/search.py, and its
-  convergence says only that it stopped.  Where the
-  sample holds every distinct placement (method every-placement) nothing is
+  everything measured before it) gives an upper end of its own: the upper
+  confidence bound of its final placement's mean (every measurement of it,
+  the selection's included), times 1 + r, never below the sample's
+  unrefuted interval.  It rests on the search having reached the top: a
+  local optimum at resolution r within r of the global one
+  (assign/notes/2026-11-28-search.md).  Only searches that start from a
+  prediction of the whole space's top certify (CERTIFYING: the
+  surrogate's and the model's): `--sampler local` converged 9% below the
+  T2's optimum.  Nor does a search certify where the sample is too small
+  for an estimate of its own (400 draws): on 100 draws of the
+  60,165-placement space the surrogate was too coarse, and the search
+  converged on a local optimum 7% below the optimum.  Where the sample
+  holds every distinct placement (every-placement) nothing is
   extrapolated and the sample's interval stays.
+* The bounds use the larger of the run's noise figure and the spread of
+  every placement measured twice or more, at its 95% upper limit on few
+  degrees of freedom (noise_for_bounds).
 """
 from __future__ import annotations
 
@@ -93,18 +97,44 @@ def refuting(found: Sequence[Found], cv: float, z: float, high: float) -> Found 
     return None if worst is None else worst[1]
 
 
+SURE_DF = 30   # below this many degrees of freedom the noise figure's 95% upper limit is used
+
+
+def noise_for_bounds(iid: OptimumMean, found: Sequence[Found]) -> tuple[float, int]:
+    """The CV the bounds use, and its degrees of freedom: the larger of the run's figure (its planned
+    repetitions) and the spread of every placement measured twice or more (repetitions, searches,
+    selections: each placement's values around its mean; a value that made a placement a candidate
+    was a lucky one, so this errs high), and, on few degrees of freedom, that figure's 95% upper
+    limit: a figure from five repetitions can be half the noise, and bounds made with it were too
+    narrow on the 60,165-placement space at 300 measurements."""
+    from .special import chi2_isf
+
+    ss, df = 0.0, 0
+    for f in found:
+        if f.n >= 2 and f.mean > 0:
+            v = np.asarray(f.values, dtype=float) / f.mean
+            ss += float(np.sum((v - 1.0) ** 2))
+            df += f.n - 1
+    pooled = math.sqrt(ss / df) if df else 0.0
+    cv, cv_df = max((iid.noise.cv, iid.noise.df), (pooled, df))
+    if 0 < cv_df < SURE_DF and cv > 0:
+        cv *= math.sqrt(cv_df / chi2_isf(cv_df, 0.95))
+    return cv, cv_df
+
+
 def certify(iid: OptimumMean, found: Sequence[Found], searches: Sequence[dict], confidence: float) -> OptimumMean:
     """The optimum of means of a run: the iid estimate, the measured lower bound, the converged
     searches' upper end, and the check that no placement measured refutes the interval."""
     if not iid.noise.known or not found:
         return iid
-    cv = iid.noise.cv
+    cv, cv_df = noise_for_bounds(iid, found)
     b = bounds(found, cv, confidence)
     if b is None:
         return iid
     msgs = list(iid.messages)
     diag = dict(iid.diagnostics)
     diag["measured_lower_bound"] = b.low
+    diag["bounds_cv"], diag["bounds_cv_df"] = cv, cv_df
     diag["placements_bounded"] = b.count
     diag["z_simultaneous_found"] = b.z
     sample_high = iid.ci_high if iid.ci_high is not None else math.inf
@@ -124,7 +154,10 @@ def certify(iid: OptimumMean, found: Sequence[Found], searches: Sequence[dict], 
         f = by_contexts.get(tuple(s.get("final", {}).get("contexts", ())))
         if f is not None and f.n:
             ends.append(f.mean * (1.0 + b.z * cv / math.sqrt(f.n)) * (1.0 + float(s["resolution"])))
-    if ends and iid.method != "every-placement":  # where the sample holds every placement, nothing is extrapolated
+    # where the sample holds every placement nothing is extrapolated; where it is too small for an estimate of
+    # its own (under 400 draws) a search certifies nothing either: on 100 draws of the 60,165-placement space
+    # the surrogate was too coarse, and the search converged on a local optimum 7% below the optimum
+    if ends and iid.method != "every-placement" and iid.estimate is not None:
         r = float(done[-1]["resolution"])
         high = max(ends)
         if sample_refuted is None and iid.status == "ok" and math.isfinite(sample_high):
