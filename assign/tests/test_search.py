@@ -254,6 +254,18 @@ def test_iterate_searches_where_random_draws_stop_short_and_stops_certified(tmp_
     assert om["ci_low"] <= opt <= om["ci_high"]
     assert float(be.predict(np.array([be.contexts_of(chosen)]))[0][0]) >= 0.98 * opt
 
+    def counts() -> tuple:
+        with sqlite3.connect(db) as c:
+            return tuple(c.execute(f"SELECT COUNT(*) FROM {t}").fetchone()[0]
+                         for t in ("measurements", "repeats", "search_values", "searches", "selections"))
+
+    # run again: it finds its finished rounds (the largest search and selection it holds) and measures nothing
+    before = counts()
+    r = run_assign("iterate", "--target-gap", "3", "--n-init", "500", "--workload", "stateful", "--machine",
+                   "ultrasparc-t2", "--backend", "model", "--noise", "0.02", "--db", str(db), "--quiet", timeout=600)
+    assert r.returncode == 0 and "continuing run 1" in r.stdout, r.stdout + r.stderr
+    assert counts() == before
+
 
 def test_the_surrogate_features_do_not_change_under_the_machines_symmetry() -> None:
     """Two placements that are one distinct placement (cores or pipelines swapped) have the same

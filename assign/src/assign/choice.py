@@ -84,11 +84,12 @@ def leading_placements(sample: RunSample, assignments: dict[int, list[int]], m: 
 def found_candidates(store: Store, run: Run, m: int, min_values: int = FOUND_MIN_VALUES
                      ) -> tuple[list[Candidate], int]:
     """The placements each finished search ended on and found best (the first k), then the m with the
-    highest means that the run's searches measured min_values times or more (all their measurements
-    pooled, selection rounds included; without noise one value is the mean); (candidates, k)."""
+    highest means that the run's searches measured min_values times or more (their search measurements
+    pooled; a selection's rounds do not reorder them, so the same command finds its selection again;
+    without noise one value is the mean); (candidates, k)."""
     groups: dict[tuple, list] = {}
-    for sid, _, a, _, _, v, status in store.search_values(run.id):
-        if status == "ok":
+    for sid, _, a, selection, _, v, status in store.search_values(run.id):
+        if status == "ok" and selection is None:  # a selection's own rounds do not reorder the candidates
             g = groups.setdefault(tuple(a), [sid, []])
             g[1].append(v)
 

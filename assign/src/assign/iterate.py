@@ -23,6 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from .choice import MIN_SEARCH_BUDGET, Settings, choose
+from .search import DEFAULT
 from .evt import EstimateError, estimate
 from .evt.optimum import OptimumMean
 from .run_sample import measurement_cost, run_optimum
@@ -58,6 +59,14 @@ def iterate(session: Session, target_gap_pct: float, n_init: int = 1000, n_delta
     settings = selection or Settings(confidence=confidence)
     budget = settings.search_budget or max(MIN_SEARCH_BUDGET, n)
     rounds = settings.max_measurements
+    # resumed: the rounds go on from the largest search and selection the run already holds, so that the
+    # same command finds its finished rounds again instead of starting smaller ones
+    sampler = settings.sampler or DEFAULT
+    budget = max([budget] + [int(p["budget"]) for _, s, p, _ in store.searches(run.id) if s == sampler])
+    held = [int(p["budget_rounds"]) * len(p["candidates"]) for _, p, _ in store.selections(run.id)
+            if "budget_rounds" in p]
+    if held and (rounds is None or max(held) > rounds):
+        rounds = max(held)
     while True:
         session.sample_until(n, show_progress=show_progress)
         values = store.values(run.id)

@@ -50,13 +50,19 @@ def run(args: argparse.Namespace) -> int:
             raise ValueError(f"--sitting {args.sitting}: {where} has " + (
                 "values of sittings " + ", ".join(str(g.number) for g in groups) if groups else "no sittings"))
         values, where = chosen[0].values, f"{where} sitting {args.sitting}"
+    paper_error = None
     try:
         est = estimate(values, threshold=args.threshold, confidence=args.confidence, cross_checks=args.cross_check)
     except EstimateError as e:
-        raise EstimateError(f"cannot estimate from {where}: {e}") from None
+        est, paper_error = None, str(e)
     noisy = optimum_section(args, values) if args.db else None
+    # with too few draws for the paper's fit, what a search and a selection measured is still said
+    if est is None and ((noisy or {}).get("optimum_mean") or {}).get("estimate") is None \
+            and (noisy or {}).get("chosen") is None:
+        raise EstimateError(f"cannot estimate from {where}: {paper_error}")
     if args.json:
-        d = est.to_dict()
+        d = est.to_dict() if est is not None else {"status": "no_estimate", "upb": None, "gap_pct": None,
+                                                   "gap_upper_pct": None, "error": paper_error}
         d["source"] = where
         d["value_kind"] = label
         d["excluded_flagged_values"] = excluded
@@ -82,7 +88,7 @@ def run(args: argparse.Namespace) -> int:
             print()
             print("The paper's estimate, from single values (with measurement noise it bounds the luckiest "
                   "measurement, not a placement's mean):")
-        print(est.format_text(label))
+        print(est.format_text(label) if est is not None else f"  none: {paper_error}")
         # one sitting is listed too when cluster workers measured it: what they measured on
         if len(groups) > 1 or any(g.worker_grounds for g in groups):
             from ..sittings import describe
