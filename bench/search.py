@@ -30,7 +30,8 @@ reading: assign/EVT.md, "The certificate", and assign/SEARCH.md).
 
 It prints, per space, noise and budget, each searcher's median and 10th/90th
 percentile score (the deployed placement's noise-free mean over the
-optimum), whether its answer carries a bound and how often the bound held;
+optimum), whether its answer carries a bound (how many of them with no
+upper end: "at least this much") and how often the bound held;
 then the budget each searcher needs to be within 1% and 2% of the optimum in
 9 of 10 seeds, and the rows where assign's flow does worse by median than the
 best peer.
@@ -268,7 +269,7 @@ def main() -> int:
                     print(f"  {i + 1} of {len(jobs)} runs ({time.time() - t0:.0f} s)", flush=True)
         print(f"({time.time() - t0:.0f} s)\n")
     print(f"{'space':<32} {'noise':>5} {'budget':>6} {'searcher':<9} {'median':>7} {'p10':>7} {'p90':>7} "
-          f"{'spent':>6} {'bound':>6} {'held':>6} {'s/run':>6}")
+          f"{'spent':>6} {'bound':>6} {'1-sid':>5} {'held':>6} {'s/run':>6}")
     need: dict[tuple, dict] = {}
     worse = []
     for s in args.spaces:
@@ -288,6 +289,7 @@ def main() -> int:
                     print(f"{s:<32} {noise_label(s, nz):>5} {b:>6} {name:<9} {pct(sc_, 50):>7.4f} {pct(sc_, 10):>7.4f} "
                           f"{pct(sc_, 90):>7.4f} {int(np.median([o.cost for o in ok])) if ok else 0:>6} "
                           f"{len(bounded):>3}/{len(ok):<2} "
+                          f"{sum(math.isinf(o.bound[1]) for o in bounded):>5} "
                           f"{(f'{100 * sum(held) / len(held):.0f}%' if held else '-'):>6} "
                           f"{np.mean([dt for _, _, dt in rows]):>6.1f}"
                           + (f"  {len(errs)} failed: {errs[0]}" if errs else ""))
