@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Every searcher at the same budgets, in one run (issue 52; method and
-reading: assign/EVT.md, "The certificate", and assign/SEARCH.md).
+reading: assign/EVT.md, "Searching the top, and the certificate", and
+assign/notes/2026-11-28-search.md).
 
   searchers  random     the paper: iid draws, the best single value deployed,
                         its UPB interval as the bound

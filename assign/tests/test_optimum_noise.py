@@ -93,10 +93,10 @@ def test_a_fit_above_every_measurement_falls_back_to_the_best_remeasured_mean():
 
 
 def test_a_fit_below_its_best_placements_never_starts_above_what_they_surely_have():
-    """The same space, 3 ahocorasick instances at 1% noise, seed 5: the fitted tail puts its lower end
-    0.8% above the exact optimum, whose placements were drawn and re-measured; the interval starts at
+    """The same space, 3 ahocorasick instances at 1% noise, seed 8: the fitted tail puts its lower end
+    1.7% above the exact optimum, whose placements were drawn and re-measured; the interval starts at
     the best re-measured placement's simultaneous lower bound instead, said so, and holds the optimum."""
-    case, _ = cn.space_case("pack:2 core:4 pu:2", "ahocorasick", 3, 0.01, seed=5, n=5000)
+    case, _ = cn.space_case("pack:2 core:4 pu:2", "ahocorasick", 3, 0.01, seed=8, n=5000)
     o = case.opt
     lb = o.diagnostics["remeasured_bounds"][0]
     assert o.diagnostics["fitted_ci_low"] > case.truth > lb == o.ci_low
