@@ -156,12 +156,13 @@ def test_the_model_of_the_top_follows_how_often_the_tail_repeats_a_placement():
 def test_a_discrete_top_fitted_above_everything_measured_falls_back_to_the_best_remeasured_mean():
     """pack:2 core:4 pu:2 (60,165 placements), stateful at 2% noise, seed 2: the tail repeats a few
     placements (a discrete top), a placement 0.06% below the optimum was drawn, and the fitted end point
-    lay 35% above the exact optimum, above everything measured. The estimate is the best re-measured mean;
-    the interval, the fit's, still holds the optimum."""
+    lies 7% above the exact optimum (35% before the profile was maximised on the grid itself), above
+    everything measured. The estimate is the best re-measured mean; the interval, the fit's, still holds
+    the optimum."""
     case, _ = cn.space_case("pack:2 core:4 pu:2", "stateful", 3, 0.02, seed=2, n=5000)
     o, d = case.opt, case.opt.diagnostics
     assert d["atom"] is True and d["fitted_end_point"] > d["highest_measurement"]
-    assert d["fitted_end_point"] > 1.2 * case.truth  # what the estimate was before
+    assert d["fitted_end_point"] > 1.05 * case.truth  # what the estimate would be
     assert o.estimate == o.leading["mean"] and abs(case.rel_error) < 0.01, (case.truth, o.estimate)
     assert case.covered and o.status != "ok"
     assert any("no level was seen there" in m for m in o.messages)

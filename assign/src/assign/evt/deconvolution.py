@@ -31,7 +31,8 @@ into M cells over +-W noise sds around the point, clipped to [u0, tau]; a
 cell's mass is exact (the closed-form survival) and sits at its exact first
 moment, so a mass piled at tau is placed where it is.  The profile
 likelihood of tau maximises over alpha on a log grid refined by parabolas;
-the interval is {tau : L*(tau) >= L*(tau_hat) - c/2} with c the chi-square(1)
+it is evaluated on a grid of end points, and Brent's method places its
+maximum and the interval's ends inside the grid's brackets; the interval is {tau : L*(tau) >= L*(tau_hat) - c/2} with c the chi-square(1)
 cut times the noiseless estimator's calibration factor at the least
 favourable shape (calibration.py).
 """
@@ -432,13 +433,13 @@ def _fit(data: TailSet, confidence: float, calibrate: bool, reach: float) -> Dec
     span = max(xmax - u0, 1e-12 * max(abs(xmax), 1.0))
     # tau can lie below the largest values (they may be noise); never at or below u0
     grid = u0 + span * np.concatenate([np.linspace(0.05, 1.0, 14)[:-1], 1.0 + np.geomspace(0.01, 40.0, 14)])
-
-    guess: list[float] = []
+    low_end = u0 + 1e-9 * span
     # the end point and the interval's ends to 1e-4 of the tail's width: finer than the profile's own
     # roughness (its shape is maximised on a grid: moving the ends by a few 1e-3 of the width changes
     # nothing a user reads), four evaluations fewer than 1e-5 for each
     tol = span * 1e-4
 
+    guess: list[float] = []
     shapes: dict[float, float] = {}  # the maximising shape at each end point profiled
 
     def prof(tau: float) -> float:
@@ -446,9 +447,17 @@ def _fit(data: TailSet, confidence: float, calibrate: bool, reach: float) -> Dec
         guess[:] = [shapes.setdefault(tau, float(a[0]))]
         return float(y[0])
 
-    # bracket the maximum on a coarse alpha grid (every other point), then profile finely
-    coarse = loglik(data, grid[:, None], np.exp(_LOG_ALPHA[::2])[None, :])
-    pv, pa = coarse.max(axis=1), np.exp(_LOG_ALPHA[::2][np.argmax(coarse, axis=1)])
+    # the profile itself on the grid, each point's shape the guess for the next (as dear as the grid
+    # on a coarse grid of shapes was, which missed the peak: where the end point lies far, the
+    # likelihood is sharp in the shape, and at a million draws of the T2 the coarse grid put the
+    # maximum two grid points above the profile's, 1.4 log-likelihood units lower)
+    pv = [prof(float(x)) for x in grid]
+    # still rising at the grid's end: further out by growing steps, until it falls (a tail that is
+    # nearly exponential peaks a few hundred widths out) or no end point is found within 10^4 widths
+    while int(np.argmax(pv)) == len(pv) - 1 and grid[-1] - u0 < 1e4 * span:
+        grid = np.append(grid, u0 + 2.0 * (grid[-1] - u0))
+        pv.append(prof(float(grid[-1])))
+    pv = np.array(pv)
     i = int(np.argmax(pv))
     # the exponential limit: the tail without an end point (xi -> 0)
     scales = span * np.geomspace(1e-3, 1e3, 40)
@@ -457,13 +466,10 @@ def _fit(data: TailSet, confidence: float, calibrate: bool, reach: float) -> Dec
     if i == grid.size - 1:
         return DeconvolutionFit(None, None, math.inf, None, float(pv[i]), l_exp, math.nan, math.nan, "unbounded", u0,
                                 list(zip(grid.tolist(), pv.tolist())))
-    lo_b = float(grid[i - 1]) if i > 0 else u0 + 1e-9 * span
-    hi_b = float(grid[i + 1])
-    guess[:] = [float(pa[i])]
-    tau_hat, l_max = _brent_max(prof, lo_b, hi_b, tol=tol)
-    at_grid = prof(float(grid[i]))
-    if at_grid > l_max:
-        tau_hat, l_max = float(grid[i]), at_grid
+    guess[:] = [shapes[float(grid[i])]]
+    tau_hat, l_max = _brent_max(prof, float(grid[i - 1]) if i > 0 else low_end, float(grid[i + 1]), tol=tol)
+    if pv[i] > l_max:
+        tau_hat, l_max = float(grid[i]), float(pv[i])
     alpha_hat = shapes[tau_hat]
     xi_hat = -1.0 / alpha_hat
     # the paper's estimator's calibration (simulated on noiseless GPD tails) at the least favourable
@@ -476,46 +482,52 @@ def _fit(data: TailSet, confidence: float, calibrate: bool, reach: float) -> Dec
     def g(tau: float) -> float:
         return prof(tau) - target
 
-    # the lower end: steps down from the estimate to a bracket (where the profile is smooth, a few
-    # evaluations; from u0 at once the root finder first bisected through its -inf region)
-    low_end = u0 + 1e-9 * span
-    guess[:] = [alpha_hat]
-    lo, g_lo, step = tau_hat, cut, span * 0.05
-    ci_low = low_end
-    # the coarse profile (a few shapes: at most the profile) names where to look first: the highest
-    # grid point below the estimate whose coarse value is under the cut, if any
+    # the lower end: the highest grid point below the estimate where the profile is under the cut
+    # brackets it with the point above (or the estimate)
     below = np.flatnonzero((grid < tau_hat) & (pv < target))
-    first = float(grid[below[-1]]) if below.size else None
-    while lo > low_end:
-        nxt = max(lo - step, low_end) if first is None else first
-        first = None
-        g_next = g(nxt)
-        if g_next < 0:
-            ci_low = _root(g, nxt, lo, tol, g_next, g_lo)
-            break
-        lo, g_lo, step = nxt, g_next, max(step, tau_hat - nxt) * 1.6
+    ci_low = low_end
+    if below.size:
+        j = int(below[-1])
+        up = float(grid[j + 1]) if grid[j + 1] < tau_hat else tau_hat
+        guess[:] = [shapes[up]]
+        ci_low = _root(g, float(grid[j]), up, tol, float(pv[j]) - target, (pv[j + 1] if up != tau_hat else l_max) - target)
+    else:
+        guess[:] = [shapes[float(grid[0])]]
+        g_low = g(low_end)
+        if g_low < 0:
+            ci_low = _root(g, low_end, float(grid[0]), tol, g_low, float(pv[0]) - target)
     ci_high = math.inf
     status = "ok"
     beyond = False
     if l_exp >= target:
         status = "unbounded"
     else:
-        guess[:] = [alpha_hat]
-        hi, g_hi, step = tau_hat, cut, span * 0.05
         above = np.flatnonzero((grid > tau_hat) & (pv < target) & (grid <= reach))
-        first = float(grid[above[0]]) if above.size else None
-        for _ in range(80):
-            if hi > reach:  # the profile is still above the cut there: the end lies beyond the reach
-                beyond = True
-                break
-            nxt = hi + step if first is None else first
-            first = None
-            g_next = g(nxt)
-            if g_next < 0:
-                ci_high = _root(g, hi, nxt, tol, g_hi, g_next)
-                break
-            hi, g_hi, step = nxt, g_next, max(step, nxt - tau_hat) * 1.6
+        if above.size:
+            j = int(above[0])
+            down = float(grid[j - 1]) if grid[j - 1] > tau_hat else tau_hat
+            guess[:] = [shapes[down]]
+            ci_high = _root(g, down, float(grid[j]), tol, (pv[j - 1] if down != tau_hat else l_max) - target,
+                            float(pv[j]) - target)
         else:
-            status = "unbounded"
+            # the profile is above the cut on every grid point up to the reach: at the reach itself, or
+            # beyond the grid where the reach is further, by growing steps
+            inside = np.flatnonzero(grid <= reach)
+            hi = float(grid[inside[-1]]) if inside.size and grid[inside[-1]] > tau_hat else tau_hat
+            g_hi = (float(pv[inside[-1]]) if hi != tau_hat else l_max) - target
+            guess[:] = [shapes[hi]]
+            step = max(hi - tau_hat, span * 0.05)
+            for _ in range(80):
+                if hi >= reach:  # the profile is still above the cut there: the end lies beyond the reach
+                    beyond = True
+                    break
+                nxt = min(hi + step, reach)
+                g_next = g(nxt)
+                if g_next < 0:
+                    ci_high = _root(g, hi, nxt, tol, g_hi, g_next)
+                    break
+                hi, g_hi, step = nxt, g_next, step * 1.6
+            else:
+                status = "unbounded"
     return DeconvolutionFit(tau_hat, ci_low, ci_high, alpha_hat, l_max, l_exp, cut, factor, status, u0,
                             list(zip(grid.tolist(), pv.tolist())), beyond)
