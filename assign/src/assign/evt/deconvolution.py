@@ -323,7 +323,7 @@ def _brent_max(f, lo: float, hi: float, tol: float, iters: int = 60) -> tuple[fl
     c = (3.0 - math.sqrt(5.0)) / 2.0
     a, b = lo, hi
     x = w = v = a + c * (b - a)
-    fx = fw = fv = -f(x)
+    fx = fw = fv = -float(f(x))
     d = e = 0.0
     for _ in range(iters):
         m = 0.5 * (a + b)
@@ -350,7 +350,7 @@ def _brent_max(f, lo: float, hi: float, tol: float, iters: int = 60) -> tuple[fl
             e = (a - x) if x >= m else (b - x)
             d = c * e
         u = x + (d if abs(d) >= tol1 else (tol1 if d > 0 else -tol1))
-        fu = -f(u)
+        fu = -float(f(u))
         if fu <= fx:
             if u >= x:
                 a = x
@@ -366,7 +366,7 @@ def _brent_max(f, lo: float, hi: float, tol: float, iters: int = 60) -> tuple[fl
                 v, fv, w, fw = w, fw, u, fu
             elif fu <= fv or v == x or v == w:
                 v, fv = u, fu
-    return x, -fx
+    return float(x), float(-fx)
 
 
 def _root(f, a: float, b: float, tol: float, fa: float | None = None, fb: float | None = None) -> float:
@@ -375,8 +375,8 @@ def _root(f, a: float, b: float, tol: float, fa: float | None = None, fb: float 
     step of tol across a root approached from one side), as scipy's brentq, without scipy's
     import (_brent_max); a value that is not finite (the profile's flat -inf regions) bisects.
     fa, fb: the caller's values at a and b, where it has them."""
-    fa = f(a) if fa is None else fa
-    fb = f(b) if fb is None else fb
+    fa = float(f(a) if fa is None else fa)  # the caller's values where it has them
+    fb = float(f(b) if fb is None else fb)
     c, fc = a, fa
     d = e = b - a
     for _ in range(100):
@@ -389,7 +389,7 @@ def _root(f, a: float, b: float, tol: float, fa: float | None = None, fb: float 
         tol1 = 0.5 * tol
         xm = 0.5 * (c - b)
         if abs(xm) <= tol1 or fb == 0.0:
-            return b
+            return float(b)
         finite = math.isfinite(fa) and math.isfinite(fb) and math.isfinite(fc)
         if finite and abs(e) >= tol1 and abs(fa) > abs(fb):
             s = fb / fa
@@ -410,8 +410,8 @@ def _root(f, a: float, b: float, tol: float, fa: float | None = None, fb: float 
             d = e = xm
         a, fa = b, fb
         b += d if abs(d) > tol1 else (tol1 if xm > 0 else -tol1)
-        fb = f(b)
-    return b
+        fb = float(f(b))
+    return float(b)
 
 
 def fit(data: TailSet, confidence: float = 0.95, calibrate: bool = True, reach: float = math.inf
