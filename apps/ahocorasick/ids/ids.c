@@ -850,6 +850,13 @@ ids_process(struct ids_task *t, const uint8_t *frame, uint32_t len, uint64_t now
 	t->pkt_alerts = 0;
 	*l3_off = UINT32_MAX;
 	enum ids_status st = ids_decode(frame, len, p);
+	/* the frame's outermost IP header: a datagram put back together, or
+	 * the inner packet of a tunnel, is marked there */
+	uint32_t outer_l3 = p->outer_l3_off;
+	t->st.tunneled[0] += (p->tun_kinds & IDS_TUN_VXLAN) != 0;
+	t->st.tunneled[1] += (p->tun_kinds & IDS_TUN_GENEVE) != 0;
+	if (p->tun_err != IDS_TUN_OK)
+		t->st.tunnel_errors[p->tun_err]++;
 	if (st == IDS_PKT_FRAGMENT && t->defrag != NULL) {
 		uint32_t ev = 0;
 		uint32_t n = ids_defrag_add(t->defrag, frame, p, now, t->dgram, &ev);
@@ -876,7 +883,7 @@ ids_process(struct ids_task *t, const uint8_t *frame, uint32_t len, uint64_t now
 		t->st.unscanned[st]++;
 		return t->pkt_alerts;
 	}
-	*l3_off = p->l3_off;
+	*l3_off = outer_l3;
 	t->meta.ip_proto = p->proto;
 	t->meta.src = addr_of(p->src, p->family);
 	t->meta.dst = addr_of(p->dst, p->family);
