@@ -191,3 +191,29 @@ def test_a_link_type_not_read_is_said(build_dir: Path, tmp_path: Path) -> None:
     log, stats, err = run(build_dir, tmp_path, frames, link=105)  # IEEE 802.11
     assert "link type 105" in err and "not one ac-ids reads" in err
     assert stats["frames_link_type_unhandled"] == 1 and log == []
+
+
+def test_the_app_decapsulates_as_ac_ids_does(build_dir: Path, file_prefix: str, tmp_path: Path) -> None:
+    """The DPDK app decodes with the same engine: the split attack in VXLAN
+    and Geneve found on the inner flows, the malformed tunnel counted, every
+    packet accounted for."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tests"))
+    from ac_run import assert_clean, run_app
+    inner = fr.Session(C4, S4, 44009, 80)._seg(True, 0, ATTACK, fr.ACK | fr.PSH, 64)
+    frames = ([vxlan(f) for f in split_session(C4, S4, 44001)] + [geneve(f) for f in split_session(C6, S6, 44002)]
+              + [vxlan(inner, flags=0)])
+    cap, rules, log = tmp_path / "t.pcap", tmp_path / "t.rules", tmp_path / "alerts.json"
+    fr.pcapgen.write_pcap(cap, frames)
+    rules.write_text(RULES)
+    run = run_app(build_dir, file_prefix, tmp_path, [cap],
+                  ["--mode", "rules", "--rules", str(rules), "--alert-log", str(log), "--packets", str(len(frames))],
+                  duration=None, timeout=120)
+    assert_clean(run)
+    app = run.stats["app_stats"]
+    assert run.stats["total"]["rx_packets"] == len(frames)
+    lines = [json.loads(x) for x in log.read_text().splitlines()]
+    assert flows(lines, 9101) == {("10.0.0.1", 44001, "10.0.0.2", 80), ("2001:db8::1", 44002, "2001:db8::2", 80)}
+    assert flows(lines, 9102) == {("198.18.100.1", 50000, "198.18.100.2", 4789)}
+    assert app["tunnels"]["vxlan"] == len(frames) - 1 - len(split_session(C6, S6, 1))
+    assert app["tunnels"]["geneve"] == len(split_session(C6, S6, 1))
+    assert app["tunnels"]["not_decapsulated"]["bad_header"] == 1
