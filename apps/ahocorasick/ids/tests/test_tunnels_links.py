@@ -106,9 +106,18 @@ def test_fragments_inside_a_tunnel_are_put_back_together(build_dir: Path, tmp_pa
         seg = s.segment_bytes(0, b"xx " + ATTACK + b" yy")
         frames += [wrap(fr.fragment(client, server, fr.TCP, 77, 0, seg[:24], True)),
                    wrap(fr.fragment(client, server, fr.TCP, 77, 24, seg[24:], False))]
+    # and the outer datagram cut in fragments, the tunnel whole inside it
+    s = fr.Session(C4, S4, 41002, 80).handshake()
+    frames += [vxlan(f) for f in s.frames]
+    inner = s._seg(True, 0, b"xx " + ATTACK + b" yy", fr.ACK | fr.PSH, 64)
+    udp = fr.l4_segment(U4, V4, fr.UDP, 50000, 4789, struct.pack(">B3xI", 8, 42 << 8) + inner)
+    frames += [fr.fragment(U4, V4, fr.UDP, 78, 0, udp[:40], True), fr.fragment(U4, V4, fr.UDP, 78, 40, udp[40:], False)]
     log, stats, _ = run(build_dir, tmp_path, frames)
-    assert flows(log, 9101) == {("10.0.0.1", 41000, "10.0.0.2", 80), ("2001:db8::1", 41001, "2001:db8::2", 80)}
-    assert stats["defrag"]["reassembled"] == 2
+    assert flows(log, 9101) == {("10.0.0.1", 41000, "10.0.0.2", 80), ("2001:db8::1", 41001, "2001:db8::2", 80),
+                                ("10.0.0.1", 41002, "10.0.0.2", 80)}
+    assert stats["defrag"]["reassembled"] == 3
+    # every frame a tunnel carried counts once (the outer fragments as their datagram)
+    assert stats["tunnels"]["vxlan"] + stats["tunnels"]["geneve"] == len(frames) - 1
 
 
 @pytest.mark.offline
