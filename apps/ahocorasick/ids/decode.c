@@ -38,8 +38,8 @@ be32(const uint8_t *p)
 	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
 }
 
-static enum ids_status decode_l3(
-	const uint8_t *frame, uint32_t len, uint32_t o, uint16_t type, struct ids_pkt *p, int depth);
+static enum ids_status decode_l3(const uint8_t *frame, uint32_t len, uint32_t o, uint16_t type,
+	struct ids_pkt *p, int depth);
 static enum ids_status decode_eth(
 	const uint8_t *frame, uint32_t len, uint32_t o, struct ids_pkt *p, int depth);
 
@@ -253,7 +253,8 @@ decode_mpls(const uint8_t *frame, uint32_t len, uint32_t o, struct ids_pkt *p, i
 
 /* The network layer of type at o. */
 static enum ids_status
-decode_l3(const uint8_t *frame, uint32_t len, uint32_t o, uint16_t type, struct ids_pkt *p, int depth)
+decode_l3(
+	const uint8_t *frame, uint32_t len, uint32_t o, uint16_t type, struct ids_pkt *p, int depth)
 {
 	p->l3_off = o;
 	if (depth == 0)

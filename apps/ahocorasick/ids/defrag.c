@@ -419,7 +419,8 @@ ids_defrag_add(struct ids_defrag *d, const uint8_t *frame, const struct ids_pkt 
 		uint32_t hl = p->family == 4 ? p->frag_data : p->frag_hdr;
 		uint32_t from = p->l2_off == IDS_NO_L2 ? p->l3_off : p->l2_off;
 		uint32_t pre = p->l2_off == IDS_NO_L2 ? 14 : 0;
-		if (pre + hl - from > HDR_MAX || (p->family == 6 && p->frag_data - p->frag_hdr != 8))
+		if (pre + hl - from > HDR_MAX ||
+			(p->family == 6 && p->frag_data - p->frag_hdr != 8))
 			return drop(d, ev, IDS_EV_FRAG_TOO_LARGE);
 		if (pre != 0) {
 			memset(t->hdr, 0, 12);

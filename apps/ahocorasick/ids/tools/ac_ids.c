@@ -459,8 +459,10 @@ main(int argc, char **argv)
 		if (!link_read(dlt)) {
 			const char *name = pcap_datalink_val_to_name(dlt);
 			fprintf(stderr,
-				"ac-ids: %s: link type %d (%s) is not one ac-ids reads (see --help): "
-				"its frames are counted in frames_link_type_unhandled, not judged\n",
+				"ac-ids: %s: link type %d (%s) is not one ac-ids reads (see "
+				"--help): "
+				"its frames are counted in frames_link_type_unhandled, not "
+				"judged\n",
 				caps[f], dlt, name != NULL ? name : "unknown");
 		}
 		struct pcap_pkthdr *h;
