@@ -40,6 +40,7 @@
 #include "payload.h"
 #include "rule_opts.h"
 #include "keyword_set.h"
+#include "stats_json.h"
 #define HIST_BUCKETS 18    /* matches per packet: 0, 1, 2-3, 4-7, ... , >= 2^16 */
 #define LINEAR_BYTES 65536 /* multi-segment packets are copied here to scan */
 #define DEFAULT_TOP 20
@@ -1082,6 +1083,7 @@ stats_rules(struct ac_state *st, void *const *task_states, unsigned n_tasks, jso
 	json_object_set_new(out, "on_alert", json_string(on_alert_names[st->cfg->verdict]));
 	json_object_set_new(out, "packets_scanned", json_integer((json_int_t)sum.packets_judged));
 	json_object_set_new(out, "packets_unscanned", unscanned);
+	json_object_set_new(out, "tunnels", ids_tunnels_json(&sum));
 	json_object_set_new(out, "packets_linearised", json_integer((json_int_t)tsum.copied));
 	json_object_set_new(out, "packets_segments_short_of_pkt_len",
 		json_integer((json_int_t)tsum.short_chains));

@@ -412,13 +412,25 @@ ids_defrag_add(struct ids_defrag *d, const uint8_t *frame, const struct ids_pkt 
 		return drop(d, ev, IDS_EV_FRAG_OVERSIZE);
 	}
 	if (fo == 0 && !(t->flags & GOT_FIRST)) {
+		/* The headers from the fragment's own Ethernet header on: a
+		 * fragment inside a tunnel comes back as the inner frame alone
+		 * (the flow is the inner one's), with an Ethernet header made
+		 * up for IP carried bare in Geneve. */
 		uint32_t hl = p->family == 4 ? p->frag_data : p->frag_hdr;
-		if (hl > HDR_MAX || (p->family == 6 && p->frag_data - p->frag_hdr != 8))
+		uint32_t from = p->l2_off == IDS_NO_L2 ? p->l3_off : p->l2_off;
+		uint32_t pre = p->l2_off == IDS_NO_L2 ? 14 : 0;
+		if (pre + hl - from > HDR_MAX ||
+			(p->family == 6 && p->frag_data - p->frag_hdr != 8))
 			return drop(d, ev, IDS_EV_FRAG_TOO_LARGE);
-		memcpy(t->hdr, frame, hl);
-		t->hdr_len = (uint16_t)hl;
-		t->l3_off = (uint16_t)p->l3_off;
-		t->nh_byte = (uint16_t)p->frag_nh_byte;
+		if (pre != 0) {
+			memset(t->hdr, 0, 12);
+			t->hdr[12] = p->family == 4 ? 0x08 : 0x86;
+			t->hdr[13] = p->family == 4 ? 0x00 : 0xdd;
+		}
+		memcpy(t->hdr + pre, frame + from, hl - from);
+		t->hdr_len = (uint16_t)(pre + hl - from);
+		t->l3_off = (uint16_t)(pre + p->l3_off - from);
+		t->nh_byte = (uint16_t)(pre + p->frag_nh_byte - from);
 		if (p->family == 6)
 			t->proto = p->proto;
 	}

@@ -842,6 +842,19 @@ ids_flow_ended(struct ids_task *t, void *state, const struct flow_key *key, uint
 	}
 }
 
+/* Frames (or datagrams put back together) decapsulated, and tunnel
+ * headers left as UDP by their fault.  Fragments inside a tunnel come
+ * back from defragmentation as their inner frame alone: each fragment's
+ * frame counts. */
+static void
+count_tunnels(struct ids_task *t, const struct ids_pkt *p)
+{
+	t->st.tunneled[0] += (p->tun_kinds & IDS_TUN_VXLAN) != 0;
+	t->st.tunneled[1] += (p->tun_kinds & IDS_TUN_GENEVE) != 0;
+	if (p->tun_err != IDS_TUN_OK)
+		t->st.tunnel_errors[p->tun_err]++;
+}
+
 uint32_t
 ids_process(struct ids_task *t, const uint8_t *frame, uint32_t len, uint64_t now, uint32_t *l3_off)
 {
@@ -850,6 +863,10 @@ ids_process(struct ids_task *t, const uint8_t *frame, uint32_t len, uint64_t now
 	t->pkt_alerts = 0;
 	*l3_off = UINT32_MAX;
 	enum ids_status st = ids_decode(frame, len, p);
+	/* the frame's outermost IP header: a datagram put back together, or
+	 * the inner packet of a tunnel, is marked there */
+	uint32_t outer_l3 = p->outer_l3_off;
+	count_tunnels(t, p);
 	if (st == IDS_PKT_FRAGMENT && t->defrag != NULL) {
 		uint32_t ev = 0;
 		uint32_t n = ids_defrag_add(t->defrag, frame, p, now, t->dgram, &ev);
@@ -867,6 +884,7 @@ ids_process(struct ids_task *t, const uint8_t *frame, uint32_t len, uint64_t now
 		frame = t->dgram;
 		len = n;
 		st = ids_decode(frame, len, p);
+		count_tunnels(t, p); /* a tunnel in a datagram that came in fragments */
 	} else if (st == IDS_PKT_FRAGMENT) {
 		st = ids_decode_first_fragment(frame, p); /* judged as far as it goes */
 	} else if (t->defrag != NULL) {
@@ -876,7 +894,7 @@ ids_process(struct ids_task *t, const uint8_t *frame, uint32_t len, uint64_t now
 		t->st.unscanned[st]++;
 		return t->pkt_alerts;
 	}
-	*l3_off = p->l3_off;
+	*l3_off = outer_l3;
 	t->meta.ip_proto = p->proto;
 	t->meta.src = addr_of(p->src, p->family);
 	t->meta.dst = addr_of(p->dst, p->family);

@@ -121,7 +121,7 @@ void ids_task_free(struct ids_task *t);
 
 /* Judge one frame seen at now (the flow table's time units).  Returns
  * the alerts raised by it (its own, and those of the PDUs it flushed of
- * its flow), for the verdict; *l3_off: its IP header (UINT32_MAX when it
+ * its flow), for the verdict; *l3_off: its (outermost) IP header (UINT32_MAX when it
  * was not decoded), for marking. */
 uint32_t ids_process(
 	struct ids_task *t, const uint8_t *frame, uint32_t len, uint64_t now, uint32_t *l3_off);
@@ -140,8 +140,10 @@ void ids_task_set_pdu_hook(struct ids_task *t,
 struct ids_task_stats {
 	uint64_t packets_judged, bytes_judged;
 	uint64_t unscanned[IDS_PKT_N_STATUS];
-	uint64_t fragments_held; /* fragments kept for a datagram not yet whole */
-	uint64_t datagrams;      /* reassembled datagrams judged */
+	uint64_t tunneled[2];                  /* frames decapsulated: VXLAN, Geneve (decode.h) */
+	uint64_t tunnel_errors[IDS_TUN_N_ERR]; /* not decapsulated, by why ([0] unused) */
+	uint64_t fragments_held;               /* fragments kept for a datagram not yet whole */
+	uint64_t datagrams;                    /* reassembled datagrams judged */
 	uint64_t ttl_insertions; /* packets not judged: TTL far below their direction's */
 	uint64_t raw_skipped;    /* TCP segments not judged alone (out of order, overlapping):
 				       their bytes are judged in the PDU */

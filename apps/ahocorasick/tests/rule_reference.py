@@ -515,44 +515,74 @@ class Packet:
     tcp_flags: int = 0
 
 
+TUNNEL_PORTS = {4789: "vxlan", 6081: "geneve"}
+TUNNEL_DEPTH = 2  # tunnels inside tunnels decapsulated, at most
+
+
 def payload_of(frame: bytes) -> Packet | None:
-    """IPv4 or IPv6 TCP/UDP behind Ethernet and up to two VLAN tags (IPv6
-    hop-by-hop, routing, destination options, authentication and atomic
-    fragment headers walked); None otherwise (truncated, a fragment other
-    than the first, bad header lengths, a jumbogram)."""
-    off = 12
-    if len(frame) < 14:
+    """IPv4 or IPv6 TCP/UDP behind Ethernet and up to two VLAN tags, or an
+    MPLS label stack (IPv6 hop-by-hop, routing, destination options,
+    authentication and atomic fragment headers walked); None otherwise
+    (truncated, a fragment other than the first, bad header lengths, a
+    jumbogram).  UDP to 4789 (VXLAN: the I flag set) or 6081 (Geneve:
+    version 0, options skipped, Ethernet or IP inside) is replaced by the
+    packet it carries, two tunnels deep at most; a tunnel header that is
+    malformed leaves the UDP as it is."""
+    return _ethernet(frame, 0, len(frame), 0)
+
+
+def _ethernet(frame: bytes, at: int, end: int, depth: int) -> Packet | None:
+    off = at + 12
+    if end < off + 2:
         return None
     et = struct.unpack_from("!H", frame, off)[0]
     tags, vlan = 0, 0
     while et in (0x8100, 0x88A8, 0x9100) and tags < 2:
         off += 4
         tags += 1
-        if len(frame) < off + 2:
+        if end < off + 2:
             return None
         if tags == 1:
             vlan = struct.unpack_from("!H", frame, off - 2)[0] & 0x0FFF
         et = struct.unpack_from("!H", frame, off)[0]
-    l3 = off + 2
+    return _network(frame, off + 2, et, end, depth, vlan)
+
+
+def _network(frame: bytes, l3: int, et: int, flen: int, depth: int, vlan: int) -> Packet | None:
+    if et in (0x8847, 0x8848):  # MPLS: labels to the bottom of the stack, then IP by its version
+        for _ in range(8):
+            if flen < l3 + 4:
+                return None
+            bottom = frame[l3 + 2] & 1
+            l3 += 4
+            if bottom:
+                break
+        else:
+            return None
+        if flen < l3 + 1 or frame[l3] >> 4 not in (4, 6):
+            return None
+        et = 0x0800 if frame[l3] >> 4 == 4 else 0x86DD
+    first_fragment = False
     if et == 0x0800:
-        if len(frame) < l3 + 20 or frame[l3] >> 4 != 4:
+        if flen < l3 + 20 or frame[l3] >> 4 != 4:
             return None
         ihl = (frame[l3] & 15) * 4
         total = struct.unpack_from("!H", frame, l3 + 2)[0]
         frag = struct.unpack_from("!H", frame, l3 + 6)[0]
         proto = frame[l3 + 9]
-        if ihl < 20 or total < ihl or l3 + total > len(frame):
+        if ihl < 20 or total < ihl or l3 + total > flen:
             return None
         if frag & 0x1FFF:
             return None
+        first_fragment = bool(frag & 0x2000)
         l4, end = l3 + ihl, l3 + total
         src, dst = addr_int(frame[l3 + 12:l3 + 16]), addr_int(frame[l3 + 16:l3 + 20])
     elif et == 0x86DD:
-        if len(frame) < l3 + 40 or frame[l3] >> 4 != 6:
+        if flen < l3 + 40 or frame[l3] >> 4 != 6:
             return None
         plen = struct.unpack_from("!H", frame, l3 + 4)[0]
         end = l3 + 40 + plen
-        if plen == 0 or end > len(frame):
+        if plen == 0 or end > flen:
             return None
         proto, l4 = frame[l3 + 6], l3 + 40
         for k in range(9):
@@ -570,6 +600,7 @@ def payload_of(frame: bytes) -> Packet | None:
                     return None  # not a first fragment (a first one is judged as far as it goes)
                 if fo & 1:
                     proto, l4 = frame[l4], l4 + 8
+                    first_fragment = True
                     break
                 hl = 8
             if end < l4 + hl:
@@ -594,6 +625,18 @@ def payload_of(frame: bytes) -> Packet | None:
             return None
         start = l4 + 8
     sport, dport = struct.unpack_from("!HH", frame, l4)
+    kind = TUNNEL_PORTS.get(dport) if proto == 17 and not first_fragment else None
+    if kind is not None and depth < TUNNEL_DEPTH and end >= start + 8:
+        h = frame[start:start + 8]
+        if kind == "vxlan" and h[0] & 0x08:
+            return _ethernet(frame, start + 8, end, depth + 1)
+        inner = start + 8 + (h[0] & 0x3F) * 4
+        et = struct.unpack_from("!H", h, 2)[0]
+        if kind == "geneve" and h[0] >> 6 == 0 and inner <= end:
+            if et == 0x6558:
+                return _ethernet(frame, inner, end, depth + 1)
+            if et in (0x0800, 0x86DD):
+                return _network(frame, inner, et, end, depth + 1, 0)
     return Packet(proto, src, dst, sport, dport, frame[start:end], vlan, flags)
 
 

@@ -20,13 +20,15 @@
 #include "ids.h"
 #include "ids_opts.h"
 #include "rule_opts.h"
+#include "stats_json.h"
 
 static const char usage[] =
 	"usage: ac-ids [options] CAPTURE...\n"
 	"Judge capture files with the rules as ahocorasick's rules mode does (IP\n"
 	"defragmentation, flows, TCP reassembly, HTTP buffers), without DPDK; time is\n"
 	"the captures' own.  Each capture starts with no flow.  Link types: Ethernet,\n"
-	"raw IPv4/IPv6, Linux cooked (v1, v2), BSD loopback.\n" AC_RULE_OPTS_USAGE IDS_OPTS_USAGE
+	"raw IPv4/IPv6, Linux cooked (v1, v2), BSD loopback, PPP, Cisco HDLC, ARCNET.\n"
+	"VXLAN and Geneve tunnels are decapsulated.\n" AC_RULE_OPTS_USAGE IDS_OPTS_USAGE
 	"  --engine E            ac (default) or hs\n"
 	"  --max-flows N         flow records (default 65536)\n"
 	"  --flow-timeout S      a flow idle for S seconds of capture time ends (180)\n"
@@ -82,6 +84,71 @@ on_end(void *ctx, void *state, const struct flow_key *k, uint64_t now)
 	ids_flow_ended(tl->task, state, k, now);
 }
 
+/* PPP's protocol (RFC 1661, one byte when compressed), after the address
+ * and control bytes 0xff 0x03 of HDLC-like framing (RFC 1662) if present,
+ * as the Ethernet type of what it carries; 0 for anything else (LCP, IPCP,
+ * ...).  *skip: the PPP header's length. */
+static uint16_t
+ppp_type(const uint8_t *pkt, uint32_t len, uint32_t *skip)
+{
+	uint32_t o = len >= 2 && pkt[0] == 0xff && pkt[1] == 0x03 ? 2 : 0;
+	uint16_t proto;
+	if (len < o + 1)
+		return 0;
+	if (pkt[o] & 1) { /* a compressed protocol field: its one byte is odd */
+		proto = pkt[o];
+		*skip = o + 1;
+	} else {
+		if (len < o + 2)
+			return 0;
+		proto = (uint16_t)(pkt[o] << 8 | pkt[o + 1]);
+		*skip = o + 2;
+	}
+	switch (proto) {
+	case 0x0021:
+		return 0x0800;
+	case 0x0057:
+		return 0x86dd;
+	case 0x0281: /* MPLS unicast */
+		return 0x8847;
+	case 0x0283: /* MPLS multicast */
+		return 0x8848;
+	default:
+		return 0;
+	}
+}
+
+/* An ARCNET protocol id as an Ethernet type (RFC 1051's old IP, RFC 1201's
+ * IP, IPv6), 0 for anything else. */
+static uint16_t
+arcnet_type(uint8_t t)
+{
+	return t == 0xf0 || t == 0xd4 ? 0x0800 : t == 0xc4 ? 0x86dd : 0;
+}
+
+static bool
+link_read(int dlt)
+{
+	switch (dlt) {
+	case DLT_EN10MB:
+	case DLT_RAW:
+	case 228: /* DLT_IPV4 */
+	case 229: /* DLT_IPV6 */
+	case DLT_LINUX_SLL:
+	case 276: /* DLT_LINUX_SLL2 */
+	case DLT_PPP:
+	case DLT_PPP_SERIAL:
+	case DLT_C_HDLC:
+	case DLT_ARCNET_LINUX:
+	case DLT_ARCNET:
+	case DLT_NULL:
+	case DLT_LOOP:
+		return true;
+	default:
+		return false;
+	}
+}
+
 /* The frame as Ethernet: the link header rewritten into buf when needed.
  * 0: a link type or frame not handled. */
 static uint32_t
@@ -112,6 +179,54 @@ as_ethernet(int dlt, const uint8_t *pkt, uint32_t len, uint8_t *buf, const uint8
 			return 0;
 		skip = 20;
 		type = (uint16_t)(pkt[0] << 8 | pkt[1]);
+		break;
+	case DLT_PPP:
+		type = ppp_type(pkt, len, &skip);
+		if (type == 0)
+			return 0;
+		break;
+	case DLT_PPP_SERIAL: /* PPP in HDLC-like framing, or Cisco HDLC */
+	case DLT_C_HDLC:
+		if (dlt == DLT_PPP_SERIAL && len >= 1 && pkt[0] == 0xff) {
+			type = ppp_type(pkt, len, &skip);
+		} else {
+			/* Cisco HDLC: address (0x0f unicast, 0x8f broadcast),
+			 * control, an Ethernet type */
+			if (len < 4)
+				return 0;
+			skip = 4;
+			type = (uint16_t)(pkt[2] << 8 | pkt[3]);
+		}
+		if (type == 0)
+			return 0;
+		break;
+	case DLT_ARCNET_LINUX:
+		/* Linux's header: source, destination, offset (2), protocol id,
+		 * then for RFC 1201's ids a split flag and a sequence number (2);
+		 * Linux hands over packets whole. */
+		if (len < 5)
+			return 0;
+		skip = pkt[4] == 0xf0 || pkt[4] == 0xf1 || pkt[4] == 0x80 ? 5 : 8;
+		type = arcnet_type(pkt[4]);
+		if (type == 0 || len < skip)
+			return 0;
+		break;
+	case DLT_ARCNET:
+		/* ATA 878.1: source, destination, protocol id, then for RFC
+		 * 1201's ids a split flag and a sequence number (2), or for an
+		 * exception packet 0xff and those again.  A piece of a split
+		 * packet is not put back together: skipped. */
+		if (len < 3)
+			return 0;
+		type = arcnet_type(pkt[2]);
+		if (type == 0)
+			return 0;
+		skip = 3;
+		if (pkt[2] == 0xd4 || pkt[2] == 0xc4) {
+			skip = len >= 4 && pkt[3] == 0xff ? 10 : 6;
+			if (len < skip || pkt[skip - 3] != 0)
+				return 0;
+		}
 		break;
 	case DLT_NULL:
 	case DLT_LOOP: {
@@ -156,6 +271,7 @@ stats_json(struct ids_task *t, const struct ids_engine *e, uint64_t frames, uint
 	json_object_set_new(un, "fragment_held", json_integer((json_int_t)s->fragments_held));
 	json_object_set_new(un, "ttl_insertion", json_integer((json_int_t)s->ttl_insertions));
 	json_object_set_new(o, "packets_unscanned", un);
+	json_object_set_new(o, "tunnels", ids_tunnels_json(s));
 	json_object_set_new(o, "raw_skipped", json_integer((json_int_t)s->raw_skipped));
 	json_object_set_new(o, "fragments_held", json_integer((json_int_t)s->fragments_held));
 	json_object_set_new(o, "datagrams_reassembled", json_integer((json_int_t)s->datagrams));
@@ -340,6 +456,15 @@ main(int argc, char **argv)
 			continue;
 		}
 		int dlt = pcap_datalink(pc);
+		if (!link_read(dlt)) {
+			const char *name = pcap_datalink_val_to_name(dlt);
+			fprintf(stderr,
+				"ac-ids: %s: link type %d (%s) is not one ac-ids reads (see "
+				"--help): "
+				"its frames are counted in frames_link_type_unhandled, not "
+				"judged\n",
+				caps[f], dlt, name != NULL ? name : "unknown");
+		}
 		struct pcap_pkthdr *h;
 		const u_char *pkt;
 		int r;
