@@ -220,14 +220,17 @@ def main() -> int:
         why = None if args.report else available(name)
         if why:
             skipped[name] = why
+    measured = any(s.startswith("measured ") for s in args.spaces)
     print(f"searchers at equal budgets: {args.seeds} seeds a row; values modelled (the T2's and synthetic machines' "
-          f"model with injected noise); score = the deployed placement's noise-free mean / the optimum")
+          f"model with injected noise)" + ("; a measured space's values measured on this machine and replayed"
+                                          if measured else "")
+          + "; score = the deployed placement's mean (noise-free where modelled) / the optimum")
     for name, why in skipped.items():
         print(f"not run: {name}: {why}")
     opt = {}
     for s in args.spaces:
         opt[s] = sc.optimum(sc.parse(s))
-        print(f"optimum of {s}: {opt[s][0]:,.0f} (modelled, {opt[s][1]})")
+        print(f"optimum of {s}: {opt[s][0]:,.0f} ({'' if s.startswith('measured ') else 'modelled, '}{opt[s][1]})")
     jobs = []
     for s in args.spaces:
         for nz in noises_of(s, args.noises):
