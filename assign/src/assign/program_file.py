@@ -23,7 +23,8 @@ VALUE_SOURCES = ("telemetry", "output", "command", "tgen")
 MAX_LCORE = 128  # RTE_MAX_LCORE of Debian's DPDK 22.11
 
 # placeholders each template may use ({here} everywhere: the file's directory)
-COMMON_VARS = {"python", "source", "build", "workdir", "file_prefix", "capture", "built", "contexts"}
+COMMON_VARS = {"python", "source", "build", "workdir", "file_prefix", "capture", "built", "contexts",
+               "dpdk_drivers"}
 EAL_ONLY = {"eal"}                       # the EAL options assign makes, one argument that expands to many
 VDEV_VARS = {"capture", "workdir", "source", "build", "built"}
 PLACE_VARS = {"workdir", "file_prefix", "cpu_mask", "cpus", "all_cpu_mask", "all_cpus"}  # + the task names
@@ -82,6 +83,7 @@ class Program:
     start_timeout_s: float = 60.0
     ready_pattern: str | None = None            # a regex the program prints once it forwards
     env: tuple[tuple[str, str], ...] = ()
+    path: tuple[str, ...] = ()                  # searched before PATH for the steps' programs
     cleanup: tuple[tuple[str, ...], ...] = ()   # after every stop, also a failed start (failures ignored)
     build: tuple[str, ...] | None = None        # writes the program into {output} (a directory), cached
     capture_generator: tuple[str, ...] | None = None
@@ -124,7 +126,8 @@ def program_from_identity(d: dict) -> Program:
         tasks=tuple((n, x) for n, x in d["tasks"]), vdevs=tuple(d["vdevs"]), main_lcore=int(d["main_lcore"]),
         memory_mb=int(d["memory_mb"]), hugepages=d["hugepages"], repin=bool(d["repin"]), stdin=d["stdin"],
         stop=d["stop"], start_timeout_s=float(d["start_timeout_s"]), ready_pattern=d.get("ready_pattern"),
-        env=tuple((k, x) for k, x in d["env"]), cleanup=tuple(tuple(c) for c in d.get("cleanup", ())), build=tuple(d["build"]) if d.get("build") else None,
+        env=tuple((k, x) for k, x in d["env"]), path=tuple(d.get("path", ())),
+        cleanup=tuple(tuple(c) for c in d.get("cleanup", ())), build=tuple(d["build"]) if d.get("build") else None,
         capture_generator=tuple(d["capture_generator"]) if d.get("capture_generator") else None,
         capture_packets=d.get("capture_packets"), duration_s=float(d["duration_s"]), warmup_s=float(d["warmup_s"]),
         value=ProgramValue(**v), place=tuple(tuple(c) for c in d["place"]), task_threads=d.get("task_threads"))
@@ -133,7 +136,7 @@ def program_from_identity(d: dict) -> Program:
 TOP_KEYS = {"name", "description", "launch", "program", "tasks", "value", "window", "capture", "control", "deploy",
             "baselines"}
 PROGRAM_KEYS = {"command", "steps", "vdevs", "main_lcore", "memory_mb", "hugepages", "repin", "repin_why", "stdin",
-                "stop", "start_timeout_s", "ready_pattern", "env", "build", "cleanup"}
+                "stop", "start_timeout_s", "ready_pattern", "env", "path", "build", "cleanup"}
 STEP_KEYS = {"run", "start", "ready", "placed"}
 VALUE_KEYS = {"from", "ports", "counter", "pattern", "aggregate", "command", "unit", "about"}
 WINDOW_KEYS = {"duration", "warmup"}
@@ -226,6 +229,11 @@ def read_program(r: Any, doc: dict, here: Path) -> ProgramRead:
         raise r.fail("program.env", "expected a table of NAME = \"value\"", env)
     env_t = tuple((k, r.template((v,), f"program.env.{k}", COMMON_VARS, here)[0]) for k, v in env.items())
     cleanup = tuple(r.template(c, "program.cleanup", COMMON_VARS, here) for c in r.commands(prog, "cleanup", "program."))
+    path = r.template(r.strings(prog, "path", "program.") or (), "program.path", {"source", "build", "built"}, here)
+    for d in path:
+        if not d.startswith(("/", "{")):
+            raise r.fail("program.path", "expected absolute directories (searched before PATH for the steps' "
+                                         "programs)", list(path))
 
     win = r.table(doc, "window", "", WINDOW_KEYS) or {}
     duration = r.number(win, "duration", "window.") or 0.2
@@ -256,7 +264,8 @@ def read_program(r: Any, doc: dict, here: Path) -> ProgramRead:
 
     program = Program(launch=launch, steps=steps, tasks=tasks, vdevs=vdevs, main_lcore=main_lcore,
                       memory_mb=memory, hugepages=hugepages, repin=repin, repin_why=repin_why, stdin=stdin,
-                      stop=stop, start_timeout_s=start_timeout, ready_pattern=ready_pattern, env=env_t, cleanup=cleanup,
+                      stop=stop, start_timeout_s=start_timeout, ready_pattern=ready_pattern, env=env_t, path=path,
+                      cleanup=cleanup,
                       build=build,
                       capture_generator=gen, capture_packets=packets, duration_s=duration, warmup_s=float(warmup),
                       value=value, place=place, task_threads=task_threads, deploy=deploy, baselines=baselines)

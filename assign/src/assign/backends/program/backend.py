@@ -154,7 +154,8 @@ class ProgramBackend(RealRuns):
             source = REPO
         cache = (self.opts.cache_dir or default_cache_dir()) / "programs"
         values = {"python": forms.python(), "source": str(source), "build": str(build),
-                  "workdir": str(self.state.workdir), "contexts": format_contexts(self.contexts)}
+                  "workdir": str(self.state.workdir), "contexts": format_contexts(self.contexts),
+                  "dpdk_drivers": " ".join(forms.driver_args())}
         if self.prog.capture_generator is not None:
             path, cmd = forms.capture_path(self.prog, self.spec.name, values, cache)
             why = forms.make(path, cmd, "capture generator")
@@ -209,10 +210,11 @@ class ProgramBackend(RealRuns):
                     vdevs = forms.fill(self.prog.vdevs, values)
                     self.memory = forms.memory_args(self.prog)
                     cmd += forms.eal_options(self.prog, place, self.contexts, prefix, vdevs, self.memory)
+                    cmd += forms.driver_args()
                 else:
                     cmd.append(a.format(**values))
             steps.append((s.kind, cmd, s.ready.format(**values) if s.ready else None, s.placed))
-        env = environment({k: v.format(**values) for k, v in self.prog.env})
+        env = self._env(values)
         self.state.cleanup = [forms.fill(c, values) for c in self.prog.cleanup]
         v = self.prog.value
         self.state.launch = Launch(steps, env, self.state.workdir, stdin_open=self.prog.stdin == "open",
@@ -227,6 +229,13 @@ class ProgramBackend(RealRuns):
         except StartError as e:
             raise Failed(f"starting the program, step {e.step}: {e.reason}") from None
         self._t_start = t0
+
+    def _env(self, values: dict[str, str]) -> dict[str, str]:
+        """The steps' and commands' environment: assign's, the file's env, its path before PATH."""
+        env = environment({k: v.format(**values) for k, v in self.prog.env})
+        if self.prog.path:
+            env["PATH"] = ":".join([*forms.fill(self.prog.path, values), *([env["PATH"]] if env.get("PATH") else [])])
+        return env
 
     def _start_timeout(self) -> float:
         return self.opts.timeout if self.opts.timeout is not None else self.prog.start_timeout_s
@@ -398,7 +407,7 @@ class ProgramBackend(RealRuns):
     def _commands(self, cmds: tuple[tuple[str, ...], ...], values: dict[str, str], key: str) -> None:
         import subprocess
 
-        env = environment({k: v.format(**values) for k, v in self.prog.env})
+        env = self._env(values)
         for c in cmds:
             cmd = forms.fill(c, values)
             try:
@@ -556,7 +565,7 @@ class ProgramBackend(RealRuns):
                     raise Failed(str(e)) from None
             values = dict(self.values, file_prefix=self.prefix, pid=str(launch.pid))
             if v.source == "command":
-                env = environment({k: x.format(**values) for k, x in self.prog.env})
+                env = self._env(values)
             cmd = forms.fill(v.command, values) if v.command else None
             c0 = self._count(tel, cmd, env) if v.source in ("telemetry", "command") and v.aggregate == "rate" \
                 else 0.0
