@@ -636,6 +636,7 @@ class ProgramBackend(RealRuns):
 
         placed = next(s for s in self.prog.steps if s.placed)
         values = dict(self.values, file_prefix="", eal="")
+        search = self._env(values).get("PATH")  # program.path first, as the steps find it
         h = hashlib.sha256()
         files = []
         for a in placed.command:
@@ -643,7 +644,7 @@ class ProgramBackend(RealRuns):
                 a = a.format(**values)
             except (KeyError, IndexError, ValueError):
                 continue
-            path = a if os.sep in a else shutil.which(a)
+            path = a if os.sep in a else shutil.which(a, path=search)
             if path and os.path.isfile(path) and os.access(path, os.X_OK):
                 files.append(path)
                 with open(path, "rb") as f:
