@@ -38,6 +38,19 @@ OVS_TOOLS = ("ovsdb-server", "ovsdb-tool", "ovs-vsctl", "ovs-appctl", "ovs-ofctl
 OVS_SCHEMA = Path("/usr/share/openvswitch/vswitch.ovsschema")
 
 
+@pytest.fixture(scope="module", autouse=True)
+def no_runtime_directories_left() -> Iterator[None]:
+    """The DPDK programs here run under prefixes named for this process (tb, tbl3, tbtp, tbx + pid):
+    their runtime directories and hugepage files go when the module ends, whatever EAL left."""
+    yield
+    from assign.backends.dpdk.runners import cleanup_prefix
+
+    pid = str(os.getpid())
+    for d in (Path("/var/run/dpdk").iterdir() if Path("/var/run/dpdk").is_dir() else ()):
+        if re.fullmatch(rf"(tb|tbx){pid}[01]|(tbl3|tbtp){pid}", d.name):
+            cleanup_prefix(d.name)
+
+
 def world_writable_above(d: Path) -> Path | None:
     """The first directory at or above d that anyone may write to (/tmp), or None."""
     for p in (d, *d.parents):

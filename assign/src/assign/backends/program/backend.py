@@ -48,7 +48,9 @@ from ..dpdk.options import PAPER_PACKETS, REPO, DpdkOptions, default_build_dir, 
 from ..dpdk.runners import cleanup_prefix, workdir
 from ..dpdk.traffic import TrafficError, source_dir
 from . import forms
+from ..dpdk.tgen import default_tgen_contexts
 from .launch import Launch, StartError, environment
+from .tgen import ProgramTgen
 from .threads import affinity, lcore_thread, matching, pin, threads
 from .value import ReadError, Telemetry, command_number, output_value, telemetry_up
 
@@ -68,15 +70,22 @@ class _State:
 
     workdir: Path
     launch: Launch | None = None
+    tgen: ProgramTgen | None = None   # value.from = "tgen": the generator of this start
     prefixes: list[str] = field(default_factory=list)
     cleanup: list[list[str]] = field(default_factory=list)   # the file's program.cleanup, filled in
 
     def stop(self) -> None:
+        # pp-tgen stops sending before the program leaves, and leaves after it (memif: tgen.py)
+        if self.tgen is not None:
+            self.tgen.stop_sending()
         if self.launch is not None:
             self.launch.stop()
             self.launch = None
             for cmd in self.cleanup:
                 _quietly(cmd, self.workdir)
+        if self.tgen is not None:
+            self.tgen.finish()
+            self.tgen = None
         for p in self.prefixes:
             cleanup_prefix(p)
         self.prefixes.clear()
@@ -202,6 +211,14 @@ class ProgramBackend(RealRuns):
         prefix = f"{self.base}p{self.starts}"  # one --file-prefix per process
         self.state.prefixes.append(prefix)
         values = dict(self.values, file_prefix=prefix)
+        if self.prog.tgen is not None:  # the generator first: the program's {tgen} vdev connects to it
+            g = ProgramTgen(Path(self.values["build"]), self.prog.tgen,
+                            self.opts.tgen_contexts or default_tgen_contexts(), f"{prefix}g", self.state.workdir)
+            self.state.tgen = g
+            why = g.start()
+            if why is not None:
+                raise Failed(f"starting pp-tgen: {why}")
+            values["tgen"] = g.client_vdev
         steps = []
         for s in self.prog.steps:
             cmd = []
@@ -221,6 +238,8 @@ class ProgramBackend(RealRuns):
                                    stop_signal=signal.SIGINT if self.prog.stop == "sigint" else signal.SIGTERM,
                                    value_pattern=v.pattern if v.source == "output" else None,
                                    ready_pattern=self.prog.ready_pattern, timeout_s=self._start_timeout())
+        if self.state.tgen is not None:
+            self.state.launch.companions.append(self.state.tgen)
         self.prefix = prefix
         self._placed_now = None
         t0 = time.perf_counter()
@@ -236,6 +255,12 @@ class ProgramBackend(RealRuns):
         if self.prog.path:
             env["PATH"] = ":".join([*forms.fill(self.prog.path, values), *([env["PATH"]] if env.get("PATH") else [])])
         return env
+
+    def _value_prefix(self) -> str:
+        """Whose telemetry the value reads: the program's, or pp-tgen's (value.from = "tgen")."""
+        if self.prog.value.source == "tgen" and self.state.tgen is not None:
+            return self.state.tgen.prefix
+        return self.prefix
 
     def _start_timeout(self) -> float:
         return self.opts.timeout if self.opts.timeout is not None else self.prog.start_timeout_s
@@ -259,10 +284,10 @@ class ProgramBackend(RealRuns):
                     raise Failed(f"the program ended before its window: {gone}")
                 missing = self._missing_tasks()
                 ports_ok = True
-                if v.source == "telemetry":
-                    if tel is None and telemetry_up(self.prefix):
+                if v.source in ("telemetry", "tgen"):
+                    if tel is None and telemetry_up(self._value_prefix()):
                         try:
-                            tel = Telemetry(self.prefix)
+                            tel = Telemetry(self._value_prefix())
                         except ReadError:
                             tel = None
                     ports_ok = tel is not None and all(self._port_ok(tel, p) for p in v.ports)
@@ -558,17 +583,17 @@ class ProgramBackend(RealRuns):
         tel = None
         env = None
         try:
-            if v.source == "telemetry":
+            if v.source in ("telemetry", "tgen"):
                 try:
-                    tel = Telemetry(self.prefix)
+                    tel = Telemetry(self._value_prefix())
                 except ReadError as e:
                     raise Failed(str(e)) from None
             values = dict(self.values, file_prefix=self.prefix, pid=str(launch.pid))
             if v.source == "command":
                 env = self._env(values)
             cmd = forms.fill(v.command, values) if v.command else None
-            c0 = self._count(tel, cmd, env) if v.source in ("telemetry", "command") and v.aggregate == "rate" \
-                else 0.0
+            c0 = self._count(tel, cmd, env) if v.source in ("telemetry", "tgen", "command") \
+                and v.aggregate == "rate" else 0.0
             t0 = time.monotonic()
             if self.window_hook is not None:
                 self.window_hook(launch.pid, dict(where))
@@ -580,7 +605,7 @@ class ProgramBackend(RealRuns):
                 gone = launch.ended()
                 if gone is not None:
                     raise Failed(f"the program ended during the window: {gone}")
-            c1 = self._count(tel, cmd, env) if v.source in ("telemetry", "command") else 0.0
+            c1 = self._count(tel, cmd, env) if v.source in ("telemetry", "tgen", "command") else 0.0
             t1 = time.monotonic()
         except ReadError as e:
             gone = launch.ended()
