@@ -262,7 +262,8 @@ def test_the_value_from_pp_tgen_counts_what_came_back_through_the_program(tmp_pa
     for p, got, rx in seen:
         assert got["rte-worker-1"] == {p[0]} and got["rte-worker-2"] == {p[1]}, (p, got)
         assert rx > 0, "pp-tgen received what testpmd forwarded"
-    assert all(r.extra["runner"] == "repin" for r in results)
+    assert all(r.extra["runner"] == "repin" and r.extra["tgen_contexts"] == [max(os.sched_getaffinity(0))]
+               for r in results)
     assert tgen_leftovers(base) == []
 
     # refused before anything runs, naming the file and the key

@@ -47,8 +47,8 @@ from ..base import BackendError, MeasureRequest, RealRuns, Result
 from ..dpdk.options import PAPER_PACKETS, REPO, DpdkOptions, default_build_dir, default_cache_dir
 from ..dpdk.runners import cleanup_prefix, workdir
 from ..dpdk.traffic import TrafficError, source_dir
-from . import forms
 from ..dpdk.tgen import default_tgen_contexts
+from . import forms
 from .launch import Launch, StartError, environment
 from .tgen import ProgramTgen
 from .threads import affinity, lcore_thread, matching, pin, threads
@@ -253,7 +253,8 @@ class ProgramBackend(RealRuns):
         """The steps' and commands' environment: assign's, the file's env, its path before PATH."""
         env = environment({k: v.format(**values) for k, v in self.prog.env})
         if self.prog.path:
-            env["PATH"] = ":".join([*forms.fill(self.prog.path, values), *([env["PATH"]] if env.get("PATH") else [])])
+            env["PATH"] = ":".join([*forms.fill(self.prog.path, values),
+                                    *([env["PATH"]] if env.get("PATH") else [])])
         return env
 
     def _value_prefix(self) -> str:
@@ -565,6 +566,8 @@ class ProgramBackend(RealRuns):
                  "window_s": round(window_s, 6), "warmup_s": self.warmup, "pin_s": round(pin_s, 6),
                  "threads": {str(t): c for t, c in where.items()}, "file_prefix": self.prefix,
                  "starts": self.starts}
+        if self.state.tgen is not None:  # value.from = "tgen": where the generator ran
+            extra["tgen_contexts"] = list(self.state.tgen.contexts)
         if self.prog.launch == "eal":  # false: 4 KiB pages (too few hugepages free), slower for a memory-bound one
             extra["hugepages"] = "--no-huge" not in self.memory
         if start_s is not None:
