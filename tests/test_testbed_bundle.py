@@ -4,7 +4,8 @@ a mount namespace of the test's own (unshare -m, tmpfs over it): there the
 app gets its drivers only through PIPEPLACE_DPDK_DRIVERS, and every DPDK
 library and driver it loads comes from the bundle.  The bundle is made with
 --peers, so the programs the benchmarks measure ours against (dpdk-testpmd,
-DPDK's l3fwd) are checked the same way."""
+DPDK's l3fwd) are checked the same way; and assign's ovs-dpdk workload runs
+from the bundle's Open vSwitch with this machine's OVS hidden as well."""
 from __future__ import annotations
 
 import json
@@ -31,6 +32,23 @@ RUNTIME = re.compile(r"^(linux-vdso|ld-linux|libc|libm|libpthread|libdl|librt|li
                      r"libstdc\+\+)\.so")
 DRIVERS = {"bus_vdev", "mempool_ring", "mempool_stack", "net_memif", "net_null", "net_pcap", "net_ring",
            "net_af_xdp", "net_af_packet", "net_tap"}
+# Open vSwitch with DPDK as assign's ovs-dpdk workload runs it (tools/setup.sh installs it)
+OVS_VSWITCHD = Path("/usr/lib/openvswitch-switch-dpdk/ovs-vswitchd-dpdk")
+OVS_TOOLS = ("ovsdb-server", "ovsdb-tool", "ovs-vsctl", "ovs-appctl", "ovs-ofctl")
+OVS_SCHEMA = Path("/usr/share/openvswitch/vswitch.ovsschema")
+
+
+@pytest.fixture(scope="module", autouse=True)
+def no_runtime_directories_left() -> Iterator[None]:
+    """The DPDK programs here run under prefixes named for this process (tb, tbl3, tbtp, tbx + pid):
+    their runtime directories and hugepage files go when the module ends, whatever EAL left."""
+    yield
+    from assign.backends.dpdk.runners import cleanup_prefix
+
+    pid = str(os.getpid())
+    for d in (Path("/var/run/dpdk").iterdir() if Path("/var/run/dpdk").is_dir() else ()):
+        if re.fullmatch(rf"(tb|tbx){pid}[01]|(tbl3|tbtp){pid}", d.name):
+            cleanup_prefix(d.name)
 
 
 def world_writable_above(d: Path) -> Path | None:
@@ -91,6 +109,14 @@ def test_every_library_but_the_c_runtime_resolves_into_the_bundle(bundle: Path, 
     programs = [build_dir / "apps" / "ipfwd" / "ipfwd", build_dir / "apps" / "ahocorasick" / "ahocorasick",
                 build_dir / "traffic-gen" / "pp-tgen", bundle / "bin" / "lstopo-no-graphics",
                 bundle / "bin" / "dpdk-testpmd", bundle / "peers" / "l3fwd", bundle / "peers" / "l3fwd-sw-cksum"]
+    # Open vSwitch with DPDK: the DPDK build of ovs-vswitchd (the file, not the package's default
+    # alternative) and the tools and schema the ovs-dpdk workload runs
+    assert OVS_VSWITCHD.is_file(), "openvswitch-switch-dpdk is missing here (tools/setup.sh installs it)"
+    ovs = bundle / "ovs"
+    assert {f.name for f in (ovs / "bin").iterdir()} == {"ovs-vswitchd-dpdk", *OVS_TOOLS}
+    assert (ovs / "bin" / "ovs-vswitchd-dpdk").read_bytes() == OVS_VSWITCHD.read_bytes()
+    assert (ovs / "share" / "vswitch.ovsschema").read_bytes() == OVS_SCHEMA.read_bytes()
+    programs += sorted((ovs / "bin").iterdir())
     drivers = sorted((bundle / "drivers").iterdir())
     assert {d.name.removeprefix("librte_").removesuffix(".so") for d in drivers} == DRIVERS
     for d in drivers:  # one copy of each: a link into lib/, never a second file
@@ -172,8 +198,10 @@ def test_env_sh_and_the_assign_it_puts_first(bundle: Path, repo_dir: Path) -> No
     env = dict(os.environ, PATH=f"{repo_dir / '.venv' / 'bin'}:{os.environ['PATH']}")
     env.pop("PIPEPLACE_DPDK_DRIVERS", None)
     env.pop("PIPEPLACE_RULES", None)
+    env.pop("OVS_PKGDATADIR", None)
     script = (f'. "{bundle}/env.sh" && echo "LD=$LD_LIBRARY_PATH" && echo "DRV=${{PIPEPLACE_DPDK_DRIVERS-}}" '
               f'&& command -v assign && echo "RULES=${{PIPEPLACE_RULES-}}" '
+              f'&& echo "OVSDATA=${{OVS_PKGDATADIR-}}" && echo "LASTPATH=${{PATH##*:}}" '
               f'&& assign count --machine ultrasparc-t2 --tasks 3')
     p = subprocess.run(["bash", "-c", script], capture_output=True, text=True, env=env, timeout=120)
     assert p.returncode == 0, p.stderr
@@ -187,6 +215,9 @@ def test_env_sh_and_the_assign_it_puts_first(bundle: Path, repo_dir: Path) -> No
     assert rules.is_file(), "CI runs with ../shared beside the clone"
     assert lines[3] == f"RULES={bundle}/rules/community.rules"
     assert (bundle / "rules" / "community.rules").read_bytes() == rules.read_bytes()
+    # the bundle's OVS comes after this machine's, whose tools come with their own schema
+    assert lines[4] == "OVSDATA=", "this machine has ovsdb-tool: its own schema serves"
+    assert lines[5] == f"LASTPATH={bundle}/ovs/bin"
     assert "raw placements (injective maps, what random sampling draws from): 249984" in p.stdout  # 64*63*62
 
 
@@ -307,3 +338,37 @@ def test_af_xdp_attaches_from_the_bundle_where_libxdp_has_no_programs(bundle: Pa
         st = json.loads((tmp_path / "tgen.json").read_text())
         assert {a["attach"] for a in st["config"]["attached"]} == {"af_xdp"}
         assert st["tx"]["packets"] == 200
+
+
+def test_the_ovs_dpdk_workload_runs_from_the_bundle_where_ovs_and_dpdk_are_not_installed(
+        bundle: Path, repo_dir: Path, tmp_path: Path) -> None:
+    """assign's ovs-dpdk workload (its own ovsdb-server and ovs-vswitchd, one bridge between two net_null
+    ports) measured from the bundle on a machine without OVS or DPDK's drivers: in a mount namespace of
+    the test's own, this machine's driver directory, OVS's package directories and every OVS program
+    are hidden (tmpfs over the directories, /dev/null over the programs).  After env.sh it runs; without
+    it (the libraries only) it cannot start: the check can fail."""
+    if not OVS_VSWITCHD.is_file():
+        pytest.skip("openvswitch-switch-dpdk is not installed here (tools/setup.sh installs it)")
+    hide = [f'mount -t tmpfs none "{plugin_dir()}"', f'mount -t tmpfs none "{OVS_VSWITCHD.parent}"',
+            f'mount -t tmpfs none "{OVS_SCHEMA.parent}"']
+    for t in (*OVS_TOOLS, "ovs-vswitchd"):
+        for d in ("/usr/sbin", "/usr/bin", "/sbin", "/bin"):
+            if Path(d, t).exists() and not Path(d).is_symlink():
+                hide.append(f"mount --bind /dev/null {d}/{t}")
+    env = dict(os.environ, PATH=f"{repo_dir / '.venv' / 'bin'}:{os.environ['PATH']}")
+    for k in ("PIPEPLACE_DPDK_DRIVERS", "OVS_PKGDATADIR"):
+        env.pop(k, None)
+
+    def sample(setup: str, db: Path) -> subprocess.CompletedProcess:
+        script = " && ".join([*hide, setup, 'echo "ovsdb-tool: $(command -v ovsdb-tool)"', 'exec "$@"'])
+        cmd = [str(bundle / "bin" / "assign"), "sample", "--workload", "ovs-dpdk", "--backend", "dpdk",
+               "--n", "2", "--allow-colocate", "--repeat-every", "0", "--db", str(db), "--quiet"]
+        return subprocess.run(["unshare", "-m", "bash", "-c", script, "bash", *cmd], capture_output=True,
+                              text=True, env=env, timeout=240, stdin=subprocess.DEVNULL)
+
+    p = sample(f'export LD_LIBRARY_PATH="{bundle}/lib"', tmp_path / "none.db")
+    assert p.returncode != 0 and "ovsdb-tool" in p.stderr, p.stdout[-2000:] + p.stderr[-2000:]
+    p = sample(f'. "{bundle}/env.sh" 2>/dev/null', tmp_path / "o.db")
+    assert f"ovsdb-tool: {bundle}/ovs/bin/ovsdb-tool" in p.stdout, p.stdout
+    assert p.returncode == 0, p.stdout[-2000:] + p.stderr[-3000:]
+    assert "2 measured values stored (2 new, 0 failed)" in p.stdout, p.stdout

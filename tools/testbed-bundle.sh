@@ -23,6 +23,16 @@
 #   sbin/      the host tools the kernel-interface test beds call (ip,
 #              ethtool, nft, iperf3, where this machine has them), last on
 #              PATH: a test bed's own come first
+#   ovs/       Open vSwitch with DPDK for assign's ovs-dpdk workload, where
+#              this machine has it (tools/setup.sh installs
+#              openvswitch-switch-dpdk): in ovs/bin the DPDK build of
+#              ovs-vswitchd (Debian's alternative, as ovs-vswitchd-dpdk, the
+#              name the workload runs), ovsdb-server, ovsdb-tool, ovs-vsctl,
+#              ovs-appctl and ovs-ofctl, their libraries in lib/; in
+#              ovs/share the database schema (vswitch.ovsschema). env.sh
+#              puts ovs/bin last on PATH (a test bed's own OVS comes first)
+#              and, where the test bed has no ovsdb-tool, names ovs/share in
+#              OVS_PKGDATADIR, where OVS's tools look for the schema
 #   rules/     the ahocorasick workload's Snort rules (../shared/data/snort/
 #              community.rules, where present): the app's built-in default is
 #              this machine's path, so env.sh names the copy in PIPEPLACE_RULES,
@@ -43,7 +53,7 @@
 set -euo pipefail
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-case "${1:-}" in -h|--help) sed -n '2,35p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;; esac
+case "${1:-}" in -h|--help) sed -n '2,52p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;; esac
 peers=0
 if [ "${1:-}" = --peers ]; then peers=1; shift; fi
 case "${1:-}" in -*) echo "testbed-bundle: unknown option '$1' (see --help)" >&2; exit 2 ;; esac
@@ -64,6 +74,25 @@ plugins=$(ls -d /usr/lib/"$multiarch"/dpdk/pmds-* 2>/dev/null | head -n 1)
 lstopo=$(command -v lstopo-no-graphics) || { echo "testbed-bundle: lstopo-no-graphics is missing (apt-get install hwloc)" >&2; exit 1; }
 if ((peers)); then
   testpmd=$(command -v dpdk-testpmd) || { echo "testbed-bundle: --peers: dpdk-testpmd is missing (apt-get install dpdk)" >&2; exit 1; }
+fi
+# Open vSwitch with DPDK (Debian's openvswitch-switch-dpdk): ovs-vswitchd's DPDK build is the package's
+# alternative of /usr/sbin/ovs-vswitchd (not the default one)
+ovs=()
+ovs_vswitchd=$(update-alternatives --list ovs-vswitchd 2>/dev/null | grep -m 1 dpdk || true)
+[ -x "$ovs_vswitchd" ] || ovs_vswitchd=/usr/lib/openvswitch-switch-dpdk/ovs-vswitchd-dpdk
+ovs_schema=/usr/share/openvswitch/vswitch.ovsschema
+if [ -x "$ovs_vswitchd" ] && [ -f "$ovs_schema" ]; then
+  ovs+=("$ovs_vswitchd")
+  for t in ovsdb-server ovsdb-tool ovs-vsctl ovs-appctl ovs-ofctl; do
+    p=$(PATH=$PATH:/usr/sbin:/sbin command -v "$t") || {
+      echo "testbed-bundle: $t is missing, but $ovs_vswitchd is there (apt-get install openvswitch-switch)" >&2
+      exit 1
+    }
+    ovs+=("$(readlink -f "$p")")
+  done
+else
+  echo "testbed-bundle: no Open vSwitch with DPDK here ($ovs_vswitchd; apt-get install" \
+       "openvswitch-switch-dpdk): the bundle carries none, and assign's ovs-dpdk workload needs it" >&2
 fi
 drivers=(bus_vdev mempool_ring mempool_stack net_memif net_null net_pcap net_ring net_af_xdp net_af_packet net_tap)
 host_tools=()
@@ -106,7 +135,7 @@ done
 
 # Every library ldd resolves for them, but the runtime any Linux has.
 runtime='^(linux-vdso|ld-linux|libc|libm|libpthread|libdl|librt|libresolv|libutil|libgcc_s|libstdc\+\+)\.so'
-ldd "${programs[@]}" "${driver_files[@]}" "$lstopo" "${host_tools[@]}" 2>/dev/null |
+ldd "${programs[@]}" "${driver_files[@]}" "$lstopo" "${host_tools[@]}" "${ovs[@]}" 2>/dev/null |
   awk '$2 == "=>" && $3 ~ /^\// { print $1, $3 } $2 == "=>" && $3 == "not" { print "MISSING", $1 }' |
   sort -u > "$out/.libs"
 if grep -q '^MISSING' "$out/.libs"; then
@@ -129,6 +158,12 @@ for o in xdp-dispatcher.o xsk_def_xdp_prog.o xsk_def_xdp_prog_5.3.o; do
   if [ -f "/usr/lib/$multiarch/bpf/$o" ]; then cp -L "/usr/lib/$multiarch/bpf/$o" "$out/bpf/"; fi
 done
 ((peers)) && cp -L "$testpmd" "$out/bin/"
+if ((${#ovs[@]})); then
+  mkdir -p "$out/ovs/bin" "$out/ovs/share"
+  cp -L "${ovs[0]}" "$out/ovs/bin/ovs-vswitchd-dpdk"
+  for t in "${ovs[@]:1}"; do cp -L "$t" "$out/ovs/bin/"; done
+  cp -L "$ovs_schema" "$out/ovs/share/"
+fi
 rules="$repo/../shared/data/snort/community.rules"
 if [ -f "$rules" ]; then
   mkdir -p "$out/rules"
@@ -155,6 +190,13 @@ export PATH="\$_tb/bin:\$PATH:\$_tb/sbin"
 [ -e /usr/lib/$multiarch/bpf/xsk_def_xdp_prog.o ] || export LIBXDP_OBJECT_PATH="\$_tb/bpf"
 # DPDK's l3fwd, where bundled (--peers): bench/ipfwd.py's --l3fwd-dir
 if [ -x "\$_tb/peers/l3fwd" ]; then export PIPEPLACE_L3FWD_DIR="\$_tb/peers"; fi
+# Open vSwitch with DPDK, where bundled: after the test bed's own (assign's ovs-dpdk workload runs
+# ovs-vswitchd-dpdk from Debian's package directory first, then from PATH); the schema where the test
+# bed has no OVS tools of its own (theirs come with their own schema)
+if [ -d "\$_tb/ovs/bin" ]; then
+  export PATH="\$PATH:\$_tb/ovs/bin"
+  if [ "\$(command -v ovsdb-tool)" = "\$_tb/ovs/bin/ovsdb-tool" ]; then export OVS_PKGDATADIR="\$_tb/ovs/share"; fi
+fi
 # the ahocorasick workload's rules, where bundled: assign's default for --rules
 if [ -f "\$_tb/rules/community.rules" ]; then export PIPEPLACE_RULES="\$_tb/rules/community.rules"; fi
 python3 -c 'import numpy, scipy, matplotlib, tqdm, tomllib' 2>/dev/null ||

@@ -172,3 +172,108 @@ def test_a_port_the_program_does_not_have_is_refused_before_anything_runs(tmp_pa
     assert r.returncode == 2, r.stderr
     assert str(bad) in r.stderr and "'value.ports'" in r.stderr and "[0, 7]" in r.stderr, r.stderr
     assert not db.exists()
+
+
+TGEN_WORKLOAD = """\
+name = "{name}"
+description = "testpmd io forwarding between pp-tgen and itself over one memif link, two queues"
+launch = "eal"
+
+[program]
+command = ["dpdk-testpmd", "{{eal}}", "--no-pci", "--log-level", "lib.eal:warning", "--",
+           "--forward-mode=io", "--auto-start", "--nb-cores=2", "--rxq=2", "--txq=2", "--burst=32",
+           "--no-lsc-interrupt", "--no-rmv-interrupt", "--mbcache=256", "--total-num-mbufs=16384"]
+vdevs = [{vdevs}]
+main_lcore = 0
+memory_mb = 256
+stdin = "open"
+repin = true
+
+[tasks]                  # stream i: memif rx queue i -> tx queue i
+fwd0 = 1
+fwd1 = 2
+{tgen}
+[window]
+duration = 0.2
+warmup = 0.05
+
+[value]
+from = "{source}"{ports}
+unit = "packets/s"
+about = "packets pp-tgen received back through testpmd per second of the window"
+"""
+TGEN_TABLE = """
+[tgen]                   # 64 flows over both queues as fast as it can; no --tx-retry: pp-tgen's one worker
+                         # also counts what comes back, and would spin on a full ring meanwhile
+args = [{args}]
+"""
+TGEN_ARGS = ('"--tx-queues", "2", "--rx-queues", "2", "--rate", "max", "--flows", "64", '
+             '"--dst-ip", "10.0.0.1-10.0.0.64", "--no-signature"')
+
+
+def tgen_file(d: Path, name: str, vdevs: str = '"{tgen}"', args: str | None = TGEN_ARGS,
+              source: str = "tgen") -> Path:
+    f = d / f"{name}.toml"
+    f.write_text(TGEN_WORKLOAD.format(name=name, vdevs=vdevs, source=source,
+                                      ports="" if source == "tgen" else "\nports = [0]",
+                                      tgen="" if args is None else TGEN_TABLE.format(args=args)))
+    return f
+
+
+def tgen_leftovers(base: str) -> list[str]:
+    """pp-tgen processes, memif sockets and DPDK runtime directories of a backend's prefixes."""
+    procs = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            if base.encode() in Path(f"/proc/{pid}/cmdline").read_bytes():
+                procs.append(pid)
+        except OSError:
+            pass
+    socks = [p.name for p in Path("/run/pipeplace").glob(f"{base}*")] if Path("/run/pipeplace").is_dir() else []
+    return procs + socks + [d for d in os.listdir("/var/run/dpdk") if d.startswith(base)]
+
+
+def test_the_value_from_pp_tgen_counts_what_came_back_through_the_program(tmp_path: Path) -> None:
+    """value.from = "tgen": pp-tgen sends into testpmd's memif port and the value is its own receive
+    counter over the window (its telemetry), each placement's threads read back in the window as above;
+    one generator per start of the program, and it leaves nothing behind.  A file that asks for it
+    wrongly is refused before anything runs."""
+    spec = load_workload_file(tgen_file(tmp_path, "tp-tgen"))
+    assert spec.program.value.source == "tgen" and spec.program.tgen[0] == "--tx-queues"
+    ctx = contexts()[:2]
+    placements = [(ctx[0], ctx[-1]), (ctx[-1], ctx[-1])]
+    seen: list[tuple[tuple[int, ...], dict, int]] = []
+    now: list[tuple[int, ...]] = []
+
+    def in_window(pid: int, where: dict) -> None:
+        # pp-tgen's own count of what came back, read by the test during the window
+        got = telemetry(be.state.tgen.prefix, "/ethdev/stats,0")["ipackets"]
+        seen.append((now[-1], lcore_affinity(pid), got))
+
+    with DpdkBackend(get_machine("local"), Workload(spec.name), DpdkOptions()) as be:
+        be.window_hook = in_window
+        results = []
+        for p in placements:
+            now.append(p)
+            results.append(be.measure_one(p))
+        base = be.base
+        assert tgen_leftovers(base), "pp-tgen and the program run while the sample runs"
+    assert all(r.status == "ok" and r.value > 0 for r in results), [r.reason for r in results]
+    for p, got, rx in seen:
+        assert got["rte-worker-1"] == {p[0]} and got["rte-worker-2"] == {p[1]}, (p, got)
+        assert rx > 0, "pp-tgen received what testpmd forwarded"
+    assert all(r.extra["runner"] == "repin" and r.extra["tgen_contexts"] == [max(os.sched_getaffinity(0))]
+               for r in results)
+    assert tgen_leftovers(base) == []
+
+    # refused before anything runs, naming the file and the key
+    cases = [(tgen_file(tmp_path, "tp-notable", vdevs='"net_null0"', args=None), "'value.from'"),
+             (tgen_file(tmp_path, "tp-notable2", args=None), "'program.vdevs'"),
+             (tgen_file(tmp_path, "tp-novdev", vdevs='"net_null0"'), "'program.vdevs'"),
+             (tgen_file(tmp_path, "tp-own", args=TGEN_ARGS + ', "--tx-port", "1"'), "'tgen.args'"),
+             (tgen_file(tmp_path, "tp-nottgen", source="telemetry"), "'tgen'")]
+    for f, key in cases:
+        r = run_assign("sample", "--workload-file", str(f), "--backend", "dpdk", "--n", "1",
+                       "--db", str(tmp_path / "r.db"))
+        assert r.returncode == 2 and str(f) in r.stderr and key in r.stderr, (f.name, r.stderr)
+    assert not (tmp_path / "r.db").exists()

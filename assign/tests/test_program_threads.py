@@ -225,3 +225,28 @@ about = "CPU clock ticks the program used per second of the window"
     # at most the CPUs the placement gives it (one tick of rounding at each end of a 0.4 s window)
     for p, r in results.items():
         assert r.value <= len(set(p)) * hz + 2 / 0.4, (p, r.value)
+
+
+def test_a_program_off_path_is_found_through_the_files_path(spinners: Path, tmp_path: Path) -> None:
+    """program.path: directories searched before PATH for the steps' programs (Debian's ovs-vswitchd-dpdk
+    lives off PATH): the command names the program alone, found there and nowhere else; a relative
+    directory is refused, naming the file and the key."""
+    f = workload_file(spinners, "spinners-path")
+    f.write_text(f.read_text().replace('command = ["{here}/spinners", "2"]',
+                                       'command = ["spinners", "2"]\npath = ["{here}"]'))
+    spec = load_workload_file(f)
+    assert spec.program.path == (str(spinners),)
+    ctx = two_contexts()
+    with DpdkBackend(get_machine("local"), Workload(spec.name), DpdkOptions()) as be:
+        r = be.measure_one((ctx[0], ctx[-1]))
+    assert r.status == "ok" and r.value > 0, r.reason
+    # without the key the program is not found: the check can fail
+    f.write_text(f.read_text().replace('path = ["{here}"]\n', ""))
+    bad = run_assign("sample", "--workload-file", str(f), "--backend", "dpdk", "--n", "1", "--db",
+                     str(tmp_path / "p.db"), "--quiet")
+    assert bad.returncode != 0 and "spinners" in bad.stderr, bad.stderr
+    f.write_text(f.read_text().replace('command = ["spinners", "2"]', 'command = ["spinners", "2"]\npath = ["bin"]'))
+    bad = run_assign("sample", "--workload-file", str(f), "--backend", "dpdk", "--n", "1", "--db",
+                     str(tmp_path / "p.db"), "--quiet")
+    assert bad.returncode == 2 and str(f) in bad.stderr and "program.path" in bad.stderr and "'bin'" in bad.stderr, \
+        bad.stderr

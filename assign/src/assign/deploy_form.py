@@ -45,7 +45,10 @@ def render(workload: Workload, contexts: list[int], all_contexts: list[int], bui
     except TrafficError:
         source = REPO
     values = {"python": forms.python(), "source": str(source), "build": str(bdir), "workdir": "$WORKDIR",
-              "contexts": format_contexts(all_contexts), "file_prefix": spec.name}
+              "contexts": format_contexts(all_contexts), "file_prefix": spec.name,
+              "dpdk_drivers": " ".join(forms.driver_args()),
+              # measured against pp-tgen over memif: deployed, the program's own port goes there
+              "tgen": "net_memif0,role=client,socket=/run/pipeplace/tgen.sock,socket-abstract=no"}
     cache = default_cache_dir() / "programs"
     if prog.capture_generator is not None:
         values["capture"] = str(forms.capture_path(prog, spec.name, values, cache)[0])

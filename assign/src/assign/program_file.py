@@ -23,9 +23,10 @@ VALUE_SOURCES = ("telemetry", "output", "command", "tgen")
 MAX_LCORE = 128  # RTE_MAX_LCORE of Debian's DPDK 22.11
 
 # placeholders each template may use ({here} everywhere: the file's directory)
-COMMON_VARS = {"python", "source", "build", "workdir", "file_prefix", "capture", "built", "contexts"}
+COMMON_VARS = {"python", "source", "build", "workdir", "file_prefix", "capture", "built", "contexts",
+               "dpdk_drivers"}
 EAL_ONLY = {"eal"}                       # the EAL options assign makes, one argument that expands to many
-VDEV_VARS = {"capture", "workdir", "source", "build", "built"}
+VDEV_VARS = {"capture", "workdir", "source", "build", "built", "tgen"}  # tgen: with a [tgen] table
 PLACE_VARS = {"workdir", "file_prefix", "cpu_mask", "cpus", "all_cpu_mask", "all_cpus"}  # + the task names
 VALUE_VARS = {"workdir", "file_prefix", "pid", "python", "source", "build", "built"}
 BUILD_STEP_VARS = {"python", "source", "build", "output"}
@@ -82,8 +83,10 @@ class Program:
     start_timeout_s: float = 60.0
     ready_pattern: str | None = None            # a regex the program prints once it forwards
     env: tuple[tuple[str, str], ...] = ()
+    path: tuple[str, ...] = ()                  # searched before PATH for the steps' programs
     cleanup: tuple[tuple[str, ...], ...] = ()   # after every stop, also a failed start (failures ignored)
     build: tuple[str, ...] | None = None        # writes the program into {output} (a directory), cached
+    tgen: tuple[str, ...] | None = None         # eal: pp-tgen's options (what it sends) over {tgen}, a memif
     capture_generator: tuple[str, ...] | None = None
     capture_packets: int | None = None
     duration_s: float = 0.2
@@ -124,16 +127,18 @@ def program_from_identity(d: dict) -> Program:
         tasks=tuple((n, x) for n, x in d["tasks"]), vdevs=tuple(d["vdevs"]), main_lcore=int(d["main_lcore"]),
         memory_mb=int(d["memory_mb"]), hugepages=d["hugepages"], repin=bool(d["repin"]), stdin=d["stdin"],
         stop=d["stop"], start_timeout_s=float(d["start_timeout_s"]), ready_pattern=d.get("ready_pattern"),
-        env=tuple((k, x) for k, x in d["env"]), cleanup=tuple(tuple(c) for c in d.get("cleanup", ())), build=tuple(d["build"]) if d.get("build") else None,
+        env=tuple((k, x) for k, x in d["env"]), path=tuple(d.get("path", ())),
+        cleanup=tuple(tuple(c) for c in d.get("cleanup", ())), build=tuple(d["build"]) if d.get("build") else None,
         capture_generator=tuple(d["capture_generator"]) if d.get("capture_generator") else None,
+        tgen=tuple(d["tgen"]) if d.get("tgen") is not None else None,
         capture_packets=d.get("capture_packets"), duration_s=float(d["duration_s"]), warmup_s=float(d["warmup_s"]),
         value=ProgramValue(**v), place=tuple(tuple(c) for c in d["place"]), task_threads=d.get("task_threads"))
 
 
 TOP_KEYS = {"name", "description", "launch", "program", "tasks", "value", "window", "capture", "control", "deploy",
-            "baselines"}
+            "baselines", "tgen"}
 PROGRAM_KEYS = {"command", "steps", "vdevs", "main_lcore", "memory_mb", "hugepages", "repin", "repin_why", "stdin",
-                "stop", "start_timeout_s", "ready_pattern", "env", "build", "cleanup"}
+                "stop", "start_timeout_s", "ready_pattern", "env", "path", "build", "cleanup"}
 STEP_KEYS = {"run", "start", "ready", "placed"}
 VALUE_KEYS = {"from", "ports", "counter", "pattern", "aggregate", "command", "unit", "about"}
 WINDOW_KEYS = {"duration", "warmup"}
@@ -141,6 +146,11 @@ CAPTURE_KEYS = {"generator", "packets"}
 CONTROL_KEYS = {"place", "threads"}
 DEPLOY_KEYS = {"commands"}
 BASELINE_KEYS = {"name", "about", "in_order", "place", "threads"}
+TGEN_KEYS = {"args"}
+# pp-tgen options assign gives (its port, its run until told to stop, its figures): not the file's
+TGEN_OWN = ("--tx-port", "--rx-port", "--stats", "--duration", "--packets", "--link-wait", "--start-after",
+            "--drain", "--peer-wait", "--mode", "--profile", "--attach", "--live")
+TGEN_COUNTERS = ("ipackets", "ibytes")
 TELEMETRY_COUNTERS = ("ipackets", "opackets", "ibytes", "obytes")
 
 
@@ -203,6 +213,23 @@ def read_program(r: Any, doc: dict, here: Path) -> ProgramRead:
                                       "names its own ports in its command)", list(vdevs))
     if any("capture" in _fields(v) for v in vdevs) and gen is None:
         raise r.fail("program.vdevs", "uses {capture} but the file has no [capture] generator", list(vdevs))
+    tg = r.table(doc, "tgen", "", TGEN_KEYS)
+    tgen = None
+    if tg is not None:
+        if launch != "eal":
+            raise r.fail("tgen", "pp-tgen feeds a DPDK program through a --vdev: it goes with launch = \"eal\"",
+                         show=False)
+        tgen = r.strings(tg, "args", "tgen.", required=True)
+        own = [a for a in tgen if a.split("=", 1)[0] in TGEN_OWN]
+        if own:
+            raise r.fail("tgen.args", f"{own[0]} is assign's to give (pp-tgen sends and receives on its memif "
+                                      f"port 0 until the program stops)", list(tgen))
+        if sum("tgen" in _fields(v) for v in vdevs) != 1:
+            raise r.fail("program.vdevs", "with a [tgen] table one vdev is \"{tgen}\" (the program's end of "
+                                          "pp-tgen's memif link)", list(vdevs))
+    elif any("tgen" in _fields(v) for v in vdevs):
+        raise r.fail("program.vdevs", "uses {tgen} but the file has no [tgen] table (what pp-tgen sends)",
+                     list(vdevs))
     main_lcore = prog.get("main_lcore", 0)
     if launch == "eal":
         if isinstance(main_lcore, bool) or not isinstance(main_lcore, int) or not 0 <= main_lcore < MAX_LCORE:
@@ -226,6 +253,11 @@ def read_program(r: Any, doc: dict, here: Path) -> ProgramRead:
         raise r.fail("program.env", "expected a table of NAME = \"value\"", env)
     env_t = tuple((k, r.template((v,), f"program.env.{k}", COMMON_VARS, here)[0]) for k, v in env.items())
     cleanup = tuple(r.template(c, "program.cleanup", COMMON_VARS, here) for c in r.commands(prog, "cleanup", "program."))
+    path = r.template(r.strings(prog, "path", "program.") or (), "program.path", {"source", "build", "built"}, here)
+    for d in path:
+        if not d.startswith(("/", "{")):
+            raise r.fail("program.path", "expected absolute directories (searched before PATH for the steps' "
+                                         "programs)", list(path))
 
     win = r.table(doc, "window", "", WINDOW_KEYS) or {}
     duration = r.number(win, "duration", "window.") or 0.2
@@ -234,6 +266,11 @@ def read_program(r: Any, doc: dict, here: Path) -> ProgramRead:
         raise r.fail("window.warmup", "expected seconds >= 0", warmup)
 
     value, unit, about = _value(r, doc, here, launch)
+    if (value.source == "tgen") != (tgen is not None):
+        raise r.fail("value.from" if tgen is None else "tgen",
+                     "from = \"tgen\" needs a [tgen] table (what pp-tgen sends into the program)" if tgen is None
+                     else "pp-tgen runs only to count what comes back: the value says from = \"tgen\"",
+                     value.source if tgen is None else None, show=tgen is None)
     place: tuple[tuple[str, ...], ...] = ()
     task_threads = None
     if ctl is not None:
@@ -256,8 +293,9 @@ def read_program(r: Any, doc: dict, here: Path) -> ProgramRead:
 
     program = Program(launch=launch, steps=steps, tasks=tasks, vdevs=vdevs, main_lcore=main_lcore,
                       memory_mb=memory, hugepages=hugepages, repin=repin, repin_why=repin_why, stdin=stdin,
-                      stop=stop, start_timeout_s=start_timeout, ready_pattern=ready_pattern, env=env_t, cleanup=cleanup,
-                      build=build,
+                      stop=stop, start_timeout_s=start_timeout, ready_pattern=ready_pattern, env=env_t, path=path,
+                      cleanup=cleanup,
+                      build=build, tgen=tgen,
                       capture_generator=gen, capture_packets=packets, duration_s=duration, warmup_s=float(warmup),
                       value=value, place=place, task_threads=task_threads, deploy=deploy, baselines=baselines)
     return ProgramRead(program, _value_path(value), unit, about)
@@ -270,6 +308,8 @@ def _value_path(v: ProgramValue) -> str:
         return f"{v.aggregate} of /{v.pattern}/"
     if v.source == "command":
         return f"{v.aggregate} of {' '.join(v.command or ())}"
+    if v.source == "tgen":
+        return f"pp-tgen's /ethdev/stats {v.counter} of its memif port"
     return v.source
 
 
@@ -365,11 +405,11 @@ def _value(r: Any, doc: dict, here: Path, launch: str) -> tuple[ProgramValue, st
     src = r.str(v, "from", "value.", required=True, choices=VALUE_SOURCES)
     unit = r.str(v, "unit", "value.", required=True)
     about = r.str(v, "about", "value.", required=True)
-    if src == "tgen":
-        raise r.fail("value.from", "pp-tgen's receive counters are not wired to programs yet (use \"telemetry\": "
-                                   "the ports' counters of any DPDK program)", src)
+    if src == "tgen" and launch != "eal":
+        raise r.fail("value.from", "pp-tgen feeds a DPDK program through a --vdev: it goes with launch = \"eal\"",
+                     src)
     allowed = {"telemetry": {"ports", "counter"}, "output": {"pattern", "aggregate"},
-               "command": {"command", "aggregate"}}[src] | {"from", "unit", "about"}
+               "command": {"command", "aggregate"}, "tgen": {"counter"}}[src] | {"from", "unit", "about"}
     for k in v:
         if k not in allowed:
             raise r.fail(f"value.{k}", f"does not go with from = \"{src}\" (here: {', '.join(sorted(allowed))})",
@@ -381,6 +421,9 @@ def _value(r: Any, doc: dict, here: Path, launch: str) -> tuple[ProgramValue, st
             raise r.fail("value.ports", "expected a list of ethdev port ids, e.g. [1]", ports)
         counter = r.str(v, "counter", "value.", default="opackets", choices=TELEMETRY_COUNTERS)
         return ProgramValue("telemetry", tuple(ports), counter), unit, about
+    if src == "tgen":  # pp-tgen's receive counter on its memif port (port 0), over its own telemetry
+        counter = r.str(v, "counter", "value.", default="ipackets", choices=TGEN_COUNTERS)
+        return ProgramValue("tgen", (0,), counter), unit, about
     if src == "output":
         pattern = r.str(v, "pattern", "value.", required=True)
         _regex(r, "value.pattern", pattern, groups=1)

@@ -47,8 +47,10 @@ from ..base import BackendError, MeasureRequest, RealRuns, Result
 from ..dpdk.options import PAPER_PACKETS, REPO, DpdkOptions, default_build_dir, default_cache_dir
 from ..dpdk.runners import cleanup_prefix, workdir
 from ..dpdk.traffic import TrafficError, source_dir
+from ..dpdk.tgen import default_tgen_contexts
 from . import forms
 from .launch import Launch, StartError, environment
+from .tgen import ProgramTgen
 from .threads import affinity, lcore_thread, matching, pin, threads
 from .value import ReadError, Telemetry, command_number, output_value, telemetry_up
 
@@ -68,15 +70,22 @@ class _State:
 
     workdir: Path
     launch: Launch | None = None
+    tgen: ProgramTgen | None = None   # value.from = "tgen": the generator of this start
     prefixes: list[str] = field(default_factory=list)
     cleanup: list[list[str]] = field(default_factory=list)   # the file's program.cleanup, filled in
 
     def stop(self) -> None:
+        # pp-tgen stops sending before the program leaves, and leaves after it (memif: tgen.py)
+        if self.tgen is not None:
+            self.tgen.stop_sending()
         if self.launch is not None:
             self.launch.stop()
             self.launch = None
             for cmd in self.cleanup:
                 _quietly(cmd, self.workdir)
+        if self.tgen is not None:
+            self.tgen.finish()
+            self.tgen = None
         for p in self.prefixes:
             cleanup_prefix(p)
         self.prefixes.clear()
@@ -154,7 +163,8 @@ class ProgramBackend(RealRuns):
             source = REPO
         cache = (self.opts.cache_dir or default_cache_dir()) / "programs"
         values = {"python": forms.python(), "source": str(source), "build": str(build),
-                  "workdir": str(self.state.workdir), "contexts": format_contexts(self.contexts)}
+                  "workdir": str(self.state.workdir), "contexts": format_contexts(self.contexts),
+                  "dpdk_drivers": " ".join(forms.driver_args())}
         if self.prog.capture_generator is not None:
             path, cmd = forms.capture_path(self.prog, self.spec.name, values, cache)
             why = forms.make(path, cmd, "capture generator")
@@ -201,6 +211,14 @@ class ProgramBackend(RealRuns):
         prefix = f"{self.base}p{self.starts}"  # one --file-prefix per process
         self.state.prefixes.append(prefix)
         values = dict(self.values, file_prefix=prefix)
+        if self.prog.tgen is not None:  # the generator first: the program's {tgen} vdev connects to it
+            g = ProgramTgen(Path(self.values["build"]), self.prog.tgen,
+                            self.opts.tgen_contexts or default_tgen_contexts(), f"{prefix}g", self.state.workdir)
+            self.state.tgen = g
+            why = g.start()
+            if why is not None:
+                raise Failed(f"starting pp-tgen: {why}")
+            values["tgen"] = g.client_vdev
         steps = []
         for s in self.prog.steps:
             cmd = []
@@ -209,16 +227,19 @@ class ProgramBackend(RealRuns):
                     vdevs = forms.fill(self.prog.vdevs, values)
                     self.memory = forms.memory_args(self.prog)
                     cmd += forms.eal_options(self.prog, place, self.contexts, prefix, vdevs, self.memory)
+                    cmd += forms.driver_args()
                 else:
                     cmd.append(a.format(**values))
             steps.append((s.kind, cmd, s.ready.format(**values) if s.ready else None, s.placed))
-        env = environment({k: v.format(**values) for k, v in self.prog.env})
+        env = self._env(values)
         self.state.cleanup = [forms.fill(c, values) for c in self.prog.cleanup]
         v = self.prog.value
         self.state.launch = Launch(steps, env, self.state.workdir, stdin_open=self.prog.stdin == "open",
                                    stop_signal=signal.SIGINT if self.prog.stop == "sigint" else signal.SIGTERM,
                                    value_pattern=v.pattern if v.source == "output" else None,
                                    ready_pattern=self.prog.ready_pattern, timeout_s=self._start_timeout())
+        if self.state.tgen is not None:
+            self.state.launch.companions.append(self.state.tgen)
         self.prefix = prefix
         self._placed_now = None
         t0 = time.perf_counter()
@@ -227,6 +248,20 @@ class ProgramBackend(RealRuns):
         except StartError as e:
             raise Failed(f"starting the program, step {e.step}: {e.reason}") from None
         self._t_start = t0
+
+    def _env(self, values: dict[str, str]) -> dict[str, str]:
+        """The steps' and commands' environment: assign's, the file's env, its path before PATH."""
+        env = environment({k: v.format(**values) for k, v in self.prog.env})
+        if self.prog.path:
+            env["PATH"] = ":".join([*forms.fill(self.prog.path, values),
+                                    *([env["PATH"]] if env.get("PATH") else [])])
+        return env
+
+    def _value_prefix(self) -> str:
+        """Whose telemetry the value reads: the program's, or pp-tgen's (value.from = "tgen")."""
+        if self.prog.value.source == "tgen" and self.state.tgen is not None:
+            return self.state.tgen.prefix
+        return self.prefix
 
     def _start_timeout(self) -> float:
         return self.opts.timeout if self.opts.timeout is not None else self.prog.start_timeout_s
@@ -250,10 +285,10 @@ class ProgramBackend(RealRuns):
                     raise Failed(f"the program ended before its window: {gone}")
                 missing = self._missing_tasks()
                 ports_ok = True
-                if v.source == "telemetry":
-                    if tel is None and telemetry_up(self.prefix):
+                if v.source in ("telemetry", "tgen"):
+                    if tel is None and telemetry_up(self._value_prefix()):
                         try:
-                            tel = Telemetry(self.prefix)
+                            tel = Telemetry(self._value_prefix())
                         except ReadError:
                             tel = None
                     ports_ok = tel is not None and all(self._port_ok(tel, p) for p in v.ports)
@@ -398,7 +433,7 @@ class ProgramBackend(RealRuns):
     def _commands(self, cmds: tuple[tuple[str, ...], ...], values: dict[str, str], key: str) -> None:
         import subprocess
 
-        env = environment({k: v.format(**values) for k, v in self.prog.env})
+        env = self._env(values)
         for c in cmds:
             cmd = forms.fill(c, values)
             try:
@@ -531,6 +566,8 @@ class ProgramBackend(RealRuns):
                  "window_s": round(window_s, 6), "warmup_s": self.warmup, "pin_s": round(pin_s, 6),
                  "threads": {str(t): c for t, c in where.items()}, "file_prefix": self.prefix,
                  "starts": self.starts}
+        if self.state.tgen is not None:  # value.from = "tgen": where the generator ran
+            extra["tgen_contexts"] = list(self.state.tgen.contexts)
         if self.prog.launch == "eal":  # false: 4 KiB pages (too few hugepages free), slower for a memory-bound one
             extra["hugepages"] = "--no-huge" not in self.memory
         if start_s is not None:
@@ -549,17 +586,17 @@ class ProgramBackend(RealRuns):
         tel = None
         env = None
         try:
-            if v.source == "telemetry":
+            if v.source in ("telemetry", "tgen"):
                 try:
-                    tel = Telemetry(self.prefix)
+                    tel = Telemetry(self._value_prefix())
                 except ReadError as e:
                     raise Failed(str(e)) from None
             values = dict(self.values, file_prefix=self.prefix, pid=str(launch.pid))
             if v.source == "command":
-                env = environment({k: x.format(**values) for k, x in self.prog.env})
+                env = self._env(values)
             cmd = forms.fill(v.command, values) if v.command else None
-            c0 = self._count(tel, cmd, env) if v.source in ("telemetry", "command") and v.aggregate == "rate" \
-                else 0.0
+            c0 = self._count(tel, cmd, env) if v.source in ("telemetry", "tgen", "command") \
+                and v.aggregate == "rate" else 0.0
             t0 = time.monotonic()
             if self.window_hook is not None:
                 self.window_hook(launch.pid, dict(where))
@@ -571,7 +608,7 @@ class ProgramBackend(RealRuns):
                 gone = launch.ended()
                 if gone is not None:
                     raise Failed(f"the program ended during the window: {gone}")
-            c1 = self._count(tel, cmd, env) if v.source in ("telemetry", "command") else 0.0
+            c1 = self._count(tel, cmd, env) if v.source in ("telemetry", "tgen", "command") else 0.0
             t1 = time.monotonic()
         except ReadError as e:
             gone = launch.ended()
@@ -627,6 +664,7 @@ class ProgramBackend(RealRuns):
 
         placed = next(s for s in self.prog.steps if s.placed)
         values = dict(self.values, file_prefix="", eal="")
+        search = self._env(values).get("PATH")  # program.path first, as the steps find it
         h = hashlib.sha256()
         files = []
         for a in placed.command:
@@ -634,7 +672,7 @@ class ProgramBackend(RealRuns):
                 a = a.format(**values)
             except (KeyError, IndexError, ValueError):
                 continue
-            path = a if os.sep in a else shutil.which(a)
+            path = a if os.sep in a else shutil.which(a, path=search)
             if path and os.path.isfile(path) and os.access(path, os.X_OK):
                 files.append(path)
                 with open(path, "rb") as f:

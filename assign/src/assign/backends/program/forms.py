@@ -53,6 +53,13 @@ def eal_options(prog: Program, place: dict[str, int], contexts: list[int], prefi
             + [a for v in vdevs for a in ("--vdev", v)])
 
 
+def driver_args() -> list[str]:
+    """EAL's -d for DPDK's drivers where the test bed bundle's env.sh names them (PIPEPLACE_DPDK_DRIVERS:
+    a machine without DPDK's packages, tools/testbed-bundle.sh), as the runtime's own programs take it."""
+    d = os.environ.get("PIPEPLACE_DPDK_DRIVERS")
+    return ["-d", d] if d else []
+
+
 def control_values(prog: Program, place: dict[str, int], contexts: list[int]) -> dict[str, str]:
     """The placeholders of a control interface's commands."""
     cpus = sorted(set(place.values()))

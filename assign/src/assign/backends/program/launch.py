@@ -60,6 +60,7 @@ class Launch:
     start_s: float = 0.0
     stop_s: float = 0.0
     exits: list[str] = field(default_factory=list)
+    companions: list = field(default_factory=list)   # processes it runs with (pp-tgen): ended() says theirs too
 
     @property
     def placed(self) -> Started:
@@ -137,6 +138,10 @@ class Launch:
             if rc is not None:
                 return f"{Path(s.command[0]).name} (PID {s.proc.pid}) ended: {describe_exit(rc)}; its last " \
                        f"output: {self.last_words(s)}"
+        for c in self.companions:
+            why = c.ended()
+            if why is not None:
+                return why
         return None
 
     def stop(self) -> None:
