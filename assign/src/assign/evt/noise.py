@@ -20,7 +20,7 @@ import numpy as np
 
 NO_NOISE_CV = 1e-9  # below this, the spread of equal values' floating-point sums
 # a skewness the interval's normal noise does not describe: stateful x3 measured 16 times a placement on
-# this 2-core VM beside two other sessions' builds gave 1.0 (its single values up to 2.5 times their
+# this 2-core VM beside four to six CPU hogs gave 1.1 (its single values up to 2.5 times their
 # placement's mean), and the deconvolution's lower end lay above every placement's mean
 # (assign/notes/2026-11-28-search.md, "A space measured on this machine")
 SKEWED = 0.5
