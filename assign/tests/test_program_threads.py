@@ -222,9 +222,11 @@ about = "CPU clock ticks the program used per second of the window"
         results = {p: be.measure_one(p) for p in [(ctx[0], ctx[0]), (ctx[0], ctx[-1])]}
     assert all(r.status == "ok" and r.value > 0 for r in results.values()), [r.reason for r in results.values()]
     hz = os.sysconf("SC_CLK_TCK")
-    # at most the CPUs the placement gives it (one tick of rounding at each end of a 0.4 s window)
+    # at most the CPUs the placement gives it: one tick of rounding at each end of a 0.4 s window, and a
+    # quarter for when the command read /proc against when it returned (the window is timed by the returns:
+    # on a loaded machine the first read may come well before its return, the last just before)
     for p, r in results.items():
-        assert r.value <= len(set(p)) * hz + 2 / 0.4, (p, r.value)
+        assert r.value <= 1.25 * len(set(p)) * hz + 2 / 0.4, (p, r.value)
 
 
 def test_a_program_off_path_is_found_through_the_files_path(spinners: Path, tmp_path: Path) -> None:
