@@ -241,7 +241,9 @@ def test_the_value_from_pp_tgen_counts_what_came_back_through_the_program(tmp_pa
     spec = load_workload_file(tgen_file(tmp_path, "tp-tgen"))
     assert spec.program.value.source == "tgen" and spec.program.tgen[0] == "--tx-queues"
     ctx = contexts()[:2]
-    placements = [(ctx[0], ctx[-1]), (ctx[-1], ctx[-1])]
+    # pp-tgen runs on the last context; both of testpmd's workers there as well, beside two CPU hogs,
+    # counted nothing in either attempt of one run in six (four busy threads on one CPU): not placed there
+    placements = [(ctx[0], ctx[-1]), (ctx[0], ctx[0])]
     seen: list[tuple[tuple[int, ...], dict, int]] = []
     now: list[tuple[int, ...]] = []
 
@@ -257,8 +259,9 @@ def test_the_value_from_pp_tgen_counts_what_came_back_through_the_program(tmp_pa
             now.append(p)
             results.append(be.measure_one(p))
         base = be.base
-        assert tgen_leftovers(base), "pp-tgen and the program run while the sample runs"
+        running = tgen_leftovers(base)
     assert all(r.status == "ok" and r.value > 0 for r in results), [r.reason for r in results]
+    assert running, "pp-tgen and the program run while the sample runs"
     for p, got, rx in seen:
         assert got["rte-worker-1"] == {p[0]} and got["rte-worker-2"] == {p[1]}, (p, got)
         assert rx > 0, "pp-tgen received what testpmd forwarded"

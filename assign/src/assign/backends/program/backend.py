@@ -358,6 +358,21 @@ class ProgramBackend(RealRuns):
         except ReadError:
             pass  # the window says what is wrong
 
+    def _settled(self) -> None:
+        """A control interface's placement may set the ports up again (OVS: a new pmd-cpu-mask changes
+        every port's tx queues): as after a start, wait until the value's counter moves (under two CPU
+        hogs a window opened on ports not yet polling again, and counted nothing)."""
+        if self.prog.value.source not in ("telemetry", "tgen"):
+            return
+        try:
+            tel = Telemetry(self._value_prefix())
+        except ReadError:
+            return  # the window says what is wrong
+        try:
+            self._moving(tel)
+        finally:
+            tel.close()
+
     def _ports_absent(self, tel: Telemetry) -> bool:
         """Whether a port the value reads is not one the program has (it will not come)."""
         try:
@@ -558,8 +573,13 @@ class ProgramBackend(RealRuns):
             pin_s = time.perf_counter() - t1
             where = self._readback(None, pattern) if pattern else {}
         else:
+            placed_before = self._placed_now
             pin_s = self._apply(place, fresh)
             where = self._readback(place)
+            if self.prog.control and placed_before != place:
+                self._settled()
+        if commands is not None:
+            self._settled()
         time.sleep(self.warmup)
         value, window_s = self._window(place if commands is None else None, pattern, where)
         extra = {"kind": "measured", "runner": "repin" if self.prog.repin else "restart",
