@@ -284,7 +284,7 @@ def _choose(store, run, backend, settings: Settings, sample, draws: int, conf: f
     from .run_sample import measurement_cost, run_optimum
     from .search import DEFAULT
     from .search.stored import search
-    from .workloads import value_unit
+    from .units import value_unit
 
     searched = None
     sampler = settings.sampler or DEFAULT

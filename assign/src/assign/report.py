@@ -36,7 +36,7 @@ class ReportInput:
     # commands/estimate.py's optimum_section without its text: optimum_mean, chosen, gap_pct, ... (the
     # keys of `assign estimate --json`); None: not available
     optimum: dict | None = None
-    unit: str = "packets/s"         # the workload's value unit (workloads.value_unit)
+    unit: str = "packets/s"         # the workload's value unit (units.value_unit)
 
 
 @dataclass

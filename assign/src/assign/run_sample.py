@@ -25,8 +25,13 @@ if TYPE_CHECKING:
     from .store import Run, Store
 
 
-def _n_tasks(run: Run) -> int:
-    """The run's task count: 3 per instance of a runtime app, a program's file's tasks."""
+def _n_tasks(store: Store, run: Run) -> int:
+    """The run's task count (3 per instance of a runtime app, a program's file's tasks): a stored
+    placement's length, which costs a row where the workload costs an import of every packaged one
+    (units.py); the workload's while the run holds no measurement."""
+    n = store.task_count(run.id)
+    if n is not None:
+        return n
     from .workloads import stored_workload
 
     return stored_workload(run.workload, run.instances, run.params).n_tasks
@@ -51,7 +56,7 @@ def _sample(store: Store, run: Run, idx: np.ndarray, first: np.ndarray, reps: li
     injected = run.params.get("noise_rel_sd") if run.kind == "modelled" else None
     try:
         topo = Topology.from_json(run.topology)
-        space = count_assignments(topo, _n_tasks(run), run.allow_colocate)
+        space = count_assignments(topo, _n_tasks(store, run), run.allow_colocate)
     except (KeyError, TypeError, ValueError):  # a store whose topology this version cannot read
         return RunSample(idx, first, reps, injected_cv=float(injected) if injected is not None else None,
                          size=size, paper=paper)
@@ -109,7 +114,7 @@ def tail_sample(store: Store, run: Run, paper: SampleTop | None = None,
     if not (0.0 <= low < high < math.inf):
         return None
     try:
-        space = count_assignments(Topology.from_json(run.topology), 3 * run.instances, run.allow_colocate)
+        space = count_assignments(Topology.from_json(run.topology), _n_tasks(store, run), run.allow_colocate)
     except (KeyError, TypeError, ValueError):
         space = None
     if space is not None and space <= n:
@@ -117,7 +122,9 @@ def tail_sample(store: Store, run: Run, paper: SampleTop | None = None,
     reps = store.repeat_values(run.id, purposes)
     remeasured = sorted({int(i) for i, _ in reps})
     m = min(n, MAX_TAIL + 1 + TOP_SINGLE_DRAWS + len(remeasured))
-    at_least = float(store.top_values(run.id, m)[-1])
+    # the m-th largest value: from the paper's top where the caller read it (ascending), else one query
+    at_least = float(paper.values[-m]) if paper is not None and paper.values.size >= m else \
+        float(store.top_values(run.id, m)[-1])
     idx, first = store.top_draws(run.id, at_least)
     have = set(idx.tolist())
     more = store.draw_values(run.id, [i for i in remeasured if i not in have])

@@ -617,8 +617,10 @@ class Store:
         import numpy as np
 
         rows = self.db.execute("SELECT value FROM measurements WHERE run_id=? AND value IS NOT NULL "
-                               "ORDER BY value DESC LIMIT ?", (run_id, int(m))).fetchall()
-        return np.array(rows, dtype=float).reshape(-1)
+                               "ORDER BY value DESC LIMIT ?", (run_id, int(m)))
+        # straight from the cursor: the paper's 5% is 50,000 rows at a million draws (a list of them first
+        # took twice as long)
+        return np.fromiter((r[0] for r in rows), dtype=float)
 
     def count_above(self, run_id: int, threshold: float) -> int:
         """How many of the values `values` gives exceed `threshold` (through the value index)."""
@@ -645,6 +647,13 @@ class Store:
                                (run_id, float(at_least))).fetchall()
         a = np.array(rows, dtype=float).reshape(-1, 2)
         return a[:, 0].astype(np.int64), a[:, 1].copy()
+
+    def task_count(self, run_id: int) -> int | None:
+        """How many tasks the run places: the length of its first draw's placement (a PU per task); None
+        while it holds no measurement."""
+        row = self.db.execute("SELECT assignment FROM measurements WHERE run_id=? ORDER BY idx LIMIT 1",
+                              (run_id,)).fetchone()
+        return None if row is None else len(json.loads(row[0]))
 
     def values(self, run_id: int, limit: int | None = None) -> list[float]:
         """Successful values in draw order (failures are never values), without

@@ -114,18 +114,6 @@ def input_label(name: str, capture_packets: int | None = None, packets: int | No
             + (f"; the capture of tier {', '.join(near)}" if near else "") + ")")
 
 
-def value_unit(name: str, params: dict | None = None) -> str:
-    """The unit of a run's values: its workload file's value.unit (packets/s, MB/s, points/s), as the run
-    stored it (params["workload"]) or as the workload is known here; packets/s otherwise."""
-    stored = ((params or {}).get("workload") or {}).get("value") or {}
-    if isinstance(stored, dict) and isinstance(stored.get("unit"), str) and stored["unit"]:
-        return stored["unit"]
-    try:
-        return spec_of(name).unit
-    except WorkloadError:
-        return "packets/s"
-
-
 def find_by_app(app: str, variant: str | None) -> str | None:
     """The workload whose placement JSON says this app and variant (packaged first)."""
     return next((n for n, s in known_workloads().items() if s.app == app and s.variant == variant), None)

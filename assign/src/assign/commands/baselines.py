@@ -73,7 +73,7 @@ def run(args: argparse.Namespace) -> int:
     from ..baselines import scored
     from ..evt import EstimateError, estimate
     from ..store import Store
-    from ..workloads import value_unit
+    from ..units import value_unit
     from ._runs import run_values
 
     with Store(args.db) as store:
@@ -111,7 +111,7 @@ def run_measured(args: argparse.Namespace) -> int:
         bars = measured(store, run_, values, est, args.confidence, args.reps or 5, args.build,
                         args.runner or "auto", args.timeout)
     from ..baselines import OPTIMUM, gap_words
-    from ..workloads import value_unit
+    from ..units import value_unit
 
     ref_bar = next((b for b in bars if b.name == OPTIMUM), None)
     ref_name = "the optimum of means" if ref_bar is not None else "the paper's UPB"

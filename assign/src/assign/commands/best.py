@@ -69,7 +69,8 @@ def register(sub) -> argparse.ArgumentParser:
 def run(args: argparse.Namespace) -> int:
     from ..placement import placement
     from ..store import Store
-    from ..workloads import stored_workload, value_unit
+    from ..units import value_unit
+    from ..workloads import stored_workload
 
     if not 0.5 <= args.confidence < 1.0:
         raise ValueError(f"--confidence {args.confidence}: expected a probability in [0.5, 1)")

@@ -171,7 +171,7 @@ def optimum_section(args: argparse.Namespace, values) -> dict:
         except EstimateError as e:
             return {"optimum_mean": None, "optimum_mean_error": str(e), "chosen": None, "cost": cost,
                     "text": [f"optimum of placement means: none ({e})", "cost: " + describe_cost(cost)]}
-    from ..workloads import value_unit
+    from ..units import value_unit
 
     unit = value_unit(run.workload, run.params)
     text = opt.format_text(run.kind, unit).splitlines()

@@ -25,7 +25,7 @@ def run(args: argparse.Namespace) -> int:
     from ..machine_check import run_lines
     from ..report import ReportInput, build
     from ..store import Store
-    from ..workloads import value_unit
+    from ..units import value_unit
 
     from .estimate import optimum_section
 

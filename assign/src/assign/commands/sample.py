@@ -64,7 +64,7 @@ def run(args: argparse.Namespace) -> int:
               f"run the same command again to continue", file=sys.stderr)
         return 130
     _, ok, failed, best = session.store.progress(run.id)
-    from ..workloads import value_unit
+    from ..units import value_unit
 
     best_text = "none" if best is None else f"{best:,.1f} {value_unit(run.workload, run.params)} ({run.kind})"
     excluded = session.store.excluded_count(run.id)

@@ -48,7 +48,7 @@ def run(args: argparse.Namespace) -> int:
     from ..choice import describe_search
     from ..run_sample import describe_cost, measurement_cost, run_optimum
     from ..search.stored import search
-    from ..workloads import value_unit
+    from ..units import value_unit
     from .best import model_predict
 
     session, created = prepare_session(args)

@@ -75,26 +75,36 @@ class Bounds:
     count: int
 
 
+def _counts_means(found: Sequence[Found]) -> tuple[np.ndarray, np.ndarray]:
+    """Each placement's measurement count and mean, as arrays: the bounds over thousands of placements in a
+    few array operations (one placement at a time, certify took 30 ms at a million draws)."""
+    return (np.fromiter((f.n for f in found), dtype=float, count=len(found)),
+            np.fromiter((f.mean if f.n else 0.0 for f in found), dtype=float, count=len(found)))
+
+
 def bounds(found: Sequence[Found], cv: float, confidence: float) -> Bounds | None:
     """Simultaneous bounds over the placements measured twice or more (once, without noise)."""
-    pool = [f for f in found if f.n >= (2 if cv > 0 else 1) and f.mean > 0]
-    if not pool:
+    n, mean = _counts_means(found)
+    pool = np.flatnonzero((n >= (2 if cv > 0 else 1)) & (mean > 0))
+    if not pool.size:
         return None
-    z = NormalDist().inv_cdf(1.0 - (1.0 - confidence) / (2.0 * len(pool)))
-    lo = [f.mean * (1.0 - z * cv / math.sqrt(f.n)) for f in pool]
-    hi = [f.mean * (1.0 + z * cv / math.sqrt(f.n)) for f in pool]
+    z = NormalDist().inv_cdf(1.0 - (1.0 - confidence) / (2.0 * pool.size))
+    half = z * cv / np.sqrt(n[pool])
+    lo = mean[pool] * (1.0 - half)
+    hi = mean[pool] * (1.0 + half)
     j = int(np.argmax(lo))
-    return Bounds(lo[j], pool[j], max(hi), z, len(pool))
+    return Bounds(float(lo[j]), found[int(pool[j])], float(np.max(hi)), z, int(pool.size))
 
 
 def refuting(found: Sequence[Found], cv: float, z: float, high: float) -> Found | None:
     """The placement whose lower bound lies furthest above `high`, if any does."""
-    worst = None
-    for f in found:
-        lb = f.mean * (1.0 - z * cv / math.sqrt(f.n))
-        if lb > high and (worst is None or lb > worst[0]):
-            worst = (lb, f)
-    return None if worst is None else worst[1]
+    n, mean = _counts_means(found)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        lb = np.where(n > 0, mean * (1.0 - z * cv / np.sqrt(n)), -np.inf)
+    above = lb > high
+    if not np.any(above):
+        return None
+    return found[int(np.argmax(np.where(above, lb, -np.inf)))]
 
 
 SURE_DF = 30   # below this many degrees of freedom the noise figure's 95% upper limit is used
@@ -109,12 +119,22 @@ def noise_for_bounds(iid: OptimumMean, found: Sequence[Found]) -> tuple[float, i
     narrow on the 60,165-placement space at 300 measurements."""
     from .special import chi2_isf
 
-    ss, df = 0.0, 0
-    for f in found:
+    # each placement's squared relative deviations, over every placement of one count at once (numpy sums
+    # a row of a 2-D array as it sums a 1-D one), then pooled in the placements' order
+    by_count: dict[int, list[int]] = {}
+    for j, f in enumerate(found):
         if f.n >= 2 and f.mean > 0:
-            v = np.asarray(f.values, dtype=float) / f.mean
-            ss += float(np.sum((v - 1.0) ** 2))
-            df += f.n - 1
+            by_count.setdefault(f.n, []).append(j)
+    squares: dict[int, float] = {}
+    for count, js in by_count.items():
+        v = np.array([found[j].values for j in js], dtype=float).reshape(len(js), count)
+        v /= np.array([found[j].mean for j in js])[:, None]
+        v -= 1.0
+        squares.update(zip(js, np.sum(v * v, axis=1).tolist()))
+    ss, df = 0.0, 0
+    for j in sorted(squares):
+        ss += squares[j]
+        df += found[j].n - 1
     pooled = math.sqrt(ss / df) if df else 0.0
     cv, cv_df = max((iid.noise.cv, iid.noise.df), (pooled, df))
     if 0 < cv_df < SURE_DF and cv > 0:
