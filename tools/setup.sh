@@ -202,4 +202,8 @@ if [ ! -x .venv/bin/python ] || [ "$(cat "$stamp" 2>/dev/null)" != "$digest" ]; 
   fi
   echo "$digest" >"$stamp"
 fi
+# the packages' bytecode, as a pip install of a wheel compiles it: an editable install leaves it to the
+# first import, which writes none where PYTHONDONTWRITEBYTECODE is set (as on the CI machine), and every
+# command then compiled its modules again (`assign estimate` at 10^3 draws: 0.28 s against 0.22 s, medians of 6)
+quiet .venv/bin/python -m compileall -q assign/src tools/pipeplace/src
 exit 0
