@@ -19,7 +19,7 @@ Three cases, each named in `method`:
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from statistics import NormalDist
 from typing import Any
