@@ -74,7 +74,8 @@ dd_t_tx(void *task, struct rte_mbuf **pkts, uint16_t n)
 			c->no_output++;
 			ts->failed = true;
 		}
-		uint64_t ns = (now - d->r_tsc) * 1000000000ull / hz;
+		/* in double, as nf_t.c: the cycles times 10^9 overflowed 64 bits past about 6 s at 3 GHz */
+		uint64_t ns = (uint64_t)((double)(now - d->r_tsc) * 1e9 / (double)hz);
 		pp_latency_add(&c->lat, &t->t.lat_max_ns, ns);
 		if (d->flags & DD_MSG_END) {
 			if (ts->fd >= 0 && close(ts->fd) != 0 && !ts->failed) {
