@@ -5,7 +5,8 @@
 #   the same sample on dask workers (local:1, local:2, and local:2 without the
 #   identical-machines check's reference measurements: their cost);
 #   then how cost grows with n: sample and estimate wall times from the shell
-#   (interpreter start included) for n = 10^3 .. 10^6 (SCALE_MAX, default 10^6).
+#   (interpreter start included) for n = 10^3 .. 10^6 (SCALE_MAX, default 10^6), and where
+#   the estimate's time goes at the largest n (its stages timed in-process).
 # Usage: bench/assign.sh [N]   (env ASSIGN=path/to/assign, PYTHON=path/to/python,
 #                            SCALE_MAX=1000000)
 set -euo pipefail
@@ -105,10 +106,50 @@ while [ "$n" -le "$SCALE_MAX" ]; do
   printf '  %9d  %12s  %14s\n' "$n" "$(secs "$a" "$b")" "$best"
   [ -z "$est_small" ] && est_small=$best
   est_large=$best large_n=$n
-  rm -f "$db" "$db-wal" "$db-shm"
+  [ -n "${large_db:-}" ] && rm -f "$large_db" "$large_db-wal" "$large_db-shm"
+  large_db=$db
   n=$((n * 10))
 done
 echo "  estimate at n=$large_n: $est_large s beside $est_small s at n=1000 (ratio $(awk -v a="$est_large" -v b="$est_small" \
   'BEGIN { printf "%.2f", a / b }'); load average now $(cut -d' ' -f1 /proc/loadavg))"
 echo "  targets: sample of 10^6 under 20 s, estimate on 5000 under 0.3 s (issue 14); estimate at 10^6 at most 0.3 s (issue 56)"
+# Where the estimate's time goes at the largest n: one run in-process, each stage timed where it is called.
+"$PYTHON" - "$large_db" "$large_n" <<'PY'
+import contextlib, io, sys, time
+path, n = sys.argv[1], int(sys.argv[2])
+t0 = time.perf_counter()
+import numpy  # noqa: F401
+t1 = time.perf_counter()
+import assign.cli
+import assign.evt as evt
+import assign.evt.certificate as cert
+import assign.evt.deconvolution as dc
+import assign.run_sample as rs
+import assign.store as st
+t2 = time.perf_counter()
+spent: dict[str, float] = {}
+stages = [(evt, "estimate", "the paper's estimate from single values"), (dc, "fit", "the deconvolution fit"),
+          (st.Store, "top_values", "reading the top values"), (st.Store, "repeat_values", "reading the repetitions"),
+          (rs, "found_placements", "the found placements"), (cert, "certify", "the certificate"),
+          (rs, "measurement_cost", "the cost's counts")]
+for owner, name, label in stages:
+    def timed(*a, _f=getattr(owner, name), _label=label, **k):
+        s = time.perf_counter()
+        try:
+            return _f(*a, **k)
+        finally:
+            spent[_label] = spent.get(_label, 0.0) + time.perf_counter() - s
+    setattr(owner, name, timed)
+sys.argv = ["assign", "estimate", "--db", path]
+s = time.perf_counter()
+with contextlib.redirect_stdout(io.StringIO()):
+    assign.cli.main()
+run = time.perf_counter() - s
+print(f"where the estimate's time goes at n={n} (measured, in-process, one run; Python's own start not included):")
+print(f"  import numpy {t1 - t0:.3f} s, assign's modules {t2 - t1:.3f} s, the command {run:.3f} s, of which:")
+for label, secs in sorted(spent.items(), key=lambda kv: -kv[1]):
+    print(f"    {label:42s} {secs:.3f} s")
+print(f"    {'the rest':42s} {run - sum(spent.values()):.3f} s")
+PY
+rm -f "$large_db" "$large_db-wal" "$large_db-shm"
 
