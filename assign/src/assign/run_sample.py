@@ -120,7 +120,7 @@ def tail_sample(store: Store, run: Run, paper: SampleTop | None = None,
     if space is not None and space <= n:
         return None
     reps = store.repeat_values(run.id, purposes)
-    remeasured = sorted({int(i) for i, _ in reps})
+    remeasured = sorted({i for i, _ in reps})
     m = min(n, MAX_TAIL + 1 + TOP_SINGLE_DRAWS + len(remeasured))
     # the m-th largest value: from the paper's top where the caller read it (ascending), else one query
     at_least = float(paper.values[-m]) if paper is not None and paper.values.size >= m else \
@@ -189,16 +189,20 @@ def found_placements(store: Store, run: Run, sample: RunSample | None = None) ->
     run_sample read it."""
     sample = sample if sample is not None else run_sample(store, run)
     reps = sample.groups()
-    pos = {int(i): p for p, i in enumerate(sample.idx.tolist())}
-    top = np.argsort(-sample.first, kind="stable")[:TOP_SINGLE_DRAWS + len(reps)]
-    singles = [int(sample.idx[p]) for p in top if int(sample.idx[p]) not in reps][:TOP_SINGLE_DRAWS]
+    draws, first = sample.idx.tolist(), sample.first.tolist()  # Python numbers: thousands of lookups below
+    pos = {i: p for p, i in enumerate(draws)}
+    top = np.argsort(-sample.first, kind="stable")[:TOP_SINGLE_DRAWS + len(reps)].tolist()
+    singles = [draws[p] for p in top if draws[p] not in reps][:TOP_SINGLE_DRAWS]
     want = [i for i in reps if i in pos] + singles
     where = store.assignments(run.id, want)
     groups: dict[tuple, Found] = {}
     for i in want:
         key = tuple(where[i])
-        f = groups.setdefault(key, Placement(key, [], "draw"))
-        f.values += [float(sample.first[pos[i]]), *reps.get(i, ())]
+        f = groups.get(key)
+        if f is None:
+            f = groups[key] = Placement(key, [], "draw")
+        f.values.append(first[pos[i]])
+        f.values.extend(reps.get(i, ()))
     for _, _, a, _, _, v, status in store.search_values(run.id):
         if status == "ok":
             key = tuple(a)

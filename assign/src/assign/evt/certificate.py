@@ -82,9 +82,11 @@ def _counts_means(found: Sequence[Found]) -> tuple[np.ndarray, np.ndarray]:
             np.fromiter((f.mean if f.n else 0.0 for f in found), dtype=float, count=len(found)))
 
 
-def bounds(found: Sequence[Found], cv: float, confidence: float) -> Bounds | None:
-    """Simultaneous bounds over the placements measured twice or more (once, without noise)."""
-    n, mean = _counts_means(found)
+def bounds(found: Sequence[Found], cv: float, confidence: float,
+           stats: tuple[np.ndarray, np.ndarray] | None = None) -> Bounds | None:
+    """Simultaneous bounds over the placements measured twice or more (once, without noise).  stats:
+    _counts_means(found), where the caller has it."""
+    n, mean = _counts_means(found) if stats is None else stats
     pool = np.flatnonzero((n >= (2 if cv > 0 else 1)) & (mean > 0))
     if not pool.size:
         return None
@@ -96,9 +98,10 @@ def bounds(found: Sequence[Found], cv: float, confidence: float) -> Bounds | Non
     return Bounds(float(lo[j]), found[int(pool[j])], float(np.max(hi)), z, int(pool.size))
 
 
-def refuting(found: Sequence[Found], cv: float, z: float, high: float) -> Found | None:
+def refuting(found: Sequence[Found], cv: float, z: float, high: float,
+             stats: tuple[np.ndarray, np.ndarray] | None = None) -> Found | None:
     """The placement whose lower bound lies furthest above `high`, if any does."""
-    n, mean = _counts_means(found)
+    n, mean = _counts_means(found) if stats is None else stats
     with np.errstate(divide="ignore", invalid="ignore"):
         lb = np.where(n > 0, mean * (1.0 - z * cv / np.sqrt(n)), -np.inf)
     above = lb > high
@@ -148,7 +151,8 @@ def certify(iid: OptimumMean, found: Sequence[Found], searches: Sequence[dict], 
     if not iid.noise.known or not found:
         return iid
     cv, cv_df = noise_for_bounds(iid, found)
-    b = bounds(found, cv, confidence)
+    stats = _counts_means(found)
+    b = bounds(found, cv, confidence, stats)
     if b is None:
         return iid
     msgs = list(iid.messages)
@@ -158,7 +162,7 @@ def certify(iid: OptimumMean, found: Sequence[Found], searches: Sequence[dict], 
     diag["placements_bounded"] = b.count
     diag["z_simultaneous_found"] = b.z
     sample_high = iid.ci_high if iid.ci_high is not None else math.inf
-    sample_refuted = refuting(found, cv, b.z, sample_high) if math.isfinite(sample_high) else None
+    sample_refuted = refuting(found, cv, b.z, sample_high, stats) if math.isfinite(sample_high) else None
     if sample_refuted is not None:
         diag["sample_interval"] = [iid.ci_low, iid.ci_high]
         msgs.append(f"the sample's interval [{iid.ci_low or 0:,.0f}, {sample_high:,.0f}] is refuted: a placement "
@@ -195,7 +199,8 @@ def certify(iid: OptimumMean, found: Sequence[Found], searches: Sequence[dict], 
         msgs.append("no search converged: the optimum of means is at least the measured lower bound, with no "
                     "upper end (`assign best` searches; `assign iterate` goes on)")
     else:
-        drawn = bounds([f for f in found if f.source == "draw"], cv, confidence)
+        js = [j for j, f in enumerate(found) if f.source == "draw"]
+        drawn = bounds([found[j] for j in js], cv, confidence, (stats[0][js], stats[1][js]))
         if out.estimate is not None and (out.ci_low is None or out.ci_low < b.low):
             out = replace(out, ci_low=b.low)
         if out.estimate is not None and out.estimate < b.low:
@@ -208,7 +213,7 @@ def certify(iid: OptimumMean, found: Sequence[Found], searches: Sequence[dict], 
                     "before it chooses, `assign search` on its own")
     # whatever made it, the interval is held against everything measured
     if out.ci_high is not None and math.isfinite(out.ci_high):
-        f = refuting(found, cv, b.z, out.ci_high)
+        f = refuting(found, cv, b.z, out.ci_high, stats)
         if f is not None:
             msgs.append(f"a placement ({f.source}, {f.n} measurements, mean {f.mean:,.0f}) lies above the "
                         f"interval's upper end beyond its noise: refuted")
