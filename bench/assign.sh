@@ -9,10 +9,40 @@
 #   the estimate's time goes at the largest n (its stages timed in-process).
 # Usage: bench/assign.sh [N]   (env ASSIGN=path/to/assign, PYTHON=path/to/python,
 #                            SCALE_MAX=1000000)
+#        bench/assign.sh ab REV DB [RUNS]: `assign estimate` on the store DB, commit REV against the
+#          working tree, alternately (this machine's load drifts: only figures measured side by side
+#          compare), from the shell; min and median wall of each and their ratio
 set -euo pipefail
 REPO=$(cd "$(dirname "$0")/.." && pwd)
 ASSIGN=${ASSIGN:-$REPO/.venv/bin/assign}
 PYTHON=${PYTHON:-$REPO/.venv/bin/python}
+if [ "${1:-}" = ab ]; then
+  [ $# -ge 3 ] || { echo "usage: bench/assign.sh ab REV DB [RUNS]" >&2; exit 2; }
+  shift
+  rev=$1 db=$2 runs=${3:-8}
+  [ -f "$db" ] || { echo "bench/assign.sh ab: $db: no such store" >&2; exit 2; }
+  old=$(mktemp -d)
+  trap 'git -C "$REPO" worktree remove --force "$old" >/dev/null 2>&1 || rm -rf "$old"' EXIT
+  git -C "$REPO" worktree add -q --detach "$old" "$rev" || { echo "bench/assign.sh ab: $rev: not a commit" >&2; exit 2; }
+  # both compiled, as tools/setup.sh leaves the working tree (PYTHONDONTWRITEBYTECODE would recompile them each run)
+  "$PYTHON" -m compileall -q "$old/assign/src" "$REPO/assign/src" >/dev/null
+  for _ in $(seq "$runs"); do
+    for side in before after; do
+      src=$REPO/assign/src; [ "$side" = before ] && src=$old/assign/src
+      a=$(date +%s.%N); PYTHONPATH=$src "$PYTHON" -m assign.cli estimate --db "$db" >/dev/null; b=$(date +%s.%N)
+      echo "$side $(awk -v a="$a" -v b="$b" 'BEGIN { printf "%.3f", b - a }')"
+    done
+  done | sort -k1,1 -k2,2n | awk -v rev="$rev" -v runs="$runs" -v load="$(cut -d' ' -f1 /proc/loadavg)" '
+    { t[$1] = t[$1] " " $2 }
+    END {
+      printf "assign estimate (measured wall from the shell, %d runs each, alternately; load average %s):\n", runs, load
+      for (k in t) { n = split(t[k], v, " "); lo[k] = v[1]; med[k] = v[int((n + 1) / 2)] }
+      printf "  before (%s): min %.3f s, median %.3f s\n", rev, lo["before"], med["before"]
+      printf "  after (working tree): min %.3f s, median %.3f s\n", lo["after"], med["after"]
+      printf "  after / before: %.2f (medians)\n", med["after"] / med["before"]
+    }'
+  exit 0
+fi
 N=${1:-5000}
 SCALE_MAX=${SCALE_MAX:-1000000}
 [ -x "$ASSIGN" ] || { echo "bench/assign.sh: $ASSIGN not found: pip install -e assign into .venv" >&2; exit 1; }
