@@ -17,7 +17,7 @@ import numpy as np
 
 from .counting import count_assignments, orbit_hashes
 from .evt.certificate import Found
-from .evt.optimum import MAX_TAIL, TAIL_FRACTION, RunSample
+from .evt.optimum import MAX_TAIL, TAIL_FRACTION, RepeatArrays, RunSample
 from .evt.top import SampleTop, top_size
 from .topology import Topology
 
@@ -47,19 +47,29 @@ def run_sample(store: Store, run: Run, limit: int | None = None, purposes: tuple
         rows = rows[:limit]
     idx = np.array([i for i, _ in rows], dtype=np.int64)
     first = np.array([v for _, v in rows], dtype=float)
-    reps = store.repeat_values(run.id, purposes, limit)
+    reps = RepeatArrays(*store.repeat_arrays(run.id, purposes, limit))
     return _sample(store, run, idx, first, reps)
 
 
-def _sample(store: Store, run: Run, idx: np.ndarray, first: np.ndarray, reps: list, size: int | None = None,
-            paper=None) -> RunSample:
-    injected = run.params.get("noise_rel_sd") if run.kind == "modelled" else None
+def _space(store: Store, run: Run) -> tuple[Topology, int] | None:
+    """The run's topology and the count of its distinct placements; None where this version cannot read
+    the stored topology."""
     try:
         topo = Topology.from_json(run.topology)
-        space = count_assignments(topo, _n_tasks(store, run), run.allow_colocate)
-    except (KeyError, TypeError, ValueError):  # a store whose topology this version cannot read
+        return topo, count_assignments(topo, _n_tasks(store, run), run.allow_colocate)
+    except (KeyError, TypeError, ValueError):
+        return None
+
+
+def _sample(store: Store, run: Run, idx: np.ndarray, first: np.ndarray, reps: RepeatArrays, size: int | None = None,
+            paper=None, space: tuple[Topology, int] | None = None) -> RunSample:
+    """space: _space's, where the caller has it."""
+    injected = run.params.get("noise_rel_sd") if run.kind == "modelled" else None
+    known = space if space is not None else _space(store, run)
+    if known is None:  # a store whose topology this version cannot read
         return RunSample(idx, first, reps, injected_cv=float(injected) if injected is not None else None,
                          size=size, paper=paper)
+    topo, count = known
 
     def placements(pos: np.ndarray) -> np.ndarray:
         lut = np.full(int(topo.os_index.max()) + 1, -1, dtype=np.int64)
@@ -76,8 +86,8 @@ def _sample(store: Store, run: Run, idx: np.ndarray, first: np.ndarray, reps: li
     def orbits() -> np.ndarray:
         return placements(np.arange(idx.size))
 
-    whole = size is None and space <= idx.size  # every draw read, and perhaps every placement drawn
-    return RunSample(idx, first, reps, space_size=space if whole else None, orbits=orbits if whole else None,
+    whole = size is None and count <= idx.size  # every draw read, and perhaps every placement drawn
+    return RunSample(idx, first, reps, space_size=count if whole else None, orbits=orbits if whole else None,
                      injected_cv=float(injected) if injected is not None else None, placements=placements,
                      size=size, paper=paper)
 
@@ -113,14 +123,11 @@ def tail_sample(store: Store, run: Run, paper: SampleTop | None = None,
     n, low, high = summary
     if not (0.0 <= low < high < math.inf):
         return None
-    try:
-        space = count_assignments(Topology.from_json(run.topology), _n_tasks(store, run), run.allow_colocate)
-    except (KeyError, TypeError, ValueError):
-        space = None
-    if space is not None and space <= n:
+    known = _space(store, run)
+    if known is not None and known[1] <= n:
         return None
-    reps = store.repeat_values(run.id, purposes)
-    remeasured = sorted({i for i, _ in reps})
+    reps = RepeatArrays(*store.repeat_arrays(run.id, purposes))
+    remeasured = np.unique(reps.idx).tolist()
     m = min(n, MAX_TAIL + 1 + TOP_SINGLE_DRAWS + len(remeasured))
     # the m-th largest value: from the paper's top where the caller read it (ascending), else one query
     at_least = float(paper.values[-m]) if paper is not None and paper.values.size >= m else \
@@ -143,7 +150,7 @@ def tail_sample(store: Store, run: Run, paper: SampleTop | None = None,
             cached.append(top)
         return cached[0]
 
-    return _sample(store, run, idx, first, reps, size=n, paper=paper_values)
+    return _sample(store, run, idx, first, reps, size=n, paper=paper_values, space=known)
 
 
 def measurement_cost(store: Store, run: Run) -> dict:

@@ -11,7 +11,9 @@ sample` that measured into a measured run, and its ground; a worker's own
 ground is stored with the worker), repeats (further measurements of draws
 already measured: the noise repetitions a run plans while it samples, and
 the rounds of `assign best`'s selection) and selections (each such
-selection, its parameters and, once finished, its result).  Flagged values are kept,
+selection, its parameters and, once finished, its result), and packs (copies
+of what `assign estimate` reads of a run, as arrays, made when a writable
+store closes: packs.py).  Flagged values are kept,
 never deleted, and left out of values(), progress() and best().  Measurements are inserted as
 they come, one transaction per backend batch (one measurement for the dpdk
 backend, up to the model's batch_size for the model), and never updated or
@@ -230,7 +232,17 @@ CREATE TRIGGER IF NOT EXISTS measurements_keep_update BEFORE UPDATE ON measureme
 BEGIN SELECT RAISE(ABORT, 'stored measurements are never changed'); END;
 CREATE TRIGGER IF NOT EXISTS measurements_keep_delete BEFORE DELETE ON measurements
 BEGIN SELECT RAISE(ABORT, 'stored measurements are never deleted'); END;
+CREATE TABLE IF NOT EXISTS packs (
+    run_id INTEGER NOT NULL REFERENCES runs(id),
+    what TEXT NOT NULL CHECK (what IN ('top', 'repeats')),
+    upto INTEGER NOT NULL,           -- top: the measurements table's largest rowid; repeats: the last seq packed
+    meta TEXT NOT NULL,              -- JSON: counts, and the arrays' types and shapes
+    data BLOB NOT NULL,              -- the arrays, one after the other
+    PRIMARY KEY (run_id, what)
+);
 """
+# Table packs: copies of what `assign estimate` reads of a large run, as arrays (packs.py); like the value index,
+# not a schema change: derived from the rows, made when a writable store closes, read only while it matches them.
 
 
 _COMPACT = json.JSONEncoder(separators=(",", ":"))  # one encoder: json.dumps(..., separators=) builds one per call
@@ -297,13 +309,21 @@ def _check_header(path: str) -> None:
 
 
 def _finish(db: sqlite3.Connection, writable: bool) -> None:
-    """Close a store's connection; a writable one first creates the value index if it lacks it."""
+    """Close a store's connection; a writable one first creates the value index if it lacks it, and brings
+    its packs up to date (packs.py)."""
     try:
         if writable:
-            with db:
-                db.execute(_VALUE_INDEX_SQL)
-    except sqlite3.Error:  # the index only speeds reading: a store that cannot take it is read without
-        pass
+            try:
+                with db:
+                    db.execute(_VALUE_INDEX_SQL)
+            except sqlite3.Error:  # the index only speeds reading: a store that cannot take it is read without
+                pass
+            try:
+                from .packs import pack
+
+                pack(db)
+            except Exception:  # noqa: BLE001 - packs only speed reading (packs.py): without them, rows are read
+                pass
     finally:
         db.close()
 
@@ -441,8 +461,9 @@ class Store:
         return any(r[1] == column for r in self.db.execute(f"PRAGMA table_info({table})"))
 
     def close(self) -> None:
-        """Close; a writable store first creates the value index if it lacks it (VALUE_INDEX).  A store
-        not closed is finished so when collected or when the interpreter exits."""
+        """Close; a writable store first creates the value index if it lacks it (VALUE_INDEX) and brings
+        its packs up to date (packs.py).  A store not closed is finished so when collected or when the
+        interpreter exits."""
         self._finish()
 
     def _before_insert(self, rows: int) -> None:
@@ -581,7 +602,32 @@ class Store:
         memo[run_id] = out = self._count(run_id)
         return out
 
+    def _top_pack(self, run_id: int):
+        """The run's 'top' pack (packs.py) where the value index serves and the pack matches the rows."""
+        memo = self.__dict__.setdefault("_top_packs", {})
+        if self.readonly and run_id in memo:
+            return memo[run_id]
+        from .packs import read_top
+
+        # a writer reads it again each time: what it appended since makes the pack out of date
+        out = read_top(self.db, run_id) if self._fast_values(run_id) else None
+        if out is not None and self._single_run():
+            # the table holds this run alone: its row count (through an index, page by page: 5 ms at a million
+            # rows) must be the pack's, which a row deleted by hand, past the triggers, would break.  Damaged
+            # pages are looked for beside the estimate (packs.walk)
+            total = int(self.db.execute("SELECT COUNT(*) FROM measurements").fetchone()[0])
+            if total != out.ok + out.failed:
+                out = None
+        memo[run_id] = out
+        return out
+
+    def _single_run(self) -> bool:
+        return self.db.execute("SELECT COUNT(*) FROM runs").fetchone()[0] == 1
+
     def _count(self, run_id: int) -> tuple[int, int]:
+        top = self._top_pack(run_id)
+        if top is not None:
+            return top.ok, top.failed
         failed = int(self.db.execute("SELECT COUNT(*) FROM measurements WHERE run_id=? AND value IS NULL",
                                      (run_id,)).fetchone()[0])
         if self.db.execute("SELECT COUNT(*) FROM runs").fetchone()[0] == 1:
@@ -604,6 +650,9 @@ class Store:
     def _value_summary(self, run_id: int) -> tuple[int, float, float] | None:
         if not self._fast_values(run_id):
             return None
+        top = self._top_pack(run_id)
+        if top is not None:
+            return top.ok, top.low, top.high
         n, _ = self._counts(run_id)
         if n == 0:
             return None
@@ -616,6 +665,9 @@ class Store:
         value_summary gives a summary."""
         import numpy as np
 
+        top = self._top_pack(run_id)
+        if top is not None and top.values.size >= min(int(m), top.ok):
+            return top.values[:int(m)].copy()
         rows = self.db.execute("SELECT value FROM measurements WHERE run_id=? AND value IS NOT NULL "
                                "ORDER BY value DESC LIMIT ?", (run_id, int(m)))
         # straight from the cursor: the paper's 5% is 50,000 rows at a million draws (a list of them first
@@ -643,6 +695,12 @@ class Store:
         (numpy arrays); only where value_summary gives a summary."""
         import numpy as np
 
+        top = self._top_pack(run_id)
+        # from the pack where it holds every such value: its smallest below at_least, or the run's every value
+        if top is not None and top.values.size and (top.values[-1] < at_least or top.values.size >= top.ok):
+            keep = top.values >= at_least
+            order = np.argsort(top.draws[keep], kind="stable")
+            return top.draws[keep][order], top.values[keep][order]
         rows = self.db.execute("SELECT idx, value FROM measurements WHERE run_id=? AND value >= ? ORDER BY idx",
                                (run_id, float(at_least))).fetchall()
         a = np.array(rows, dtype=float).reshape(-1, 2)
@@ -832,13 +890,40 @@ class Store:
                  enumerate(rows)])
         return list(range(first, first + len(rows)))
 
+    def _repeats_pack(self, run_id: int):
+        """The run's 'repeats' pack (packs.py), where it has one and no flagged worker."""
+        flagged = self.__dict__.setdefault("_flagged_runs", {})
+        if not self.readonly or run_id not in flagged:  # a writer may flag a worker between two reads
+            flagged[run_id] = bool(self._workers and self.db.execute(
+                "SELECT 1 FROM workers WHERE run_id=? AND flagged IS NOT NULL LIMIT 1", (run_id,)).fetchone())
+        if not self._repeats or flagged[run_id]:
+            return None
+        # read once: the repetitions up to its last seq never change, those after it are read as rows
+        memo = self.__dict__.setdefault("_repeat_packs", {})
+        if run_id not in memo:
+            from .packs import read_repeats
+
+            pack = read_repeats(self.db, run_id)
+            if pack is not None and self._single_run():
+                # as _top_pack: the rows up to the pack's last seq as many as it counts
+                upto = int(self.db.execute("SELECT COUNT(*) FROM repeats WHERE seq <= ?", (pack.upto,)).fetchone()[0])
+                if upto != sum(pack.counts.values()):
+                    pack = None
+            memo[run_id] = pack
+        return memo[run_id]
+
     def repeat_counts(self, run_id: int) -> dict[str, int]:
         """purpose -> how many repeated measurements the run holds (failures included)."""
         if not self._repeats:
             return {}
-        return {p: int(c) for p, c in self.db.execute(
-            f"SELECT purpose, COUNT(*) FROM repeats WHERE run_id=? AND {self._unflagged(run_id)} GROUP BY purpose",
-            (run_id,))}
+        pack = self._repeats_pack(run_id)
+        q = f"SELECT purpose, COUNT(*) FROM repeats WHERE run_id=? AND {self._unflagged(run_id)}"
+        if pack is None:
+            return {p: int(c) for p, c in self.db.execute(q + " GROUP BY purpose", (run_id,))}
+        out = dict(pack.counts)
+        for p, c in self.db.execute(q + " AND seq > ? GROUP BY purpose", (run_id, pack.upto)):
+            out[p] = out.get(p, 0) + int(c)
+        return out
 
     def search_counts(self, run_id: int) -> tuple[int, int]:
         """(search measurements, selection rounds of found placements) the run holds, failures included."""
@@ -877,15 +962,38 @@ class Store:
         """(draw, value) of the run's successful repeated measurements of these purposes, in order,
         those of flagged cluster workers left out; `max_draws`: only those made while the run held at
         most that many draws.  What `repeats` gives, without the rows' backend data."""
+        idx, value = self.repeat_arrays(run_id, purposes, max_draws)
+        return list(zip(idx.tolist(), value.tolist()))
+
+    def repeat_arrays(self, run_id: int, purposes: Sequence[str], max_draws: int | None = None):
+        """repeat_values's draws and values as two numpy arrays: from the run's pack (packs.py) and the
+        rows after it, where it has one (50,000 rows at a million draws cost more than the estimate's
+        arithmetic)."""
+        import numpy as np
+
         if not self._repeats or not purposes:
-            return []
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=float)
+        pack = self._repeats_pack(run_id)
         q = (f"SELECT idx, value FROM repeats WHERE run_id=? AND status='ok' AND {self._unflagged(run_id)} "
              f"AND purpose IN ({','.join('?' * len(purposes))})")
         params: list = [run_id, *purposes]
         if max_draws is not None:
             q += " AND draws <= ?"
             params.append(int(max_draws))
-        return self.db.execute(q + " ORDER BY seq", params).fetchall()
+        if pack is not None:
+            q += " AND seq > ?"
+            params.append(pack.upto)
+        rows = self.db.execute(q + " ORDER BY seq", params).fetchall()
+        idx = np.array([r[0] for r in rows], dtype=np.int64)
+        value = np.array([r[1] for r in rows], dtype=float)
+        if pack is None:
+            return idx, value
+        from .packs import PURPOSES
+
+        keep = np.isin(pack.purpose, [PURPOSES.index(p) for p in purposes if p in PURPOSES])
+        if max_draws is not None:
+            keep &= pack.draws <= int(max_draws)
+        return np.concatenate([pack.idx[keep], idx]), np.concatenate([pack.value[keep], value])
 
     def measurement(self, run_id: int, idx: int) -> Measurement | None:
         r = self.db.execute("SELECT idx, assignment, value, status, reason, extra FROM measurements "
@@ -897,6 +1005,16 @@ class Store:
         draws: list[int] = []
         texts: list[str] = []
         want = sorted({int(i) for i in idx})
+        packed: dict[int, list[int]] = {}
+        pack = self._repeats_pack(run_id) if self._repeats and want else None
+        if pack is not None and pack.placed.size:  # the re-measured draws' placements, from their pack
+            import numpy as np
+
+            w = np.array(want, dtype=np.int64)
+            at = np.minimum(np.searchsorted(pack.placed, w), pack.placed.size - 1)
+            hit = pack.placed[at] == w
+            packed = dict(zip(w[hit].tolist(), pack.placement[at[hit]].tolist()))
+            want = w[~hit].tolist()
         for i in range(0, len(want), 500):
             chunk = want[i:i + 500]
             for j, a in self.db.execute(f"SELECT idx, assignment FROM measurements WHERE run_id=? AND idx IN "
@@ -904,7 +1022,9 @@ class Store:
                 draws.append(int(j))
                 texts.append(a)
         # one JSON document for all of them: a decoder call per placement costs more than the lists
-        return dict(zip(draws, json.loads("[" + ",".join(texts) + "]")))
+        out = dict(zip(draws, json.loads("[" + ",".join(texts) + "]")))
+        out.update(packed)
+        return out
 
     # selections (assign best) ------------------------------------------------
     def add_selection(self, run_id: int, params: dict) -> int:

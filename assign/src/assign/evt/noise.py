@@ -80,6 +80,7 @@ def estimate_noise(groups: Iterable[Iterable[float]] | Mapping[Any, Iterable[flo
                    injected: float | None = None) -> Noise:
     """Pooled relative sd of the repetitions of each placement (each group:
     one placement's repetitions, its first value left out)."""
+    arrays = groups if hasattr(groups, "rows") else None  # optimum.Groups: the values as one array too
     if isinstance(groups, Mapping):
         groups = groups.values()
     groups = [g if isinstance(g, (list, tuple)) else list(g) for g in groups]
@@ -94,7 +95,8 @@ def estimate_noise(groups: Iterable[Iterable[float]] | Mapping[Any, Iterable[flo
     cubes = third_weight = 0.0
     n3 = 0
     for size, js in by_size.items():
-        v = np.array([groups[j] for j in js], dtype=float).reshape(len(js), size)
+        v = arrays.rows(np.array(js), size) if arrays is not None else \
+            np.array([groups[j] for j in js], dtype=float).reshape(len(js), size)
         m = np.mean(v, axis=1)
         keep = m > 0
         rel = v[keep] / m[keep][:, None] - 1.0

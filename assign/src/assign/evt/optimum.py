@@ -19,7 +19,7 @@ Three cases, each named in `method`:
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from statistics import NormalDist
 from typing import Any
@@ -62,6 +62,55 @@ METHODS = {
 }
 
 
+class RepeatArrays(Sequence):
+    """(draw, value) pairs of a run's repetitions in order, held as two arrays (Store.repeat_arrays):
+    50,000 of them at a million draws, grouped by draw without a tuple each."""
+
+    def __init__(self, idx: np.ndarray, values: np.ndarray):
+        self.idx, self.values = np.asarray(idx, dtype=np.int64), np.asarray(values, dtype=float)
+
+    def __len__(self) -> int:
+        return int(self.idx.size)
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return list(zip(self.idx[i].tolist(), self.values[i].tolist()))
+        return int(self.idx[i]), float(self.values[i])
+
+    def __iter__(self):
+        return zip(self.idx.tolist(), self.values.tolist())
+
+    def groups(self) -> Groups:
+        """draw -> its values in order, the draws in order of first appearance."""
+        if not self.idx.size:
+            return Groups({}, np.zeros(0), np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64))
+        order = np.argsort(self.idx, kind="stable")     # each draw's values stay in order
+        ids = self.idx[order]
+        starts = np.flatnonzero(np.concatenate([[True], ids[1:] != ids[:-1]]))
+        counts = np.diff(np.append(starts, ids.size))
+        by_first = np.argsort(order[starts])  # a stable sort's first of a run is the draw's first appearance
+        # the values draw after draw in that order
+        counts, starts, draws = counts[by_first], starts[by_first], ids[starts[by_first]]
+        at = np.concatenate([[0], np.cumsum(counts)[:-1]])
+        values = self.values[order][np.repeat(starts - at, counts) + np.arange(ids.size)]
+        flat, bounds = values.tolist(), np.append(at, ids.size).tolist()
+        return Groups({d: flat[bounds[g]:bounds[g + 1]] for g, d in enumerate(draws.tolist())}, values, at, counts)
+
+
+class Groups(dict):
+    """draw -> its further measurements in order (a dict), with those values also as one array, draw after
+    draw in the dict's order: draw g's at flat[starts[g]:starts[g] + counts[g]] (the noise estimate and
+    the draws' means take rows of it instead of converting 50,000 Python numbers)."""
+
+    def __init__(self, groups: dict[int, list[float]], flat: np.ndarray, starts: np.ndarray, counts: np.ndarray):
+        super().__init__(groups)
+        self.flat, self.starts, self.counts = flat, starts, counts
+
+    def rows(self, which: np.ndarray, size: int) -> np.ndarray:
+        """The values of the draws at these positions (of the dict's order), all of `size` values: (len, size)."""
+        return self.flat[self.starts[which][:, None] + np.arange(size)]
+
+
 @dataclass
 class RunSample:
     """What the estimate reads from a run: the draws' first values, the
@@ -69,7 +118,7 @@ class RunSample:
 
     idx: np.ndarray                          # (n,) draw numbers
     first: np.ndarray                        # (n,) their first (iid) values
-    repeats: list[tuple[int, float]]         # (draw, value): noise repetitions and selection rounds
+    repeats: Sequence[tuple[int, float]]     # (draw, value): noise repetitions and selection rounds
     space_size: int | None = None            # distinct placements of the space, where countable
     orbits: Callable[[], np.ndarray] | None = None  # (n,) distinct-placement id of each draw, computed on demand
     injected_cv: float | None = None         # the model's noise (known exactly)
@@ -95,9 +144,13 @@ class RunSample:
         memo = self.__dict__.get("_groups")
         if memo is not None and memo[0] is self.repeats and memo[1] == len(self.repeats):
             return memo[2]
+        if isinstance(self.repeats, RepeatArrays):
+            out = self.repeats.groups()
+            self.__dict__["_groups"] = (self.repeats, len(self.repeats), out)
+            return out
         # by draw in order of first appearance, each draw's values in order: a plain loop (numpy's sort and
         # split, each draw's array made a list, took twice as long at 50,000 repetitions)
-        out: dict[int, list[float]] = {}
+        out = {}
         for i, v in self.repeats:
             got = out.get(i)
             if got is None:
@@ -167,18 +220,26 @@ class OptimumMean:
         return "\n".join(lines)
 
 
-def _draw_means(idx: np.ndarray, first: np.ndarray, groups: dict[int, list[float]]) -> dict[int, tuple[float, int]]:
+def _draw_means(idx: np.ndarray, first: np.ndarray, groups: dict[int, list[float]] | Groups
+                ) -> dict[int, tuple[float, int]]:
     """draw -> (mean of its first value and its repetitions, how many) of every re-measured draw the
     sample holds, in the order of groups: np.mean of each, taken over all draws of one count at once
     (the same numbers: numpy sums each row of a 2-D array as it sums a 1-D one)."""
     pos = {int(i): p for p, i in enumerate(idx.tolist())} if groups else {}
     by_count: dict[int, list[int]] = {}
-    for i, vals in groups.items():
+    where: dict[int, list[int]] = {}  # the draws' positions in groups' order, by count
+    for g, (i, vals) in enumerate(groups.items()):
         if vals and i in pos:
             by_count.setdefault(1 + len(vals), []).append(i)
+            where.setdefault(1 + len(vals), []).append(g)
     means: dict[int, float] = {}
     for count, draws in by_count.items():
-        rows = np.array([[float(first[pos[i]]), *groups[i]] for i in draws], dtype=float).reshape(len(draws), count)
+        if isinstance(groups, Groups):  # the same rows, from the values' array
+            rows = np.concatenate([first[[pos[i] for i in draws]][:, None].astype(float),
+                                   groups.rows(np.array(where[count]), count - 1)], axis=1)
+        else:
+            rows = np.array([[float(first[pos[i]]), *groups[i]] for i in draws],
+                            dtype=float).reshape(len(draws), count)
         means.update(zip(draws, np.mean(rows, axis=1).tolist()))
     return {i: (means[i], 1 + len(groups[i])) for i in groups if i in means}
 
