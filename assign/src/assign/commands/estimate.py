@@ -3,7 +3,9 @@ from __future__ import annotations
 
 import argparse
 import json
+from dataclasses import replace
 
+from ..beside import Beside, beside
 from ._args import nonneg_int, number, positive_int
 from ._runs import load_values, run_values
 
@@ -37,6 +39,7 @@ def register(sub) -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace) -> int:
     from ..evt import EstimateError, estimate
+    from ..packs import walk
 
     values, label, where, excluded, groups = read_values(args)
     test = None
@@ -50,12 +53,30 @@ def run(args: argparse.Namespace) -> int:
             raise ValueError(f"--sitting {args.sitting}: {where} has " + (
                 "values of sittings " + ", ".join(str(g.number) for g in groups) if groups else "no sittings"))
         values, where = chosen[0].values, f"{where} sitting {args.sitting}"
-    paper_error = None
+
+    def paper():
+        """The paper's estimate, or why there is none (its fit is not printed: left behind)."""
+        try:
+            return replace(estimate(values, threshold=args.threshold, confidence=args.confidence,
+                                    cross_checks=args.cross_check), fit=None), None
+        except EstimateError as e:
+            return None, str(e)
+
+    def paper_and_pages():
+        """paper(), and every page of the store's tables read (packs.walk): a damaged one raises."""
+        out = paper()
+        walk(args.db)
+        return out
+
+    # a stored run: the paper's estimate and the pages' check on another core while the optimum of means is
+    # computed here
+    paper_result = beside(paper_and_pages) if args.db else Beside(paper)
     try:
-        est = estimate(values, threshold=args.threshold, confidence=args.confidence, cross_checks=args.cross_check)
-    except EstimateError as e:
-        est, paper_error = None, str(e)
-    noisy = optimum_section(args, values) if args.db else None
+        noisy = optimum_section(args, values) if args.db else None
+    except BaseException:
+        paper_result.cancel()
+        raise
+    est, paper_error = paper_result()
     # with too few draws for the paper's fit, what a search and a selection measured is still said
     if est is None and ((noisy or {}).get("optimum_mean") or {}).get("estimate") is None \
             and (noisy or {}).get("chosen") is None:
