@@ -990,9 +990,15 @@ class Store:
             return idx, value
         from .packs import PURPOSES
 
-        keep = np.isin(pack.purpose, [PURPOSES.index(p) for p in purposes if p in PURPOSES])
+        keep = None  # every packed repetition: all of its purposes asked for
+        if not set(PURPOSES) <= set(purposes):
+            keep = np.zeros(pack.purpose.size, dtype=bool)
+            for p in set(purposes) & set(PURPOSES):
+                keep |= pack.purpose == PURPOSES.index(p)
         if max_draws is not None:
-            keep &= pack.draws <= int(max_draws)
+            keep = (pack.draws <= int(max_draws)) if keep is None else keep & (pack.draws <= int(max_draws))
+        if keep is None:
+            return np.concatenate([pack.idx, idx]), np.concatenate([pack.value, value])
         return np.concatenate([pack.idx[keep], idx]), np.concatenate([pack.value[keep], value])
 
     def measurement(self, run_id: int, idx: int) -> Measurement | None:

@@ -38,10 +38,24 @@ def register(sub) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
+    # one read-only store for the whole command: what it packs is read once (store.py, packs.py)
+    store = None
+    if args.db:
+        from ..store import Store
+
+        store = Store(args.db, readonly=True)
+    try:
+        return _run(args, store)
+    finally:
+        if store is not None:
+            store.close()
+
+
+def _run(args: argparse.Namespace, store) -> int:
     from ..evt import EstimateError, estimate
     from ..packs import walk
 
-    values, label, where, excluded, groups = read_values(args)
+    values, label, where, excluded, groups = read_values(args, store)
     test = None
     if groups:
         from ..sittings import compare
@@ -72,7 +86,7 @@ def run(args: argparse.Namespace) -> int:
     # computed here
     paper_result = beside(paper_and_pages) if args.db else Beside(paper)
     try:
-        noisy = optimum_section(args, values) if args.db else None
+        noisy = optimum_section(args, values, store) if args.db else None
     except BaseException:
         paper_result.cancel()
         raise
@@ -120,18 +134,27 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def read_values(args: argparse.Namespace) -> tuple[list[float], str, str, int, list]:
+def _opened(args: argparse.Namespace, store):
+    """The caller's open store (left open), or the run's database opened read-only for a with block."""
+    from contextlib import nullcontext
+
+    from ..store import Store
+
+    return nullcontext(store) if store is not None else Store(args.db, readonly=True)
+
+
+def read_values(args: argparse.Namespace, store=None) -> tuple[list[float], str, str, int, list]:
     """load_values's (values, label, where, values left out), and a measured run's values by
     sitting ([] for a value file or a modelled run): one open store, and a measured run's values
-    read once, so the estimate and the sittings hold the same values."""
+    read once, so the estimate and the sittings hold the same values.  store: the database, open
+    read-only, where the caller has it."""
     if args.csv:
         if args.sitting is not None:
             raise ValueError("--sitting goes with --db, not with --csv")
         return (*load_values(args), [])
     from ..run_sample import sample_top
-    from ..store import Store
 
-    with Store(args.db, readonly=True) as store:
+    with _opened(args, store) as store:
         run = store.run(args.run)
         if run.kind != "measured":
             if args.sitting is not None:
@@ -152,18 +175,17 @@ def read_values(args: argparse.Namespace) -> tuple[list[float], str, str, int, l
     return values, run.kind, f"{args.db} run {run.id}", excluded, groups
 
 
-def optimum_section(args: argparse.Namespace, values) -> dict:
+def optimum_section(args: argparse.Namespace, values, store=None) -> dict:
     """The optimum of placement means of the run (or of --sitting's draws), the chosen
     placement and its gap, the cost: JSON keys and the text lines that lead the output.
-    values: read_values's (a list, or the top of a modelled run's values)."""
+    values: read_values's (a list, or the top of a modelled run's values); store: as read_values's."""
     from ..evt import EstimateError
     from ..evt.optimum import optimum_of_means
     from ..evt.top import SampleTop
     from ..run_sample import describe_cost, measurement_cost, run_optimum, run_sample, tail_sample
-    from ..store import Store
     from ..evt.estimate import _fmt
 
-    with Store(args.db, readonly=True) as store:
+    with _opened(args, store) as store:
         run = store.run(args.run)
         # only the draws the estimates read, where the store's value index gives them (run_sample.py)
         sample = None if args.sitting is not None else \
