@@ -207,3 +207,23 @@ def test_a_pack_of_another_layout_is_not_read_and_is_made_again(tmp_path) -> Non
     _same(got, _reads(rows))
     Store(str(other)).close()  # a writer of this version packs it again
     assert _reads(other)["packed"] == (True, True)
+
+
+def test_rows_deleted_past_the_triggers_are_told(tmp_path, capsys) -> None:
+    """A store of one run whose rows were deleted past its triggers no longer matches its packs: estimate
+    refuses it, naming the pack and how to remove the packs; without them it is read from its rows."""
+    db = tmp_path / "r.db"
+    _sample(db, 1500, "--repeat-every", "20")
+    for table, what in (("repeats", "repetitions"), ("measurements", "measurements")):
+        cut = _copy(db, tmp_path, f"cut-{table}.db", f"DROP TRIGGER {table}_keep_delete",
+                    f"DELETE FROM {table} WHERE rowid = (SELECT MIN(rowid) FROM {table})")
+        with pytest.raises(sqlite3.DatabaseError, match=f"run 1's {what} counts"):
+            walk(str(cut))
+        capsys.readouterr()
+        assert main(["estimate", "--db", str(cut)]) == 2
+        err = capsys.readouterr().err
+        assert "damaged" in err and "DELETE FROM packs" in err
+        with sqlite3.connect(cut) as c:
+            c.execute("DELETE FROM packs")
+        c.close()
+        assert main(["estimate", "--db", str(cut)]) == 0

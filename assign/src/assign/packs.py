@@ -205,15 +205,42 @@ def walk(path: str) -> None:
     reading every value found such damage before (tests/test_bad_input.py).  The file is memory-mapped (no
     copy of each page into SQLite's cache): 7 to 16 ms at a million draws instead of 60.  (A file cut short
     while mapped raises SIGBUS; a store is never cut short by assign, and one that is shorter than its
-    header says was refused when it was opened: store._check_header.)"""
+    header says was refused when it was opened: store._check_header.)
+
+    A store of one run has its rows counted against its packs as well: a pack that counts other than the
+    rows (rows deleted past the triggers that refuse it) raises sqlite3.DatabaseError too, naming it."""
     import os
 
     db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
     try:
         db.execute(f"PRAGMA mmap_size={os.path.getsize(path)}")
         tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        rows = {}
         for table in ("measurements", "repeats"):
             if table in tables:  # NOT INDEXED: the table's own pages, not a smaller index's
-                db.execute(f"SELECT COUNT(*) FROM {table} NOT INDEXED").fetchone()
+                rows[table] = int(db.execute(f"SELECT COUNT(*) FROM {table} NOT INDEXED").fetchone()[0])
+        runs = [r for r, in db.execute("SELECT id FROM runs")]
+        if "packs" in tables and len(runs) == 1:
+            _count_packs(db, runs[0], rows)
     finally:
         db.close()
+
+
+def _count_packs(db: sqlite3.Connection, run_id: int, rows: dict[str, int]) -> None:
+    """The packs of a store's one run against its tables' row counts (walk)."""
+    def refuse(what: str, packed: int, held: int) -> None:
+        raise sqlite3.DatabaseError(
+            f"the packed copy of run {run_id}'s {what} counts {packed:,} rows where the table holds {held:,} "
+            f"(rows deleted past the store's triggers?); the packs are copies, made again when a writer closes "
+            f"the store: `DELETE FROM packs` removes them")
+
+    top = _meta(_row(db, run_id, "top", last_rowid(db)))
+    if top is not None and top["ok"] + top["failed"] != rows.get("measurements"):
+        refuse("measurements", top["ok"] + top["failed"], rows.get("measurements", 0))
+    row = _row(db, run_id, "repeats")
+    reps = _meta(row)
+    if reps is not None:
+        after = int(db.execute("SELECT COUNT(*) FROM repeats WHERE run_id=? AND seq > ?",
+                               (run_id, row[0])).fetchone()[0])
+        if sum(reps["counts"].values()) + after != rows.get("repeats"):
+            refuse("repetitions", sum(reps["counts"].values()), rows.get("repeats", 0) - after)

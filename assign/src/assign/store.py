@@ -609,20 +609,10 @@ class Store:
             return memo[run_id]
         from .packs import read_top
 
-        # a writer reads it again each time: what it appended since makes the pack out of date
-        out = read_top(self.db, run_id) if self._fast_values(run_id) else None
-        if out is not None and self._single_run():
-            # the table holds this run alone: its row count (through an index, page by page: 5 ms at a million
-            # rows) must be the pack's, which a row deleted by hand, past the triggers, would break.  Damaged
-            # pages are looked for beside the estimate (packs.walk)
-            total = int(self.db.execute("SELECT COUNT(*) FROM measurements").fetchone()[0])
-            if total != out.ok + out.failed:
-                out = None
-        memo[run_id] = out
+        # a writer reads it again each time: what it appended since makes the pack out of date (rows are
+        # never deleted; packs.walk counts them against the packs, beside the estimate)
+        memo[run_id] = out = read_top(self.db, run_id) if self._fast_values(run_id) else None
         return out
-
-    def _single_run(self) -> bool:
-        return self.db.execute("SELECT COUNT(*) FROM runs").fetchone()[0] == 1
 
     def _count(self, run_id: int) -> tuple[int, int]:
         top = self._top_pack(run_id)
@@ -903,13 +893,7 @@ class Store:
         if run_id not in memo:
             from .packs import read_repeats
 
-            pack = read_repeats(self.db, run_id)
-            if pack is not None and self._single_run():
-                # as _top_pack: the rows up to the pack's last seq as many as it counts
-                upto = int(self.db.execute("SELECT COUNT(*) FROM repeats WHERE seq <= ?", (pack.upto,)).fetchone()[0])
-                if upto != sum(pack.counts.values()):
-                    pack = None
-            memo[run_id] = pack
+            memo[run_id] = read_repeats(self.db, run_id)
         return memo[run_id]
 
     def repeat_counts(self, run_id: int) -> dict[str, int]:
