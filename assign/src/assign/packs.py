@@ -70,7 +70,8 @@ def _arrays(data: bytes, meta: dict, run_id: int) -> dict[str, np.ndarray]:
         out[name] = np.frombuffer(buf[at:at + size], dtype=dtype).reshape(shape)
         at += size
     if at != len(buf):
-        raise ValueError(f"pack of {len(buf)} bytes, its layout {at}")
+        raise sqlite3.DatabaseError(f"the packed copy of run {run_id}'s values holds {len(buf)} bytes, its layout "
+                                    f"says {at}")
     return out
 
 
