@@ -18,7 +18,9 @@ def register(sub) -> argparse.ArgumentParser:
                                    "Peaks-Over-Threshold, threshold u (automatic, at most 5% of the sample above "
                                    "it), GPD fit by maximum likelihood, the upper performance bound UPB and its "
                                    "profile-likelihood confidence interval (with noise, UPB bounds the luckiest "
-                                   "measurement, not a placement's mean). assign/EVT.md.")
+                                   "measurement, not a placement's mean). assign/EVT.md. With --db, the paper's "
+                                   "estimate and a read of every page of the store (a damaged one is refused) run "
+                                   "in a forked process on a second core; ASSIGN_SERIAL=1 keeps them in this one.")
     src = p.add_mutually_exclusive_group(required=True)
     src.add_argument("--db", metavar="FILE", help="SQLite results database")
     src.add_argument("--csv", metavar="FILE", help="text file, one value per line ('#' comments allowed)")
