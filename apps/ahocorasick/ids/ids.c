@@ -868,23 +868,32 @@ ids_process(struct ids_task *t, const uint8_t *frame, uint32_t len, uint64_t now
 	uint32_t outer_l3 = p->outer_l3_off;
 	count_tunnels(t, p);
 	if (st == IDS_PKT_FRAGMENT && t->defrag != NULL) {
-		uint32_t ev = 0;
-		uint32_t n = ids_defrag_add(t->defrag, frame, p, now, t->dgram, &ev);
-		if (ev != 0) {
-			struct ac_pkt_meta m = { .ip_proto = p->proto,
-				.src = addr_of(p->src, p->family),
-				.dst = addr_of(p->dst, p->family) };
-			raise_events(t, ev, &m, 0);
+		/* A datagram put back together may decode as a fragment again:
+		 * a tunnel's inner packet cut as well as the outer datagram (else
+		 * an attack cut twice would go unscanned).  It goes to the
+		 * defragmenter in turn, IDS_TUNNEL_MAX_DEPTH + 1 times at most.
+		 * (The defragmenter reads a fragment before it writes a datagram,
+		 * so the datagram's buffer can hold the fragment.) */
+		for (int level = 0; st == IDS_PKT_FRAGMENT && level <= IDS_TUNNEL_MAX_DEPTH;
+			level++) {
+			uint32_t ev = 0;
+			uint32_t n = ids_defrag_add(t->defrag, frame, p, now, t->dgram, &ev);
+			if (ev != 0) {
+				struct ac_pkt_meta m = { .ip_proto = p->proto,
+					.src = addr_of(p->src, p->family),
+					.dst = addr_of(p->dst, p->family) };
+				raise_events(t, ev, &m, 0);
+			}
+			if (n == 0) {
+				t->st.fragments_held++;
+				return t->pkt_alerts;
+			}
+			t->st.datagrams++;
+			frame = t->dgram;
+			len = n;
+			st = ids_decode(frame, len, p);
+			count_tunnels(t, p); /* a tunnel in a datagram that came in fragments */
 		}
-		if (n == 0) {
-			t->st.fragments_held++;
-			return t->pkt_alerts;
-		}
-		t->st.datagrams++;
-		frame = t->dgram;
-		len = n;
-		st = ids_decode(frame, len, p);
-		count_tunnels(t, p); /* a tunnel in a datagram that came in fragments */
 	} else if (st == IDS_PKT_FRAGMENT) {
 		st = ids_decode_first_fragment(frame, p); /* judged as far as it goes */
 	} else if (t->defrag != NULL) {

@@ -3,9 +3,10 @@
  * the decoder gives stays inside the frame and in order (outermost IP,
  * innermost IP, L4 header, payload), the nesting within its bound; a
  * fragment goes to a defragmenter kept across inputs (tunnelled ones come
- * back as their inner frame), and a datagram it puts back together must
- * decode again as no fragment.  A crash, a sanitizer report or a broken
- * invariant fails. */
+ * back as their inner frame), and a datagram it puts back together that
+ * decodes as a fragment again (a tunnel's inner packet cut as well as the
+ * outer datagram) goes to the defragmenter in turn, as in ids_process.  A
+ * crash, a sanitizer report or a broken invariant fails. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -58,13 +59,19 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	check(&p, st, len);
 	if (st != IDS_PKT_FRAGMENT)
 		return 0;
-	uint32_t ev = 0, n = ids_defrag_add(defrag, frame, &p, ++now, out, &ev);
-	if (n == 0)
-		return 0;
-	struct ids_pkt q;
-	st = ids_decode(out, n, &q);
-	if (st == IDS_PKT_FRAGMENT)
-		abort();
-	check(&q, st, n);
+	/* as ids_process: a datagram put back together that decodes as a
+	 * fragment again (a tunnel's inner packet cut too) goes to the
+	 * defragmenter in turn, IDS_TUNNEL_MAX_DEPTH + 1 times at most */
+	const uint8_t *in = frame;
+	for (int level = 0; level <= IDS_TUNNEL_MAX_DEPTH; level++) {
+		uint32_t ev = 0, n = ids_defrag_add(defrag, in, &p, ++now, out, &ev);
+		if (n == 0)
+			return 0;
+		st = ids_decode(out, n, &p);
+		check(&p, st, n);
+		if (st != IDS_PKT_FRAGMENT)
+			return 0;
+		in = out;
+	}
 	return 0;
 }

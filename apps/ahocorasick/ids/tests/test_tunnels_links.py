@@ -98,7 +98,8 @@ def test_split_tcp_in_vxlan_and_geneve_is_found_only_with_reassembly(build_dir: 
 @pytest.mark.offline
 def test_fragments_inside_a_tunnel_are_put_back_together(build_dir: Path, tmp_path: Path) -> None:
     """The inner IP datagram cut into fragments, each in its own VXLAN or
-    Geneve packet: defragmented as the inner packet, the attack found."""
+    Geneve packet: defragmented as the inner packet, the attack found; the
+    outer datagram cut; and both cut at once."""
     frames = []
     for k, (wrap, client, server) in enumerate(((vxlan, C4, S4), (geneve, C6, S6))):
         s = fr.Session(client, server, 41000 + k, 80).handshake()
@@ -112,12 +113,25 @@ def test_fragments_inside_a_tunnel_are_put_back_together(build_dir: Path, tmp_pa
     inner = s._seg(True, 0, b"xx " + ATTACK + b" yy", fr.ACK | fr.PSH, 64)
     udp = fr.l4_segment(U4, V4, fr.UDP, 50000, 4789, struct.pack(">B3xI", 8, 42 << 8) + inner)
     frames += [fr.fragment(U4, V4, fr.UDP, 78, 0, udp[:40], True), fr.fragment(U4, V4, fr.UDP, 78, 40, udp[40:], False)]
+    # every frame a tunnel carried counts once (the outer fragments as their datagram)
+    tunneled = len(frames) - 1
+    # and both cut: the inner datagram in two fragments, each in a VXLAN packet whose outer datagram is cut
+    # in two as well (an attack the defragmenter must put back together twice over to see)
+    s = fr.Session(C4, S4, 41003, 80).handshake()
+    frames += [vxlan(f) for f in s.frames]
+    tunneled += len(s.frames)
+    seg = s.segment_bytes(0, b"xx " + ATTACK + b" yy")
+    for k, inner in enumerate((fr.fragment(C4, S4, fr.TCP, 79, 0, seg[:24], True),
+                               fr.fragment(C4, S4, fr.TCP, 79, 24, seg[24:], False))):
+        udp = fr.l4_segment(U4, V4, fr.UDP, 50000, 4789, struct.pack(">B3xI", 8, 42 << 8) + inner)
+        frames += [fr.fragment(U4, V4, fr.UDP, 80 + k, 0, udp[:40], True),
+                   fr.fragment(U4, V4, fr.UDP, 80 + k, 40, udp[40:], False)]
+        tunneled += 1
     log, stats, _ = run(build_dir, tmp_path, frames)
     assert flows(log, 9101) == {("10.0.0.1", 41000, "10.0.0.2", 80), ("2001:db8::1", 41001, "2001:db8::2", 80),
-                                ("10.0.0.1", 41002, "10.0.0.2", 80)}
-    assert stats["defrag"]["reassembled"] == 3
-    # every frame a tunnel carried counts once (the outer fragments as their datagram)
-    assert stats["tunnels"]["vxlan"] + stats["tunnels"]["geneve"] == len(frames) - 1
+                                ("10.0.0.1", 41002, "10.0.0.2", 80), ("10.0.0.1", 41003, "10.0.0.2", 80)}
+    assert stats["defrag"]["reassembled"] == 6
+    assert stats["tunnels"]["vxlan"] + stats["tunnels"]["geneve"] == tunneled
 
 
 @pytest.mark.offline
