@@ -23,6 +23,7 @@ see."""
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 import zlib
 from dataclasses import dataclass
@@ -210,8 +211,6 @@ def walk(path: str) -> None:
 
     A store of one run has its rows counted against its packs as well: a pack that counts other than the
     rows (rows deleted past the triggers that refuse it) raises sqlite3.DatabaseError too, naming it."""
-    import os
-
     db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
     try:
         db.execute(f"PRAGMA mmap_size={os.path.getsize(path)}")

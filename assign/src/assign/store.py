@@ -588,9 +588,11 @@ class Store:
     def _fast_values(self, run_id: int) -> bool:
         """Whether the run's values can be read through the value index: the store has it, and no
         worker of the run is flagged (their values are left out, which the index cannot do)."""
-        if not self._value_index:
-            return False
-        return not (self._workers and self.db.execute(
+        return self._value_index and not self._has_flagged(run_id)
+
+    def _has_flagged(self, run_id: int) -> bool:
+        """Whether a worker of the run is flagged (its values left out)."""
+        return bool(self._workers and self.db.execute(
             "SELECT 1 FROM workers WHERE run_id=? AND flagged IS NOT NULL LIMIT 1", (run_id,)).fetchone())
 
     def _counts(self, run_id: int) -> tuple[int, int]:
@@ -717,8 +719,7 @@ class Store:
 
     def excluded_count(self, run_id: int) -> int:
         """Successful values left out because their worker is flagged."""
-        if not self._workers or not self.db.execute(
-                "SELECT 1 FROM workers WHERE run_id=? AND flagged IS NOT NULL LIMIT 1", (run_id,)).fetchone():
+        if not self._has_flagged(run_id):
             return 0
         return int(self.db.execute(f"SELECT COUNT(*) FROM measurements WHERE run_id=? AND status='ok' AND NOT "
                                    f"{self._unflagged(run_id)}", (run_id,)).fetchone()[0])
@@ -884,8 +885,7 @@ class Store:
         """The run's 'repeats' pack (packs.py), where it has one and no flagged worker."""
         flagged = self.__dict__.setdefault("_flagged_runs", {})
         if not self.readonly or run_id not in flagged:  # a writer may flag a worker between two reads
-            flagged[run_id] = bool(self._workers and self.db.execute(
-                "SELECT 1 FROM workers WHERE run_id=? AND flagged IS NOT NULL LIMIT 1", (run_id,)).fetchone())
+            flagged[run_id] = self._has_flagged(run_id)
         if not self._repeats or flagged[run_id]:
             return None
         # read once: the repetitions up to its last seq never change, those after it are read as rows
@@ -974,15 +974,11 @@ class Store:
             return idx, value
         from .packs import PURPOSES
 
-        keep = None  # every packed repetition: all of its purposes asked for
-        if not set(PURPOSES) <= set(purposes):
-            keep = np.zeros(pack.purpose.size, dtype=bool)
-            for p in set(purposes) & set(PURPOSES):
-                keep |= pack.purpose == PURPOSES.index(p)
+        # every packed repetition where all its purposes are asked for (no mask to build over 50,000)
+        keep = np.ones(pack.idx.size, dtype=bool) if set(PURPOSES) <= set(purposes) else \
+            np.isin(pack.purpose, [PURPOSES.index(p) for p in purposes if p in PURPOSES])
         if max_draws is not None:
-            keep = (pack.draws <= int(max_draws)) if keep is None else keep & (pack.draws <= int(max_draws))
-        if keep is None:
-            return np.concatenate([pack.idx, idx]), np.concatenate([pack.value, value])
+            keep &= pack.draws <= int(max_draws)
         return np.concatenate([pack.idx[keep], idx]), np.concatenate([pack.value[keep], value])
 
     def measurement(self, run_id: int, idx: int) -> Measurement | None:
