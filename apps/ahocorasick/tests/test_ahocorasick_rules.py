@@ -460,7 +460,11 @@ def test_a_deployed_binary_finds_its_rules_or_says_which_option(build_dir: Path,
     ../shared beside the source tree."""
     src = tool(build_dir, "ac-rules")
     assert str(shared_dir).encode() not in src.read_bytes()
-    copy = tmp_path / "ac-rules"
+    # seven directories down: the binary looks for ../shared beside its six nearest ancestors, and those
+    # then all lie inside tmp_path (a shared/ beside the temporary directory's root, as a clone in /tmp
+    # with ../shared has, would otherwise be found)
+    copy = tmp_path.joinpath(*"abcdefg") / "ac-rules"
+    copy.parent.mkdir(parents=True)
     copy.write_bytes(src.read_bytes())
     copy.chmod(0o755)
     env = {k: v for k, v in __import__("os").environ.items() if k != "PIPEPLACE_RULES"}
